@@ -1,0 +1,1 @@
+"""Solvers: pure functions over arrays and structures; no scikit-learn here."""
