@@ -2,10 +2,21 @@
 
 __version__ = "0.1.0.dev0"
 
-from .structures import BaseStructure, UnsupportedOperation  # noqa: E402
+from . import datasets, metrics, preprocessing  # noqa: E402
+from .structures import (  # noqa: E402
+    BaseStructure,
+    ChainStructure,
+    MulticlassStructure,
+    UnsupportedOperation,
+)
 
 __all__ = [
     "BaseStructure",
+    "ChainStructure",
+    "MulticlassStructure",
     "UnsupportedOperation",
     "__version__",
+    "datasets",
+    "metrics",
+    "preprocessing",
 ]

@@ -1,0 +1,27 @@
+"""Loaders for the corpora of the papers and generators for their synthetic protocols.
+
+Every loader takes the path of the file to read (nothing is downloaded); a missing file
+raises ``FileNotFoundError`` naming it, a malformed one ``ValueError`` naming the file and
+the line. Nothing is ever unpickled.
+"""
+
+from ._conll import load_conll
+from ._hansards import load_hansards_alignments, load_hansards_sentence_pairs
+from ._iob import chunk_spans, iob1_to_iob2, iob2_to_iob1
+from ._mnist import load_mnist_idx, read_idx
+from ._ocr import load_ocr_default, load_ocr_letters
+from ._synthetic import make_correlated_chains
+
+__all__ = [
+    "chunk_spans",
+    "iob1_to_iob2",
+    "iob2_to_iob1",
+    "load_conll",
+    "load_hansards_alignments",
+    "load_hansards_sentence_pairs",
+    "load_mnist_idx",
+    "load_ocr_default",
+    "load_ocr_letters",
+    "make_correlated_chains",
+    "read_idx",
+]

@@ -1,0 +1,397 @@
+"""Metrics for structured outputs: token and sequence accuracy, chunk F1, alignment error rate.
+
+Sequence metrics take ``y_true`` and ``y_pred`` as lists (one entry per sequence) of
+1-D arrays or lists of labels, as chain estimators return them. Alignment metrics take,
+per sentence pair, a collection of ``(english, french)`` position pairs.
+"""
+
+from collections import Counter
+
+import numpy as np
+
+from .datasets._iob import chunk_ends, chunk_starts, split_tag
+
+__all__ = [
+    "alignment_error_rate",
+    "alignment_precision_recall",
+    "chunk_classification_report",
+    "chunk_f1_score",
+    "chunk_precision_recall_fscore_support",
+    "sequence_accuracy_score",
+    "token_accuracy_score",
+]
+
+
+# ----------------------------------------------------------------------------- sequences
+def _check_sequences(y_true, y_pred):
+    """Lists of 1-D object arrays, after checking counts and lengths match."""
+    for name, y in (("y_true", y_true), ("y_pred", y_pred)):
+        if isinstance(y, (str, bytes)) or not hasattr(y, "__len__"):
+            raise TypeError(f"{name} must be a list of label sequences, got {type(y).__name__}")
+    if len(y_true) != len(y_pred):
+        raise ValueError(
+            f"y_true has {len(y_true)} sequences but y_pred has {len(y_pred)}"
+        )
+    if len(y_true) == 0:
+        raise ValueError("y_true and y_pred hold no sequence")
+    true_list, pred_list = [], []
+    for index, (true_seq, pred_seq) in enumerate(zip(y_true, y_pred)):
+        true_seq = _as_sequence(true_seq, "y_true", index)
+        pred_seq = _as_sequence(pred_seq, "y_pred", index)
+        if true_seq.shape != pred_seq.shape:
+            raise ValueError(
+                f"sequence {index}: y_true has {true_seq.shape[0]} labels but y_pred has "
+                f"{pred_seq.shape[0]}"
+            )
+        true_list.append(true_seq)
+        pred_list.append(pred_seq)
+    return true_list, pred_list
+
+
+def _as_sequence(seq, name, index):
+    if isinstance(seq, (str, bytes)):
+        raise TypeError(f"{name}[{index}] must be a sequence of labels, got a string")
+    values = list(seq)
+    if any(isinstance(value, (list, np.ndarray)) for value in values):
+        raise ValueError(f"{name}[{index}] must be a 1-D sequence of labels")
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
+
+
+def token_accuracy_score(y_true, y_pred):
+    """Fraction of tokens whose predicted label is right (1 - Hamming loss per token).
+
+    Parameters
+    ----------
+    y_true, y_pred : list of array-like of shape (T_i,)
+        True and predicted label sequences; sequence ``i`` must have the same length in
+        both.
+
+    Returns
+    -------
+    score : float
+
+    Examples
+    --------
+    >>> from sklearn_struct.metrics import token_accuracy_score
+    >>> token_accuracy_score([["a", "b"], ["c", "d"]], [["a", "c"], ["c", "d"]])
+    0.75
+    """
+    true_list, pred_list = _check_sequences(y_true, y_pred)
+    n_tokens = sum(seq.shape[0] for seq in true_list)
+    if n_tokens == 0:
+        raise ValueError("y_true and y_pred hold no token")
+    n_correct = sum(int(np.sum(t == p)) for t, p in zip(true_list, pred_list))
+    return n_correct / n_tokens
+
+
+def sequence_accuracy_score(y_true, y_pred):
+    """Fraction of sequences predicted entirely right (0/1 loss per sequence).
+
+    Parameters
+    ----------
+    y_true, y_pred : list of array-like of shape (T_i,)
+        True and predicted label sequences.
+
+    Returns
+    -------
+    score : float
+
+    Examples
+    --------
+    >>> from sklearn_struct.metrics import sequence_accuracy_score
+    >>> sequence_accuracy_score([["a", "b"], ["c"]], [["a", "c"], ["c"]])
+    0.5
+    """
+    true_list, pred_list = _check_sequences(y_true, y_pred)
+    n_right = sum(bool(np.all(t == p)) for t, p in zip(true_list, pred_list))
+    return n_right / len(true_list)
+
+
+# -------------------------------------------------------------------------------- chunks
+def _conlleval_counts(y_true, y_pred):
+    """Chunk counts per type, computed exactly as the conlleval script does.
+
+    Sentences are processed as one stream separated by boundary tokens tagged ``O`` (as
+    conlleval reads blank lines), with conlleval's state machine: a chunk is correct when
+    true and predicted chunks start together with the same type and end together.
+
+    Returns
+    -------
+    correct, n_true, n_pred : Counter
+        Per chunk type: correctly found chunks, true chunks, predicted chunks.
+    """
+    true_list, pred_list = _check_sequences(y_true, y_pred)
+    parsed = {}  # tag -> (prefix, type); tag sets are small
+
+    def parse(tag, name, index):
+        try:
+            return parsed[tag]
+        except KeyError:
+            if not isinstance(tag, str):
+                raise TypeError(
+                    f"{name}[{index}] holds {tag!r}; chunk metrics need string tags such as "
+                    "'B-NP'"
+                ) from None
+            parsed[tag] = split_tag(tag)
+            return parsed[tag]
+
+    correct, n_true, n_pred = Counter(), Counter(), Counter()
+    in_correct = False
+    last_t, last_t_type, last_p, last_p_type = "O", "", "O", ""
+    boundary = [("O", "")]
+    for index, (true_seq, pred_seq) in enumerate(zip(true_list, pred_list)):
+        true_parts = [parse(tag, "y_true", index) for tag in true_seq] + boundary
+        pred_parts = [parse(tag, "y_pred", index) for tag in pred_seq] + boundary
+        for (t, t_type), (p, p_type) in zip(true_parts, pred_parts):
+            if in_correct:
+                true_ends = chunk_ends(last_t, t, last_t_type, t_type)
+                pred_ends = chunk_ends(last_p, p, last_p_type, p_type)
+                if true_ends and pred_ends and last_p_type == last_t_type:
+                    in_correct = False
+                    correct[last_t_type] += 1
+                elif true_ends != pred_ends or p_type != t_type:
+                    in_correct = False
+            true_starts = chunk_starts(last_t, t, last_t_type, t_type)
+            pred_starts = chunk_starts(last_p, p, last_p_type, p_type)
+            if true_starts and pred_starts and p_type == t_type:
+                in_correct = True
+            if true_starts:
+                n_true[t_type] += 1
+            if pred_starts:
+                n_pred[p_type] += 1
+            last_t, last_t_type, last_p, last_p_type = t, t_type, p, p_type
+    if in_correct:
+        correct[last_t_type] += 1
+    return correct, n_true, n_pred
+
+
+def _prf(n_correct, n_true, n_pred):
+    precision = n_correct / n_pred if n_pred else 0.0
+    recall = n_correct / n_true if n_true else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def chunk_precision_recall_fscore_support(y_true, y_pred, average="micro"):
+    """Chunk (phrase, entity) precision, recall and F1, identical to ``conlleval``.
+
+    A chunk counts as found only if its type, first and last token all match. Chunks
+    are read with the rules of the CoNLL evaluation script ``conlleval`` (2004-01-26), so
+    IOB1 and IOB2 tags are both handled (an ``I-X`` after ``O`` or after another type
+    starts a chunk; ``B-X`` starts one even inside an ``X`` chunk) and the numbers equal
+    conlleval's, as fractions instead of percentages. Sentence boundaries end chunks.
+
+    Parameters
+    ----------
+    y_true, y_pred : list of array-like of str
+        True and predicted chunk tags per sentence, e.g. ``["B-NP", "I-NP", "O"]``.
+    average : {"micro", None}, default="micro"
+        ``"micro"``: the overall scores conlleval prints first. ``None``: one score per
+        chunk type (types in sorted order, as conlleval lists them).
+
+    Returns
+    -------
+    precision, recall, f1 : float or ndarray
+        0 where undefined (no predicted / no true chunk), as conlleval prints.
+    support : int or ndarray
+        Number of true chunks.
+    types : ndarray of str
+        Only if ``average is None``: the chunk types, sorted.
+
+    Examples
+    --------
+    >>> from sklearn_struct.metrics import chunk_precision_recall_fscore_support
+    >>> y_true = [["B-NP", "I-NP", "O", "B-VP"]]
+    >>> y_pred = [["B-NP", "I-NP", "O", "B-NP"]]
+    >>> chunk_precision_recall_fscore_support(y_true, y_pred)
+    (0.5, 0.5, 0.5, 2)
+    """
+    if average not in ("micro", None):
+        raise ValueError(f"average must be 'micro' or None, got {average!r}")
+    correct, n_true, n_pred = _conlleval_counts(y_true, y_pred)
+    if average == "micro":
+        totals = sum(correct.values()), sum(n_true.values()), sum(n_pred.values())
+        return (*_prf(*totals), totals[1])
+    types = sorted(set(n_true) | set(n_pred))
+    scores = np.array([_prf(correct[t], n_true[t], n_pred[t]) for t in types]).reshape(-1, 3)
+    support = np.array([n_true[t] for t in types], dtype=np.int64)
+    return scores[:, 0], scores[:, 1], scores[:, 2], support, np.array(types, dtype=str)
+
+
+def chunk_f1_score(y_true, y_pred):
+    """Overall chunk F1 as ``conlleval`` computes it (as a fraction, not a percentage).
+
+    See :func:`chunk_precision_recall_fscore_support` for the chunk rules.
+
+    Parameters
+    ----------
+    y_true, y_pred : list of array-like of str
+        True and predicted chunk tags per sentence (IOB1 or IOB2).
+
+    Returns
+    -------
+    f1 : float
+
+    Examples
+    --------
+    >>> from sklearn_struct.metrics import chunk_f1_score
+    >>> chunk_f1_score([["I-PER", "I-PER", "O"]], [["B-PER", "I-PER", "O"]])
+    1.0
+    """
+    return chunk_precision_recall_fscore_support(y_true, y_pred)[2]
+
+
+def chunk_classification_report(y_true, y_pred, digits=2, output_dict=False):
+    """Per-type chunk precision, recall, F1 and counts, as conlleval reports them.
+
+    Parameters
+    ----------
+    y_true, y_pred : list of array-like of str
+        True and predicted chunk tags per sentence (IOB1 or IOB2).
+    digits : int, default=2
+        Digits of the printed scores.
+    output_dict : bool, default=False
+        Return a dict instead of a string.
+
+    Returns
+    -------
+    report : str or dict
+        One row per chunk type (sorted) and an ``overall`` row (conlleval's first line),
+        with ``precision``, ``recall``, ``f1-score``, ``support`` (true chunks) and
+        ``predicted`` (predicted chunks, conlleval's last column).
+
+    Examples
+    --------
+    >>> from sklearn_struct.metrics import chunk_classification_report
+    >>> report = chunk_classification_report([["B-NP", "O"]], [["B-NP", "B-VP"]],
+    ...                                      output_dict=True)
+    >>> report["NP"]["f1-score"], report["overall"]["precision"]
+    (1.0, 0.5)
+    """
+    correct, n_true, n_pred = _conlleval_counts(y_true, y_pred)
+    rows = {}
+    for chunk_type in sorted(set(n_true) | set(n_pred)):
+        rows[chunk_type] = (correct[chunk_type], n_true[chunk_type], n_pred[chunk_type])
+    rows["overall"] = (sum(correct.values()), sum(n_true.values()), sum(n_pred.values()))
+    report = {}
+    for name, (n_correct, n_t, n_p) in rows.items():
+        precision, recall, f1 = _prf(n_correct, n_t, n_p)
+        report[name] = {
+            "precision": precision,
+            "recall": recall,
+            "f1-score": f1,
+            "support": n_t,
+            "predicted": n_p,
+        }
+    if output_dict:
+        return report
+    width = max(len("overall"), *(len(name) for name in report))
+    header = f"{'':>{width}} {'precision':>9} {'recall':>9} {'f1-score':>9} {'support':>9} "
+    header += f"{'predicted':>9}"
+    lines = [header, ""]
+    for name, row in report.items():
+        if name == "overall":
+            lines.append("")
+        scores = " ".join(f"{row[k]:>9.{digits}f}" for k in ("precision", "recall", "f1-score"))
+        lines.append(f"{name:>{width}} {scores} {row['support']:>9} {row['predicted']:>9}")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------- alignments
+def _link_sets(links_per_sentence, name, n_sentences=None):
+    if isinstance(links_per_sentence, (str, bytes)) or not hasattr(links_per_sentence, "__len__"):
+        raise TypeError(f"{name} must be a list with one collection of links per sentence pair")
+    if n_sentences is not None and len(links_per_sentence) != n_sentences:
+        raise ValueError(
+            f"{name} has {len(links_per_sentence)} sentence pairs, expected {n_sentences}"
+        )
+    sets = []
+    for index, links in enumerate(links_per_sentence):
+        array = np.asarray(list(links))
+        if array.size == 0:
+            sets.append(set())
+            continue
+        if array.ndim != 2 or array.shape[1] != 2 or not np.issubdtype(array.dtype, np.integer):
+            raise ValueError(
+                f"{name}[{index}] must hold (english, french) pairs of integer positions, "
+                f"got an array of shape {array.shape} and dtype {array.dtype}"
+            )
+        sets.append(set(map(tuple, array.tolist())))
+    return sets
+
+
+def _alignment_counts(sure, possible, predicted):
+    sure_sets = _link_sets(sure, "sure")
+    possible_sets = _link_sets(possible, "possible", len(sure_sets))
+    predicted_sets = _link_sets(predicted, "predicted", len(sure_sets))
+    n_predicted = n_sure = hit_sure = hit_possible = 0
+    for s, p, a in zip(sure_sets, possible_sets, predicted_sets):
+        p = p | s  # the definitions assume S is a subset of P
+        n_predicted += len(a)
+        n_sure += len(s)
+        hit_sure += len(a & s)
+        hit_possible += len(a & p)
+    return n_predicted, n_sure, hit_sure, hit_possible
+
+
+def alignment_error_rate(sure, possible, predicted):
+    """Alignment error rate (Och & Ney, 2003) of predicted word links over a corpus.
+
+    ``AER = 1 - (|A & S| + |A & P|) / (|A| + |S|)`` with ``A`` the predicted links, ``S``
+    the sure and ``P`` the possible gold links, counts summed over all sentence pairs.
+    ``P`` is taken as ``P | S`` (the definition assumes ``S`` is a subset of ``P``).
+
+    Parameters
+    ----------
+    sure, possible, predicted : list of collections of (int, int)
+        One entry per sentence pair: an ``(n_links, 2)`` integer array or an iterable of
+        ``(english_position, french_position)`` pairs (as returned by
+        :func:`~sklearn_struct.datasets.load_hansards_alignments`; any consistent
+        indexing works).
+
+    Returns
+    -------
+    aer : float
+        In ``[0, 1]``; 0.0 when there is neither a predicted nor a sure link.
+
+    Examples
+    --------
+    >>> from sklearn_struct.metrics import alignment_error_rate
+    >>> sure = [[(0, 0)]]
+    >>> possible = [[(0, 0), (1, 1)]]
+    >>> alignment_error_rate(sure, possible, [[(0, 0), (1, 1)]])
+    0.0
+    >>> alignment_error_rate(sure, possible, [[(1, 1)]])
+    0.5
+    """
+    n_predicted, n_sure, hit_sure, hit_possible = _alignment_counts(sure, possible, predicted)
+    if n_predicted + n_sure == 0:
+        return 0.0
+    return 1.0 - (hit_sure + hit_possible) / (n_predicted + n_sure)
+
+
+def alignment_precision_recall(sure, possible, predicted):
+    """Alignment precision ``|A & P| / |A|`` and recall ``|A & S| / |S|`` over a corpus.
+
+    Parameters
+    ----------
+    sure, possible, predicted : list of collections of (int, int)
+        As in :func:`alignment_error_rate`.
+
+    Returns
+    -------
+    precision, recall : float
+        0.0 where the denominator is 0.
+
+    Examples
+    --------
+    >>> from sklearn_struct.metrics import alignment_precision_recall
+    >>> alignment_precision_recall([[(0, 0)]], [[(1, 1)]], [[(1, 1), (2, 2)]])
+    (0.5, 0.0)
+    """
+    n_predicted, n_sure, hit_sure, hit_possible = _alignment_counts(sure, possible, predicted)
+    precision = hit_possible / n_predicted if n_predicted else 0.0
+    recall = hit_sure / n_sure if n_sure else 0.0
+    return precision, recall

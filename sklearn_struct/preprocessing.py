@@ -1,0 +1,390 @@
+"""Turning token feature dicts into per-sequence sparse matrices for chain estimators."""
+
+import math
+from numbers import Integral, Number
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.feature_extraction import FeatureHasher
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["SequenceDictVectorizer", "conll_token_features"]
+
+
+class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
+    """Turn sequences of token feature dicts into one sparse matrix per sequence.
+
+    The input is the format of sklearn-crfsuite: a list of sequences, each a list of
+    dicts mapping feature names to values, one dict per token, e.g.
+    ``{"bias": 1.0, "word.lower()": "the", "postag": "DT", "word.istitle()": False}``.
+    A string value ``v`` of feature ``f`` becomes the indicator feature ``"f=v"`` with
+    value 1; a number (``bool``, ``int``, ``float``) is the value of feature ``f``
+    (``True``/``False`` are 1/0); a list, tuple or set of strings gives one indicator per
+    string. The output is a list of CSR matrices (float64), one per sequence with one row
+    per token -- the input of a chain estimator, so the vectorizer can stand first in a
+    :class:`~sklearn.pipeline.Pipeline` (``transform`` only needs ``X``; labels pass by).
+
+    Parameters
+    ----------
+    n_features : int, default=None
+        ``None``: learn a vocabulary of every feature seen by ``fit``, sorted by name, so
+        that column indices do not depend on the order of the data; features unseen at
+        ``fit`` are ignored by ``transform``. An int: hash feature names into
+        ``n_features`` columns with :class:`~sklearn.feature_extraction.FeatureHasher`
+        (no vocabulary, nothing learned, colliding features add up).
+    alternate_sign : bool, default=True
+        With hashing only: give each feature the sign of a second hash (as
+        ``FeatureHasher``), so that collisions cancel in expectation; ``False`` keeps all
+        values as given (indicators stay non-negative).
+    separator : str, default="="
+        Separator between a feature name and a string value.
+
+    Attributes
+    ----------
+    vocabulary_ : dict
+        Feature name -> column index (vocabulary mode only).
+    feature_names_ : list of str
+        Column names in column order (vocabulary mode only).
+
+    See Also
+    --------
+    conll_token_features : the standard token feature dicts of CoNLL tasks.
+    sklearn.feature_extraction.DictVectorizer : the same for flat (non-sequence) samples.
+
+    Examples
+    --------
+    >>> from sklearn_struct.preprocessing import SequenceDictVectorizer
+    >>> X = [[{"w": "the", "len": 3}, {"w": "cat", "len": 3}], [{"w": "sat"}]]
+    >>> vec = SequenceDictVectorizer().fit(X)
+    >>> vec.get_feature_names_out().tolist()
+    ['len', 'w=cat', 'w=sat', 'w=the']
+    >>> [m.shape for m in vec.transform(X)]
+    [(2, 4), (1, 4)]
+    >>> vec.transform([[{"w": "dog", "len": 3}]])[0].toarray()
+    array([[3., 0., 0., 0.]])
+    """
+
+    _parameter_constraints = {
+        "n_features": [None, Interval(Integral, 1, np.iinfo(np.int32).max, closed="both")],
+        "alternate_sign": ["boolean"],
+        "separator": [str],
+    }
+
+    def __init__(self, n_features=None, alternate_sign=True, separator="="):
+        self.n_features = n_features
+        self.alternate_sign = alternate_sign
+        self.separator = separator
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Learn the vocabulary (nothing to learn when hashing).
+
+        Parameters
+        ----------
+        X : list of list of dict
+            Sequences of token feature dicts.
+        y : ignored
+            Present for the :class:`~sklearn.pipeline.Pipeline` API.
+
+        Returns
+        -------
+        self : SequenceDictVectorizer
+        """
+        if self.n_features is None:
+            self._fit_transform(X)
+        else:
+            _sequence_lengths(X)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None):
+        """Learn the vocabulary and vectorize each sequence, in one pass over ``X``.
+
+        Parameters
+        ----------
+        X : list of list of dict
+            Sequences of token feature dicts.
+        y : ignored
+            Present for the :class:`~sklearn.pipeline.Pipeline` API.
+
+        Returns
+        -------
+        Xt : list of scipy.sparse.csr_matrix of shape (T_i, n_features_out)
+            float64, one matrix per sequence, one row per token.
+        """
+        return self._fit_transform(X)
+
+    def transform(self, X):
+        """Vectorize each sequence.
+
+        Parameters
+        ----------
+        X : list of list of dict
+            Sequences of token feature dicts.
+
+        Returns
+        -------
+        Xt : list of scipy.sparse.csr_matrix of shape (T_i, n_features_out)
+            float64, one matrix per sequence, one row per token.
+        """
+        check_is_fitted(self)
+        lengths = _sequence_lengths(X)
+        if self.n_features is None:
+            stacked = self._vectorize(X, self.vocabulary_, grow=False)
+        else:
+            stacked = self._hash(X, int(lengths.sum()))
+        return _split_rows(stacked, lengths)
+
+    def _fit_transform(self, X):
+        lengths = _sequence_lengths(X)
+        if self.n_features is not None:
+            return _split_rows(self._hash(X, int(lengths.sum())), lengths)
+        vocabulary = {}
+        stacked = self._vectorize(X, vocabulary, grow=True)
+        # Columns were numbered in order of appearance; renumber them by sorted name so
+        # that the vocabulary does not depend on the order of the data.
+        names = list(vocabulary)
+        order = sorted(range(len(names)), key=names.__getitem__)
+        rank = np.empty(len(names), dtype=stacked.indices.dtype)
+        rank[order] = np.arange(len(names))
+        stacked.indices = rank[stacked.indices]
+        stacked.has_sorted_indices = False
+        stacked.sort_indices()
+        self.feature_names_ = [names[i] for i in order]
+        self.vocabulary_ = {name: index for index, name in enumerate(self.feature_names_)}
+        return _split_rows(stacked, lengths)
+
+    def _vectorize(self, X, vocabulary, grow):
+        """One CSR matrix of all tokens; ``grow`` adds unseen names to ``vocabulary``."""
+        indices, values, indptr = [], [], [0]
+        for sequence_index, sequence in enumerate(X):
+            for token_index, token in enumerate(sequence):
+                for name, value in _token_items(token, sequence_index, token_index, self.separator):
+                    column = vocabulary.get(name)
+                    if column is None:
+                        if not grow:
+                            continue
+                        column = vocabulary[name] = len(vocabulary)
+                    indices.append(column)
+                    values.append(value)
+                indptr.append(len(indices))
+        stacked = sp.csr_matrix(
+            (
+                np.asarray(values, dtype=np.float64),
+                np.asarray(indices, dtype=np.int32),
+                np.asarray(indptr, dtype=np.int64),
+            ),
+            shape=(len(indptr) - 1, len(vocabulary)),
+        )
+        stacked.sum_duplicates()
+        stacked.eliminate_zeros()
+        return stacked
+
+    def _hash(self, X, n_tokens):
+        if n_tokens == 0:
+            return sp.csr_matrix((0, self.n_features), dtype=np.float64)
+        hasher = FeatureHasher(
+            n_features=self.n_features,
+            input_type="pair",
+            alternate_sign=self.alternate_sign,
+            dtype=np.float64,
+        )
+        stacked = hasher.transform(
+            _token_items(token, sequence_index, token_index, self.separator)
+            for sequence_index, sequence in enumerate(X)
+            for token_index, token in enumerate(sequence)
+        ).tocsr()
+        stacked.sum_duplicates()
+        stacked.eliminate_zeros()
+        return stacked
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output columns (vocabulary mode).
+
+        Parameters
+        ----------
+        input_features : None
+            Unused; present for API consistency.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        check_is_fitted(self)
+        if self.n_features is not None:
+            raise AttributeError(
+                "SequenceDictVectorizer with hashing (n_features set) has no feature names"
+            )
+        return np.asarray(self.feature_names_, dtype=object)
+
+    def __sklearn_is_fitted__(self):
+        # Hashing learns nothing: it is ready as soon as it is built.
+        return self.n_features is not None or hasattr(self, "vocabulary_")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.dict = True
+        tags.requires_fit = self.n_features is None
+        return tags
+
+
+def _sequence_lengths(X):
+    """Number of tokens of each sequence, after checking that ``X`` is a list of lists."""
+    if isinstance(X, (str, bytes, dict)) or not hasattr(X, "__len__"):
+        raise TypeError(
+            "X must be a list of sequences, each a list of token feature dicts; got "
+            f"{type(X).__name__}"
+        )
+    lengths = np.empty(len(X), dtype=np.int64)
+    for index, sequence in enumerate(X):
+        if isinstance(sequence, (str, bytes, dict)) or not hasattr(sequence, "__len__"):
+            raise TypeError(
+                f"X[{index}] must be a list of token feature dicts, got {type(sequence).__name__}"
+            )
+        lengths[index] = len(sequence)
+    return lengths
+
+
+def _split_rows(stacked, lengths):
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    return [stacked[start:stop] for start, stop in zip(offsets[:-1], offsets[1:])]
+
+
+def _token_items(token, sequence_index, token_index, separator):
+    """``(name, value)`` pairs of one token dict, validated (the common types first, fast)."""
+    if type(token) is not dict and not isinstance(token, dict):
+        raise TypeError(
+            f"X[{sequence_index}][{token_index}] must be a dict of token features, got "
+            f"{type(token).__name__}"
+        )
+    items = []
+    for name, value in token.items():
+        kind = type(value)
+        if type(name) is not str and not isinstance(name, str):
+            raise TypeError(
+                f"X[{sequence_index}][{token_index}]: feature names must be str, got {name!r}"
+            )
+        if kind is str:
+            items.append((name + separator + value, 1.0))
+        elif kind is bool or kind is int:
+            items.append((name, float(value)))
+        elif kind is float and value - value == 0.0:  # finite
+            items.append((name, value))
+        else:
+            items.extend(_other_items(name, value, sequence_index, token_index, separator))
+    return items
+
+
+def _other_items(name, value, sequence_index, token_index, separator):
+    where = f"X[{sequence_index}][{token_index}]: feature {name!r}"
+    if isinstance(value, str):
+        return [(name + separator + value, 1.0)]
+    if isinstance(value, Number) and not isinstance(value, complex):
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"{where} has the non-finite value {value}")
+        return [(name, value)]
+    if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
+        return [(name + separator + v, 1.0) for v in value]
+    raise TypeError(
+        f"{where} has a value of type {type(value).__name__}; expected str, a number, a bool "
+        "or a list of str"
+    )
+
+
+def _word_shape(word):
+    """Letters to ``X``/``x``, digits to ``d``, runs of the same class collapsed."""
+    shape = []
+    for char in word:
+        if char.isupper():
+            code = "X"
+        elif char.islower():
+            code = "x"
+        elif char.isdigit():
+            code = "d"
+        else:
+            code = char
+        if not shape or shape[-1] != code:
+            shape.append(code)
+    return "".join(shape)
+
+
+def _word_features(word, pos, prefix):
+    features = {
+        f"{prefix}word.lower": word.lower(),
+        f"{prefix}word.istitle": word.istitle(),
+        f"{prefix}word.isupper": word.isupper(),
+    }
+    if pos is not None:
+        features[f"{prefix}pos"] = pos
+        features[f"{prefix}pos[:2]"] = pos[:2]
+    return features
+
+
+def conll_token_features(words, pos_tags=None, window=1):
+    """The standard token feature dicts for CoNLL chunking and named-entity tagging.
+
+    For each token: a bias, the word, its lower case, its 2- and 3-letter suffixes, its
+    shape (``"Xx"``, ``"d.d"``, ...), whether it is upper case, title case or digits, its
+    POS tag and the tag's first two letters; and for each neighbour within ``window``
+    tokens (prefix ``"-1:"``, ``"+1:"``, ...): its lower case, title/upper case and POS
+    tags. ``BOS`` / ``EOS`` mark the first and last token. Feed the result to
+    :class:`SequenceDictVectorizer`.
+
+    Parameters
+    ----------
+    words : sequence of str
+        The tokens of one sentence.
+    pos_tags : sequence of str, default=None
+        Their part-of-speech tags (same length), or None to leave POS features out.
+    window : int, default=1
+        How many neighbours on each side contribute features.
+
+    Returns
+    -------
+    features : list of dict
+        One dict per token.
+
+    Examples
+    --------
+    >>> from sklearn_struct.preprocessing import conll_token_features
+    >>> features = conll_token_features(["He", "ran"], ["PRP", "VBD"])
+    >>> features[0]["word.lower"], features[0]["+1:pos"], features[0]["BOS"]
+    ('he', 'VBD', True)
+    """
+    words = list(words)
+    if pos_tags is not None:
+        pos_tags = list(pos_tags)
+        if len(pos_tags) != len(words):
+            raise ValueError(f"{len(words)} words but {len(pos_tags)} POS tags")
+    if not isinstance(window, Integral) or window < 0:
+        raise ValueError(f"window must be a non-negative int, got {window!r}")
+    n_words = len(words)
+    sentence = []
+    for t, word in enumerate(words):
+        pos = None if pos_tags is None else pos_tags[t]
+        features = {
+            "bias": 1.0,
+            "word": word,
+            "suffix3": word[-3:],
+            "suffix2": word[-2:],
+            "shape": _word_shape(word),
+            "word.isdigit": word.isdigit(),
+        }
+        features.update(_word_features(word, pos, ""))
+        for offset in range(1, window + 1):
+            if t - offset >= 0:
+                neighbour_pos = None if pos_tags is None else pos_tags[t - offset]
+                features.update(_word_features(words[t - offset], neighbour_pos, f"-{offset}:"))
+            if t + offset < n_words:
+                neighbour_pos = None if pos_tags is None else pos_tags[t + offset]
+                features.update(_word_features(words[t + offset], neighbour_pos, f"+{offset}:"))
+        if t == 0:
+            features["BOS"] = True
+        if t == n_words - 1:
+            features["EOS"] = True
+        sentence.append(features)
+    return sentence

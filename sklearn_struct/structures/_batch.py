@@ -1,0 +1,259 @@
+"""Validation and ragged-batch helpers shared by the structures.
+
+Structures store per-example data of different sizes (tokens of a sequence,
+nodes of a graph) as one stacked array plus an ``offsets`` array: example ``i``
+owns rows ``offsets[i]:offsets[i + 1]``.  The helpers here validate user inputs
+with errors that name the offending example, stack them, and take sub-batches.
+Nothing here knows about a particular structure.
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "check_encoded_states",
+    "check_feature_rows",
+    "check_n_states",
+    "check_part_vector",
+    "check_sample_weight",
+    "check_state_weights",
+    "check_take_indices",
+    "offsets_from_lengths",
+    "ragged_positions",
+    "stack_ragged_rows",
+    "take_ragged_rows",
+]
+
+
+def check_n_states(n_states, owner):
+    """Validate the number of output states; return it as a Python int."""
+    if n_states is None:
+        raise ValueError(
+            f"{owner}.make_batch needs n_states (the number of output states, "
+            "fixed by the estimator from the training labels)."
+        )
+    if isinstance(n_states, (bool, np.bool_)) or not isinstance(n_states, numbers.Integral):
+        raise TypeError(f"{owner}: n_states must be an integer, got {n_states!r}.")
+    if n_states < 1:
+        raise ValueError(f"{owner}: n_states must be >= 1, got {n_states}.")
+    return int(n_states)
+
+
+def check_feature_rows(X, where="X", allow_empty=False):
+    """Validate one 2-D feature matrix (dense or sparse), one row per unit.
+
+    Parameters
+    ----------
+    X : array-like or scipy sparse matrix/array of shape (n_rows, n_features)
+    where : str
+        How to name ``X`` in error messages (e.g. ``"example 3"``).
+    allow_empty : bool
+        Whether ``n_rows == 0`` is accepted.
+
+    Returns
+    -------
+    X : ndarray of float64, C-contiguous, or scipy.sparse.csr_matrix of float64
+        The input itself when it already has that form (never modified),
+        otherwise a converted copy.
+    """
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise ValueError(f"{where}: expected a 2-D sparse matrix, got shape {X.shape}.")
+        X = sp.csr_matrix(X)
+        if not (np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)
+                or X.dtype == np.bool_):
+            raise TypeError(f"{where}: expected real numeric features, got dtype {X.dtype}.")
+        if X.dtype != np.float64:
+            X = X.astype(np.float64)
+        values = X.data
+    else:
+        try:
+            X = np.asarray(X)
+        except Exception as exc:  # ragged nested lists and the like
+            raise TypeError(f"{where}: could not convert the features to an array ({exc}).")
+        if X.dtype == object or not (
+            np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)
+            or X.dtype == np.bool_
+        ):
+            raise TypeError(f"{where}: expected real numeric features, got dtype {X.dtype}.")
+        if X.ndim != 2:
+            hint = (
+                " (use X.reshape(-1, 1) for a single feature per row)" if X.ndim == 1 else ""
+            )
+            raise ValueError(
+                f"{where}: expected a 2-D array with one row per unit and one column per "
+                f"feature, got an array of shape {X.shape}{hint}."
+            )
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        values = X
+    if X.shape[0] == 0 and not allow_empty:
+        raise ValueError(f"{where}: has no rows (shape {X.shape}); at least one is required.")
+    if not np.isfinite(values).all():
+        raise ValueError(f"{where}: features contain NaN or infinity.")
+    return X
+
+
+def offsets_from_lengths(lengths):
+    """``(len(lengths) + 1,)`` int64 offsets with ``offsets[0] == 0``."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets
+
+
+def ragged_positions(offsets):
+    """Owner example and position inside it of every stacked row.
+
+    Returns
+    -------
+    owner : ndarray of int64, shape (offsets[-1],)
+    position : ndarray of int64, shape (offsets[-1],)
+    """
+    lengths = np.diff(offsets)
+    owner = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    position = np.arange(offsets[-1], dtype=np.int64) - offsets[owner]
+    return owner, position
+
+
+def stack_ragged_rows(X, what="example"):
+    """Validate a sequence of 2-D feature matrices and stack their rows.
+
+    Parameters
+    ----------
+    X : sequence of array-like or sparse matrices, each of shape (n_rows_i, n_features)
+        All with the same number of columns and at least one row.
+    what : str
+        Name of one element in error messages (``"sequence"``, ``"graph"``).
+
+    Returns
+    -------
+    rows : ndarray of float64 of shape (n_rows_total, n_features), C-contiguous, or
+        scipy.sparse.csr_matrix of float64.  Dense when every element is dense,
+        CSR as soon as one element is sparse.
+    offsets : ndarray of int64 of shape (len(X) + 1,)
+    """
+    if sp.issparse(X) or isinstance(X, np.ndarray) and X.ndim == 2:
+        raise TypeError(
+            f"expected a list of 2-D arrays or sparse matrices (one per {what}, one row per "
+            f"unit), got a single {type(X).__name__} of shape {X.shape}."
+        )
+    if isinstance(X, (str, bytes)) or not hasattr(X, "__len__"):
+        raise TypeError(
+            f"expected a list of 2-D arrays or sparse matrices (one per {what}), "
+            f"got {type(X).__name__}."
+        )
+    if len(X) == 0:
+        raise ValueError(f"expected at least one {what}, got an empty list.")
+    matrices = [check_feature_rows(x, where=f"{what} {i}") for i, x in enumerate(X)]
+    n_features = matrices[0].shape[1]
+    for i, x in enumerate(matrices):
+        if x.shape[1] != n_features:
+            raise ValueError(
+                f"{what} {i} has {x.shape[1]} feature columns but {what} 0 has "
+                f"{n_features}; every {what} must have the same number of columns."
+            )
+    offsets = offsets_from_lengths([x.shape[0] for x in matrices])
+    if any(sp.issparse(x) for x in matrices):
+        rows = sp.vstack([sp.csr_matrix(x) for x in matrices], format="csr")
+    else:
+        rows = np.concatenate(matrices, axis=0)
+    return rows, offsets
+
+
+def take_ragged_rows(rows, offsets, indices):
+    """Rows and offsets of the examples ``indices`` (in that order)."""
+    lengths = np.diff(offsets)[indices]
+    new_offsets = offsets_from_lengths(lengths)
+    starts = np.repeat(offsets[indices], lengths)
+    row_index = starts + np.arange(new_offsets[-1], dtype=np.int64) - np.repeat(
+        new_offsets[:-1], lengths
+    )
+    return rows[row_index], new_offsets
+
+
+def check_take_indices(indices, n_samples):
+    """Validate example indices for ``take``; negative indices count from the end."""
+    indices = np.asarray(indices)
+    if indices.dtype == np.bool_:
+        if indices.shape != (n_samples,):
+            raise ValueError(
+                f"boolean mask of shape {indices.shape} does not match {n_samples} examples."
+            )
+        return np.flatnonzero(indices).astype(np.int64)
+    if indices.ndim != 1 or not (np.issubdtype(indices.dtype, np.integer) or indices.size == 0):
+        raise ValueError(f"expected a 1-D array of example indices, got {indices!r}.")
+    indices = indices.astype(np.int64)
+    if indices.size and (indices.max() >= n_samples or indices.min() < -n_samples):
+        raise ValueError(f"example index out of range for a batch of {n_samples} examples.")
+    return np.where(indices < 0, indices + n_samples, indices)
+
+
+def check_encoded_states(Y, offsets, n_states, owner):
+    """Encoded outputs: an int64 vector of length ``offsets[-1]`` with values in ``[0, n_states)``.
+
+    Errors name the first example holding a bad value.
+    """
+    Y = np.asarray(Y)
+    n_units = int(offsets[-1])
+    if Y.ndim != 1 or Y.shape[0] != n_units:
+        raise ValueError(
+            f"{owner}: expected {n_units} encoded outputs in total (one per unit of the batch), "
+            f"got an array of shape {Y.shape}."
+        )
+    if Y.size and not np.issubdtype(Y.dtype, np.integer):
+        if not (np.issubdtype(Y.dtype, np.floating) and np.all(Y == np.round(Y))):
+            raise TypeError(f"{owner}: encoded outputs must be integers, got dtype {Y.dtype}.")
+    Y = Y.astype(np.int64, copy=False)
+    bad = np.flatnonzero((Y < 0) | (Y >= n_states))
+    if bad.size:
+        example = int(np.searchsorted(offsets, bad[0], side="right") - 1)
+        raise ValueError(
+            f"{owner}: example {example} has encoded output {Y[bad[0]]}, expected a state "
+            f"index in [0, {n_states})."
+        )
+    return Y
+
+
+def check_part_vector(v, n_parts, owner, name="scores"):
+    """A finite float64 vector of length ``n_parts`` (no copy when possible)."""
+    v = np.asarray(v, dtype=np.float64)
+    if v.ndim != 1 or v.shape[0] != n_parts:
+        raise ValueError(
+            f"{owner}: expected {name} as a vector of {n_parts} part values for this batch, "
+            f"got shape {v.shape}."
+        )
+    if not np.isfinite(v).all():
+        raise ValueError(f"{owner}: {name} contain NaN or infinity.")
+    return v
+
+
+def check_sample_weight(sample_weight, n_samples, owner):
+    """``None`` or a finite vector of length ``n_samples`` (a scalar is broadcast)."""
+    if sample_weight is None:
+        return None
+    sample_weight = np.asarray(sample_weight, dtype=np.float64)
+    if sample_weight.ndim == 0:
+        return np.full(n_samples, float(sample_weight))
+    if sample_weight.shape != (n_samples,):
+        raise ValueError(
+            f"{owner}: sample_weight has shape {sample_weight.shape}, expected ({n_samples},)."
+        )
+    if not np.isfinite(sample_weight).all():
+        raise ValueError(f"{owner}: sample_weight contains NaN or infinity.")
+    return sample_weight
+
+
+def check_state_weights(weights, n_states, owner, name="loss_weights"):
+    """Per-state non-negative weights as float64 (all ones when ``weights`` is None)."""
+    if weights is None:
+        return np.ones(n_states)
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.shape != (n_states,):
+        raise ValueError(
+            f"{owner}: {name} has shape {weights.shape}, expected one weight per state "
+            f"({n_states},)."
+        )
+    if not np.isfinite(weights).all() or (weights < 0).any():
+        raise ValueError(f"{owner}: {name} must be finite and non-negative.")
+    return weights

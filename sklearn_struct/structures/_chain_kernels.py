@@ -1,0 +1,425 @@
+"""Numba kernels of the linear chain: forward-backward, Viterbi, node scores.
+
+Single-sequence functions are ``@njit(cache=True)`` free functions on arrays,
+callable from other numba code (the EG online epoch runs entirely in numba):
+
+``chain_forward_backward(node_scores, transition, start, end,
+node_marginals_out, transition_marginals_out) -> log_Z``
+    Node marginals ``(T, K)`` and transition marginals summed over positions
+    ``(K, K)`` (expected transition counts) of ``p(y) ~ exp(score(y))`` with
+    ``score(y) = start[y_0] + sum_t node_scores[t, y_t]
+    + sum_{t>=1} transition[y_{t-1}, y_t] + end[y_{T-1}]``.
+``chain_forward_backward_edges(..., node_marginals_out, edge_marginals_out)``
+    The same with per-position edge marginals ``(T - 1, K, K)``.
+``chain_forward_backward_scaled(node_scores, transition, start, end, exp_trans,
+trans_max, node_marginals_out, transition_marginals_out) -> log_Z``
+    The same with ``trans_max = exp_transition(transition, exp_trans)``
+    precomputed, for callers that run many chains with one transition matrix.
+``chain_log_partition(node_scores, transition, start, end) -> log_Z``
+``chain_viterbi(node_scores, transition, start, end, labels_out) -> best score``
+``dense_node_scores`` / ``csr_node_scores`` and ``dense_add_node_features`` /
+``csr_add_node_features``: the maps ``F^T`` and ``F`` restricted to node parts.
+
+Batch wrappers (``chain_*_batch``) run over a whole ragged batch in one call,
+reading each example's scores from the flat part vector of
+:class:`~sklearn_struct.structures.ChainStructure` (node parts, then the
+``K * K`` tied transition parts, then optionally ``K`` start and ``K`` end parts).
+Use zero vectors for ``start``/``end`` when the model has no such parts.
+
+Every sequence must have ``T >= 1`` tokens (the structure validates this; numba
+callers must too) and all scores must be finite.
+
+Numerics: recursions are in log space.  Each step first uses a fast scaled form
+(one exponential per label and ``exp(transition - max(transition))`` computed
+once per transition matrix) and falls back to an exact log-sum-exp for an entry
+whose scaled sum is too small to be accurate, so scores of magnitude 1e4 give
+neither overflow nor NaN.  Forward-backward runs the backward recursion, then
+propagates node marginals forwards through the conditionals
+``p(y_{t+1} | y_t)``, which gives the edge marginals at the same time.
+"""
+
+import numpy as np
+from numba import njit
+
+# A scaled sum s >= _TINY_SUM is accurate to full precision: every term lost to
+# underflow is below 1e-307, so the relative error is below K * 1e-307 / _TINY_SUM.
+_TINY_SUM = 1e-250
+# Conditionals use p(b | a) = E[a, b] q_b / s_a: the absolute error from
+# underflowed terms is below K * 1e-307 / s_a, negligible when s_a >= 1e-20.
+_TINY_CONDITIONAL = 1e-20
+# Let LLVM reorder sums (SIMD over labels); no assumptions about NaN/inf.
+_VECTORISE = {"reassoc", "contract"}
+
+
+@njit(cache=True)
+def _logsumexp(values):
+    top = values.max()
+    total = 0.0
+    for v in values:
+        total += np.exp(v - top)
+    return top + np.log(total)
+
+
+@njit(cache=True)
+def exp_transition(transition, exp_transition_out):
+    """``exp_transition_out = exp(transition - max(transition))``; returns the max.
+
+    Computed once per distinct transition matrix (the batch wrappers reuse it
+    across the examples of a batch that share one) and passed to
+    :func:`chain_forward_backward_scaled`.
+    """
+    top = transition.max()
+    K = transition.shape[0]
+    for a in range(K):
+        for b in range(K):
+            exp_transition_out[a, b] = np.exp(transition[a, b] - top)
+    return top
+
+
+@njit(cache=True, fastmath=_VECTORISE)
+def _forward(node_scores, transition, start, exp_trans, trans_max, log_alpha):
+    """log_alpha[t, b] = log-sum of the scores of prefixes ending in label b at t."""
+    T, K = node_scores.shape
+    for k in range(K):
+        log_alpha[0, k] = start[k] + node_scores[0, k]
+    totals = np.empty(K)
+    terms = np.empty(K)
+    for t in range(1, T):
+        shift = log_alpha[t - 1].max()
+        totals[:] = 0.0
+        for a in range(K):
+            scaled = np.exp(log_alpha[t - 1, a] - shift)
+            for b in range(K):
+                totals[b] += scaled * exp_trans[a, b]
+        for b in range(K):
+            if totals[b] >= _TINY_SUM:
+                log_alpha[t, b] = node_scores[t, b] + shift + trans_max + np.log(totals[b])
+            else:
+                for a in range(K):
+                    terms[a] = log_alpha[t - 1, a] + transition[a, b]
+                log_alpha[t, b] = node_scores[t, b] + _logsumexp(terms)
+
+
+@njit(cache=True)
+def _final_log_partition(log_alpha, end):
+    T, K = log_alpha.shape
+    terms = np.empty(K)
+    for k in range(K):
+        terms[k] = log_alpha[T - 1, k] + end[k]
+    return _logsumexp(terms)
+
+
+@njit(cache=True, fastmath=_VECTORISE)
+def _forward_backward(node_scores, transition, start, end, exp_trans, trans_max,
+                      node_marginals_out, transition_marginals_out, edge_marginals_out,
+                      per_position):
+    """Shared body: summed transition marginals, or per-position edge marginals.
+
+    A backward pass gives log beta and log Z; a forward sweep then propagates
+    node marginals through the conditionals ``p(y_t+1 = b | y_t = a)``, which
+    yields the edge marginals with no further exponentials in the fast path.
+    """
+    T, K = node_scores.shape
+    log_beta = np.empty((T, K))
+    # step t of the backward pass: scaled[t, b] = exp(node[t+1, b] + log_beta[t+1, b] - shift)
+    # and totals[t, a] = sum_b exp_trans[a, b] * scaled[t, b]
+    scaled = np.empty((T, K))
+    totals = np.empty((T, K))
+    outgoing = np.empty(K)
+    terms = np.empty(K)
+    for k in range(K):
+        log_beta[T - 1, k] = end[k]
+    for t in range(T - 2, -1, -1):
+        for b in range(K):
+            outgoing[b] = node_scores[t + 1, b] + log_beta[t + 1, b]
+        shift = outgoing.max()
+        for b in range(K):
+            scaled[t, b] = np.exp(outgoing[b] - shift)
+        for a in range(K):
+            total = 0.0
+            for b in range(K):
+                total += exp_trans[a, b] * scaled[t, b]
+            totals[t, a] = total
+            if total >= _TINY_SUM:
+                log_beta[t, a] = trans_max + shift + np.log(total)
+            else:
+                for b in range(K):
+                    terms[b] = transition[a, b] + outgoing[b]
+                log_beta[t, a] = _logsumexp(terms)
+    for k in range(K):
+        terms[k] = start[k] + node_scores[0, k] + log_beta[0, k]
+    log_z = _logsumexp(terms)
+    for k in range(K):
+        node_marginals_out[0, k] = np.exp(terms[k] - log_z)
+
+    if per_position:
+        edge_marginals_out[:] = 0.0
+    else:
+        transition_marginals_out[:] = 0.0
+    for t in range(T - 1):
+        node_marginals_out[t + 1] = 0.0
+        for a in range(K):
+            marginal = node_marginals_out[t, a]
+            if marginal == 0.0:
+                continue
+            # p(y_t = a, y_t+1 = b) = p(y_t = a) p(b | a)
+            if totals[t, a] >= _TINY_CONDITIONAL:
+                factor = marginal / totals[t, a]
+                for b in range(K):
+                    joint = factor * exp_trans[a, b] * scaled[t, b]
+                    node_marginals_out[t + 1, b] += joint
+                    if per_position:
+                        edge_marginals_out[t, a, b] = joint
+                    else:
+                        transition_marginals_out[a, b] += joint
+            else:
+                for b in range(K):
+                    joint = marginal * np.exp(transition[a, b] + node_scores[t + 1, b]
+                                              + log_beta[t + 1, b] - log_beta[t, a])
+                    node_marginals_out[t + 1, b] += joint
+                    if per_position:
+                        edge_marginals_out[t, a, b] = joint
+                    else:
+                        transition_marginals_out[a, b] += joint
+    return log_z
+
+
+@njit(cache=True)
+def chain_forward_backward(node_scores, transition, start, end, node_marginals_out,
+                           transition_marginals_out):
+    """Node marginals, summed transition marginals and log-partition of one chain.
+
+    Parameters
+    ----------
+    node_scores : ndarray of shape (T, K), T >= 1
+    transition : ndarray of shape (K, K)
+        ``transition[a, b]`` scores label ``a`` followed by ``b``.
+    start, end : ndarray of shape (K,)
+        Scores of the first and last label (zeros for none).
+    node_marginals_out : ndarray of shape (T, K)
+        Overwritten with ``p(y_t = k)``.
+    transition_marginals_out : ndarray of shape (K, K)
+        Overwritten with ``sum_{t=1}^{T-1} p(y_{t-1} = a, y_t = b)``.
+
+    Returns
+    -------
+    log_Z : float
+    """
+    K = transition.shape[0]
+    exp_trans = np.empty((K, K))
+    trans_max = exp_transition(transition, exp_trans)
+    return _forward_backward(node_scores, transition, start, end, exp_trans, trans_max,
+                             node_marginals_out, transition_marginals_out,
+                             np.empty((0, 0, 0)), False)
+
+
+@njit(cache=True)
+def chain_forward_backward_scaled(node_scores, transition, start, end, exp_trans, trans_max,
+                                  node_marginals_out, transition_marginals_out):
+    """:func:`chain_forward_backward` with ``exp_trans, trans_max`` from
+    :func:`exp_transition` precomputed (saves ``K * K`` exponentials per call
+    when many chains share one transition matrix)."""
+    return _forward_backward(node_scores, transition, start, end, exp_trans, trans_max,
+                             node_marginals_out, transition_marginals_out,
+                             np.empty((0, 0, 0)), False)
+
+
+@njit(cache=True)
+def chain_forward_backward_edges(node_scores, transition, start, end, node_marginals_out,
+                                 edge_marginals_out):
+    """Like :func:`chain_forward_backward` with per-position edge marginals.
+
+    ``edge_marginals_out`` of shape (T - 1, K, K) is overwritten with
+    ``p(y_t = a, y_{t+1} = b)``.  Returns ``log_Z``.
+    """
+    K = transition.shape[0]
+    exp_trans = np.empty((K, K))
+    trans_max = exp_transition(transition, exp_trans)
+    return _forward_backward(node_scores, transition, start, end, exp_trans, trans_max,
+                             node_marginals_out, np.empty((0, 0)), edge_marginals_out, True)
+
+
+@njit(cache=True)
+def chain_log_partition(node_scores, transition, start, end):
+    """``log Z`` of one chain (forward pass only)."""
+    T, K = node_scores.shape
+    exp_trans = np.empty((K, K))
+    trans_max = exp_transition(transition, exp_trans)
+    log_alpha = np.empty((T, K))
+    _forward(node_scores, transition, start, exp_trans, trans_max, log_alpha)
+    return _final_log_partition(log_alpha, end)
+
+
+@njit(cache=True)
+def chain_viterbi(node_scores, transition, start, end, labels_out):
+    """Highest-scoring label sequence of one chain (lowest labels on ties).
+
+    ``labels_out`` (int64, shape (T,)) is overwritten; returns its score.
+    """
+    T, K = node_scores.shape
+    best = np.empty((T, K))
+    backpointer = np.empty((T, K), dtype=np.int64)
+    for k in range(K):
+        best[0, k] = start[k] + node_scores[0, k]
+    for t in range(1, T):
+        # rows of transition are contiguous: sweep b inside (vectorises), a outside
+        for b in range(K):
+            best[t, b] = best[t - 1, 0] + transition[0, b]
+            backpointer[t, b] = 0
+        for a in range(1, K):
+            previous = best[t - 1, a]
+            for b in range(K):
+                value = previous + transition[a, b]
+                if value > best[t, b]:
+                    best[t, b] = value
+                    backpointer[t, b] = a
+        for b in range(K):
+            best[t, b] += node_scores[t, b]
+    label = 0
+    top = best[T - 1, 0] + end[0]
+    for k in range(1, K):
+        value = best[T - 1, k] + end[k]
+        if value > top:
+            top = value
+            label = k
+    labels_out[T - 1] = label
+    for t in range(T - 1, 0, -1):
+        label = backpointer[t, label]
+        labels_out[t - 1] = label
+    return top
+
+
+# ---------------------------------------------------------------- features
+@njit(cache=True)
+def dense_node_scores(X, W, out):
+    """``out[t, k] = W[k] . X[t]`` for dense token features ``X`` (T, d), ``W`` (K, d)."""
+    T, d = X.shape
+    K = W.shape[0]
+    for t in range(T):
+        for k in range(K):
+            total = 0.0
+            for j in range(d):
+                total += X[t, j] * W[k, j]
+            out[t, k] = total
+
+
+@njit(cache=True)
+def csr_node_scores(data, indices, indptr, row_start, row_stop, W, out):
+    """Node scores of CSR rows ``row_start:row_stop`` into ``out`` (row_stop - row_start, K)."""
+    K = W.shape[0]
+    for t in range(row_stop - row_start):
+        for k in range(K):
+            out[t, k] = 0.0
+        for p in range(indptr[row_start + t], indptr[row_start + t + 1]):
+            j = indices[p]
+            x = data[p]
+            for k in range(K):
+                out[t, k] += x * W[k, j]
+
+
+@njit(cache=True)
+def dense_add_node_features(X, node_weights, scale, W_out):
+    """``W_out += scale * node_weights.T @ X`` (the map ``F`` on node parts)."""
+    T, d = X.shape
+    K = node_weights.shape[1]
+    for t in range(T):
+        for k in range(K):
+            c = scale * node_weights[t, k]
+            if c != 0.0:
+                for j in range(d):
+                    W_out[k, j] += c * X[t, j]
+
+
+@njit(cache=True)
+def csr_add_node_features(data, indices, indptr, row_start, row_stop, node_weights, scale,
+                          W_out):
+    """CSR version of :func:`dense_add_node_features` for rows ``row_start:row_stop``."""
+    K = node_weights.shape[1]
+    for t in range(row_stop - row_start):
+        for p in range(indptr[row_start + t], indptr[row_start + t + 1]):
+            j = indices[p]
+            x = scale * data[p]
+            for k in range(K):
+                W_out[k, j] += x * node_weights[t, k]
+
+
+# ------------------------------------------------------------------- batch
+@njit(cache=True)
+def _example_blocks(scores, unit_offsets, part_offsets, n_states, start_end, i, zeros):
+    """Views of example i's node scores, transition, start and end in a flat part vector."""
+    K = n_states
+    T = unit_offsets[i + 1] - unit_offsets[i]
+    p = part_offsets[i]
+    node = scores[p:p + T * K].reshape((T, K))
+    p += T * K
+    transition = scores[p:p + K * K].reshape((K, K))
+    p += K * K
+    if start_end:
+        return node, transition, scores[p:p + K], scores[p + K:p + 2 * K]
+    return node, transition, zeros, zeros
+
+
+@njit(cache=True)
+def _same(a, b):
+    """Whether two (K, K) matrices are equal entry by entry."""
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            if a[i, j] != b[i, j]:
+                return False
+    return True
+
+
+@njit(cache=True)
+def chain_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_end, mu_out,
+                          log_z_out):
+    """Part marginals (same layout as ``scores``) and log Z of every chain of a batch."""
+    K = n_states
+    zeros = np.zeros(K)
+    exp_trans = np.empty((K, K))
+    cached_transition = np.empty((K, K))
+    trans_max = 0.0
+    for i in range(len(unit_offsets) - 1):
+        node, transition, start, end = _example_blocks(
+            scores, unit_offsets, part_offsets, K, start_end, i, zeros)
+        mu_node, mu_transition, _, _ = _example_blocks(
+            mu_out, unit_offsets, part_offsets, K, start_end, i, zeros)
+        # examples usually share the transition scores: exponentiate once
+        if i == 0 or not _same(transition, cached_transition):
+            cached_transition[:] = transition
+            trans_max = exp_transition(transition, exp_trans)
+        log_z_out[i] = chain_forward_backward_scaled(node, transition, start, end, exp_trans,
+                                                     trans_max, mu_node, mu_transition)
+        if start_end:
+            T = node.shape[0]
+            p = part_offsets[i] + T * K + K * K
+            mu_out[p:p + K] = mu_node[0]
+            mu_out[p + K:p + 2 * K] = mu_node[T - 1]
+
+
+@njit(cache=True)
+def chain_edge_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_end,
+                               edge_offsets, edge_out, log_z_out):
+    """Per-position edge marginals of every chain, flat: example i owns
+    ``edge_out[edge_offsets[i]:edge_offsets[i + 1]]`` = (T_i - 1, K, K) raveled."""
+    K = n_states
+    zeros = np.zeros(K)
+    for i in range(len(unit_offsets) - 1):
+        node, transition, start, end = _example_blocks(
+            scores, unit_offsets, part_offsets, K, start_end, i, zeros)
+        T = node.shape[0]
+        edges = edge_out[edge_offsets[i]:edge_offsets[i + 1]].reshape((T - 1, K, K))
+        log_z_out[i] = chain_forward_backward_edges(node, transition, start, end,
+                                                    np.empty((T, K)), edges)
+
+
+@njit(cache=True)
+def chain_viterbi_batch(scores, unit_offsets, part_offsets, n_states, start_end, labels_out,
+                        best_out):
+    """Viterbi labels (flat over tokens) and best scores of every chain of a batch."""
+    K = n_states
+    zeros = np.zeros(K)
+    for i in range(len(unit_offsets) - 1):
+        node, transition, start, end = _example_blocks(
+            scores, unit_offsets, part_offsets, K, start_end, i, zeros)
+        best_out[i] = chain_viterbi(node, transition, start, end,
+                                    labels_out[unit_offsets[i]:unit_offsets[i + 1]])

@@ -1,0 +1,376 @@
+"""First-order linear-chain structure: node parts and tied label-transition parts.
+
+A sequence ``x`` of ``T`` tokens (one feature row per token) gets labels
+``y = (y_0, ..., y_{T-1})`` in ``{0, ..., K-1}``.  Its parts are
+
+* node parts ``(t, k)``: feature vector ``e_k (x) x_t`` (token features times label);
+* transition parts ``(a, b)``: label ``a`` followed by ``b`` anywhere in the
+  sequence.  They are *tied over positions*: one score per pair, and the
+  encoding / marginal of ``(a, b)`` is the number / expected number of
+  positions where ``a`` is followed by ``b``;
+* optionally (``start_end=True``) start parts ``k`` (``y_0 = k``) and end parts
+  ``k`` (``y_{T-1} = k``).
+
+Tying makes the part vector of a sequence ``T*K + K*K (+ 2K)`` long instead of
+``T*K + (T-1)*K*K``, while ``phi`` and ``w . phi`` are exactly those of the usual
+chain CRF / M3N, because transition features do not depend on the position.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _chain_kernels as kernels
+from ._base import BaseStructure
+from ._batch import (
+    check_encoded_states,
+    check_n_states,
+    check_part_vector,
+    check_sample_weight,
+    check_state_weights,
+    check_take_indices,
+    offsets_from_lengths,
+    ragged_positions,
+    stack_ragged_rows,
+    take_ragged_rows,
+)
+
+__all__ = ["ChainBatch", "ChainStructure"]
+
+
+@dataclass(frozen=True)
+class ChainBatch:
+    """A set of sequences in the form the parts operations use.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_tokens, n_features) or scipy.sparse.csr_matrix
+        Token features of all sequences stacked (float64; C-contiguous when
+        dense; CSR as soon as one input sequence was sparse).
+    n_states : int
+        Number of labels ``K``.
+    start_end : bool
+        Whether the parts include start and end parts.
+    n_samples, n_features : int
+    unit_offsets : ndarray of shape (n_samples + 1,)
+        Token offsets: sequence ``i`` is ``X[unit_offsets[i]:unit_offsets[i + 1]]``.
+    part_offsets : ndarray of shape (n_samples + 1,)
+        Sequence ``i`` owns parts ``part_offsets[i]:part_offsets[i + 1]``:
+        ``T_i * K`` node parts (``(t, k)`` at ``t * K + k``), ``K * K``
+        transition parts (``(a, b)`` at ``T_i * K + a * K + b``), then, if
+        ``start_end``, ``K`` start parts and ``K`` end parts.
+    n_weights : int
+        ``K * n_features + K * K (+ 2 * K)``; see :meth:`ChainStructure.split_weights`.
+    node_part_starts : ndarray of shape (n_tokens,)
+        Index of part ``(t, 0)`` of every token.
+    transition_part_starts : ndarray of shape (n_samples,)
+        Index of transition part ``(0, 0)`` of every sequence.
+    """
+
+    X: object
+    n_states: int
+    start_end: bool
+    n_samples: int
+    n_features: int
+    unit_offsets: np.ndarray
+    part_offsets: np.ndarray
+    n_weights: int
+    node_part_starts: np.ndarray
+    transition_part_starts: np.ndarray
+
+    @property
+    def lengths(self):
+        """Number of tokens of every sequence."""
+        return np.diff(self.unit_offsets)
+
+
+class ChainStructure(BaseStructure):
+    """First-order linear chain with per-token features and label transitions.
+
+    The score of a labelling ``y`` of a sequence ``x`` is::
+
+        sum_t W[y_t] . x_t + sum_{t>=1} transition[y_{t-1}, y_t]
+            + start[y_0] + end[y_{T-1}]
+
+    with the weight vector laid out as
+    ``w = concat(W.ravel(), transition.ravel(), start, end)`` (``W`` of shape
+    ``(K, n_features)``, ``transition`` ``(K, K)`` indexed (previous, next);
+    ``start``/``end`` only when ``start_end=True``).  Transition parts are tied
+    over positions (see the module docstring and :class:`ChainBatch` for the
+    part layout).  The loss is the Hamming loss, optionally weighted by the
+    true label of each token.  Inference (forward-backward, Viterbi) runs in
+    numba, in log space, over a whole batch per call.
+
+    Parameters
+    ----------
+    start_end : bool, default=True
+        Add start and end parts (scores of the first and of the last label).
+    loss_weights : array-like of shape (n_states,), default=None
+        Cost of mislabelling a token whose *true* label is ``k``; ``None`` is
+        the plain Hamming loss (number of wrong tokens).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import ChainStructure
+    >>> structure = ChainStructure(start_end=False)
+    >>> X = [np.array([[1.0], [0.0], [1.0]]), np.array([[0.0]])]
+    >>> batch = structure.make_batch(X, n_states=2)
+    >>> w = np.array([1.0, -1.0, 0.0, 0.0, 0.0, 0.0])  # W (2, 1), transition (2, 2)
+    >>> structure.argmax(batch, structure.part_scores(batch, w))
+    array([0, 0, 0, 0])
+    """
+
+    supported_operations = (
+        "part_scores",
+        "expected_features",
+        "encode",
+        "decode",
+        "part_losses",
+        "argmax",
+        "loss_augmented_argmax",
+        "marginals",
+    )
+
+    def __init__(self, start_end=True, loss_weights=None):
+        self.start_end = start_end
+        self.loss_weights = loss_weights
+
+    def __repr__(self):
+        return f"ChainStructure(start_end={self.start_end!r}, loss_weights={self.loss_weights!r})"
+
+    # ------------------------------------------------------------------ data
+    def make_batch(self, X, n_states=None):
+        """Validate a list of sequences and stack their tokens.
+
+        Parameters
+        ----------
+        X : list of array-like or sparse matrices of shape (T_i, n_features)
+            One 2-D matrix per sequence, one row per token, ``T_i >= 1``, all
+            with the same number of columns; finite values.
+        n_states : int
+            Number of labels ``K``.
+
+        Returns
+        -------
+        batch : ChainBatch
+        """
+        name = type(self).__name__
+        n_states = check_n_states(n_states, name)
+        if not isinstance(self.start_end, (bool, np.bool_)):
+            raise TypeError(f"{name}: start_end must be a bool, got {self.start_end!r}.")
+        rows, unit_offsets = stack_ragged_rows(X, what="sequence")
+        return self._batch_from_rows(rows, unit_offsets, n_states, bool(self.start_end))
+
+    @staticmethod
+    def _batch_from_rows(rows, unit_offsets, n_states, start_end):
+        K = n_states
+        lengths = np.diff(unit_offsets)
+        extra = K * K + (2 * K if start_end else 0)
+        part_offsets = offsets_from_lengths(lengths * K + extra)
+        owner, positions = ragged_positions(unit_offsets)
+        n_features = rows.shape[1]
+        return ChainBatch(
+            X=rows,
+            n_states=K,
+            start_end=start_end,
+            n_samples=len(lengths),
+            n_features=n_features,
+            unit_offsets=unit_offsets,
+            part_offsets=part_offsets,
+            n_weights=K * n_features + extra,
+            node_part_starts=part_offsets[owner] + positions * K,
+            transition_part_starts=part_offsets[:-1] + lengths * K,
+        )
+
+    def take(self, batch, indices):
+        """Sub-batch of the sequences ``indices`` (integer indices or a boolean mask)."""
+        self._check_batch(batch)
+        indices = check_take_indices(indices, batch.n_samples)
+        if indices.size == 0:
+            raise ValueError("ChainStructure.take: expected at least one sequence index.")
+        rows, unit_offsets = take_ragged_rows(batch.X, batch.unit_offsets, indices)
+        return self._batch_from_rows(rows, unit_offsets, batch.n_states, batch.start_end)
+
+    # ------------------------------------------------------- weight layout
+    def split_weights(self, batch, w):
+        """Views ``(W, transition, start, end)`` of a weight vector.
+
+        ``W`` has shape (K, n_features), ``transition`` (K, K), ``start`` and
+        ``end`` (K,) (zeros when ``start_end=False``).
+        """
+        self._check_batch(batch)
+        w = check_part_vector(w, batch.n_weights, type(self).__name__, "weights w")
+        K, d = batch.n_states, batch.n_features
+        W = w[:K * d].reshape(K, d)
+        transition = w[K * d:K * d + K * K].reshape(K, K)
+        if batch.start_end:
+            p = K * d + K * K
+            return W, transition, w[p:p + K], w[p + K:p + 2 * K]
+        return W, transition, np.zeros(K), np.zeros(K)
+
+    # ------------------------------------------------------- parts operations
+    def part_scores(self, batch, w):
+        """Scores of all parts of all sequences (the map ``F^T``), flat."""
+        W, transition, start, end = self.split_weights(batch, w)
+        node = np.empty((batch.X.shape[0], batch.n_states))
+        if sp.issparse(batch.X):
+            X = batch.X
+            kernels.csr_node_scores(X.data, X.indices, X.indptr, 0, X.shape[0], W, node)
+        else:
+            kernels.dense_node_scores(batch.X, W, node)
+        scores = np.empty(batch.part_offsets[-1])
+        scores[self._node_index(batch)] = node
+        scores[self._transition_index(batch)] = transition.ravel()
+        if batch.start_end:
+            start_index, end_index = self._start_end_index(batch)
+            scores[start_index] = start
+            scores[end_index] = end
+        return scores
+
+    def expected_features(self, batch, z, sample_weight=None):
+        """``sum_i s_i sum_r z_r phi(x_i, r)`` (the map ``F``), length ``n_weights``."""
+        self._check_batch(batch)
+        name = type(self).__name__
+        z = check_part_vector(z, batch.part_offsets[-1], name, "z")
+        sample_weight = check_sample_weight(sample_weight, batch.n_samples, name)
+        K = batch.n_states
+        node = z[self._node_index(batch)]
+        blocks = [z[self._transition_index(batch)]]
+        if batch.start_end:
+            blocks += [z[index] for index in self._start_end_index(batch)]
+        if sample_weight is not None:
+            node *= np.repeat(sample_weight, batch.lengths)[:, None]
+            blocks = [block * sample_weight[:, None] for block in blocks]
+        W = np.zeros((K, batch.n_features))
+        if sp.issparse(batch.X):
+            X = batch.X
+            kernels.csr_add_node_features(X.data, X.indices, X.indptr, 0, X.shape[0], node,
+                                          1.0, W)
+        else:
+            kernels.dense_add_node_features(batch.X, node, 1.0, W)
+        return np.concatenate([W.ravel()] + [block.sum(axis=0) for block in blocks])
+
+    def check_outputs(self, batch, Y):
+        """Validate flat encoded labels ``Y`` (one per token, in ``[0, K)``); return int64."""
+        self._check_batch(batch)
+        return check_encoded_states(Y, batch.unit_offsets, batch.n_states, type(self).__name__)
+
+    def encode(self, batch, Y):
+        """Part vector of labellings ``Y``: node indicators, transition counts, start/end."""
+        Y = self.check_outputs(batch, Y)
+        K = batch.n_states
+        n_parts = batch.part_offsets[-1]
+        index = [batch.node_part_starts + Y]
+        # consecutive tokens of the same sequence: every token that is not a sequence's last
+        follows = np.ones(len(Y), dtype=bool)
+        follows[batch.unit_offsets[1:] - 1] = False
+        previous = np.flatnonzero(follows)
+        owner, _ = ragged_positions(batch.unit_offsets)
+        index.append(batch.transition_part_starts[owner[previous]] + Y[previous] * K
+                     + Y[previous + 1])
+        if batch.start_end:
+            start_index = batch.transition_part_starts + K * K
+            index.append(start_index + Y[batch.unit_offsets[:-1]])
+            index.append(start_index + K + Y[batch.unit_offsets[1:] - 1])
+        return np.bincount(np.concatenate(index), minlength=n_parts).astype(np.float64)
+
+    def decode(self, batch, z):
+        """Labels from a part vector: the largest node part of every token."""
+        self._check_batch(batch)
+        z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
+        return z[self._node_index(batch)].argmax(axis=1)
+
+    def part_losses(self, batch, Y):
+        """Hamming loss on node parts (``loss_weights[y_t] * [k != y_t]``), 0 elsewhere."""
+        Y = self.check_outputs(batch, Y)
+        K = batch.n_states
+        weights = check_state_weights(self.loss_weights, K, type(self).__name__)
+        node = np.repeat(weights[Y][:, None], K, axis=1)
+        node[np.arange(len(Y)), Y] = 0.0
+        losses = np.zeros(batch.part_offsets[-1])
+        losses[self._node_index(batch)] = node
+        return losses
+
+    def argmax(self, batch, scores):
+        """Viterbi labels of every sequence, flat over tokens (int64)."""
+        scores = self._check_scores(batch, scores)
+        labels = np.empty(batch.unit_offsets[-1], dtype=np.int64)
+        best = np.empty(batch.n_samples)
+        kernels.chain_viterbi_batch(scores, batch.unit_offsets, batch.part_offsets,
+                                    batch.n_states, batch.start_end, labels, best)
+        return labels
+
+    def loss_augmented_argmax(self, batch, scores, Y):
+        """Viterbi on ``scores + part_losses(Y)``: the most violated labellings."""
+        scores = self._check_scores(batch, scores)
+        return self.argmax(batch, scores + self.part_losses(batch, Y))
+
+    def marginals(self, batch, scores):
+        """Part marginals and log-partition of every sequence (forward-backward).
+
+        Returns
+        -------
+        mu : ndarray of shape (n_parts_total,)
+            Node marginals ``p(y_t = k)``, transition marginals summed over
+            positions (expected transition counts), start/end marginals
+            ``p(y_0 = k)`` / ``p(y_{T-1} = k)``.
+        log_partition : ndarray of shape (n_samples,)
+        """
+        scores = self._check_scores(batch, scores)
+        mu = np.empty_like(scores)
+        log_z = np.empty(batch.n_samples)
+        kernels.chain_marginals_batch(scores, batch.unit_offsets, batch.part_offsets,
+                                      batch.n_states, batch.start_end, mu, log_z)
+        return mu, log_z
+
+    def edge_marginals(self, batch, scores):
+        """Per-position edge marginals ``p(y_t = a, y_{t+1} = b)`` of every sequence.
+
+        Returns
+        -------
+        edges : list of ndarray of shape (T_i - 1, K, K)
+        """
+        scores = self._check_scores(batch, scores)
+        K = batch.n_states
+        edge_offsets = offsets_from_lengths((batch.lengths - 1) * K * K)
+        flat = np.empty(edge_offsets[-1])
+        log_z = np.empty(batch.n_samples)
+        kernels.chain_edge_marginals_batch(scores, batch.unit_offsets, batch.part_offsets, K,
+                                           batch.start_end, edge_offsets, flat, log_z)
+        return [
+            flat[edge_offsets[i]:edge_offsets[i + 1]].reshape(-1, K, K)
+            for i in range(batch.n_samples)
+        ]
+
+    # --------------------------------------------------------------- helpers
+    def _check_batch(self, batch):
+        if not isinstance(batch, ChainBatch):
+            raise TypeError(
+                f"{type(self).__name__}: expected a ChainBatch from make_batch, "
+                f"got {type(batch).__name__}."
+            )
+        if batch.start_end != bool(self.start_end):
+            raise ValueError(
+                f"{type(self).__name__}(start_end={self.start_end}) got a batch built with "
+                f"start_end={batch.start_end}; rebuild it with make_batch."
+            )
+
+    def _check_scores(self, batch, scores):
+        self._check_batch(batch)
+        return check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
+
+    @staticmethod
+    def _node_index(batch):
+        return batch.node_part_starts[:, None] + np.arange(batch.n_states)
+
+    @staticmethod
+    def _transition_index(batch):
+        return batch.transition_part_starts[:, None] + np.arange(batch.n_states ** 2)
+
+    @staticmethod
+    def _start_end_index(batch):
+        K = batch.n_states
+        start = batch.transition_part_starts[:, None] + K * K + np.arange(K)
+        return start, start + K

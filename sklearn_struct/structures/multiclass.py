@@ -1,0 +1,238 @@
+"""Flat multiclass classification as a structure: one part per class.
+
+With this structure every structured learner of the package becomes a flat
+linear classifier (comparable with ``LogisticRegression`` / ``LinearSVC``):
+the output of sample ``i`` is one class ``k`` and its only part is ``(i, k)``
+with feature vector ``phi(x_i, (i, k)) = e_k (x) x_i``.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._base import BaseStructure
+from ._batch import (
+    check_encoded_states,
+    check_feature_rows,
+    check_n_states,
+    check_part_vector,
+    check_sample_weight,
+    check_state_weights,
+    check_take_indices,
+)
+
+__all__ = ["MulticlassBatch", "MulticlassStructure", "project_rows_onto_simplex"]
+
+
+@dataclass(frozen=True)
+class MulticlassBatch:
+    """A multiclass data set in the form the parts operations use.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_samples, n_features) or scipy.sparse.csr_matrix
+        float64 features (C-contiguous when dense).
+    n_states : int
+        Number of classes ``K``.
+    n_samples, n_features : int
+    unit_offsets : ndarray of shape (n_samples + 1,)
+        ``arange(n_samples + 1)``: one output unit per sample.
+    part_offsets : ndarray of shape (n_samples + 1,)
+        ``K * arange(n_samples + 1)``: part ``k`` of sample ``i`` is at ``i * K + k``.
+    n_weights : int
+        ``K * n_features``; ``w = W.ravel()`` with ``W`` of shape (K, n_features).
+    """
+
+    X: object
+    n_states: int
+    n_samples: int
+    n_features: int
+    unit_offsets: np.ndarray
+    part_offsets: np.ndarray
+    n_weights: int
+
+
+class MulticlassStructure(BaseStructure):
+    """One part per class: a flat ``K``-class linear classifier as a structure.
+
+    Parts of sample ``i`` are the ``K`` pairs ``(i, k)``, laid out at
+    ``i * K + k``; the part feature map is ``phi(x, (i, k)) = e_k (x) x`` so
+    that the score of part ``(i, k)`` is ``W[k] . x_i`` with
+    ``w = W.ravel()`` and ``W`` of shape ``(K, n_features)``.  The loss is the
+    (optionally class-weighted) 0/1 loss; the relaxed output polytope is the
+    probability simplex of each sample.
+
+    Parameters
+    ----------
+    loss_weights : array-like of shape (n_states,), default=None
+        Cost of misclassifying a sample whose *true* class is ``k``
+        (``loss(y, y') = loss_weights[y] * [y != y']``).  ``None`` means the
+        plain 0/1 loss.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import MulticlassStructure
+    >>> structure = MulticlassStructure()
+    >>> batch = structure.make_batch(np.array([[1.0, 0.0], [0.0, 1.0]]), n_states=3)
+    >>> W = np.array([[1.0, 0.0], [0.0, 2.0], [0.5, 0.5]])
+    >>> structure.argmax(batch, structure.part_scores(batch, W.ravel()))
+    array([0, 1])
+    """
+
+    supported_operations = (
+        "part_scores",
+        "expected_features",
+        "encode",
+        "decode",
+        "part_losses",
+        "argmax",
+        "loss_augmented_argmax",
+        "marginals",
+        "project",
+    )
+
+    def __init__(self, loss_weights=None):
+        self.loss_weights = loss_weights
+
+    def __repr__(self):
+        return f"MulticlassStructure(loss_weights={self.loss_weights!r})"
+
+    # ------------------------------------------------------------------ data
+    def make_batch(self, X, n_states=None):
+        """Validate ``X`` (n_samples, n_features), dense or sparse, and build a batch.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Finite real features; sparse input is kept sparse (CSR).
+        n_states : int
+            Number of classes ``K``.
+
+        Returns
+        -------
+        batch : MulticlassBatch
+        """
+        n_states = check_n_states(n_states, type(self).__name__)
+        X = check_feature_rows(X, where="X")
+        return self._batch_from_rows(X, n_states)
+
+    @staticmethod
+    def _batch_from_rows(X, n_states):
+        n_samples, n_features = X.shape
+        units = np.arange(n_samples + 1, dtype=np.int64)
+        return MulticlassBatch(
+            X=X,
+            n_states=n_states,
+            n_samples=n_samples,
+            n_features=n_features,
+            unit_offsets=units,
+            part_offsets=units * n_states,
+            n_weights=n_states * n_features,
+        )
+
+    def take(self, batch, indices):
+        """Sub-batch of the samples ``indices`` (integer indices or a boolean mask)."""
+        indices = check_take_indices(indices, batch.n_samples)
+        return self._batch_from_rows(batch.X[indices], batch.n_states)
+
+    # ------------------------------------------------------- parts operations
+    def part_scores(self, batch, w):
+        """Scores ``W[k] . x_i`` of all parts, flat of length ``n_samples * K``."""
+        W = self._weight_matrix(batch, w)
+        return np.asarray(batch.X @ W.T).ravel()
+
+    def expected_features(self, batch, z, sample_weight=None):
+        """``sum_i s_i sum_k z_ik e_k (x) x_i`` as a vector of length ``K * n_features``."""
+        Z = self._part_matrix(batch, z, "z")
+        sample_weight = check_sample_weight(sample_weight, batch.n_samples, type(self).__name__)
+        if sample_weight is not None:
+            Z = Z * sample_weight[:, None]
+        if sp.issparse(batch.X):
+            return np.asarray(batch.X.T @ Z).T.ravel()
+        return (Z.T @ batch.X).ravel()
+
+    def encode(self, batch, Y):
+        """One-hot part vector (length ``n_samples * K``) of the classes ``Y``."""
+        Y = self.check_outputs(batch, Y)
+        z = np.zeros((batch.n_samples, batch.n_states))
+        z[np.arange(batch.n_samples), Y] = 1.0
+        return z.ravel()
+
+    def decode(self, batch, z):
+        """Class of each sample from a part vector: the part of largest value."""
+        return self._part_matrix(batch, z, "z").argmax(axis=1)
+
+    def check_outputs(self, batch, Y):
+        """Validate encoded classes ``Y`` (n_samples,) in ``[0, K)``; return int64."""
+        return check_encoded_states(Y, batch.unit_offsets, batch.n_states, type(self).__name__)
+
+    def part_losses(self, batch, Y):
+        """``loss_weights[y_i] * [k != y_i]`` for every part ``(i, k)``."""
+        Y = self.check_outputs(batch, Y)
+        weights = check_state_weights(self.loss_weights, batch.n_states, type(self).__name__)
+        losses = np.repeat(weights[Y][:, None], batch.n_states, axis=1)
+        losses[np.arange(batch.n_samples), Y] = 0.0
+        return losses.ravel()
+
+    def argmax(self, batch, scores):
+        """Highest-scoring class of each sample (lowest index on ties)."""
+        return self._part_matrix(batch, scores, "scores").argmax(axis=1)
+
+    def loss_augmented_argmax(self, batch, scores, Y):
+        """``argmax_k scores_ik + loss(y_i, k)``: the most violated class of each sample."""
+        return self.argmax(batch, np.asarray(scores, dtype=np.float64) + self.part_losses(batch, Y))
+
+    def marginals(self, batch, scores):
+        """Softmax of each sample's scores and their log-sum-exp.
+
+        Returns
+        -------
+        mu : ndarray of shape (n_samples * K,)
+        log_partition : ndarray of shape (n_samples,)
+        """
+        S = self._part_matrix(batch, scores, "scores")
+        shift = S.max(axis=1, keepdims=True)
+        exp_scores = np.exp(S - shift)
+        total = exp_scores.sum(axis=1, keepdims=True)
+        return (exp_scores / total).ravel(), (shift + np.log(total)).ravel()
+
+    def project(self, batch, v):
+        """Euclidean projection of each sample's ``K`` part values onto the simplex."""
+        return project_rows_onto_simplex(self._part_matrix(batch, v, "v")).ravel()
+
+    # --------------------------------------------------------------- helpers
+    def _part_matrix(self, batch, v, name):
+        v = check_part_vector(v, int(batch.part_offsets[-1]), type(self).__name__, name)
+        return v.reshape(batch.n_samples, batch.n_states)
+
+    def _weight_matrix(self, batch, w):
+        w = check_part_vector(w, batch.n_weights, type(self).__name__, "weights w")
+        return w.reshape(batch.n_states, batch.n_features)
+
+
+def project_rows_onto_simplex(V):
+    """Euclidean projection of every row of ``V`` onto the probability simplex.
+
+    Exact sort-based algorithm: for a row ``v`` sorted decreasingly as ``u``,
+    the projection is ``max(v - tau, 0)`` with ``tau = (sum_{j<=rho} u_j - 1) / rho``
+    and ``rho`` the largest ``j`` with ``u_j > (sum_{i<=j} u_i - 1) / j``.
+
+    Parameters
+    ----------
+    V : ndarray of shape (n_rows, K)
+
+    Returns
+    -------
+    P : ndarray of shape (n_rows, K)
+        Non-negative rows summing to one.
+    """
+    V = np.asarray(V, dtype=np.float64)
+    n_rows, K = V.shape
+    U = -np.sort(-V, axis=1)
+    thresholds = (np.cumsum(U, axis=1) - 1.0) / np.arange(1, K + 1)
+    # rho: the last j where the condition holds (it always holds for j = 1)
+    rho = K - np.argmax((U > thresholds)[:, ::-1], axis=1)
+    tau = thresholds[np.arange(n_rows), rho - 1]
+    return np.maximum(V - tau[:, None], 0.0)
