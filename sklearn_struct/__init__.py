@@ -6,6 +6,8 @@ from . import datasets, metrics, preprocessing  # noqa: E402
 from .structures import (  # noqa: E402
     BaseStructure,
     ChainStructure,
+    MatchingStructure,
+    MinCutStructure,
     MulticlassStructure,
     UnsupportedOperation,
 )
@@ -13,6 +15,8 @@ from .structures import (  # noqa: E402
 __all__ = [
     "BaseStructure",
     "ChainStructure",
+    "MatchingStructure",
+    "MinCutStructure",
     "MulticlassStructure",
     "UnsupportedOperation",
     "__version__",

@@ -2,12 +2,18 @@
 
 from ._base import BaseStructure, UnsupportedOperation
 from .chain import ChainBatch, ChainStructure
+from .matching import MatchingBatch, MatchingStructure
+from .mincut import MinCutBatch, MinCutStructure
 from .multiclass import MulticlassBatch, MulticlassStructure
 
 __all__ = [
     "BaseStructure",
     "ChainBatch",
     "ChainStructure",
+    "MatchingBatch",
+    "MatchingStructure",
+    "MinCutBatch",
+    "MinCutStructure",
     "MulticlassBatch",
     "MulticlassStructure",
     "UnsupportedOperation",

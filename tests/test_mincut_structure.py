@@ -1,0 +1,100 @@
+import itertools
+
+import numpy as np
+import pytest
+
+from sklearn_struct.structures.mincut import MinCutStructure
+
+from _qp_reference import grid_edges, mincut_constraints, qp_project
+
+
+def random_grid(rng, height, width, d=2):
+    edges = grid_edges(height, width)
+    return rng.randn(height * width, d), edges, rng.rand(len(edges), 1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_projection_matches_generic_qp(seed):
+    pytest.importorskip("clarabel")
+    rng = np.random.RandomState(seed)
+    height, width = (10, 20) if seed < 3 else rng.randint(1, 12, size=2)
+    edges = grid_edges(height, width)
+    n_nodes = height * width
+    scale = rng.choice([0.3, 1.0, 3.0])
+    v = np.r_[rng.randn(n_nodes) * scale + 0.5, rng.randn(len(edges)) * scale]
+    structure = MinCutStructure()
+    batch = structure.make_batch([(np.ones((n_nodes, 1)), edges, np.ones((len(edges), 1)))])
+    z = structure.project(batch, v)
+    assert structure.projection_residual_ <= 1e-9
+    reference = qp_project(v, *mincut_constraints(edges, n_nodes))
+    np.testing.assert_allclose(z, reference, atol=1e-7)
+
+
+def test_projection_on_random_graph_with_warm_start():
+    pytest.importorskip("clarabel")
+    rng = np.random.RandomState(7)
+    n_nodes = 40
+    pairs = np.array([(j, k) for j in range(n_nodes) for k in range(j + 1, n_nodes)])
+    edges = pairs[rng.rand(len(pairs)) < 0.1]
+    structure = MinCutStructure()
+    batch = structure.make_batch([(np.ones((n_nodes, 1)), edges, np.ones((len(edges), 1)))])
+    v = rng.randn(batch.part_offsets[-1])
+    state = {}
+    structure.project(batch, v, warm_start=state)
+    z = structure.project(batch, v + 0.01, warm_start=state)
+    np.testing.assert_allclose(z, qp_project(v + 0.01, *mincut_constraints(edges, n_nodes)),
+                               atol=1e-7)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_argmax_matches_brute_force(seed):
+    rng = np.random.RandomState(seed)
+    node_features, edges, edge_features = random_grid(rng, 3, 3)
+    structure = MinCutStructure()
+    batch = structure.make_batch([(node_features, edges, edge_features)])
+    w = np.r_[rng.randn(2), rng.rand(1) * 2]
+    scores = structure.part_scores(batch, w)
+    Y = structure.argmax(batch, scores)
+    best = max(scores @ structure.encode(batch, np.array(y))
+               for y in itertools.product([0, 1], repeat=9))
+    assert scores @ structure.encode(batch, Y) == pytest.approx(best)
+
+
+def test_encode_losses_and_adjoint():
+    rng = np.random.RandomState(0)
+    graphs = [random_grid(rng, 2, 3), random_grid(rng, 3, 2)]
+    structure = MinCutStructure()
+    batch = structure.make_batch(graphs)
+    truth = rng.randint(2, size=12)
+    other = rng.randint(2, size=12)
+    owner = np.repeat([0, 1], 6)
+    loss = (np.bincount(owner, structure.encode(batch, other)[structure._node_parts(batch)]
+                        * structure.part_losses(batch, truth)[structure._node_parts(batch)])
+            + structure.loss_offsets(batch, truth))
+    np.testing.assert_allclose(loss, np.bincount(owner, truth != other))
+    w, z = rng.randn(3), rng.rand(batch.part_offsets[-1])
+    assert structure.part_scores(batch, w) @ z == pytest.approx(
+        w @ structure.expected_features(batch, z))
+    np.testing.assert_array_equal(structure.nonnegative_weights(batch), [False, False, True])
+    sub = structure.take(batch, [1])
+    np.testing.assert_allclose(structure.part_scores(sub, w),
+                               structure.part_scores(structure.make_batch([graphs[1]]), w))
+
+
+def test_bad_input():
+    structure = MinCutStructure()
+    nodes, edges = np.ones((3, 2)), np.array([[0, 1], [1, 2]])
+    with pytest.raises(ValueError, match="example 1.*non-negative"):
+        structure.make_batch([(nodes, edges, np.ones((2, 1))), (nodes, edges, -np.ones((2, 1)))])
+    with pytest.raises(ValueError, match="example 0.*out of range"):
+        structure.make_batch([(nodes, np.array([[0, 3], [1, 2]]), np.ones((2, 1)))])
+    with pytest.raises(ValueError, match="example 1.*node features"):
+        structure.make_batch([(nodes, edges, np.ones((2, 1))),
+                              (np.ones((3, 5)), edges, np.ones((2, 1)))])
+    with pytest.raises(ValueError, match="self-loop"):
+        structure.make_batch([(nodes, np.array([[0, 0], [1, 2]]), np.ones((2, 1)))])
+    with pytest.raises(TypeError, match="example 0"):
+        structure.make_batch([(nodes, edges)])
+    batch = structure.make_batch([(nodes, edges, np.ones((2, 1)))])
+    with pytest.raises(ValueError, match="submodular"):
+        structure.argmax(batch, np.r_[np.zeros(3), 1.0, 1.0])
