@@ -5,6 +5,7 @@ raises ``FileNotFoundError`` naming it, a malformed one ``ValueError`` naming th
 the line. Nothing is ever unpickled.
 """
 
+from ._cachopo import load_cachopo_text
 from ._conll import load_conll
 from ._hansards import load_hansards_alignments, load_hansards_sentence_pairs
 from ._iob import chunk_spans, iob1_to_iob2, iob2_to_iob1
@@ -16,6 +17,7 @@ __all__ = [
     "chunk_spans",
     "iob1_to_iob2",
     "iob2_to_iob1",
+    "load_cachopo_text",
     "load_conll",
     "load_hansards_alignments",
     "load_hansards_sentence_pairs",
