@@ -3,6 +3,9 @@
 __version__ = "0.1.0.dev0"
 
 from . import datasets, metrics, preprocessing  # noqa: E402
+from .eg import EGCRF, EGStructuredSVM, eg_path  # noqa: E402
+from .extragradient import DualExtragradientMatcher  # noqa: E402
+from .l1m3n import L1M3N  # noqa: E402
 from .sm import SMAdaBoostClassifier, SMLogisticRegression, fit_log_linear  # noqa: E402
 from .structures import (  # noqa: E402
     BaseStructure,
@@ -16,15 +19,20 @@ from .structures import (  # noqa: E402
 __all__ = [
     "BaseStructure",
     "ChainStructure",
+    "datasets",
+    "DualExtragradientMatcher",
+    "eg_path",
+    "EGCRF",
+    "EGStructuredSVM",
+    "fit_log_linear",
+    "L1M3N",
     "MatchingStructure",
+    "metrics",
     "MinCutStructure",
     "MulticlassStructure",
+    "preprocessing",
     "SMAdaBoostClassifier",
     "SMLogisticRegression",
     "UnsupportedOperation",
     "__version__",
-    "datasets",
-    "fit_log_linear",
-    "metrics",
-    "preprocessing",
 ]

@@ -1,0 +1,151 @@
+"""EGCRF against python-crfsuite's L-BFGS on CoNLL-2000 chunking (identical model).
+
+Model: first-order chain CRF over the standard token features of
+``sklearn_struct.preprocessing.conll_token_features`` (word, lower case, suffixes,
+shape, POS, +-1 window), every (feature, label) pair and every label transition
+(crfsuite: feature.possible_states=1, feature.possible_transitions=1; no start/end
+parts, as crfsuite has none), features fitted on the training sentences.
+Objectives: crfsuite minimises -LL + c2 ||w||^2, i.e. ``C = 1 / (2 c2)`` in the
+scikit-learn convention used by EGCRF (1/2||w||^2 + C * -LL).
+
+Reported: effective passes and wall seconds until the primal objective is within
+0.1% of the optimum (the best value either method reaches), the final objective and
+the test chunk F1 of both; EG wall time includes its per-pass duality-gap
+evaluation; crfsuite passes count objective/gradient evaluations (line search
+included), as in section 7 of Collins et al. (2008).  With ``--path`` also the
+warm-started path over 20 values of C (Table 3 of the paper).
+
+Run from benchmarks/:  python bench_eg_conll.py [--data DIR] [--c2 0.1] [--path]
+"""
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _record import markdown_table, record  # noqa: E402
+
+from sklearn_struct.datasets import load_conll  # noqa: E402
+from sklearn_struct.eg import EGCRF, eg_path  # noqa: E402
+from sklearn_struct.metrics import chunk_f1_score  # noqa: E402
+from sklearn_struct.preprocessing import SequenceDictVectorizer, conll_token_features  # noqa: E402
+from sklearn_struct.structures.chain import ChainStructure  # noqa: E402
+
+
+def crfsuite_items(matrix, names):
+    """Token feature dicts {name: value} of one CSR sequence, for crfsuite."""
+    items = []
+    for t in range(matrix.shape[0]):
+        row = slice(matrix.indptr[t], matrix.indptr[t + 1])
+        items.append({names[j]: float(v) for j, v in zip(matrix.indices[row], matrix.data[row])})
+    return items
+
+
+def time_to_reach(passes, seconds, values, target):
+    hit = np.flatnonzero(np.asarray(values) <= target)
+    return (passes[hit[0]], seconds[hit[0]]) if hit.size else (np.nan, np.nan)
+
+
+def run_crfsuite(X, y, X_test, names, c2, max_iterations):
+    import pycrfsuite
+
+    trainer = pycrfsuite.Trainer(algorithm="lbfgs", verbose=False)
+    for matrix, labels in zip(X, y):
+        trainer.append(pycrfsuite.ItemSequence(crfsuite_items(matrix, names)), list(labels))
+    trainer.set_params({"c1": 0.0, "c2": c2, "max_iterations": max_iterations,
+                        "feature.possible_states": True, "feature.possible_transitions": True,
+                        "epsilon": 1e-7, "delta": 1e-7, "period": 10})
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        trainer.train(str(Path(tmp) / "model.crfsuite"))
+        seconds = time.perf_counter() - start
+        tagger = pycrfsuite.Tagger()
+        tagger.open(str(Path(tmp) / "model.crfsuite"))
+        predicted = [tagger.tag(pycrfsuite.ItemSequence(crfsuite_items(m, names))) for m in X_test]
+    log = trainer.logparser.iterations
+    losses = np.array([it["loss"] for it in log])
+    elapsed = np.cumsum([it["time"] for it in log])
+    evaluations = np.cumsum([it.get("linesearch_trials", 1) for it in log])
+    return losses, evaluations, elapsed, seconds, predicted
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    default = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2000_chunking"
+    parser.add_argument("--data", type=Path, default=default)
+    parser.add_argument("--c2", type=float, default=0.1)
+    parser.add_argument("--max-passes", type=float, default=200)
+    parser.add_argument("--annealing", action="store_true")
+    parser.add_argument("--n-train", type=int, default=None, help="first sentences only")
+    parser.add_argument("--path", action="store_true", help="also run the 20-C warm-started path")
+    args = parser.parse_args()
+    C = 1.0 / (2.0 * args.c2)
+
+    train, test = load_conll(args.data / "train.txt.gz"), load_conll(args.data / "test.txt.gz")
+    if args.n_train is not None:
+        train = {key: train[key][:args.n_train] for key in ("word", "pos", "tags")}
+        train = type("Subset", (), train)
+    features = [conll_token_features(w, p) for w, p in zip(train.word, train.pos)]
+    vectorizer = SequenceDictVectorizer().fit(features)
+    X = vectorizer.transform(features)
+    X_test = vectorizer.transform([conll_token_features(w, p) for w, p in zip(test.word, test.pos)])
+    names = vectorizer.get_feature_names_out().tolist()
+    print(f"{len(X)} train sentences, {len(X_test)} test, {len(names)} features", flush=True)
+
+    EGCRF(max_iter=1, tol=0, structure=ChainStructure(start_end=False)).fit(X[:5], train.tags[:5])
+    start = time.perf_counter()
+    eg = EGCRF(C=C, structure=ChainStructure(start_end=False), tol=1e-5, max_iter=args.max_passes,
+               annealing=args.annealing, random_state=0, verbose=1).fit(X, train.tags)
+    eg_seconds = time.perf_counter() - start
+    h = eg.history_
+    eg_values = h["primal"] / C  # in crfsuite's scale
+    eg_wall = np.cumsum(h["seconds"] + h["eval_seconds"])
+    eg_f1 = chunk_f1_score(test.tags, eg.predict(X_test))
+
+    losses, evaluations, elapsed, cs_seconds, cs_pred = run_crfsuite(
+        X, train.tags, X_test, names, args.c2, 1000)
+    cs_f1 = chunk_f1_score(test.tags, cs_pred)
+    optimum = min(losses.min(), eg_values[h["C"] == C].min())
+    target = optimum * 1.001
+    eg_passes, eg_time = time_to_reach(h["passes"], eg_wall, np.where(h["C"] == C, eg_values, np.inf),
+                                       target)
+    cs_passes, cs_time = time_to_reach(evaluations, elapsed, losses, target)
+    rows = [
+        ["EGCRF (online EG" + (", annealed" if args.annealing else "") + ")", f"{eg_passes:.1f}",
+         f"{eg_time:.1f}", f"{eg_values[-1]:.2f}", f"{h['passes'][-1]:.1f}", f"{eg_seconds:.1f}",
+         f"{eg_f1:.4f}"],
+        ["python-crfsuite L-BFGS", f"{cs_passes:.0f}", f"{cs_time:.1f}", f"{losses[-1]:.2f}",
+         f"{evaluations[-1]:.0f}", f"{cs_seconds:.1f}", f"{cs_f1:.4f}"],
+    ]
+    header = ["method", "passes to 0.1% of optimum", "seconds to 0.1%", "final objective",
+              "total passes", "total seconds", "test chunk F1"]
+    body = (
+        f"CoNLL-2000, {len(X)} training sentences, {len(names)} input features x 22 labels "
+        f"+ transitions; c2={args.c2} (C={C:g}); optimum (best reached) {optimum:.2f}.\n\n"
+        + markdown_table(header, rows)
+    )
+    print(body, flush=True)
+    command = " ".join(["cd benchmarks && python bench_eg_conll.py"] + sys.argv[1:])
+    record("EGCRF vs CRFsuite on CoNLL-2000", body, command)
+
+    if args.path:
+        Cs = C * 0.7 ** np.arange(19, -1, -1)
+        path = eg_path(EGCRF(structure=ChainStructure(start_end=False), tol=1e-3, max_iter=200,
+                             random_state=0), X, train.tags, Cs)
+        rows = [[f"{c:.4g}", f"{p:.2f}", f"{t:.2f}", f"{s:.1f}", bool(ok)]
+                for c, p, t, s, ok in zip(path["C"], path["passes"], path["total_passes"],
+                                          path["seconds"], path["converged"])]
+        body = ("Warm-started path (section 7.1.2, relative gap 1e-3 per C), CoNLL-2000 train, "
+                "C increasing (the paper's C decreasing).\n\n"
+                + markdown_table(["C", "passes", "total passes", "seconds", "converged"], rows))
+        print(body, flush=True)
+        record("EGCRF warm-started C path on CoNLL-2000", body,
+               "cd benchmarks && python bench_eg_conll.py --path")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""L1-M3N on the synthetic protocol of Zhu, Xing & Zhang (KDD 2009), section 5.1.
+
+Data: ``make_correlated_chains`` (d = 100 features per token, 30 relevant in 10
+correlated groups, chains of 8 binary labels, 1,000 sequences per data set,
+one data set per seed).
+
+* Table 1: non-zero *average* weights (over the folds of a 10-fold CV on the
+  first data set: train on one fold, 100 sequences) of the 200 state weights
+  (Total) and of the 140 weights of the 70 irrelevant features (Irrelevant),
+  per solver and regularisation value.
+* Figure 2: test error (per token) against the training size, L1M3N (cutting
+  plane) vs EGStructuredSVM (L2 M3N) vs EGCRF (L2 CRF): K-fold splits with
+  K = 20, 10, 7, 5, 4 (train on one fold of 50..250 sequences, test on the
+  rest), best value of each model's small regularisation grid (the paper
+  also reports each model at its best constant).
+
+Run from benchmarks/:  python bench_l1m3n_synthetic.py [--datasets 10] [--folds 0]
+(``--folds F`` caps the folds used per training size; 0 = all, the paper's protocol).
+Writes the tables to RESULTS.md and the figure data to l1m3n_synthetic.npz.
+"""
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import KFold
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _record import markdown_table, record  # noqa: E402
+
+from sklearn_struct.datasets import make_correlated_chains  # noqa: E402
+from sklearn_struct.eg import EGCRF, EGStructuredSVM  # noqa: E402
+from sklearn_struct.l1m3n import L1M3N  # noqa: E402
+
+N_RELEVANT = 30
+TABLE1_GRIDS = {
+    "cutting_plane (C)": ("C", [0.01, 0.02, 0.05, 0.1, 0.2], dict(solver="cutting_plane")),
+    "subgradient (lam)": ("lam", [1.0, 2.0, 4.0, 8.0], dict(solver="subgradient", max_iter=500)),
+    "em (lam, C=1)": ("lam", [300.0, 1000.0, 3000.0, 10000.0], dict(solver="em", C=1.0)),
+}
+FIGURE2_MODELS = {
+    "L1M3N (cutting plane)": (L1M3N, "C", [0.02, 0.05, 0.1]),
+    "EGStructuredSVM (L2 M3N)": (EGStructuredSVM, "C", [0.01, 0.1, 1.0]),
+    "EGCRF (L2 CRF)": (EGCRF, "C", [0.01, 0.1, 1.0]),
+}
+SIZES_K = [20, 10, 7, 5, 4]
+
+
+def token_error(model, X, y):
+    return 1.0 - model.score(X, y)
+
+
+def subset(items, indices):
+    return [items[i] for i in indices]
+
+
+def table1(X, y, n_folds):
+    rows = []
+    folds = list(KFold(10, shuffle=True, random_state=0).split(X))[:n_folds or None]
+    for name, (param, values, fixed) in TABLE1_GRIDS.items():
+        for value in values:
+            coefs, errors, seconds = [], [], []
+            for test, train in folds:  # train on ONE fold (100 sequences)
+                model = L1M3N(**fixed, **{param: value})
+                start = time.perf_counter()
+                model.fit(subset(X, train), subset(y, train))
+                seconds.append(time.perf_counter() - start)
+                coefs.append(model.coef_)
+                errors.append(token_error(model, subset(X, test), subset(y, test)))
+            average = np.mean(coefs, axis=0)  # (2, 100): 200 state weights
+            rows.append([
+                name, value, int(np.count_nonzero(average)),
+                int(np.count_nonzero(average[:, N_RELEVANT:])),
+                f"{np.mean(errors):.3f}", f"{np.mean(seconds):.1f}",
+            ])
+            print(rows[-1], flush=True)
+    return rows
+
+
+def figure2(datasets, n_folds):
+    errors = {name: np.full((len(SIZES_K), len(datasets)), np.nan) for name in FIGURE2_MODELS}
+    sizes = []
+    for s, K in enumerate(SIZES_K):
+        sizes.append(1000 // K)
+        for d, (X, y) in enumerate(datasets):
+            folds = list(KFold(K, shuffle=True, random_state=d).split(X))[:n_folds or None]
+            for name, (cls, param, values) in FIGURE2_MODELS.items():
+                per_value = []
+                for value in values:
+                    fold_errors = []
+                    for test, train in folds:
+                        model = cls(**{param: value}).fit(subset(X, train), subset(y, train))
+                        fold_errors.append(token_error(model, subset(X, test), subset(y, test)))
+                    per_value.append(np.mean(fold_errors))
+                errors[name][s, d] = min(per_value)
+            print(K, d, {n: round(e[s, d], 3) for n, e in errors.items()}, flush=True)
+    return np.array(sizes), errors
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", type=int, default=10)
+    parser.add_argument("--folds", type=int, default=0, help="folds per size (0: all)")
+    args = parser.parse_args()
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    command = f"python bench_l1m3n_synthetic.py --datasets {args.datasets} --folds {args.folds}"
+    datasets = [make_correlated_chains(n_samples=1000, random_state=seed)
+                for seed in range(args.datasets)]
+
+    rows = table1(*datasets[0], args.folds)
+    body = (
+        "Non-zero average weights over the folds (first data set, train on one fold of 100 "
+        "sequences): Total of 200 state weights, Irrelevant of the 140 on the 70 irrelevant "
+        "features; token error on the other folds; mean fit time.\n\n"
+        + markdown_table(["solver (parameter)", "value", "Total", "Irrelevant", "test error",
+                          "fit s"], rows)
+    )
+    record("L1M3N synthetic: sparsity per solver (KDD 2009 Table 1)", body, command)
+
+    sizes, errors = figure2(datasets, args.folds)
+    np.savez(Path(__file__).resolve().parent / "l1m3n_synthetic.npz", sizes=sizes,
+             **{name: e for name, e in errors.items()})
+    header = ["training size"] + list(FIGURE2_MODELS)
+    table = [
+        [int(size)] + [f"{np.nanmean(errors[name][s]):.3f} ± {np.nanstd(errors[name][s]):.3f}"
+                       for name in FIGURE2_MODELS]
+        for s, size in enumerate(sizes)
+    ]
+    body = (
+        f"Token error (mean ± std over {args.datasets} data sets; each model at the best "
+        "value of its grid: L1M3N C in {0.02, 0.05, 0.1}, EG models C in {0.01, 0.1, 1}).\n\n"
+        + markdown_table(header, table)
+    )
+    record("L1M3N synthetic: error vs training size (KDD 2009 Figure 2)", body, command)
+
+
+if __name__ == "__main__":
+    main()

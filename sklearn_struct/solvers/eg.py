@@ -1,0 +1,474 @@
+"""Exponentiated-gradient (EG) training of log-linear and max-margin models.
+
+Collins, Globerson, Koo, Carreras and Bartlett (JMLR 2008), sections 2-4 and 7;
+Bartlett, Collins, Taskar and McAllester (NIPS 2004).
+
+Objective (scikit-learn convention; the paper's ``C`` is ``1 / C`` here)::
+
+    P(w) = 1/2 ||w||^2 + C sum_i s_i loss_i(w)
+
+with ``loss_i`` the negative conditional log-likelihood (``loss="log"``) or
+the structured hinge loss ``max_y [e(y_i, y) - w . (phi(x_i, y_i) - phi(x_i, y))]``
+(``loss="hinge"``).  Its dual over one distribution ``alpha_i`` per example is::
+
+    D(alpha) = C sum_i s_i term_i(alpha_i) - 1/2 ||w(alpha)||^2,
+    w(alpha) = C sum_i s_i (phi(x_i, y_i) - E_{alpha_i} phi(x_i, y)),
+
+with ``term_i`` the entropy of ``alpha_i`` (log loss) or its expected loss
+``E_{alpha_i} e(y_i, y)`` (hinge).  ``P(w(alpha)) >= D(alpha)`` with equality
+at the optimum, so ``P - D`` is an exact duality gap.
+
+``alpha_i`` is held implicitly as a Gibbs distribution over outputs with one
+parameter ``theta_{i,r}`` per part (section 4); every quantity above depends on
+``alpha_i`` only through the marginals ``mu_i`` and the log-partition.  The
+solver keeps ``theta``, ``mu``, the per-example dual terms and ``w`` up to
+date; these arrays are the *state* that a warm start reuses.
+
+This module knows nothing of scikit-learn: it works on a structure and a batch
+(see :mod:`sklearn_struct.structures`).  Multiclass and chain structures run
+the online epoch inside numba (:mod:`._eg_kernels`); any other structure that
+supports marginals runs the same algorithm through its Python operations.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
+
+from ..structures import MulticlassStructure
+from . import _eg_kernels
+
+try:  # the chain structure is optional for this module
+    from ..structures.chain import ChainStructure
+except ImportError:  # pragma: no cover
+    ChainStructure = None
+
+__all__ = ["EGResult", "EGState", "annealed_C", "eg_solve", "predict_marginals",
+           "predict_outputs"]
+
+LOSSES = {"log": _eg_kernels.LOG_LOSS, "hinge": _eg_kernels.HINGE_LOSS}
+#: Step halvings tried on one example before leaving it unchanged for this visit.
+MAX_HALVINGS = 30
+
+
+@dataclass
+class EGState:
+    """Dual variables of an EG fit (everything a warm start needs).
+
+    Attributes
+    ----------
+    theta : ndarray of shape (n_parts_total,)
+        Gibbs parameters of every example's dual distribution.
+    mu : ndarray of shape (n_parts_total,)
+        Their part marginals.
+    terms : ndarray of shape (n_samples,)
+        Per-example dual terms (entropy, or expected loss for the hinge).
+    etas : ndarray of shape (n_samples,)
+        Per-example adaptive learning rates (online solver).
+    part_offsets : ndarray of shape (n_samples + 1,)
+        Part layout of the examples the state belongs to.
+    eta : float
+        Global adaptive learning rate (batch solver).
+    w : ndarray of shape (n_weights,)
+        ``w(alpha)`` in the structure's weight layout, for the ``C`` it was built with.
+    C : float
+    """
+
+    theta: np.ndarray
+    mu: np.ndarray
+    terms: np.ndarray
+    etas: np.ndarray
+    eta: float
+    part_offsets: np.ndarray
+    w: np.ndarray = None
+    C: float = None
+
+
+@dataclass
+class EGResult:
+    """What :func:`eg_solve` returns: the final state and the per-pass history."""
+
+    state: EGState
+    history: dict = field(default_factory=dict)
+    n_iter: int = 0
+    converged: bool = False
+
+
+def annealed_C(C, epoch):
+    """Section 7.1.1 schedule, in the scikit-learn convention: ``C/10`` for five
+    passes, then ``C / (1 + 9 * 0.7**(t - 5))`` (the target once within 0.1%)."""
+    factor = 1.0 + 9.0 * 0.7 ** max(epoch - 5, 0)
+    return C if factor < 1.001 else C / factor
+
+
+# --------------------------------------------------------------------- chunks
+class _Chunks:
+    """Contiguous example ranges of a batch, one per joblib worker."""
+
+    def __init__(self, structure, batch, n_jobs):
+        self.n_jobs = n_jobs
+        n_chunks = 1 if n_jobs in (None, 1) else min(max(effective_n_jobs(n_jobs), 1),
+                                                      batch.n_samples)
+        bounds = np.linspace(0, batch.n_samples, n_chunks + 1).astype(np.int64)
+        po, uo = batch.part_offsets, batch.unit_offsets
+        self.part_ranges = [(int(po[a]), int(po[b])) for a, b in zip(bounds, bounds[1:])]
+        self.unit_ranges = [(int(uo[a]), int(uo[b])) for a, b in zip(bounds, bounds[1:])]
+        self.batches = (
+            [batch] if n_chunks == 1
+            else [structure.take(batch, np.arange(a, b)) for a, b in zip(bounds, bounds[1:])]
+        )
+
+    def map(self, fn, part_arrays=(), unit_arrays=()):
+        """``[fn(sub_batch, *part_slices, *unit_slices) for each chunk]``, in parallel."""
+        calls = [
+            (sub, *(v[p:q] for v in part_arrays), *(v[u:t] for v in unit_arrays))
+            for sub, (p, q), (u, t) in zip(self.batches, self.part_ranges, self.unit_ranges)
+        ]
+        if len(calls) == 1:
+            return [fn(*calls[0])]
+        return Parallel(n_jobs=self.n_jobs, prefer="threads")(delayed(fn)(*c) for c in calls)
+
+
+def _segment_sums(values, offsets):
+    return np.add.reduceat(values, offsets[:-1])
+
+
+def batch_marginals(structure, chunks, theta):
+    """Marginals and log-partitions of every example (in parallel chunks)."""
+    out = chunks.map(structure.marginals, (theta,))
+    return np.concatenate([m for m, _ in out]), np.concatenate([z for _, z in out])
+
+
+def dual_terms(loss, mu, log_partition, theta, part_losses, part_offsets):
+    """Entropy (log loss) or expected loss (hinge) of each example's distribution."""
+    if loss == "log":
+        return log_partition - _segment_sums(mu * theta, part_offsets)
+    return _segment_sums(mu * part_losses, part_offsets)
+
+
+def example_losses(structure, chunks, loss, w, truth, part_losses, Y):
+    """``loss_i(w)``: log-partition (log) or loss-augmented maximum (hinge) minus the truth's score."""
+
+    def chunk_losses(sub, truth_chunk, losses_chunk, y_chunk):
+        scores = structure.part_scores(sub, w)
+        true_scores = _segment_sums(scores * truth_chunk, sub.part_offsets)
+        if loss == "log":
+            return structure.marginals(sub, scores)[1] - true_scores
+        worst = structure.encode(sub, structure.loss_augmented_argmax(sub, scores, y_chunk))
+        return _segment_sums(worst * (scores + losses_chunk), sub.part_offsets) - true_scores
+
+    return np.concatenate(chunks.map(chunk_losses, (truth, part_losses), (Y,)))
+
+
+def predict_outputs(structure, batch, w, n_jobs=None):
+    """MAP outputs of every example under weights ``w`` (flat over output units)."""
+    chunks = _Chunks(structure, batch, n_jobs)
+    out = chunks.map(lambda sub: structure.argmax(sub, structure.part_scores(sub, w)))
+    return np.concatenate(out)
+
+
+def predict_marginals(structure, batch, w, n_jobs=None):
+    """Part marginals of every example under the Gibbs distribution of ``w``."""
+    chunks = _Chunks(structure, batch, n_jobs)
+    out = chunks.map(lambda sub: structure.marginals(sub, structure.part_scores(sub, w))[0])
+    return np.concatenate(out)
+
+
+# ------------------------------------------------------------------ the solver
+class _Problem:
+    """Fixed data of one fit: batch, encodings, losses, weights, parallel chunks."""
+
+    def __init__(self, structure, batch, Y, loss, sample_weight, n_jobs):
+        self.structure = structure
+        self.batch = batch
+        self.Y = Y
+        self.loss = loss
+        self.n_samples = batch.n_samples
+        self.sample_weight = (
+            np.ones(batch.n_samples) if sample_weight is None
+            else np.ascontiguousarray(sample_weight, dtype=np.float64)
+        )
+        self.truth = structure.encode(batch, Y)
+        self.part_losses = structure.part_losses(batch, Y)
+        self.chunks = _Chunks(structure, batch, n_jobs)
+        # the weighted observed features sum_i s_i phi(x_i, y_i), fixed during the fit
+        self.observed = structure.expected_features(batch, self.truth, self.sample_weight)
+
+    def weights(self, mu, C):
+        """``w(alpha) = C sum_i s_i (phi(x_i, y_i) - F_i mu_i)``."""
+        return C * (self.observed - self.structure.expected_features(
+            self.batch, mu, self.sample_weight))
+
+    def dual(self, terms, w, C):
+        return C * float(self.sample_weight @ terms) - 0.5 * float(w @ w)
+
+    def primal(self, w, C):
+        losses = example_losses(self.structure, self.chunks, self.loss, w, self.truth,
+                                self.part_losses, self.Y)
+        return 0.5 * float(w @ w) + C * float(self.sample_weight @ losses)
+
+
+def initial_state(problem, eta0):
+    """Uniform dual distributions (``theta = 0``), the paper's starting point."""
+    theta = np.zeros(int(problem.batch.part_offsets[-1]))
+    mu, log_partition = batch_marginals(problem.structure, problem.chunks, theta)
+    return EGState(
+        theta=theta, mu=mu,
+        terms=dual_terms(problem.loss, mu, log_partition, theta, problem.part_losses,
+                         problem.batch.part_offsets),
+        etas=np.full(problem.n_samples, float(eta0)), eta=float(eta0),
+        part_offsets=problem.batch.part_offsets.copy(),
+    )
+
+
+def _attach(problem, state, C):
+    """Make a (possibly warm) state consistent with this problem and ``C``.
+
+    The marginals and entropies depend on ``theta`` alone, so a warm start
+    only rebuilds ``w`` (one product with the feature map, no inference) and,
+    for the hinge, the expected losses under the current labels.
+    """
+    if problem.loss == "hinge":
+        state.terms = _segment_sums(state.mu * problem.part_losses, problem.batch.part_offsets)
+    state.w = problem.weights(state.mu, C)
+    state.C = C
+
+
+class _FastEpoch:
+    """Online epochs of multiclass and chain structures, inside numba."""
+
+    def __init__(self, problem):
+        structure, batch = problem.structure, problem.batch
+        X = batch.X
+        if isinstance(X, np.ndarray):
+            self.data = X.reshape(-1)
+            self.indices = np.zeros(0, dtype=np.int32)
+            self.indptr = np.zeros(0, dtype=np.int32)
+            self.dense_width = X.shape[1]
+        else:
+            self.data, self.indices, self.indptr = X.data, X.indices, X.indptr
+            self.dense_width = 0
+        self.n_states = batch.n_states
+        self.n_features = batch.n_features
+        self.chain = not isinstance(structure, MulticlassStructure)
+        self.start_end = bool(getattr(structure, "start_end", False))
+        self.gram, self.gram_offsets = _eg_kernels.token_gram(
+            self.data, self.indices, self.indptr, self.dense_width, self.n_features,
+            batch.unit_offsets,
+        )
+        self.problem = problem
+
+    @staticmethod
+    def supports(structure):
+        fast = (MulticlassStructure,) + ((ChainStructure,) if ChainStructure is not None else ())
+        return type(structure) in fast
+
+    def to_kernel(self, w):
+        """Contract layout ``W.ravel()`` (K, d) -> feature-major (d, K) for the kernel."""
+        K, d = self.n_states, self.n_features
+        out = w.copy()
+        out[:K * d] = w[:K * d].reshape(K, d).T.ravel()
+        return out
+
+    def from_kernel(self, w_fm):
+        K, d = self.n_states, self.n_features
+        out = w_fm.copy()
+        out[:K * d] = w_fm[:K * d].reshape(d, K).T.ravel()
+        return out
+
+    def run(self, state, order, budget, loss, adaptive, eta, C):
+        p = self.problem
+        w_fm = self.to_kernel(state.w)
+        tries = _eg_kernels.online_epoch(
+            order, budget, LOSSES[loss], adaptive, eta, MAX_HALVINGS,
+            self.data, self.indices, self.indptr, self.dense_width, self.n_features,
+            p.batch.unit_offsets, p.batch.part_offsets, self.gram, self.gram_offsets,
+            p.part_losses, p.sample_weight, C, self.n_states, self.chain, self.start_end,
+            w_fm, state.theta, state.mu, state.terms, state.etas,
+        )
+        state.w = self.from_kernel(w_fm)
+        return tries
+
+
+class _GenericEpoch:
+    """Online epochs for any structure with marginals, through its Python operations."""
+
+    def __init__(self, problem):
+        self.problem = problem
+        self.examples = [problem.structure.take(problem.batch, [i])
+                         for i in range(problem.n_samples)]
+
+    def run(self, state, order, budget, loss, adaptive, eta, C):
+        p, structure = self.problem, self.problem.structure
+        po = p.batch.part_offsets
+        tries = 0
+        for i in order:
+            if tries >= budget:
+                break
+            sub, a, b = self.examples[i], po[i], po[i + 1]
+            cs = C * p.sample_weight[i]
+            if cs == 0.0:
+                tries += 1
+                continue
+            scores = structure.part_scores(sub, state.w)
+            step = state.etas[i] if adaptive else eta
+            for attempt in range(MAX_HALVINGS + 1):
+                tries += 1
+                if loss == "log":
+                    theta = (1.0 - step) * state.theta[a:b] + step * scores
+                else:
+                    theta = state.theta[a:b] + step * (p.part_losses[a:b] + scores)
+                mu, log_z = structure.marginals(sub, theta)
+                term = dual_terms(loss, mu, log_z, theta, p.part_losses[a:b], sub.part_offsets)[0]
+                dmu = mu - state.mu[a:b]
+                change = structure.expected_features(sub, dmu)
+                gain = cs * (term - state.terms[i] + dmu @ scores) - 0.5 * cs * cs * (change @ change)
+                scale = (np.abs(theta).sum() + np.abs(scores).sum() + abs(log_z[0]) + abs(term)
+                         + abs(state.terms[i]))
+                rounding = _eg_kernels.ROUNDING * (cs * scale + cs * cs * (change @ change))
+                if not adaptive or gain >= -rounding:
+                    state.theta[a:b], state.mu[a:b], state.terms[i] = theta, mu, term
+                    state.w -= cs * change
+                    if adaptive:
+                        state.etas[i] = step * 1.05 if gain > rounding else step
+                    break
+                if attempt == MAX_HALVINGS:
+                    state.etas[i] = step
+                    break
+                step *= 0.5
+        return tries
+
+
+def _batch_pass(problem, state, budget, loss, adaptive, eta, C):
+    """Figure 1: every example steps at once; adaptive global rate on the full dual."""
+    scores = problem.structure.part_scores(problem.batch, state.w)
+    step = state.eta if adaptive else eta
+    old_dual = problem.dual(state.terms, state.w, C)
+    tries = 0
+    while tries < min(max(budget, 1), MAX_HALVINGS + 1):
+        tries += 1
+        if loss == "log":
+            theta = (1.0 - step) * state.theta + step * scores
+        else:
+            theta = state.theta + step * (problem.part_losses + scores)
+        mu, log_partition = batch_marginals(problem.structure, problem.chunks, theta)
+        terms = dual_terms(loss, mu, log_partition, theta, problem.part_losses,
+                           problem.batch.part_offsets)
+        w = problem.weights(mu, C)
+        if not adaptive or problem.dual(terms, w, C) >= old_dual:
+            state.theta, state.mu, state.terms, state.w = theta, mu, terms, w
+            step *= 1.05
+            break
+        step *= 0.5
+    if adaptive:
+        state.eta = step
+    return tries * problem.n_samples
+
+
+def eg_solve(
+    structure, batch, Y, *, loss="log", C=1.0, sample_weight=None, solver="online",
+    order="random", learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100,
+    annealing=False, state=None, random_state=None, n_jobs=None, verbose=0, callback=None,
+):
+    """Minimise ``1/2||w||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
+
+    Parameters
+    ----------
+    structure : BaseStructure
+        Must support ``part_scores``, ``expected_features``, ``encode``,
+        ``part_losses``, ``marginals`` (and ``loss_augmented_argmax`` for the hinge).
+    batch : batch of ``structure``
+    Y : ndarray of int64
+        Encoded outputs (flat over output units).
+    loss : {"log", "hinge"}
+    C : float > 0
+    sample_weight : ndarray of shape (n_samples,), optional
+    solver : {"online", "batch"}
+        Randomized/cyclic online EG (Figures 2-3) or batch EG (Figure 1).
+    order : {"random", "cyclic"}
+        Online visiting order: uniform draws with replacement, or ``0..n-1``.
+    learning_rate : "adaptive" or float
+        Section 7: per-example (online) or global (batch) rate, halved until
+        the dual improves, then multiplied by 1.05.  A float is a fixed rate.
+    eta0 : float
+        Initial adaptive rate.
+    tol : float
+        Stop when ``(primal - dual) <= tol * |primal|``.
+    max_iter : float
+        Maximum number of effective passes (step sizes tried / n_samples).
+    annealing : bool
+        Section 7.1.1: start from ``C/10`` and move ``C`` to its target.
+    state : EGState, optional
+        Dual variables of an earlier fit on the same examples (warm start).
+    random_state : numpy.random.RandomState
+    n_jobs : int, optional
+        joblib workers for batch marginals and primal/gap evaluation.
+    verbose : int
+    callback : callable, optional
+        Called as ``callback(epoch, state)`` after every pass.
+
+    Returns
+    -------
+    EGResult
+    """
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}.")
+    adaptive = isinstance(learning_rate, str)
+    eta = eta0 if adaptive else float(learning_rate)
+    rng = random_state if random_state is not None else np.random.RandomState(0)
+    problem = _Problem(structure, batch, Y, loss, sample_weight, n_jobs)
+    n = problem.n_samples
+
+    C_now = annealed_C(C, 0) if annealing else C
+    if state is None:
+        state = initial_state(problem, eta0)
+    elif not np.array_equal(state.part_offsets, batch.part_offsets):
+        raise ValueError(
+            f"warm start: the stored dual variables cover {len(state.part_offsets) - 1} "
+            f"examples with {state.part_offsets[-1]} parts but this training set has {n} "
+            f"examples with {batch.part_offsets[-1]} parts; fit on the same examples or set "
+            "warm_start=False."
+        )
+    _attach(problem, state, C_now)
+
+    if solver == "online":
+        epoch_runner = _FastEpoch(problem) if _FastEpoch.supports(structure) else _GenericEpoch(problem)
+    history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds", "eval_seconds")}
+    total_tries, epoch, converged = 0, 0, False
+    budget_total = int(np.ceil(max_iter * n))
+    while total_tries < budget_total:
+        epoch += 1
+        C_next = annealed_C(C, epoch) if annealing else C
+        if C_next != C_now:  # w(alpha) is linear in C
+            state.w *= C_next / C_now
+            state.C = C_now = C_next
+        start = time.perf_counter()
+        budget = budget_total - total_tries
+        if solver == "online":
+            order_ = (rng.randint(0, n, size=n) if order == "random"
+                      else np.arange(n)).astype(np.int64)
+            total_tries += epoch_runner.run(state, order_, min(budget, n), loss, adaptive, eta, C_now)
+        else:
+            total_tries += _batch_pass(problem, state, budget // n, loss, adaptive, eta, C_now)
+        elapsed = time.perf_counter() - start
+        start = time.perf_counter()
+        dual = problem.dual(state.terms, state.w, C_now)
+        primal = problem.primal(state.w, C_now)
+        gap = primal - dual
+        for key, value in (("passes", total_tries / n), ("C", C_now), ("dual", dual),
+                           ("primal", primal), ("gap", gap), ("seconds", elapsed),
+                           ("eval_seconds", time.perf_counter() - start)):
+            history[key].append(value)
+        if verbose:
+            print(f"[EG] pass {total_tries / n:7.2f}  C={C_now:.4g}  primal={primal:.8g}  "
+                  f"dual={dual:.8g}  rel.gap={gap / max(abs(primal), 1e-300):.3e}  "
+                  f"({elapsed:.2f}s)")
+        if callback is not None:
+            callback(epoch, state)
+        if C_now == C and gap <= tol * abs(primal):
+            converged = True
+            break
+    state.C = C_now
+    return EGResult(state=state, history={k: np.asarray(v) for k, v in history.items()},
+                    n_iter=epoch, converged=converged)

@@ -1,0 +1,391 @@
+"""Dual extragradient for max-margin structured learning (Taskar, Lacoste-Julien & Jordan 2006).
+
+The max-margin problem is the bilinear saddle point (eq. 13)
+
+    min_{w in W} max_{z in Z}  L(w, z) = sum_i w.F_i z_i + c_i.z_i - w.f_i(y_i)
+
+with ``W`` a norm ball (optionally with non-negative coordinates) and ``Z``
+the product of the examples' relaxed output polytopes.  With
+``D(u) = (-(F z - f), F^T w + c)`` (the paper's ``-(F u - a)``), Nesterov's
+dual extragradient (Figures 2 and 4) iterates
+
+    v = T(u_hat, s);   u = T(v, D(v));   s += D(u)
+
+and returns the average of the ``u``.  ``T`` is a Euclidean projection step
+(``geometry="euclidean"``) or a Bregman proximal step (``"entropic"``: the
+L1 ball through the simplex of Example 1 for ``w``; for ``z`` chain
+marginals (Example 2) when the structure has marginals, Euclidean
+projections otherwise).  ``memory="low"`` is Figure 6: only ``s_w`` and the
+averaged ``w`` are kept, ``s_z = t (F^T w_bar + c)`` is rebuilt one chunk of
+examples at a time -- the same iterates up to rounding.
+
+Structures are used only through their parts operations; nothing here knows
+scikit-learn.
+"""
+
+import inspect
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["ExtragradientResult", "dual_extragradient", "estimate_lipschitz"]
+
+
+@dataclass
+class ExtragradientResult:
+    """Output of :func:`dual_extragradient`.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_weights,)
+        The averaged weights ``w_bar``.
+    n_iter : int
+        Passes run.
+    converged : bool
+        Whether the relative gap reached ``tol`` (always False when the gap is
+        not defined, i.e. for an unbounded Euclidean ball).
+    lipschitz : float
+        ``L``; the step size is ``1 / L``.
+    objective : list of float
+        Sum of hinge losses (eq. 8/15 objective) at ``w_bar`` after every pass.
+    gap : list of float
+        Gap function (eq. 18) at ``(w_bar, z_bar)`` after every pass (``inf``
+        when ``W`` is unbounded).
+    """
+
+    coef: np.ndarray
+    n_iter: int
+    converged: bool
+    lipschitz: float
+    objective: list = field(default_factory=list)
+    gap: list = field(default_factory=list)
+
+
+# ------------------------------------------------------------ w-side setups
+class _EuclideanBall:
+    """``W = {||w||_2 <= radius, w[nonneg] >= 0}``, Euclidean steps."""
+
+    def __init__(self, n_weights, radius, nonneg, step):
+        self.radius, self.nonneg, self.step = radius, nonneg, step
+        self.n_weights = n_weights
+
+    def project(self, w):
+        w = w.copy()
+        w[self.nonneg] = np.maximum(w[self.nonneg], 0.0)
+        norm = np.linalg.norm(w)
+        if norm > self.radius:
+            w *= self.radius / norm
+        return w
+
+    def initial(self):
+        return np.zeros(self.n_weights)
+
+    def from_sum(self, s):
+        """``T(u_hat, s)`` with centre ``w_hat = 0``."""
+        return self.project(self.step * s)
+
+    def advance(self, v, s_v, direction):
+        """``T(v, direction)``; ``s_v`` is the accumulated direction that gave ``v``."""
+        return self.project(v + self.step * direction)
+
+    def min_linear(self, g):
+        """``min_{w in W} w . g`` (``-inf`` on an unbounded ball)."""
+        h = g.copy()
+        h[self.nonneg] = np.minimum(h[self.nonneg], 0.0)
+        norm = np.linalg.norm(h)
+        if norm == 0.0:
+            return 0.0
+        return -self.radius * norm
+
+
+class _EntropicL1Ball:
+    """``W = {||w||_1 <= radius, w[nonneg] >= 0}`` via the simplex of Example 1.
+
+    ``w = radius (v+ - v-)`` with ``v = (v0, v+, v-)`` on the simplex (no
+    ``v-`` for non-negative coordinates) and negative entropy as ``h``.
+    Proximal steps compose, so ``w`` is a function of the accumulated
+    direction only: ``v ~ exp(step * radius * (0, +s, -s))``.
+    """
+
+    def __init__(self, n_weights, radius, nonneg, step):
+        self.radius, self.nonneg, self.step = radius, nonneg, step
+        self.n_weights = n_weights
+
+    def initial(self):
+        return np.zeros(self.n_weights)
+
+    def from_sum(self, s):
+        a = self.step * self.radius * s
+        negative = np.where(self.nonneg, -np.inf, -a)
+        top = max(0.0, a.max(), negative.max())
+        plus, minus = np.exp(a - top), np.exp(negative - top)
+        return self.radius * (plus - minus) / (np.exp(-top) + plus.sum() + minus.sum())
+
+    def advance(self, v, s_v, direction):
+        return self.from_sum(s_v + direction)
+
+    def min_linear(self, g):
+        h = g.copy()
+        h[self.nonneg] = np.minimum(h[self.nonneg], 0.0)
+        return -self.radius * np.abs(h).max(initial=0.0)
+
+
+# ------------------------------------------------------------ z-side setups
+class _EuclideanPolytope:
+    """Euclidean projections onto the structure's relaxed polytope, centre = truth.
+
+    With ``warm=True`` (full memory only) the duals of the previous ``v`` and
+    ``u`` projections start the next ones, when the structure accepts it.
+    """
+
+    def __init__(self, structure, step, warm=False):
+        self.structure, self.step = structure, step
+        accepts = "warm_start" in inspect.signature(structure.project).parameters
+        self.warm = [{}, {}] if warm and accepts else None
+
+    def centre(self, batch, Y):
+        return self.structure.encode(batch, Y)
+
+    def _project(self, batch, point, which):
+        if self.warm is None:
+            return self.structure.project(batch, point)
+        return self.structure.project(batch, point, warm_start=self.warm[which])
+
+    def from_sum(self, batch, centre, s):
+        return self._project(batch, centre + self.step * s, 0)
+
+    def advance(self, batch, v, s_v, direction):
+        return self._project(batch, v + self.step * direction, 1)
+
+
+class _EntropicMarginals:
+    """KL steps on the marginal polytope (Example 2): natural parameters add up."""
+
+    def __init__(self, structure, step, warm=False):
+        self.structure, self.step = structure, step
+
+    def centre(self, batch, Y):
+        return None  # the uniform distribution: natural parameters 0
+
+    def from_sum(self, batch, centre, s):
+        return self.structure.marginals(batch, self.step * s)[0]
+
+    def advance(self, batch, v, s_v, direction):
+        return self.structure.marginals(batch, self.step * (s_v + direction))[0]
+
+
+# ------------------------------------------------------------------ helpers
+def estimate_lipschitz(structure, batch, n_iter=100, tol=1e-10, random_state=0):
+    """``||F||_2`` (largest singular value of the feature map) by power iteration."""
+    rng = np.random.RandomState(random_state)
+    x = rng.standard_normal(batch.n_weights)
+    x /= np.linalg.norm(x)
+    value = 0.0
+    for _ in range(n_iter):
+        y = structure.expected_features(batch, structure.part_scores(batch, x))
+        new_value = np.linalg.norm(y)
+        if new_value == 0.0:
+            return 0.0
+        x = y / new_value
+        if abs(new_value - value) <= tol * new_value:
+            value = new_value
+            break
+        value = new_value
+    # power iteration approaches ||F||^2 from below: a small margin keeps 1/L safe
+    return float(np.sqrt(value)) * (1.0 + 1e-6)
+
+
+def _example_bounds(batch, entropic_z):
+    """Per-example ``B_i`` bounding ``|f_i(y)|_inf`` (KL z) or feature column norms."""
+    from ..structures.chain import ChainBatch
+    from ..structures.matching import MatchingBatch
+    from ..structures.mincut import MinCutBatch
+    from ..structures.multiclass import MulticlassBatch
+
+    def per_example(X, offsets, power):
+        values = abs(X).power(power) if hasattr(X, "power") else np.abs(X) ** power
+        if X.shape[0] == 0:
+            return np.zeros(len(offsets) - 1)
+        rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+        import scipy.sparse as sp
+
+        owner = sp.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))),
+                              shape=(len(offsets) - 1, X.shape[0]))
+        sums = owner @ values
+        sums = sums.toarray() if hasattr(sums, "toarray") else np.asarray(sums)
+        return sums.max(axis=1, initial=0.0) ** (1.0 / power)
+
+    if isinstance(batch, MatchingBatch):
+        return per_example(batch.X, batch.unit_offsets, 2)
+    if isinstance(batch, MinCutBatch):
+        return np.maximum(per_example(batch.node_X, batch.unit_offsets, 2),
+                          per_example(batch.edge_X, batch.edge_offsets, 2))
+    if isinstance(batch, ChainBatch) and entropic_z:
+        transitions = np.maximum(np.diff(batch.unit_offsets) - 1, 1 if batch.start_end else 0)
+        return np.maximum(per_example(batch.X, batch.unit_offsets, 1), transitions)
+    if isinstance(batch, MulticlassBatch) and entropic_z:
+        return per_example(batch.X, batch.unit_offsets, 1)
+    raise ValueError(
+        f"geometry='entropic' has no step-size bound for {type(batch).__name__}"
+        f"{' with Euclidean z-steps' if not entropic_z else ''}."
+    )
+
+
+def _chunks(part_offsets, max_parts):
+    """Consecutive example ranges holding at most ``max_parts`` parts (>= 1 example)."""
+    bounds, start = [], 0
+    n = len(part_offsets) - 1
+    while start < n:
+        stop = np.searchsorted(part_offsets, part_offsets[start] + max_parts, side="right") - 1
+        stop = max(stop, start + 1)
+        bounds.append((start, min(stop, n)))
+        start = stop
+    return bounds
+
+
+# ---------------------------------------------------------------- the solver
+def dual_extragradient(
+    structure,
+    batch,
+    Y,
+    *,
+    radius=np.inf,
+    geometry="euclidean",
+    memory="full",
+    max_iter=100,
+    tol=1e-3,
+    lipschitz=None,
+    track_objective=True,
+    callback=None,
+    chunk_parts=1 << 15,
+):
+    """Learn ``w`` by the dual extragradient method.
+
+    Parameters
+    ----------
+    structure : BaseStructure
+        Needs ``part_scores``, ``expected_features``, ``encode``,
+        ``part_losses``, ``loss_augmented_argmax`` and ``project`` (Euclidean
+        z-steps) or ``marginals`` (entropic z-steps).  Optional
+        ``nonnegative_weights(batch)`` (mask of weights kept >= 0) and
+        ``loss_offsets(batch, Y)`` (constant loss terms).
+    batch : the structure's batch.
+    Y : ndarray of int64, encoded true outputs, flat over output units.
+    radius : float, default=inf
+        ``gamma``: ``W = {||w|| <= gamma}`` (2-norm for Euclidean, 1-norm for
+        entropic geometry, which needs it finite).
+    geometry : {"euclidean", "entropic"}
+    memory : {"full", "low"}
+        ``"low"``: Figure 6, state of the size of ``w`` plus one chunk of
+        examples (of at most ``chunk_parts`` parts).
+    max_iter : int
+        Passes over the data.
+    tol : float
+        Stop when ``gap <= tol * max(objective, 1)``.
+    lipschitz : float, optional
+        ``L`` (step ``1 / L``); default: power iteration on ``F`` (Euclidean)
+        or the bound ``2 gamma sum_i B_i`` (entropic).
+    track_objective : bool
+        Compute objective and gap at ``w_bar`` after every pass (one
+        loss-augmented inference per example).
+    callback : callable(t, coef) -> bool, optional
+        Called after every pass with the averaged weights; returning True stops.
+
+    Returns
+    -------
+    ExtragradientResult
+    """
+    if geometry not in ("euclidean", "entropic"):
+        raise ValueError(f"geometry must be 'euclidean' or 'entropic', got {geometry!r}.")
+    if memory not in ("full", "low"):
+        raise ValueError(f"memory must be 'full' or 'low', got {memory!r}.")
+    entropic_z = geometry == "entropic" and structure.supports("marginals")
+    if geometry == "entropic" and not np.isfinite(radius):
+        raise ValueError("geometry='entropic' needs a finite radius (the L1 ball).")
+    n_weights = batch.n_weights
+    nonneg = np.zeros(n_weights, dtype=bool)
+    if hasattr(structure, "nonnegative_weights"):
+        nonneg = np.asarray(structure.nonnegative_weights(batch), dtype=bool)
+    if lipschitz is None:
+        if geometry == "euclidean":
+            lipschitz = estimate_lipschitz(structure, batch)
+        else:
+            lipschitz = 2.0 * radius * float(_example_bounds(batch, entropic_z).sum())
+    lipschitz = max(float(lipschitz), np.finfo(float).tiny)
+    step = 1.0 / lipschitz
+    w_setup = (_EuclideanBall if geometry == "euclidean" else _EntropicL1Ball)(
+        n_weights, radius, nonneg, step
+    )
+    z_setup = (_EntropicMarginals if entropic_z else _EuclideanPolytope)(
+        structure, step, warm=memory == "full"
+    )
+
+    losses = structure.part_losses(batch, Y)
+    truth_features = structure.expected_features(batch, structure.encode(batch, Y))
+    offsets = (structure.loss_offsets(batch, Y).sum()
+               if hasattr(structure, "loss_offsets") else 0.0)
+
+    s_w = np.zeros(n_weights)
+    w_bar = w_setup.initial()
+    # running means of F u_z and c . u_z, for the gap (both memory modes)
+    feature_bar = np.zeros(n_weights)
+    loss_bar = 0.0
+    result = ExtragradientResult(coef=w_bar, n_iter=0, converged=False, lipschitz=lipschitz)
+
+    if memory == "full":
+        centre = z_setup.centre(batch, Y)
+        s_z = np.zeros(batch.part_offsets[-1])
+    else:
+        chunks = _chunks(batch.part_offsets, chunk_parts)
+
+    for t in range(max_iter):
+        v_w = w_setup.from_sum(s_w)
+        if memory == "full":
+            v_z = z_setup.from_sum(batch, centre, s_z)
+            dir_w = truth_features - structure.expected_features(batch, v_z)
+            dir_z = structure.part_scores(batch, v_w) + losses
+            u_z = z_setup.advance(batch, v_z, s_z, dir_z)
+            features_u = structure.expected_features(batch, u_z)
+            loss_u = float(losses @ u_z)
+            u_w = w_setup.advance(v_w, s_w, dir_w)
+            s_z += structure.part_scores(batch, u_w) + losses
+        else:
+            dir_w = truth_features.copy()
+            features_u = np.zeros(n_weights)
+            loss_u = 0.0
+            for start, stop in chunks:
+                sub = structure.take(batch, np.arange(start, stop))
+                lo, hi = batch.unit_offsets[start], batch.unit_offsets[stop]
+                Y_sub = Y[lo:hi]
+                losses_sub = losses[batch.part_offsets[start]:batch.part_offsets[stop]]
+                s_sub = t * (structure.part_scores(sub, w_bar) + losses_sub)
+                v_sub = z_setup.from_sum(sub, z_setup.centre(sub, Y_sub), s_sub)
+                dir_w -= structure.expected_features(sub, v_sub)
+                dir_sub = structure.part_scores(sub, v_w) + losses_sub
+                u_sub = z_setup.advance(sub, v_sub, s_sub, dir_sub)
+                features_u += structure.expected_features(sub, u_sub)
+                loss_u += float(losses_sub @ u_sub)
+            u_w = w_setup.advance(v_w, s_w, dir_w)
+        s_w += truth_features - features_u
+        w_bar = w_bar + (u_w - w_bar) / (t + 1)
+        feature_bar += (features_u - feature_bar) / (t + 1)
+        loss_bar += (loss_u - loss_bar) / (t + 1)
+        result.coef, result.n_iter = w_bar, t + 1
+
+        if track_objective:
+            scores = structure.part_scores(batch, w_bar) + losses
+            worst = structure.encode(batch, structure.loss_augmented_argmax(
+                batch, structure.part_scores(batch, w_bar), Y))
+            max_part = float(scores @ worst) - float(w_bar @ truth_features)
+            objective = max_part + offsets
+            min_part = w_setup.min_linear(feature_bar - truth_features) + loss_bar
+            gap = max_part - min_part
+            result.objective.append(objective)
+            result.gap.append(gap)
+            if gap <= tol * max(objective, 1.0):
+                result.converged = True
+        if callback is not None and callback(t + 1, w_bar):
+            break
+        if result.converged:
+            break
+    return result

@@ -1,0 +1,443 @@
+"""EGCRF / EGStructuredSVM against independent references.
+
+References: the exact primal over enumerated outputs minimised by scipy.optimize
+(L-BFGS for the log loss, SLSQP on the epigraph QP for the hinge), scikit-learn's
+LogisticRegression, and the solver's own Python path for arbitrary structures.
+"""
+
+import itertools
+import pickle
+import warnings
+
+import joblib
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from scipy.special import logsumexp
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, cross_val_score
+
+from sklearn_struct.eg import EGCRF, EGStructuredSVM, eg_path
+from sklearn_struct.structures import MulticlassStructure, UnsupportedOperation
+from sklearn_struct.structures.chain import ChainStructure
+
+# fits with tol=0 or a few passes are meant to stop on max_iter
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+# ----------------------------------------------------------------- fixtures
+def make_chains(n=6, n_features=3, n_states=3, max_len=3, seed=0, signal=1.0):
+    rng = np.random.RandomState(seed)
+    X, y = [], []
+    for _ in range(n):
+        T = rng.randint(1, max_len + 1)
+        labels = rng.randint(0, n_states, T)
+        x = rng.randn(T, n_features)
+        x[np.arange(T), labels % n_features] += signal
+        X.append(x)
+        y.append(labels)
+    return X, y
+
+
+def make_flat(n=120, n_features=5, n_classes=3, seed=0, sparse=False):
+    rng = np.random.RandomState(seed)
+    y = rng.randint(0, n_classes, n)
+    X = rng.randn(n, n_features)
+    X[np.arange(n), y] += 1.0
+    return (sp.csr_matrix(X) if sparse else X), y
+
+
+def joint_features(x, labels, K, start_end):
+    """phi(x, y) of a chain, written out independently of the package."""
+    T, d = x.shape
+    W = np.zeros((K, d))
+    for t in range(T):
+        W[labels[t]] += x[t]
+    trans = np.zeros((K, K))
+    for t in range(1, T):
+        trans[labels[t - 1], labels[t]] += 1
+    parts = [W.ravel(), trans.ravel()]
+    if start_end:
+        start, end = np.zeros(K), np.zeros(K)
+        start[labels[0]] = 1
+        end[labels[-1]] = 1
+        parts += [start, end]
+    return np.concatenate(parts)
+
+
+def enumerated_problem(X, y, K, start_end):
+    """Per example: features of every output (rows) and their Hamming losses."""
+    problem = []
+    for x, labels in zip(X, y):
+        outputs = list(itertools.product(range(K), repeat=len(labels)))
+        Phi = np.array([joint_features(x, out, K, start_end) for out in outputs])
+        loss = np.array([np.sum(np.array(out) != labels) for out in outputs], dtype=float)
+        truth = joint_features(x, labels, K, start_end)
+        problem.append((Phi, loss, truth))
+    return problem
+
+
+def primal_log(w, problem, C, weights):
+    value, grad = 0.5 * w @ w, w.copy()
+    for (Phi, _, truth), s in zip(problem, weights):
+        scores = Phi @ w
+        log_z = logsumexp(scores)
+        p = np.exp(scores - log_z)
+        value += C * s * (log_z - truth @ w)
+        grad += C * s * (Phi.T @ p - truth)
+    return value, grad
+
+
+def primal_hinge(w, problem, C, weights):
+    return 0.5 * w @ w + C * sum(
+        s * np.max(loss + Phi @ w - truth @ w) for (Phi, loss, truth), s in zip(problem, weights)
+    )
+
+
+def solve_hinge_qp(problem, C, weights, dim):
+    """min 1/2||w||^2 + C sum s_i xi_i s.t. xi_i >= loss_iy - w.(phi_i(y_i) - phi_i(y))."""
+    n = len(problem)
+
+    def objective(z):
+        return 0.5 * z[:dim] @ z[:dim] + C * weights @ z[dim:]
+
+    def gradient(z):
+        return np.concatenate([z[:dim], C * weights])
+
+    rows, rhs = [], []
+    for i, (Phi, loss, truth) in enumerate(problem):
+        for phi, l in zip(Phi, loss):
+            row = np.zeros(dim + n)
+            row[:dim] = truth - phi
+            row[dim + i] = 1.0
+            rows.append(row)
+            rhs.append(l)
+    A, b = np.array(rows), np.array(rhs)
+    constraint = {"type": "ineq", "fun": lambda z: A @ z - b, "jac": lambda z: A}
+    z0 = np.concatenate([np.zeros(dim), np.full(n, b.max())])
+    res = minimize(objective, z0, jac=gradient, constraints=[constraint], method="SLSQP",
+                   options={"ftol": 1e-13, "maxiter": 2000})
+    # SLSQP may stop with "positive directional derivative" at machine precision:
+    # what matters is a feasible point (an upper bound on the optimum)
+    assert (A @ res.x - b).min() > -1e-8, res.message
+    return res.fun
+
+
+# ------------------------------------------------------- exact optimum (scipy)
+@pytest.mark.parametrize("start_end", [True, False])
+@pytest.mark.parametrize("use_weights", [False, True])
+def test_crf_matches_scipy_on_enumerated_primal(start_end, use_weights):
+    X, y = make_chains(n=6, n_states=3, max_len=3, seed=1)
+    K, C = 3, 0.7
+    weights = np.random.RandomState(3).uniform(0.5, 2.0, len(X)) if use_weights else np.ones(len(X))
+    problem = enumerated_problem(X, y, K, start_end)
+    dim = problem[0][0].shape[1]
+    ref = minimize(primal_log, np.zeros(dim), args=(problem, C, weights), jac=True,
+                   method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 5000})
+    crf = EGCRF(C=C, structure=ChainStructure(start_end=start_end), tol=1e-9, max_iter=2000,
+                random_state=0)
+    crf.fit(X, y, sample_weight=weights if use_weights else None)
+    w = crf._weights()
+    # the solver's own primal evaluation agrees with the enumeration ...
+    assert crf.primal_objective_ == pytest.approx(primal_log(w, problem, C, weights)[0], rel=1e-10)
+    # ... and reaches the optimum
+    assert crf.primal_objective_ == pytest.approx(ref.fun, rel=1e-6)
+    assert crf.primal_objective_ >= ref.fun - 1e-9 * abs(ref.fun)
+    np.testing.assert_allclose(w, ref.x, atol=1e-4 * np.abs(ref.x).max())
+
+
+@pytest.mark.parametrize("start_end", [True, False])
+def test_structured_svm_matches_scipy_qp(start_end):
+    X, y = make_chains(n=5, n_states=2, max_len=3, seed=2)
+    K, C = 2, 0.5
+    weights = np.ones(len(X))
+    problem = enumerated_problem(X, y, K, start_end)
+    dim = problem[0][0].shape[1]
+    optimum = solve_hinge_qp(problem, C, weights, dim)
+    svm = EGStructuredSVM(C=C, structure=ChainStructure(start_end=start_end), tol=1e-5,
+                          max_iter=20000, random_state=0).fit(X, y)
+    w = svm._weights()
+    assert svm.primal_objective_ == pytest.approx(primal_hinge(w, problem, C, weights), rel=1e-10)
+    assert svm.primal_objective_ == pytest.approx(optimum, rel=1e-4)
+    assert svm.dual_objective_ <= optimum * (1 + 1e-7)
+
+
+def test_multiclass_svm_matches_scipy_qp():
+    X, y = make_flat(n=30, n_features=3, seed=4)
+    C = 0.3
+    problem = []
+    for x, label in zip(X, y):
+        Phi = np.array([np.kron(np.eye(3)[k], x) for k in range(3)])
+        problem.append((Phi, (np.arange(3) != label).astype(float), Phi[label]))
+    optimum = solve_hinge_qp(problem, C, np.ones(len(X)), 9)
+    svm = EGStructuredSVM(C=C, tol=1e-5, max_iter=20000, random_state=0).fit(X, y)
+    assert svm.primal_objective_ == pytest.approx(optimum, rel=1e-4)
+
+
+# ------------------------------------------------- objective trajectory
+@pytest.mark.parametrize("estimator", [EGCRF, EGStructuredSVM])
+@pytest.mark.parametrize("solver", ["online", "batch"])
+def test_dual_monotone_primal_above_dual_gap_vanishes(estimator, solver):
+    X, y = make_chains(n=25, n_states=3, max_len=5, seed=5)
+    tol = 1e-6 if estimator is EGCRF else 1e-3
+    model = estimator(C=1.0, solver=solver, tol=tol, max_iter=5000, random_state=0).fit(X, y)
+    h = model.history_
+    scale = np.abs(h["primal"]).max()
+    assert np.all(np.diff(h["dual"]) >= -1e-10 * scale)
+    assert np.all(h["primal"] - h["dual"] >= -1e-10 * scale)
+    assert h["gap"][-1] <= tol * h["primal"][-1]
+    assert h["gap"][0] > 100 * h["gap"][-1]
+    assert np.all(np.diff(h["passes"]) > 0)
+
+
+def test_solvers_and_orders_reach_the_same_optimum():
+    X, y = make_chains(n=20, seed=6)
+    fits = [
+        EGCRF(C=2.0, tol=1e-10, max_iter=5000, random_state=0, **kw).fit(X, y)
+        for kw in ({}, {"order": "cyclic"}, {"solver": "batch"}, {"learning_rate": 0.2},
+                   {"annealing": True})
+    ]
+    for other in fits[1:]:
+        assert other.primal_objective_ == pytest.approx(fits[0].primal_objective_, rel=1e-8)
+        np.testing.assert_allclose(other.coef_, fits[0].coef_, atol=1e-4)
+        np.testing.assert_allclose(other.transition_, fits[0].transition_, atol=1e-4)
+    assert fits[-1].history_["C"][0] == pytest.approx(0.2)  # annealing starts at C/10
+    assert fits[-1].history_["C"][-1] == 2.0
+
+
+# --------------------------------------------------------- scikit-learn LR
+@pytest.mark.parametrize("sparse", [False, True])
+def test_multiclass_crf_is_multinomial_logistic_regression(sparse):
+    X, y = make_flat(n=150, n_features=6, n_classes=4, seed=7, sparse=sparse)
+    for C in (0.1, 1.0):
+        lr = LogisticRegression(C=C, fit_intercept=False, tol=1e-12, max_iter=10000).fit(X, y)
+        crf = EGCRF(C=C, structure="multiclass", tol=1e-10, max_iter=2000, random_state=0)
+        crf.fit(X, y)
+        rel = np.abs(crf.coef_ - lr.coef_).max() / np.abs(lr.coef_).max()
+        assert rel < 1e-3
+        np.testing.assert_array_equal(crf.predict(X), lr.predict(X))
+        np.testing.assert_allclose(crf.predict_proba(X), lr.predict_proba(X), atol=1e-4)
+        np.testing.assert_allclose(crf.decision_function(X), X @ crf.coef_.T)
+
+
+def test_fast_kernel_and_python_path_take_identical_steps():
+    class PythonChain(ChainStructure):  # a subclass runs the generic (Python) epoch
+        pass
+
+    X, y = make_chains(n=15, seed=8, max_len=4)
+    fast = EGCRF(C=1.0, tol=0, max_iter=5, random_state=3).fit(X, y)
+    slow = EGCRF(C=1.0, structure=PythonChain(), tol=0, max_iter=5, random_state=3).fit(X, y)
+    np.testing.assert_allclose(slow.history_["dual"], fast.history_["dual"], rtol=1e-10)
+    np.testing.assert_allclose(slow.coef_, fast.coef_, atol=1e-10)
+    Xf, yf = make_flat(seed=8)
+    fast = EGStructuredSVM(tol=0, max_iter=4, random_state=1).fit(Xf, yf)
+
+    class PythonMulticlass(MulticlassStructure):
+        pass
+
+    slow = EGStructuredSVM(structure=PythonMulticlass(), tol=0, max_iter=4,
+                           random_state=1).fit(Xf, yf)
+    np.testing.assert_allclose(slow.history_["dual"], fast.history_["dual"], rtol=1e-10)
+
+
+def test_dense_and_sparse_tokens_give_the_same_model():
+    X, y = make_chains(n=20, seed=9)
+    dense = EGCRF(tol=0, max_iter=6, random_state=0).fit(X, y)
+    sparse = EGCRF(tol=0, max_iter=6, random_state=0).fit([sp.csr_matrix(x) for x in X], y)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sparse.transition_, dense.transition_, rtol=1e-12, atol=1e-12)
+
+
+def test_predict_marginals_match_enumeration():
+    X, y = make_chains(n=4, seed=10, max_len=3)
+    crf = EGCRF(C=1.0, random_state=0).fit(X, y)
+    w = crf._weights()
+    for x, marg, predicted in zip(X, crf.predict_marginals(X), crf.predict(X)):
+        outputs = list(itertools.product(range(3), repeat=len(x)))
+        scores = np.array([joint_features(x, out, 3, True) @ w for out in outputs])
+        p = np.exp(scores - logsumexp(scores))
+        expected = np.zeros((len(x), 3))
+        for out, prob in zip(outputs, p):
+            expected[np.arange(len(x)), out] += prob
+        np.testing.assert_allclose(marg, expected, atol=1e-10)
+        assert list(outputs[np.argmax(scores)]) == predicted.tolist()
+
+
+def test_sample_weight_equals_repeating_examples():
+    X, y = make_chains(n=10, seed=11)
+    weights = np.array([1, 2, 1, 3, 1, 1, 2, 1, 1, 1])
+    Xr = [x for x, k in zip(X, weights) for _ in range(k)]
+    yr = [t for t, k in zip(y, weights) for _ in range(k)]
+    weighted = EGCRF(tol=1e-10, max_iter=3000, random_state=0).fit(X, y, sample_weight=weights)
+    repeated = EGCRF(tol=1e-10, max_iter=3000, random_state=0).fit(Xr, yr)
+    assert weighted.primal_objective_ == pytest.approx(repeated.primal_objective_, rel=1e-8)
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, atol=1e-4)
+
+
+# ------------------------------------------------------ warm start and path
+def test_warm_start_path_needs_fewer_passes():
+    X, y = make_chains(n=30, seed=12, max_len=5)
+    Cs = [0.1, 0.2, 0.4, 0.8]
+    path = eg_path(EGCRF(tol=1e-6, max_iter=500, random_state=0), X, y, Cs, X_val=X, y_val=y)
+    assert path["C"].tolist() == Cs
+    assert path["converged"].all()
+    cold = [EGCRF(C=C, tol=1e-6, max_iter=500, random_state=0).fit(X, y) for C in Cs]
+    for k, model in enumerate(cold):
+        assert path["primal"][k] == pytest.approx(model.primal_objective_, rel=1e-5)
+    cold_passes = np.array([m.history_["passes"][-1] for m in cold])
+    assert path["passes"][1:].sum() < cold_passes[1:].sum()
+    np.testing.assert_allclose(path["total_passes"], np.cumsum(path["passes"]))
+    assert np.all((path["validation_score"] >= 0) & (path["validation_score"] <= 1))
+    assert path["estimator"].C == Cs[-1]
+
+
+def test_warm_start_on_other_examples_is_refused():
+    X, y = make_chains(n=10, seed=13)
+    crf = EGCRF(warm_start=True, max_iter=3, tol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        crf.fit(X, y)
+        with pytest.raises(ValueError, match="warm start"):
+            crf.fit(X[:5], y[:5])
+
+
+# ------------------------------------------------- scikit-learn integration
+def test_labels_of_any_hashable_type_round_trip():
+    X, y = make_chains(n=12, seed=14)
+    names = np.array(["B-NP", "I-NP", "O"])
+    tuples = [("a", 1), ("b", 2), ("c", 3)]
+    for mapping in (lambda t: names[t], lambda t: [tuples[k] for k in t],
+                    lambda t: [float(k) + 0.5 for k in t]):
+        ys = [mapping(labels) for labels in y]
+        crf = EGCRF(tol=1e-6, random_state=0).fit(X, ys)
+        reference = EGCRF(tol=1e-6, random_state=0).fit(X, y)
+        predicted = crf.predict(X)
+        for p, r in zip(predicted, reference.predict(X)):
+            assert list(p) == list(mapping(r))
+        assert crf.score(X, ys) == reference.score(X, y)
+
+
+def test_clone_pickle_joblib_round_trip(tmp_path):
+    X, y = make_chains(n=15, seed=15)
+    crf = EGCRF(C=3.0, random_state=0).fit(X, y)
+    expected = crf.predict(X)
+    again = pickle.loads(pickle.dumps(crf))
+    joblib.dump(crf, tmp_path / "crf.joblib")
+    loaded = joblib.load(tmp_path / "crf.joblib")
+    refit = clone(crf).fit(X, y)
+    for model in (again, loaded, refit):
+        for a, b in zip(model.predict(X), expected):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(refit.coef_, crf.coef_)
+    Xf, yf = make_flat()
+    svm = EGStructuredSVM(random_state=0).fit(Xf, yf)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(svm)).predict(Xf), svm.predict(Xf))
+
+
+@pytest.mark.parametrize("estimator", [EGCRF, EGStructuredSVM])
+def test_random_state_reproducible_bit_for_bit(estimator):
+    X, y = make_chains(n=20, seed=16)
+    a = estimator(random_state=7, max_iter=5, tol=0).fit(X, y)
+    b = estimator(random_state=7, max_iter=5, tol=0).fit(X, y)
+    c = estimator(random_state=8, max_iter=5, tol=0).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.transition_, b.transition_)
+    np.testing.assert_array_equal(a.history_["dual"], b.history_["dual"])
+    assert not np.array_equal(a.coef_, c.coef_)
+
+
+def test_n_jobs_gives_the_same_model():
+    X, y = make_chains(n=20, seed=17)
+    one = EGCRF(random_state=0, max_iter=4, tol=0).fit(X, y)
+    two = EGCRF(random_state=0, max_iter=4, tol=0, n_jobs=2).fit(X, y)
+    np.testing.assert_allclose(two.history_["primal"], one.history_["primal"], rtol=1e-12)
+    np.testing.assert_array_equal(two.coef_, one.coef_)
+    for a, b in zip(two.predict(X), one.predict(X)):
+        np.testing.assert_array_equal(a, b)
+    batch = EGCRF(solver="batch", max_iter=4, tol=0, n_jobs=2).fit(X, y)
+    ref = EGCRF(solver="batch", max_iter=4, tol=0).fit(X, y)
+    np.testing.assert_allclose(batch.coef_, ref.coef_, rtol=1e-12, atol=1e-14)
+
+
+def test_dask_backend_gives_the_same_predictions():
+    distributed = pytest.importorskip("dask.distributed")
+    X, y = make_chains(n=20, seed=18)
+    crf = EGCRF(random_state=0, n_jobs=2).fit(X, y)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2):
+        with joblib.parallel_config(backend="dask"):
+            remote = crf.predict(X)
+    for a, b in zip(remote, crf.predict(X)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_only_multiclass_estimators_are_classifiers():
+    from sklearn.base import is_classifier
+
+    assert is_classifier(EGCRF(structure="multiclass"))
+    assert is_classifier(EGStructuredSVM(structure=MulticlassStructure()))
+    assert not is_classifier(EGCRF())  # chains: y is a list of sequences
+
+
+def test_flat_grid_search_and_cross_val_score():
+    X, y = make_flat(n=90, seed=19)
+    scores = cross_val_score(EGCRF(random_state=0), X, y, cv=3)
+    assert scores.shape == (3,) and np.all(scores > 0.5)
+    search = GridSearchCV(EGStructuredSVM(random_state=0), {"C": [0.1, 1.0]}, cv=3).fit(X, y)
+    assert search.best_params_["C"] in (0.1, 1.0)
+
+
+def test_convergence_warning_and_verbose(capsys):
+    X, y = make_chains(n=10, seed=20)
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        EGCRF(max_iter=1, tol=1e-12, verbose=1).fit(X, y)
+    assert "[EG] pass" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ errors
+def test_bad_inputs_raise_clear_errors():
+    X, y = make_chains(n=4, seed=21)
+    crf = EGCRF()
+    with pytest.raises(ValueError, match="4 sequences but y has 3"):
+        crf.fit(X, y[:3])
+    with pytest.raises(ValueError, match="sequence 2 has .* tokens in X but"):
+        crf.fit(X, y[:2] + [np.append(y[2], 0)] + y[3:])
+    with pytest.raises(ValueError, match="sequence 1 has 4 feature columns"):
+        crf.fit([X[0], np.ones((2, 4))] + X[2:], y)
+    bad = [x.copy() for x in X]
+    bad[3][0, 0] = np.nan
+    with pytest.raises(ValueError, match="sequence 3: features contain NaN"):
+        crf.fit(bad, y)
+    bad[3][0, 0] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        crf.fit(bad, y)
+    with pytest.raises(TypeError, match="labels mix types: example 1"):
+        crf.fit(X, [y[0], ["a"] * len(y[1])] + y[2:])
+    with pytest.raises(TypeError, match="labels mix types"):
+        crf.fit(X, [list(y[0][:-1]) + ["a"]] + y[1:])
+    for C in (0, -1.0):
+        with pytest.raises(ValueError, match="'C' parameter"):
+            EGCRF(C=C).fit(X, y)
+    Xf, yf = make_flat(n=10)
+    with pytest.raises(ValueError, match="X has 10 samples but y has 9"):
+        crf.fit(Xf, yf[:9])
+    fitted = EGCRF(max_iter=2, tol=0).fit(Xf, yf)
+    with pytest.raises(ValueError, match="X has 4 features, but EGCRF was fitted with 5"):
+        fitted.predict(np.ones((2, 4)))
+    with pytest.raises(ValueError, match="fitted on a 2-D array"):
+        fitted.predict(X)
+    assert fitted.score(Xf, yf + 10) == 0.0  # unseen labels are simply wrong
+
+
+def test_structure_without_marginals_is_refused():
+    class NoMarginals(MulticlassStructure):
+        supported_operations = tuple(
+            op for op in MulticlassStructure.supported_operations if op != "marginals")
+
+    X, y = make_flat(n=10)
+    with pytest.raises(UnsupportedOperation, match="NoMarginals does not support marginals"):
+        EGCRF(structure=NoMarginals()).fit(X, y)
+    with pytest.raises(ValueError, match="structure"):
+        EGCRF(structure="tree").fit(X, y)
