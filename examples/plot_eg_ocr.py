@@ -1,7 +1,7 @@
 """
-=====================================================
+======================================================
 EG training curves of a CRF and a structured SVM (OCR)
-=====================================================
+======================================================
 
 Trains :class:`~sklearn_struct.eg.EGCRF` and
 :class:`~sklearn_struct.eg.EGStructuredSVM` on the words of one fold of the OCR

@@ -71,6 +71,7 @@ def token_accuracy_score(y_true, y_pred):
     Returns
     -------
     score : float
+        Correct tokens over all tokens, in ``[0, 1]``.
 
     Examples
     --------
@@ -97,6 +98,7 @@ def sequence_accuracy_score(y_true, y_pred):
     Returns
     -------
     score : float
+        Entirely correct sequences over all sequences, in ``[0, 1]``.
 
     Examples
     --------
@@ -233,6 +235,8 @@ def chunk_f1_score(y_true, y_pred):
     Returns
     -------
     f1 : float
+        Harmonic mean of chunk precision and recall, in ``[0, 1]`` (0 when no
+        chunk is found correctly).
 
     Examples
     --------

@@ -50,8 +50,8 @@ class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
 
     See Also
     --------
-    conll_token_features : the standard token feature dicts of CoNLL tasks.
-    sklearn.feature_extraction.DictVectorizer : the same for flat (non-sequence) samples.
+    conll_token_features : The standard token feature dicts of CoNLL tasks.
+    sklearn.feature_extraction.DictVectorizer : The same for flat (non-sequence) samples.
 
     Examples
     --------
@@ -91,6 +91,7 @@ class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
         Returns
         -------
         self : SequenceDictVectorizer
+            The fitted vectorizer.
         """
         if self.n_features is None:
             self._fit_transform(X)
@@ -112,7 +113,7 @@ class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
         Returns
         -------
         Xt : list of scipy.sparse.csr_matrix of shape (T_i, n_features_out)
-            float64, one matrix per sequence, one row per token.
+            Float64 matrices, one per sequence, one row per token.
         """
         return self._fit_transform(X)
 
@@ -127,7 +128,7 @@ class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
         Returns
         -------
         Xt : list of scipy.sparse.csr_matrix of shape (T_i, n_features_out)
-            float64, one matrix per sequence, one row per token.
+            Float64 matrices, one per sequence, one row per token.
         """
         check_is_fitted(self)
         lengths = _sequence_lengths(X)
@@ -211,6 +212,12 @@ class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
         Returns
         -------
         feature_names_out : ndarray of str objects
+            The column names, in column order (``"f=v"`` for string values).
+
+        Raises
+        ------
+        AttributeError
+            With hashing (``n_features`` set): hashed columns have no names.
         """
         check_is_fitted(self)
         if self.n_features is not None:

@@ -308,13 +308,13 @@ class SMLogisticRegression(_BaseSMClassifier):
         Intercepts (zeros if ``fit_intercept=False``).
     n_iter_ : ndarray of shape (1,) or (n_classes,)
         Iterations run (one entry per class for one-vs-rest).
-    loss_history_ : ndarray of shape (max(n_iter_) + 1,)
+    loss_history_ : ndarray of shape (``max(n_iter_) + 1``,)
         The objective divided by ``C``, ``sum_i s_i loss_i + ||W||^2 / (2 C)``, at the start
         and after every iteration (for one-vs-rest, the sum over classes, each held at its
         final value once it has stopped).  Non-increasing for every method.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Feature names, when ``X`` has string column names.
 
     See Also
@@ -467,11 +467,11 @@ class SMAdaBoostClassifier(_BaseSMClassifier):
         Intercepts.
     n_iter_ : ndarray of shape (1,)
         Iterations run.
-    loss_history_ : ndarray of shape (n_iter_[0] + 1,)
+    loss_history_ : ndarray of shape (``n_iter_[0] + 1``,)
         ``sum_i s_i loss_i + ||W||^2 / (2 C)`` at the start and after every iteration.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Feature names, when ``X`` has string column names.
 
     See Also

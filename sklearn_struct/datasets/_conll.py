@@ -56,14 +56,17 @@ def load_conll(path, columns=None, target=None, tag_scheme=None, encoding="utf-8
 
     Examples
     --------
-    >>> import gzip, os, tempfile
+    >>> import tempfile
+    >>> from pathlib import Path
     >>> from sklearn_struct.datasets import load_conll
-    >>> path = os.path.join(tempfile.mkdtemp(), "tiny.txt")
-    >>> with open(path, "w") as f:
-    ...     _ = f.write("He PRP B-NP\\nran VBD B-VP\\n\\nOK UH B-INTJ\\n")
-    >>> data = load_conll(path)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "tiny.txt"
+    ...     _ = path.write_text("He PRP B-NP\\nran VBD B-VP\\n\\nOK UH B-INTJ\\n")
+    ...     data = load_conll(path)
     >>> data.word, data.tags
     ([['He', 'ran'], ['OK']], [['B-NP', 'B-VP'], ['B-INTJ']])
+    >>> data.pos
+    [['PRP', 'VBD'], ['UH']]
     """
     if tag_scheme is not None and tag_scheme not in _CONVERTERS:
         raise ValueError(f"tag_scheme must be None, 'iob1' or 'iob2', got {tag_scheme!r}")

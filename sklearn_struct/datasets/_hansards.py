@@ -63,10 +63,24 @@ def load_hansards_alignments(path, english_path=None, french_path=None, encoding
 
     Examples
     --------
+    One sentence pair with a sure link, a possible link and a NULL link (the
+    WPT-03 test set is read the same way, from ``test.en-fr.naacl`` next to
+    ``test.en-fr.en`` and ``test.en-fr.fr``):
+
+    >>> import tempfile
+    >>> from pathlib import Path
     >>> from sklearn_struct.datasets import load_hansards_alignments
-    >>> data = load_hansards_alignments("test.en-fr.naacl")  # doctest: +SKIP
-    >>> len(data.english), data.sure[0]  # doctest: +SKIP
-    (447, array([[0, 0], [1, 1]]))
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     base = Path(folder) / "test"
+    ...     _ = base.with_suffix(".en").write_text("<s snum=7> the house </s>\\n")
+    ...     _ = base.with_suffix(".fr").write_text("<s snum=7> la maison </s>\\n")
+    ...     _ = base.with_suffix(".naacl").write_text("7 2 2 S\\n7 1 1 P\\n7 1 0")
+    ...     data = load_hansards_alignments(base.with_suffix(".naacl"))
+    >>> data.english, data.french, data.sentence_ids
+    ([['the', 'house']], [['la', 'maison']], array([7]))
+    >>> data.sure[0], data.possible[0]
+    (array([[1, 1]]), array([[0, 0],
+           [1, 1]]))
     """
     path = check_file(path)
     suffix = path.suffix.lower()
@@ -129,10 +143,15 @@ def load_hansards_sentence_pairs(path, french_path=None, encoding="utf-8"):
 
     Examples
     --------
+    >>> import tempfile
+    >>> from pathlib import Path
     >>> from sklearn_struct.datasets import load_hansards_sentence_pairs
-    >>> pairs = load_hansards_sentence_pairs("train_sample")  # doctest: +SKIP
-    >>> len(pairs.english)  # doctest: +SKIP
-    2383
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     _ = (Path(folder) / "part1.e").write_text("yes .\\nthank you .\\n")
+    ...     _ = (Path(folder) / "part1.f").write_text("oui .\\nmerci .\\n")
+    ...     pairs = load_hansards_sentence_pairs(folder)
+    >>> pairs.english, pairs.french
+    ([['yes', '.'], ['thank', 'you', '.']], [['oui', '.'], ['merci', '.']])
     """
     path = Path(path)
     if path.is_dir():

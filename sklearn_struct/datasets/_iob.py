@@ -130,6 +130,7 @@ def iob1_to_iob2(tags):
     Returns
     -------
     tags : list of str
+        The same chunks in IOB2, one tag per input tag.
 
     Examples
     --------
@@ -154,6 +155,7 @@ def iob2_to_iob1(tags):
     Returns
     -------
     tags : list of str
+        The same chunks in IOB1, one tag per input tag.
 
     Examples
     --------

@@ -44,10 +44,17 @@ def read_idx(path):
 
     Examples
     --------
+    A one-dimensional file of three unsigned bytes (as MNIST label files are):
+
+    >>> import tempfile
+    >>> from pathlib import Path
     >>> from sklearn_struct.datasets import read_idx
-    >>> labels = read_idx("t10k-labels-idx1-ubyte.gz")  # doctest: +SKIP
-    >>> labels.shape  # doctest: +SKIP
-    (10000,)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "labels-idx1-ubyte"
+    ...     _ = path.write_bytes(bytes([0, 0, 0x08, 1, 0, 0, 0, 3, 7, 2, 1]))
+    ...     labels = read_idx(path)
+    >>> labels
+    array([7, 2, 1], dtype=uint8)
     """
     content = read_bytes(path)
     if len(content) < 4 or content[:2] != b"\x00\x00" or content[2] not in _IDX_DTYPES:
@@ -101,11 +108,23 @@ def load_mnist_idx(images_path, labels_path):
 
     Examples
     --------
+    Two 2x2 images and their labels (the real files hold 28x28 images, e.g.
+    ``load_mnist_idx("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")``):
+
+    >>> import tempfile
+    >>> from pathlib import Path
     >>> from sklearn_struct.datasets import load_mnist_idx
-    >>> mnist = load_mnist_idx("t10k-images-idx3-ubyte.gz",
-    ...                        "t10k-labels-idx1-ubyte.gz")  # doctest: +SKIP
-    >>> mnist.data.shape, mnist.target[:3]  # doctest: +SKIP
-    ((10000, 784), array([7, 2, 1]))
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     images, labels = Path(folder) / "images", Path(folder) / "labels"
+    ...     header = [0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2]
+    ...     _ = images.write_bytes(bytes(header + [0, 255, 255, 0, 9, 9, 9, 9]))
+    ...     _ = labels.write_bytes(bytes([0, 0, 8, 1, 0, 0, 0, 2, 7, 2]))
+    ...     mnist = load_mnist_idx(images, labels)
+    >>> mnist.data
+    array([[  0, 255, 255,   0],
+           [  9,   9,   9,   9]], dtype=uint8)
+    >>> mnist.images.shape, mnist.target
+    ((2, 2, 2), array([7, 2]))
     """
     images = read_idx(images_path)
     labels = read_idx(labels_path)

@@ -107,7 +107,8 @@ def make_correlated_chains(
     Examples
     --------
     >>> from sklearn_struct.datasets import make_correlated_chains
-    >>> X, y, model = make_correlated_chains(n_samples=5, random_state=0, return_model=True)
+    >>> X, y, model = make_correlated_chains(n_samples=5, random_state=0,
+    ...                                      return_model=True)
     >>> len(X), X[0].shape, y[0].shape, int(model.relevant.sum())
     (5, (8, 100), (8,), 30)
     """

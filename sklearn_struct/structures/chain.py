@@ -43,7 +43,11 @@ __all__ = ["ChainBatch", "ChainStructure"]
 class ChainBatch:
     """A set of sequences in the form the parts operations use.
 
-    Attributes
+    Built by :meth:`ChainStructure.make_batch` (and :meth:`ChainStructure.take`),
+    not by hand; immutable.  The parameters are stored as attributes of the
+    same names.
+
+    Parameters
     ----------
     X : ndarray of shape (n_tokens, n_features) or scipy.sparse.csr_matrix
         Token features of all sequences stacked (float64; C-contiguous when
@@ -52,20 +56,45 @@ class ChainBatch:
         Number of labels ``K``.
     start_end : bool
         Whether the parts include start and end parts.
-    n_samples, n_features : int
-    unit_offsets : ndarray of shape (n_samples + 1,)
+    n_samples : int
+        Number of sequences.
+    n_features : int
+        Number of features per token.
+    unit_offsets : ndarray of int64 of shape (n_samples + 1,)
         Token offsets: sequence ``i`` is ``X[unit_offsets[i]:unit_offsets[i + 1]]``.
-    part_offsets : ndarray of shape (n_samples + 1,)
+    part_offsets : ndarray of int64 of shape (n_samples + 1,)
         Sequence ``i`` owns parts ``part_offsets[i]:part_offsets[i + 1]``:
         ``T_i * K`` node parts (``(t, k)`` at ``t * K + k``), ``K * K``
         transition parts (``(a, b)`` at ``T_i * K + a * K + b``), then, if
         ``start_end``, ``K`` start parts and ``K`` end parts.
     n_weights : int
         ``K * n_features + K * K (+ 2 * K)``; see :meth:`ChainStructure.split_weights`.
-    node_part_starts : ndarray of shape (n_tokens,)
+    node_part_starts : ndarray of int64 of shape (n_tokens,)
         Index of part ``(t, 0)`` of every token.
-    transition_part_starts : ndarray of shape (n_samples,)
+    transition_part_starts : ndarray of int64 of shape (n_samples,)
         Index of transition part ``(0, 0)`` of every sequence.
+
+    Attributes
+    ----------
+    lengths : ndarray of int64 of shape (n_samples,)
+        Number of tokens of every sequence.
+
+    See Also
+    --------
+    ChainStructure : The structure that builds and reads these batches.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import ChainStructure
+    >>> X = [np.ones((3, 4)), np.ones((2, 4))]
+    >>> batch = ChainStructure(start_end=False).make_batch(X, n_states=2)
+    >>> batch.lengths, batch.unit_offsets
+    (array([3, 2]), array([0, 3, 5]))
+    >>> batch.part_offsets  # T * K node parts + K * K transitions per sequence
+    array([ 0, 10, 18])
+    >>> batch.n_weights  # W (2, 4), transition (2, 2)
+    12
     """
 
     X: object
@@ -100,7 +129,8 @@ class ChainStructure(BaseStructure):
     over positions (see the module docstring and :class:`ChainBatch` for the
     part layout).  The loss is the Hamming loss, optionally weighted by the
     true label of each token.  Inference (forward-backward, Viterbi) runs in
-    numba, in log space, over a whole batch per call.
+    numba, in log space, over a whole batch per call.  Read more in the
+    :ref:`User Guide <structures>`.
 
     Parameters
     ----------
@@ -110,6 +140,26 @@ class ChainStructure(BaseStructure):
         Cost of mislabelling a token whose *true* label is ``k``; ``None`` is
         the plain Hamming loss (number of wrong tokens).
 
+    See Also
+    --------
+    ChainBatch : The batch of a set of sequences (part layout).
+    MulticlassStructure : One label per sample instead of per token.
+
+    Notes
+    -----
+    How the parts operations of :class:`BaseStructure` specialise to chains:
+
+    * ``encode`` gives node indicators, the *number* of times each label pair
+      follows each other in a sequence (tied transition parts), and start/end
+      indicators; ``marginals`` returns the expected values of the same
+      entries, i.e. expected transition counts.
+    * ``decode`` reads the labels from the node parts only (largest node part
+      of every token).
+    * ``part_losses`` is ``loss_weights[y_t] * [k != y_t]`` on node part
+      ``(t, k)`` and 0 on transition, start and end parts.
+    * ``argmax`` and ``loss_augmented_argmax`` run Viterbi; ``marginals``
+      runs forward-backward.  ``project`` is not supported.
+
     Examples
     --------
     >>> import numpy as np
@@ -117,9 +167,21 @@ class ChainStructure(BaseStructure):
     >>> structure = ChainStructure(start_end=False)
     >>> X = [np.array([[1.0], [0.0], [1.0]]), np.array([[0.0]])]
     >>> batch = structure.make_batch(X, n_states=2)
-    >>> w = np.array([1.0, -1.0, 0.0, 0.0, 0.0, 0.0])  # W (2, 1), transition (2, 2)
-    >>> structure.argmax(batch, structure.part_scores(batch, w))
+    >>> w = np.array([1.0, -1.0, 0, 0, 0, 0])  # W (2, 1), transition (2, 2)
+    >>> scores = structure.part_scores(batch, w)
+    >>> structure.argmax(batch, scores)
     array([0, 0, 0, 0])
+
+    A transition bonus for "0 then 1" makes the first sequence alternate:
+
+    >>> w[2:] = [0.0, 3.0, 0.0, 0.0]
+    >>> structure.argmax(batch, structure.part_scores(batch, w))
+    array([0, 1, 0, 0])
+    >>> mu, log_z = structure.marginals(batch, structure.part_scores(batch, w))
+    >>> np.round(mu[:6].reshape(3, 2), 3)  # p(y_t = k) of the first sequence
+    array([[0.976, 0.024],
+           [0.155, 0.845],
+           [0.786, 0.214]])
     """
 
     supported_operations = (
@@ -142,7 +204,11 @@ class ChainStructure(BaseStructure):
 
     # ------------------------------------------------------------------ data
     def make_batch(self, X, n_states=None):
-        """Validate a list of sequences and stack their tokens.
+        """Validate a list of sequences and stack their tokens into a batch.
+
+        Dense sequences are stacked into one C-contiguous float64 array; as
+        soon as one sequence is sparse, all are stacked as one CSR matrix.
+        The inputs are never modified.
 
         Parameters
         ----------
@@ -150,11 +216,22 @@ class ChainStructure(BaseStructure):
             One 2-D matrix per sequence, one row per token, ``T_i >= 1``, all
             with the same number of columns; finite values.
         n_states : int
-            Number of labels ``K``.
+            Number of labels ``K`` (required despite the default).
 
         Returns
         -------
         batch : ChainBatch
+            The stacked tokens with their token and part offsets.
+
+        Raises
+        ------
+        ValueError
+            If a sequence is empty, has a different number of columns from the
+            first one or holds NaN or infinity (naming the sequence), or if
+            ``n_states`` is missing or below 1.
+        TypeError
+            If ``X`` is not a list of 2-D numeric matrices, ``n_states`` not an
+            integer or ``start_end`` not a bool.
         """
         name = type(self).__name__
         n_states = check_n_states(n_states, name)
@@ -185,7 +262,6 @@ class ChainStructure(BaseStructure):
         )
 
     def take(self, batch, indices):
-        """Sub-batch of the sequences ``indices`` (integer indices or a boolean mask)."""
         self._check_batch(batch)
         indices = check_take_indices(indices, batch.n_samples)
         if indices.size == 0:
@@ -195,10 +271,39 @@ class ChainStructure(BaseStructure):
 
     # ------------------------------------------------------- weight layout
     def split_weights(self, batch, w):
-        """Views ``(W, transition, start, end)`` of a weight vector.
+        """Split a weight vector into its node, transition, start and end blocks.
 
-        ``W`` has shape (K, n_features), ``transition`` (K, K), ``start`` and
-        ``end`` (K,) (zeros when ``start_end=False``).
+        Parameters
+        ----------
+        batch : ChainBatch
+            A batch returned by :meth:`make_batch` (it fixes ``K`` and
+            ``n_features``).
+        w : array-like of shape (batch.n_weights,)
+            Weight vector ``concat(W.ravel(), transition.ravel(), start, end)``.
+
+        Returns
+        -------
+        W : ndarray of shape (K, n_features)
+            Node weights; row ``k`` scores tokens labelled ``k``.
+        transition : ndarray of shape (K, K)
+            ``transition[a, b]`` scores label ``a`` followed by ``b``.
+        start : ndarray of shape (K,)
+            Scores of the first label (zeros when ``start_end=False``).
+        end : ndarray of shape (K,)
+            Scores of the last label (zeros when ``start_end=False``).
+            All four are views of ``w`` when ``w`` is a float64 array, except
+            the zero blocks.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_struct.structures import ChainStructure
+        >>> structure = ChainStructure()
+        >>> batch = structure.make_batch([np.zeros((2, 3))], n_states=2)
+        >>> W, transition, start, end = structure.split_weights(
+        ...     batch, np.arange(batch.n_weights, dtype=float))
+        >>> W.shape, transition.shape, start, end
+        ((2, 3), (2, 2), array([10., 11.]), array([12., 13.]))
         """
         self._check_batch(batch)
         w = check_part_vector(w, batch.n_weights, type(self).__name__, "weights w")
@@ -212,7 +317,6 @@ class ChainStructure(BaseStructure):
 
     # ------------------------------------------------------- parts operations
     def part_scores(self, batch, w):
-        """Scores of all parts of all sequences (the map ``F^T``), flat."""
         W, transition, start, end = self.split_weights(batch, w)
         node = np.empty((batch.X.shape[0], batch.n_states))
         if sp.issparse(batch.X):
@@ -230,7 +334,6 @@ class ChainStructure(BaseStructure):
         return scores
 
     def expected_features(self, batch, z, sample_weight=None):
-        """``sum_i s_i sum_r z_r phi(x_i, r)`` (the map ``F``), length ``n_weights``."""
         self._check_batch(batch)
         name = type(self).__name__
         z = check_part_vector(z, batch.part_offsets[-1], name, "z")
@@ -253,12 +356,10 @@ class ChainStructure(BaseStructure):
         return np.concatenate([W.ravel()] + [block.sum(axis=0) for block in blocks])
 
     def check_outputs(self, batch, Y):
-        """Validate flat encoded labels ``Y`` (one per token, in ``[0, K)``); return int64."""
         self._check_batch(batch)
         return check_encoded_states(Y, batch.unit_offsets, batch.n_states, type(self).__name__)
 
     def encode(self, batch, Y):
-        """Part vector of labellings ``Y``: node indicators, transition counts, start/end."""
         Y = self.check_outputs(batch, Y)
         K = batch.n_states
         n_parts = batch.part_offsets[-1]
@@ -277,13 +378,11 @@ class ChainStructure(BaseStructure):
         return np.bincount(np.concatenate(index), minlength=n_parts).astype(np.float64)
 
     def decode(self, batch, z):
-        """Labels from a part vector: the largest node part of every token."""
         self._check_batch(batch)
         z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
         return z[self._node_index(batch)].argmax(axis=1)
 
     def part_losses(self, batch, Y):
-        """Hamming loss on node parts (``loss_weights[y_t] * [k != y_t]``), 0 elsewhere."""
         Y = self.check_outputs(batch, Y)
         K = batch.n_states
         weights = check_state_weights(self.loss_weights, K, type(self).__name__)
@@ -294,7 +393,6 @@ class ChainStructure(BaseStructure):
         return losses
 
     def argmax(self, batch, scores):
-        """Viterbi labels of every sequence, flat over tokens (int64)."""
         scores = self._check_scores(batch, scores)
         labels = np.empty(batch.unit_offsets[-1], dtype=np.int64)
         best = np.empty(batch.n_samples)
@@ -303,20 +401,32 @@ class ChainStructure(BaseStructure):
         return labels
 
     def loss_augmented_argmax(self, batch, scores, Y):
-        """Viterbi on ``scores + part_losses(Y)``: the most violated labellings."""
         scores = self._check_scores(batch, scores)
         return self.argmax(batch, scores + self.part_losses(batch, Y))
 
     def marginals(self, batch, scores):
         """Part marginals and log-partition of every sequence (forward-backward).
 
+        The chain's distribution is ``p(y) ~ exp(sum_{r in y} scores_r)``, with
+        the transition score counted once per position where the pair occurs.
+        Per-position edge marginals are available from :meth:`edge_marginals`.
+
+        Parameters
+        ----------
+        batch : ChainBatch
+            A batch returned by :meth:`make_batch`.
+        scores : array-like of shape (n_parts_total,)
+            Part scores, flat, e.g. from :meth:`part_scores`.
+
         Returns
         -------
         mu : ndarray of shape (n_parts_total,)
             Node marginals ``p(y_t = k)``, transition marginals summed over
-            positions (expected transition counts), start/end marginals
-            ``p(y_0 = k)`` / ``p(y_{T-1} = k)``.
+            positions (expected transition counts, adding up to ``T_i - 1``
+            per sequence), start/end marginals ``p(y_0 = k)`` /
+            ``p(y_{T-1} = k)``.
         log_partition : ndarray of shape (n_samples,)
+            ``log Z_i`` of every sequence.
         """
         scores = self._check_scores(batch, scores)
         mu = np.empty_like(scores)
@@ -328,9 +438,35 @@ class ChainStructure(BaseStructure):
     def edge_marginals(self, batch, scores):
         """Per-position edge marginals ``p(y_t = a, y_{t+1} = b)`` of every sequence.
 
+        Their sum over positions is the transition part of :meth:`marginals`.
+
+        Parameters
+        ----------
+        batch : ChainBatch
+            A batch returned by :meth:`make_batch`.
+        scores : array-like of shape (n_parts_total,)
+            Part scores, flat, e.g. from :meth:`part_scores`.
+
         Returns
         -------
         edges : list of ndarray of shape (T_i - 1, K, K)
+            One array per sequence; ``edges[i][t, a, b]`` is
+            ``p(y_t = a, y_{t+1} = b)`` in sequence ``i`` (empty for a
+            sequence of one token).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_struct.structures import ChainStructure
+        >>> structure = ChainStructure(start_end=False)
+        >>> batch = structure.make_batch([np.zeros((3, 1))], n_states=2)
+        >>> scores = np.zeros(batch.part_offsets[-1])
+        >>> edges = structure.edge_marginals(batch, scores)
+        >>> edges[0].shape
+        (2, 2, 2)
+        >>> edges[0][1].round(6)  # uniform: every label pair has probability 1/4
+        array([[0.25, 0.25],
+               [0.25, 0.25]])
         """
         scores = self._check_scores(batch, scores)
         K = batch.n_states

@@ -29,19 +29,38 @@ __all__ = ["MulticlassBatch", "MulticlassStructure", "project_rows_onto_simplex"
 class MulticlassBatch:
     """A multiclass data set in the form the parts operations use.
 
-    Attributes
+    Built by :meth:`MulticlassStructure.make_batch` (and
+    :meth:`MulticlassStructure.take`), not by hand; immutable.  The parameters
+    are stored as attributes of the same names.
+
+    Parameters
     ----------
     X : ndarray of shape (n_samples, n_features) or scipy.sparse.csr_matrix
-        float64 features (C-contiguous when dense).
+        Features, float64 (C-contiguous when dense).
     n_states : int
         Number of classes ``K``.
-    n_samples, n_features : int
-    unit_offsets : ndarray of shape (n_samples + 1,)
+    n_samples : int
+        Number of samples.
+    n_features : int
+        Number of features per sample.
+    unit_offsets : ndarray of int64 of shape (n_samples + 1,)
         ``arange(n_samples + 1)``: one output unit per sample.
-    part_offsets : ndarray of shape (n_samples + 1,)
+    part_offsets : ndarray of int64 of shape (n_samples + 1,)
         ``K * arange(n_samples + 1)``: part ``k`` of sample ``i`` is at ``i * K + k``.
     n_weights : int
         ``K * n_features``; ``w = W.ravel()`` with ``W`` of shape (K, n_features).
+
+    See Also
+    --------
+    MulticlassStructure : The structure that builds and reads these batches.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import MulticlassStructure
+    >>> batch = MulticlassStructure().make_batch(np.ones((2, 5)), n_states=3)
+    >>> batch.unit_offsets, batch.part_offsets, batch.n_weights
+    (array([0, 1, 2]), array([0, 3, 6]), 15)
     """
 
     X: object
@@ -61,7 +80,8 @@ class MulticlassStructure(BaseStructure):
     that the score of part ``(i, k)`` is ``W[k] . x_i`` with
     ``w = W.ravel()`` and ``W`` of shape ``(K, n_features)``.  The loss is the
     (optionally class-weighted) 0/1 loss; the relaxed output polytope is the
-    probability simplex of each sample.
+    probability simplex of each sample.  Read more in the
+    :ref:`User Guide <structures>`.
 
     Parameters
     ----------
@@ -70,15 +90,43 @@ class MulticlassStructure(BaseStructure):
         (``loss(y, y') = loss_weights[y] * [y != y']``).  ``None`` means the
         plain 0/1 loss.
 
+    See Also
+    --------
+    MulticlassBatch : The batch of a multiclass data set.
+    ChainStructure : One label per token of a sequence.
+
+    Notes
+    -----
+    How the parts operations of :class:`BaseStructure` specialise to flat
+    classification: ``encode`` is one-hot, ``argmax`` and ``decode`` take the
+    part of largest value (the lowest class index on ties), ``part_losses`` is
+    ``loss_weights[y_i] * [k != y_i]`` on part ``(i, k)``, ``marginals`` is the
+    softmax of each sample's scores with their log-sum-exp as log-partition,
+    and ``project`` is the exact (sort-based) Euclidean projection of each
+    sample's ``K`` values onto the probability simplex.
+
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_struct.structures import MulticlassStructure
     >>> structure = MulticlassStructure()
-    >>> batch = structure.make_batch(np.array([[1.0, 0.0], [0.0, 1.0]]), n_states=3)
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> batch = structure.make_batch(X, n_states=3)
     >>> W = np.array([[1.0, 0.0], [0.0, 2.0], [0.5, 0.5]])
-    >>> structure.argmax(batch, structure.part_scores(batch, W.ravel()))
+    >>> scores = structure.part_scores(batch, W.ravel())
+    >>> structure.argmax(batch, scores)
     array([0, 1])
+    >>> scores.reshape(2, 3)
+    array([[1. , 0. , 0.5],
+           [0. , 2. , 0.5]])
+
+    With true classes ``[0, 1]``, class 2 beats class 0 on the first sample by
+    less than the loss of 1, so it is the most violated class:
+
+    >>> structure.loss_augmented_argmax(batch, scores, [0, 1])
+    array([2, 1])
+    >>> structure.project(batch, np.array([2.0, 0.0, 0.0, 0.75, 0.75, 0.25]))
+    array([1. , 0. , 0. , 0.5, 0.5, 0. ])
     """
 
     supported_operations = (
@@ -101,18 +149,31 @@ class MulticlassStructure(BaseStructure):
 
     # ------------------------------------------------------------------ data
     def make_batch(self, X, n_states=None):
-        """Validate ``X`` (n_samples, n_features), dense or sparse, and build a batch.
+        """Validate a feature matrix, dense or sparse, and build its batch.
+
+        The input is never modified; it is converted (copied) only when it is
+        not already a C-contiguous float64 array or a float64 CSR matrix.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
-            Finite real features; sparse input is kept sparse (CSR).
+            Finite real features, at least one sample; sparse input is kept
+            sparse (CSR).
         n_states : int
-            Number of classes ``K``.
+            Number of classes ``K`` (required despite the default).
 
         Returns
         -------
         batch : MulticlassBatch
+            The features with their (trivial) unit and part offsets.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not 2-D, has no rows or holds NaN or infinity, or if
+            ``n_states`` is missing or below 1.
+        TypeError
+            If ``X`` is not numeric or ``n_states`` not an integer.
         """
         n_states = check_n_states(n_states, type(self).__name__)
         X = check_feature_rows(X, where="X")
@@ -133,18 +194,15 @@ class MulticlassStructure(BaseStructure):
         )
 
     def take(self, batch, indices):
-        """Sub-batch of the samples ``indices`` (integer indices or a boolean mask)."""
         indices = check_take_indices(indices, batch.n_samples)
         return self._batch_from_rows(batch.X[indices], batch.n_states)
 
     # ------------------------------------------------------- parts operations
     def part_scores(self, batch, w):
-        """Scores ``W[k] . x_i`` of all parts, flat of length ``n_samples * K``."""
         W = self._weight_matrix(batch, w)
         return np.asarray(batch.X @ W.T).ravel()
 
     def expected_features(self, batch, z, sample_weight=None):
-        """``sum_i s_i sum_k z_ik e_k (x) x_i`` as a vector of length ``K * n_features``."""
         Z = self._part_matrix(batch, z, "z")
         sample_weight = check_sample_weight(sample_weight, batch.n_samples, type(self).__name__)
         if sample_weight is not None:
@@ -154,22 +212,18 @@ class MulticlassStructure(BaseStructure):
         return (Z.T @ batch.X).ravel()
 
     def encode(self, batch, Y):
-        """One-hot part vector (length ``n_samples * K``) of the classes ``Y``."""
         Y = self.check_outputs(batch, Y)
         z = np.zeros((batch.n_samples, batch.n_states))
         z[np.arange(batch.n_samples), Y] = 1.0
         return z.ravel()
 
     def decode(self, batch, z):
-        """Class of each sample from a part vector: the part of largest value."""
         return self._part_matrix(batch, z, "z").argmax(axis=1)
 
     def check_outputs(self, batch, Y):
-        """Validate encoded classes ``Y`` (n_samples,) in ``[0, K)``; return int64."""
         return check_encoded_states(Y, batch.unit_offsets, batch.n_states, type(self).__name__)
 
     def part_losses(self, batch, Y):
-        """``loss_weights[y_i] * [k != y_i]`` for every part ``(i, k)``."""
         Y = self.check_outputs(batch, Y)
         weights = check_state_weights(self.loss_weights, batch.n_states, type(self).__name__)
         losses = np.repeat(weights[Y][:, None], batch.n_states, axis=1)
@@ -177,21 +231,12 @@ class MulticlassStructure(BaseStructure):
         return losses.ravel()
 
     def argmax(self, batch, scores):
-        """Highest-scoring class of each sample (lowest index on ties)."""
         return self._part_matrix(batch, scores, "scores").argmax(axis=1)
 
     def loss_augmented_argmax(self, batch, scores, Y):
-        """``argmax_k scores_ik + loss(y_i, k)``: the most violated class of each sample."""
         return self.argmax(batch, np.asarray(scores, dtype=np.float64) + self.part_losses(batch, Y))
 
     def marginals(self, batch, scores):
-        """Softmax of each sample's scores and their log-sum-exp.
-
-        Returns
-        -------
-        mu : ndarray of shape (n_samples * K,)
-        log_partition : ndarray of shape (n_samples,)
-        """
         S = self._part_matrix(batch, scores, "scores")
         shift = S.max(axis=1, keepdims=True)
         exp_scores = np.exp(S - shift)
@@ -199,7 +244,6 @@ class MulticlassStructure(BaseStructure):
         return (exp_scores / total).ravel(), (shift + np.log(total)).ravel()
 
     def project(self, batch, v):
-        """Euclidean projection of each sample's ``K`` part values onto the simplex."""
         return project_rows_onto_simplex(self._part_matrix(batch, v, "v")).ravel()
 
     # --------------------------------------------------------------- helpers
@@ -221,12 +265,22 @@ def project_rows_onto_simplex(V):
 
     Parameters
     ----------
-    V : ndarray of shape (n_rows, K)
+    V : array-like of shape (n_rows, K)
+        The points to project, one per row.
 
     Returns
     -------
     P : ndarray of shape (n_rows, K)
-        Non-negative rows summing to one.
+        Non-negative rows summing to one: ``P[i]`` is the point of the simplex
+        closest to ``V[i]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures.multiclass import project_rows_onto_simplex
+    >>> project_rows_onto_simplex([[0.75, 0.75, 0.25], [3.0, 0.0, -1.0]])
+    array([[0.5, 0.5, 0. ],
+           [1. , 0. , 0. ]])
     """
     V = np.asarray(V, dtype=np.float64)
     n_rows, K = V.shape

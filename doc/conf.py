@@ -1,0 +1,97 @@
+"""Sphinx configuration for the sklearn_struct documentation."""
+
+import os
+from pathlib import Path
+
+import sklearn_struct
+
+DOC = Path(__file__).resolve().parent
+
+project = "sklearn_struct"
+author = "sklearn_struct developers"
+copyright = "2026, sklearn_struct developers"
+release = sklearn_struct.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.doctest",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+    "myst_parser",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+# benchmarks.rst includes benchmarks/RESULTS.md below its own title, from the first "##"
+# section on: MyST nests those sections under the title but reports that the included
+# text does not start at H1.
+suppress_warnings = ["myst.header"]
+exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "**.codeobj.json"]
+templates_path = ["_templates"]
+
+autosummary_generate = True
+autodoc_default_options = {"members": True}
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+
+intersphinx_mapping = {
+    "python": ("https://docs.python.org/3", None),
+    "numpy": ("https://numpy.org/doc/stable/", None),
+    "scipy": ("https://docs.scipy.org/doc/scipy/", None),
+    "sklearn": ("https://scikit-learn.org/stable/", None),
+}
+# CI has no network beyond package registries: use intersphinx inventories only when allowed.
+if os.environ.get("SKLEARN_STRUCT_DOCS_OFFLINE", "1") == "1":
+    intersphinx_mapping = {}
+
+sphinx_gallery_conf = {
+    "examples_dirs": str(DOC.parent / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    # The examples train on the shared corpora for minutes; the docs build does not run them.
+    "plot_gallery": "False",
+    "within_subsection_order": "FileNameSortKey",
+    "download_all_examples": False,
+    # Nothing runs, so no execution-time pages (they would be written into doc/).
+    "write_computation_times": False,
+    # "Gallery examples using X" at the end of each API page (templates in _templates/).
+    "backreferences_dir": "gen_modules/backreferences",
+    "doc_module": ("sklearn_struct",),
+}
+
+# The page contents of an API page list "argmax()", not "ChainStructure.argmax()".
+toc_object_entries_show_parents = "hide"
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"sklearn_struct {release}"
+html_theme_options = {"navigation_with_keys": False}
+# Pages without sub-pages: no empty navigation column.
+html_sidebars = {page: [] for page in ("index", "install", "api", "benchmarks", "changelog")}
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+
+
+def _skip_scikit_learn_members(app, what, name, obj, skip, options):
+    """Leave out the methods scikit-learn gives every estimator (get_params, set_output,
+    metadata routing, the mixins' score): scikit-learn documents them, and their
+    docstrings refer to scikit-learn's own pages."""
+    module = getattr(obj, "__module__", None) or ""
+    if what == "class" and (module == "sklearn" or module.startswith("sklearn.")):
+        return True
+    return None
+
+
+def _public_bases(app, name, obj, options, bases):
+    """Show the public classes a private base class (``_BaseSMClassifier``) stands for."""
+    expanded = []
+    for base in bases:
+        expanded.extend(base.__bases__ if base.__name__.startswith("_") else [base])
+    bases[:] = [base for base in expanded if base is not object]
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_scikit_learn_members)
+    app.connect("autodoc-process-bases", _public_bases)
