@@ -5,15 +5,22 @@ raises ``FileNotFoundError`` naming it, a malformed one ``ValueError`` naming th
 the line. Nothing is ever unpickled.
 """
 
+from ._alignment_features import AlignmentFeatureExtractor, alignment_targets, edges_to_links
 from ._cachopo import load_cachopo_text
 from ._conll import load_conll
 from ._hansards import load_hansards_alignments, load_hansards_sentence_pairs
+from ._horses import load_weizmann_horses, make_horse_segmentation
 from ._iob import chunk_spans, iob1_to_iob2, iob2_to_iob1
 from ._mnist import load_mnist_idx, read_idx
 from ._ocr import load_ocr_default, load_ocr_letters
 from ._synthetic import make_correlated_chains
 
 __all__ = [
+    "AlignmentFeatureExtractor",
+    "alignment_targets",
+    "edges_to_links",
+    "load_weizmann_horses",
+    "make_horse_segmentation",
     "chunk_spans",
     "iob1_to_iob2",
     "iob2_to_iob1",
