@@ -299,7 +299,9 @@ class StructuredEstimatorMixin:
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features), or list
-            of arrays/sparse matrices of shape (T_i, n_features)
+            Inputs in the form used for ``fit``: one 2-D matrix (flat samples)
+            or a list of ``(T_i, n_features)`` arrays or sparse matrices
+            (sequences).
 
         Returns
         -------
@@ -315,14 +317,19 @@ class StructuredEstimatorMixin:
 
         Parameters
         ----------
-        X : inputs as in :meth:`predict`
-        y : labels as in ``fit``
-        sample_weight : array-like of shape (n_samples,), optional
+        X : array-like or sparse matrix of shape (n_samples, n_features), or list
+            Test inputs, in the form accepted by :meth:`predict`: one 2-D matrix
+            (flat samples) or a list of ``(T_i, n_features)`` matrices (sequences).
+        y : array-like of shape (n_samples,), or list of array-like of shape (T_i,)
+            True labels, in the form given to ``fit``: one label per sample, or
+            one label sequence per input sequence.
+        sample_weight : array-like of shape (n_samples,), default=None
             Per-example weights (a sequence's weight counts for each of its tokens).
 
         Returns
         -------
         score : float
+            Weighted fraction of correctly predicted labels, in ``[0, 1]``.
         """
         batch = self._validate_predict_data(X)
         predicted = self._label_encoding.inverse_transform(self._predict_encoded(batch))

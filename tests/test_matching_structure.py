@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sklearn_struct.structures import _flow_kernels as kernels
+from sklearn.exceptions import ConvergenceWarning
+
+from sklearn_struct.structures import matching
 from sklearn_struct.structures.matching import MatchingStructure
 
 from _qp_reference import matching_constraints, qp_project
@@ -61,10 +63,75 @@ def test_projection_kkt_residual_and_warm_start():
     assert z_cold.min() >= 0 and z_cold.max() <= 1
 
 
-def test_degree_price_is_exact():
-    r = np.array([1.5, 0.7, 0.2, -1.0])
-    p = kernels._degree_price(r, 4, np.empty(8), np.empty(8))
-    assert abs(np.clip(r - p, 0, 1).sum() - 1.0) < 1e-14
+def kkt_violation(v, edges, n_src, n_tgt, z, prices):
+    """Largest violation of the KKT conditions of min 1/2||z - v||^2 over the matching polytope.
+
+    Prices p >= 0 of the degree constraints certify optimality when
+    z = max(v - p_source - p_target, 0), degrees <= 1 and p (1 - degree) = 0
+    (z <= 1 is implied by the degrees).
+    """
+    p_src, p_tgt = prices[:n_src], prices[n_src:]
+    degree = np.r_[np.bincount(edges[:, 0], z, n_src), np.bincount(edges[:, 1], z, n_tgt)]
+    stationarity = np.abs(z - np.maximum(v - p_src[edges[:, 0]] - p_tgt[edges[:, 1]], 0.0))
+    return max(stationarity.max(initial=0.0), -prices.min(initial=0.0),
+               (degree - 1.0).max(initial=0.0), np.abs(prices * (1.0 - degree)).max(initial=0.0))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_projection_kkt_certificate_on_degenerate_points(seed):
+    # ties everywhere (v on a coarse grid), integral points, far-away points,
+    # graphs with isolated nodes: the returned z and prices certify optimality
+    rng = np.random.RandomState(100 + seed)
+    n_src, n_tgt = rng.randint(1, 16, size=2)
+    features, edges = random_graph(rng, n_src, n_tgt, rng.uniform(0.2, 1.0))
+    if len(edges) == 0:
+        edges = np.array([[0, 0]])
+        features = np.ones((1, 3))
+    n_src, n_tgt = n_src + 2, n_tgt + 1  # isolated nodes
+    kind = seed % 4
+    if kind == 0:
+        v = np.round(rng.randn(len(edges)) * 2) / 2
+    elif kind == 1:
+        structure = MatchingStructure()
+        batch = structure.make_batch([(features, edges, (n_src, n_tgt))])
+        v = structure.encode(batch, structure.argmax(batch, rng.randn(len(edges))))
+    elif kind == 2:
+        v = rng.randn(len(edges)) * 100
+    else:
+        v = np.full(len(edges), 0.75)
+    structure = MatchingStructure()
+    batch = structure.make_batch([(features, edges, (n_src, n_tgt))])
+    state = {}
+    z = structure.project(batch, v, warm_start=state)
+    assert structure.projection_residual_ <= 1e-12 * max(1.0, np.abs(v).max())
+    assert kkt_violation(v, edges, n_src, n_tgt, z, state["duals"]) <= 1e-9 * max(
+        1.0, np.abs(v).max())
+    if kind == 1:
+        np.testing.assert_array_equal(z, v)  # a vertex of the polytope projects to itself
+    # warm started at its own solution the projection returns it again
+    np.testing.assert_allclose(structure.project(batch, v, warm_start=state), z, atol=1e-12)
+
+
+def test_projection_of_a_batch_keeps_examples_apart():
+    rng = np.random.RandomState(5)
+    graphs = [random_graph(rng, 6, 7, 0.7), random_graph(rng, 9, 4, 0.5)]
+    structure = MatchingStructure()
+    batch = structure.make_batch(graphs)
+    v = rng.randn(batch.part_offsets[-1]) * 2
+    z = structure.project(batch, v)
+    for i, graph in enumerate(graphs):
+        lo, hi = batch.part_offsets[i], batch.part_offsets[i + 1]
+        alone = structure.make_batch([graph])
+        np.testing.assert_allclose(z[lo:hi], structure.project(alone, v[lo:hi]), atol=1e-12)
+
+
+def test_projection_warns_when_stopped_early(monkeypatch):
+    rng = np.random.RandomState(0)
+    structure = MatchingStructure()
+    batch = structure.make_batch([random_graph(rng, 5, 5, 1.0)])
+    monkeypatch.setattr(matching, "MAX_NEWTON_ITER", 0)
+    with pytest.warns(ConvergenceWarning, match="KKT residual"):
+        structure.project(batch, rng.randn(batch.part_offsets[-1]) + 1.0)
 
 
 @pytest.mark.parametrize("seed", range(6))

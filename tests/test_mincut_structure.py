@@ -3,6 +3,9 @@ import itertools
 import numpy as np
 import pytest
 
+from sklearn.exceptions import ConvergenceWarning
+
+from sklearn_struct.structures import mincut
 from sklearn_struct.structures.mincut import MinCutStructure
 
 from _qp_reference import grid_edges, mincut_constraints, qp_project
@@ -44,6 +47,83 @@ def test_projection_on_random_graph_with_warm_start():
     z = structure.project(batch, v + 0.01, warm_start=state)
     np.testing.assert_allclose(z, qp_project(v + 0.01, *mincut_constraints(edges, n_nodes)),
                                atol=1e-7)
+
+
+def kkt_violation(v, edges, n_nodes, z, flows):
+    """Largest violation of the KKT conditions of eq. (21) given the edge flows.
+
+    With mu_+- = ((z_jk - v_jk) +- f) / 2 the multipliers of
+    +-(z_j - z_k) <= z_jk, optimality is: mu >= 0, complementarity,
+    feasibility, and z_j = clip(v_j - (D^T f)_j, 0, 1) (box multipliers).
+    """
+    a, b = v[:n_nodes], v[n_nodes:]
+    z_nodes, z_edges = z[:n_nodes], z[n_nodes:]
+    tail, head = edges[:, 0], edges[:, 1]
+    divergence = np.bincount(tail, flows, n_nodes) - np.bincount(head, flows, n_nodes)
+    d = z_nodes[tail] - z_nodes[head]
+    mu_plus, mu_minus = (z_edges - b + flows) / 2, (z_edges - b - flows) / 2
+    return max(np.abs(z_nodes - np.clip(a - divergence, 0.0, 1.0)).max(),
+               -mu_plus.min(initial=0.0), -mu_minus.min(initial=0.0),
+               (np.abs(d) - z_edges).max(initial=0.0),
+               np.abs(mu_plus * (d - z_edges)).max(initial=0.0),
+               np.abs(mu_minus * (-d - z_edges)).max(initial=0.0))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_projection_kkt_certificate_on_degenerate_points(seed):
+    # ties everywhere (v on a coarse grid), encoded labellings, far-away
+    # points, isolated nodes, a repeated edge, graphs without edges
+    rng = np.random.RandomState(200 + seed)
+    n_nodes = rng.randint(2, 30)
+    pairs = np.array([(j, k) for j in range(n_nodes - 1) for k in range(j + 1, n_nodes - 1)],
+                     dtype=np.int64).reshape(-1, 2)
+    edges = pairs[rng.rand(len(pairs)) < 0.3]
+    if seed % 3 == 0:
+        edges = np.vstack([edges, edges[:1]])
+    if seed == 11:
+        edges = np.zeros((0, 2), dtype=np.int64)
+    structure = MinCutStructure()
+    batch = structure.make_batch([(np.ones((n_nodes, 1)), edges, np.ones((len(edges), 1)))])
+    n_parts = batch.part_offsets[-1]
+    kind = seed % 4
+    if kind == 0:
+        v = np.round(rng.randn(n_parts) * 2) / 2
+    elif kind == 1:
+        v = structure.encode(batch, rng.randint(2, size=n_nodes))
+    elif kind == 2:
+        v = rng.randn(n_parts) * 100
+    else:
+        v = np.r_[rng.rand(n_nodes), -0.5 * rng.rand(len(edges))]
+    state = {}
+    z = structure.project(batch, v, warm_start=state)
+    scale = max(1.0, np.abs(v).max())
+    assert structure.projection_residual_ <= 1e-12 * scale
+    assert kkt_violation(v, edges, n_nodes, z, state["duals"]) <= 1e-9 * scale
+    if kind == 1:
+        np.testing.assert_allclose(z, v, atol=1e-12)  # a vertex projects to itself
+    np.testing.assert_allclose(structure.project(batch, v, warm_start=state), z, atol=1e-12)
+
+
+def test_projection_of_a_batch_keeps_examples_apart():
+    rng = np.random.RandomState(4)
+    graphs = [random_grid(rng, 3, 5), random_grid(rng, 4, 2)]
+    structure = MinCutStructure()
+    batch = structure.make_batch(graphs)
+    v = rng.randn(batch.part_offsets[-1])
+    z = structure.project(batch, v)
+    for i, graph in enumerate(graphs):
+        lo, hi = batch.part_offsets[i], batch.part_offsets[i + 1]
+        alone = structure.make_batch([graph])
+        np.testing.assert_allclose(z[lo:hi], structure.project(alone, v[lo:hi]), atol=1e-12)
+
+
+def test_projection_warns_when_stopped_early(monkeypatch):
+    rng = np.random.RandomState(0)
+    structure = MinCutStructure()
+    batch = structure.make_batch([random_grid(rng, 3, 3)])
+    monkeypatch.setattr(mincut, "MAX_NEWTON_ITER", 0)
+    with pytest.warns(ConvergenceWarning, match="KKT residual"):
+        structure.project(batch, rng.randn(batch.part_offsets[-1]))
 
 
 @pytest.mark.parametrize("seed", range(6))

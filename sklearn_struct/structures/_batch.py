@@ -23,6 +23,7 @@ __all__ = [
     "offsets_from_lengths",
     "ragged_positions",
     "stack_ragged_rows",
+    "stack_rows",
     "take_ragged_rows",
 ]
 
@@ -153,6 +154,24 @@ def stack_ragged_rows(X, what="example"):
                 f"{what} {i} has {x.shape[1]} feature columns but {what} 0 has "
                 f"{n_features}; every {what} must have the same number of columns."
             )
+    return stack_rows(matrices)
+
+
+def stack_rows(matrices):
+    """Stack already validated 2-D feature matrices (see :func:`check_feature_rows`).
+
+    Parameters
+    ----------
+    matrices : sequence of ndarray or scipy.sparse.csr_matrix, each of shape
+        (n_rows_i, n_features); empty ones are allowed.
+
+    Returns
+    -------
+    rows : ndarray of float64 of shape (n_rows_total, n_features) or
+        scipy.sparse.csr_matrix.  Dense when every matrix is dense, CSR as
+        soon as one is sparse.
+    offsets : ndarray of int64 of shape (len(matrices) + 1,)
+    """
     offsets = offsets_from_lengths([x.shape[0] for x in matrices])
     if any(sp.issparse(x) for x in matrices):
         rows = sp.vstack([sp.csr_matrix(x) for x in matrices], format="csr")

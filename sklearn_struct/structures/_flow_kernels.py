@@ -3,19 +3,24 @@
 Euclidean projections onto the bipartite matching polytope (Figure 3 of
 Taskar, Lacoste-Julien & Jordan, JMLR 2006) and onto the relaxed min-cut
 polytope (their Appendix A) are min-cost *quadratic* flow problems.  Both are
-solved here by the same dedicated scheme:
+solved exactly by a globalised semismooth Newton method on their small dual
+(node prices for matchings, edge flows for min-cuts):
 
-1. exact block-coordinate ascent on the dual flow problem (each coordinate
-   step solves a one-dimensional piecewise-linear equation exactly by walking
-   its breakpoints -- Bertsekas' relaxation method for quadratic network flow);
-2. every few sweeps, the active set read off the current dual point (which
-   node constraints are tight, which edges are free / at a bound / tied) is
-   *polished*: the KKT system restricted to that active set is linear and is
-   solved directly, giving the exact projection as soon as the active set is
-   right (finite termination, independent of how slowly step 1 converges on
-   ill-conditioned instances);
-3. the KKT residual of the returned primal-dual pair is computed and returned,
-   so callers can check the <= 1e-9 guarantee.
+- the dual is a convex piecewise-quadratic function; at the current dual
+  point its active pieces define a quadratic model whose minimiser solves a
+  small linear system (the *Newton point*);
+- the step towards it is an exact search, computed piece by piece: the
+  minimum of the true dual on the segment (matchings: up to the first
+  price reaching zero), or its first local minimum along the path bent by
+  holding edge flows that reach their kink at zero (min-cuts); every step
+  decreases the dual, and many pieces change at once;
+- where the dual is flat or linear (a matching component with more
+  sources than targets, a min-cut group of tied nodes clamped at both 0
+  and 1) the step is the steepest descent there instead;
+- once the pieces are right the Newton point *is* the solution, up to
+  rounding (finite termination);
+- the natural KKT residual of the returned primal-dual pair is returned, so
+  callers can check the <= 1e-9 guarantee.
 
 Max-flow (for the min-cut argmax) is Dinic's algorithm on float capacities.
 
@@ -27,26 +32,8 @@ import numpy as np
 from numba import njit
 
 # --------------------------------------------------------------------------
-# Matching polytope: {0 <= z <= 1, sum_k z_jk <= 1 for all j, sum_j z_jk <= 1}
-# Dual: prices p >= 0 on the n_source + n_target degree constraints,
-# z_e(p) = clip(v_e - p_source(e) - p_target(e), 0, 1).
+# Shared helpers
 # --------------------------------------------------------------------------
-
-
-@njit(cache=True)
-def _node_adjacency(ends, n_nodes):
-    """CSR incidence lists (node -> edges) for a list of edge endpoints."""
-    counts = np.zeros(n_nodes + 1, dtype=np.int64)
-    for e in range(ends.shape[0]):
-        counts[ends[e] + 1] += 1
-    for a in range(n_nodes):
-        counts[a + 1] += counts[a]
-    order = np.empty(ends.shape[0], dtype=np.int64)
-    fill = counts[:-1].copy()
-    for e in range(ends.shape[0]):
-        order[fill[ends[e]]] = e
-        fill[ends[e]] += 1
-    return counts, order
 
 
 @njit(cache=True)
@@ -59,191 +46,286 @@ def _find(parent, j):
 
 
 @njit(cache=True)
-def _degree_price(r, n_r, breakpoints, kinds):
-    """Smallest p >= 0 with sum_e clip(r_e - p, 0, 1) <= 1 (exact).
+def _cholesky_solve(A, b, m):
+    """Solve ``A[:m, :m] x = b[:m]`` (symmetric positive definite) in place; x in b."""
+    for k in range(m):
+        pivot = A[k, k]
+        for i in range(k):
+            pivot -= A[k, i] * A[k, i]
+        pivot = np.sqrt(pivot)
+        A[k, k] = pivot
+        for j in range(k + 1, m):
+            s = A[j, k]
+            for i in range(k):
+                s -= A[j, i] * A[k, i]
+            A[j, k] = s / pivot
+    for k in range(m):
+        s = b[k]
+        for i in range(k):
+            s -= A[k, i] * b[i]
+        b[k] = s / A[k, k]
+    for k in range(m - 1, -1, -1):
+        s = b[k]
+        for i in range(k + 1, m):
+            s -= A[i, k] * b[i]
+        b[k] = s / A[k, k]
 
-    ``r[:n_r]`` are the reduced scores of the node's edges; ``breakpoints``
-    and ``kinds`` are scratch arrays of length >= 2 * n_r.
+
+@njit(cache=True)
+def _heap_sift_down(keys, items, stamps, size, i):
+    """Restore the min-heap order below position ``i``."""
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            return
+        child = left
+        if left + 1 < size and keys[left + 1] < keys[left]:
+            child = left + 1
+        if keys[i] <= keys[child]:
+            return
+        keys[i], keys[child] = keys[child], keys[i]
+        items[i], items[child] = items[child], items[i]
+        stamps[i], stamps[child] = stamps[child], stamps[i]
+        i = child
+
+
+@njit(cache=True)
+def _heap_push(keys, items, stamps, size, key, item, stamp):
+    """Insert ``(key, item, stamp)`` into a min-heap of ``size`` entries; returns the new size."""
+    i = size
+    keys[i], items[i], stamps[i] = key, item, stamp
+    while i > 0:
+        parent = (i - 1) // 2
+        if keys[parent] <= keys[i]:
+            break
+        keys[i], keys[parent] = keys[parent], keys[i]
+        items[i], items[parent] = items[parent], items[i]
+        stamps[i], stamps[parent] = stamps[parent], stamps[i]
+        i = parent
+    return size + 1
+
+
+# --------------------------------------------------------------------------
+# Matching polytope: {z >= 0, sum_k z_jk <= 1 for all j, sum_j z_jk <= 1}
+# (z <= 1 is implied).  Dual: prices p >= 0 on the n_source + n_target
+# degree constraints, z_e(p) = max(v_e - p_source(e) - p_target(e), 0), and
+# the dual minimises g(p) = 1/2 sum_e z_e(p)^2 + sum_a p_a over p >= 0:
+# gradient 1 - degree(z(p)), generalised Hessian the signless Laplacian of
+# the edges with z_e > 0.
+# --------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _matching_state(v, ends, prices, reduced, gradient):
+    """Reduced scores r = v - p_a - p_b and the dual gradient; returns the KKT residual.
+
+    The residual is ``max_a |min(p_a, 1 - degree_a)|`` (z = max(r, 0) is
+    non-negative and optimal for these prices by construction).
     """
-    total = 0.0
-    slope = 0.0  # d/dp of sum clip(r_e - p, 0, 1)
-    for i in range(n_r):
-        ri = r[i]
-        if ri > 1.0:
-            total += 1.0
-        elif ri > 0.0:
-            total += ri
-            slope -= 1.0
-    if total <= 1.0:
-        return 0.0
-    # Walk breakpoints p = r_e - 1 (edge leaves the upper bound: slope -1)
-    # and p = r_e (edge reaches zero: slope +1) to the right of 0.
-    m = 0
-    for i in range(n_r):
-        if r[i] - 1.0 > 0.0:
-            breakpoints[m] = r[i] - 1.0
-            kinds[m] = -1.0
-            m += 1
-        if r[i] > 0.0:
-            breakpoints[m] = r[i]
-            kinds[m] = 1.0
-            m += 1
-    order = np.argsort(breakpoints[:m])
-    p = 0.0
-    excess = total - 1.0
-    for idx in range(m):
-        b = breakpoints[order[idx]]
-        next_excess = excess + slope * (b - p)
-        if next_excess <= 0.0:
-            return p + excess / (-slope)
-        p = b
-        excess = next_excess
-        slope += kinds[order[idx]]
-    return p  # unreachable: all edges end at zero past the last breakpoint
+    gradient[:] = 1.0
+    for e in range(v.shape[0]):
+        r = v[e] - prices[ends[e, 0]] - prices[ends[e, 1]]
+        reduced[e] = r
+        if r > 0.0:
+            gradient[ends[e, 0]] -= r
+            gradient[ends[e, 1]] -= r
+    residual = 0.0
+    for a in range(prices.shape[0]):
+        residual = max(residual, abs(min(prices[a], gradient[a])))
+    return residual
 
 
 @njit(cache=True)
-def _matching_primal(v, src, tgt, n_src, prices, z):
-    for e in range(v.shape[0]):
-        r = v[e] - prices[src[e]] - prices[n_src + tgt[e]]
-        z[e] = min(max(r, 0.0), 1.0)
+def _matching_direction(ends, is_source, reduced, prices, gradient, fixed, direction, parent,
+                        size, balance, grounded, index, diag, system, rhs, start, members):
+    """Newton direction on the prices of the nodes not ``fixed`` (held at zero).
 
-
-@njit(cache=True)
-def _matching_residual(v, src, tgt, n_src, n_tgt, prices, z):
-    """Natural KKT residual max_a |min(p_a, 1 - degree_a(z))| (z = z(p))."""
-    _matching_primal(v, src, tgt, n_src, prices, z)
-    degree = np.zeros(n_src + n_tgt)
-    for e in range(v.shape[0]):
-        degree[src[e]] += z[e]
-        degree[n_src + tgt[e]] += z[e]
-    res = 0.0
-    for a in range(n_src + n_tgt):
-        res = max(res, abs(min(prices[a], 1.0 - degree[a])))
-    return res
-
-
-@njit(cache=True)
-def _matching_polish(v, src, tgt, n_src, n_tgt, prices, out):
-    """Solve the KKT system on the active set read off ``prices`` into ``out``."""
-    n_nodes = n_src + n_tgt
-    index = -np.ones(n_nodes, dtype=np.int64)
-    n_tight = 0
-    for a in range(n_nodes):
-        if prices[a] > 0.0:
-            index[a] = n_tight
-            n_tight += 1
-    out[:] = 0.0
-    if n_tight == 0:
-        return
-    system = np.zeros((n_tight, n_tight))
-    rhs = np.ones(n_tight)
-    for e in range(v.shape[0]):
-        a, b = src[e], n_src + tgt[e]
-        r = v[e] - prices[a] - prices[b]
-        ia, ib = index[a], index[b]
-        if r >= 1.0:
-            if ia >= 0:
-                rhs[ia] -= 1.0
-            if ib >= 0:
-                rhs[ib] -= 1.0
-        elif r > 0.0:
-            # free edge: z_e = v_e - p_a - p_b enters both degree equations
-            for i, j in ((ia, ib), (ib, ia)):
-                if i >= 0:
-                    rhs[i] -= v[e]
-                    system[i, i] -= 1.0
-                    if j >= 0:
-                        system[i, j] -= 1.0
-    # -system is a signless Laplacian, singular on bipartite components whose
-    # nodes are all tight; a tiny ridge picks (nearly) the minimum-norm
-    # solution of the consistent system, the null-space shift is fixed below.
-    ridge = 1e-13 * max(1.0, -system.min())
-    for i in range(n_tight):
-        system[i, i] -= ridge
-    solution = np.linalg.solve(system, rhs)
-    for a in range(n_nodes):
-        if index[a] >= 0:
-            out[a] = solution[index[a]]
-    # On a component of tight nodes closed under free edges, prices may move
-    # by +t on sources and -t on targets without changing z: pick t so that
-    # they are non-negative where possible.
-    parent = np.arange(n_nodes)
-    leaks = np.zeros(n_nodes, dtype=np.bool_)
-    for e in range(v.shape[0]):
-        a, b = src[e], n_src + tgt[e]
-        r = v[e] - prices[a] - prices[b]
-        if 0.0 < r < 1.0:
-            if index[a] >= 0 and index[b] >= 0:
+    Nodes joined by edges with r > 0 form components.  The Hessian is
+    singular on a component with no such edge to a fixed node (+1 on its
+    sources, -1 on its targets): when the component has as many sources as
+    targets the system is consistent and one node is pinned, otherwise the
+    dual is linear along that vector and the direction is its steepest
+    descent.  The rest is solved exactly through the Schur complement on one
+    side of the bipartite graph (the Hessian's diagonal blocks are diagonal).
+    """
+    n = gradient.shape[0]
+    n_edges = reduced.shape[0]
+    for a in range(n):
+        parent[a] = a
+        grounded[a] = False
+        size[a] = 0.0
+        balance[a] = 0.0
+    for e in range(n_edges):
+        if reduced[e] > 0.0:
+            a, b = ends[e, 0], ends[e, 1]
+            if fixed[a] and fixed[b]:
+                continue
+            if fixed[a] or fixed[b]:
+                grounded[_find(parent, b if fixed[a] else a)] = True
+            else:
                 ra, rb = _find(parent, a), _find(parent, b)
                 if ra != rb:
                     parent[ra] = rb
-            else:
-                leaks[a] = True
-                leaks[b] = True
-    low = np.full(n_nodes, -np.inf)
-    high = np.full(n_nodes, np.inf)
-    closed = np.zeros(n_nodes, dtype=np.bool_)
-    for a in range(n_nodes):
-        if index[a] >= 0:
-            closed[_find(parent, a)] = True
-    for a in range(n_nodes):
-        if index[a] >= 0:
+                    grounded[rb] = grounded[rb] or grounded[ra]
+    for a in range(n):
+        if not fixed[a]:
             root = _find(parent, a)
-            if leaks[a]:
-                closed[root] = False
-            if a < n_src:
-                low[root] = max(low[root], -out[a])
+            balance[root] += 1.0 if is_source[a] else -1.0
+            size[root] += 1.0
+    n_kept = 0
+    n_eliminated = 0
+    for a in range(n):
+        direction[a] = 0.0
+        index[a] = -1
+        if fixed[a]:
+            continue
+        root = _find(parent, a)
+        if grounded[root] or (balance[root] == 0.0 and root != a):
+            index[a] = 0  # in the linear system
+            if is_source[a]:
+                n_eliminated += 1
             else:
-                high[root] = min(high[root], out[a])
-    # ... and so that edges leaving the component keep their bound
-    for e in range(v.shape[0]):
-        a, b = src[e], n_src + tgt[e]
-        r = v[e] - prices[a] - prices[b]
-        if 0.0 < r < 1.0:
-            continue
-        r_new = v[e] - out[a] - out[b]
-        ra = _find(parent, a) if index[a] >= 0 else -1
-        rb = _find(parent, b) if index[b] >= 0 else -1
-        if ra == rb:
-            continue
-        for root, sign in ((ra, 1.0), (rb, -1.0)):
-            if root >= 0 and closed[root]:
-                # r_new - sign * t must stay <= 0 (lower) or >= 1 (upper)
-                if r <= 0.0:
-                    bound = r_new * sign
-                    if sign > 0:
-                        low[root] = max(low[root], bound)
-                    else:
-                        high[root] = min(high[root], bound)
-                else:
-                    bound = (r_new - 1.0) * sign
-                    if sign > 0:
-                        high[root] = min(high[root], bound)
-                    else:
-                        low[root] = max(low[root], bound)
-    for a in range(n_nodes):
-        if index[a] >= 0:
+                n_kept += 1
+        elif balance[root] != 0.0:
+            sign = 1.0 if is_source[a] else -1.0
+            direction[a] = -sign * balance[root] / size[root]
+    # The dual is linear along those directions up to the first breakpoint of
+    # their component (an edge entering the support, a price reaching zero):
+    # scale each to reach it at alpha = 1, like the Newton part, so that one
+    # step length suits every component.
+    reach = size
+    for a in range(n):
+        reach[a] = np.inf
+    for e in range(n_edges):
+        rate = -(direction[ends[e, 0]] + direction[ends[e, 1]])
+        if reduced[e] < 0.0 and rate > 0.0:
+            for x in (ends[e, 0], ends[e, 1]):
+                if direction[x] != 0.0:
+                    root = _find(parent, x)
+                    reach[root] = min(reach[root], -reduced[e] / rate)
+    for a in range(n):
+        if direction[a] < 0.0 and prices[a] > 0.0:
             root = _find(parent, a)
-            if closed[root] and low[root] <= high[root]:
-                t = min(max(0.0, low[root]), high[root])
-                out[a] += t if a < n_src else -t
+            reach[root] = min(reach[root], prices[a] / -direction[a])
+    for a in range(n):
+        if direction[a] != 0.0 and reach[_find(parent, a)] < np.inf:
+            direction[a] *= reach[_find(parent, a)]
+    if n_kept + n_eliminated == 0:
+        return
+    # eliminate the side with more system nodes
+    eliminate_sources = n_eliminated >= n_kept
+    m = 0
+    for a in range(n):
+        diag[a] = 0.0
+        if index[a] >= 0:
+            if is_source[a] != eliminate_sources:
+                index[a] = m
+                rhs[m] = -gradient[a]
+                m += 1
+            else:
+                index[a] = -2
+    for a in range(n + 1):
+        start[a] = 0
+    for e in range(n_edges):
+        if reduced[e] > 0.0:
+            a, b = ends[e, 0], ends[e, 1]
+            if index[a] != -1:
+                diag[a] += 1.0
+            if index[b] != -1:
+                diag[b] += 1.0
+            elim, kept = (a, b) if eliminate_sources else (b, a)
+            if index[elim] == -2 and index[kept] >= 0:
+                start[elim + 1] += 1
+    for a in range(n):
+        start[a + 1] += start[a]
+    for e in range(n_edges):
+        if reduced[e] > 0.0:
+            a, b = ends[e, 0], ends[e, 1]
+            elim, kept = (a, b) if eliminate_sources else (b, a)
+            if index[elim] == -2 and index[kept] >= 0:
+                members[start[elim]] = index[kept]
+                start[elim] += 1
+    for a in range(n, 0, -1):
+        start[a] = start[a - 1]
+    start[0] = 0
+    system[:m, :m] = 0.0
+    for a in range(n):
+        if index[a] >= 0:
+            system[index[a], index[a]] = diag[a]
+    for a in range(n):
+        if index[a] == -2:
+            weight = 1.0 / diag[a]
+            shift = -gradient[a] * weight
+            for i in range(start[a], start[a + 1]):
+                ki = members[i]
+                rhs[ki] -= shift
+                for j in range(start[a], start[a + 1]):
+                    system[ki, members[j]] -= weight
+    _cholesky_solve(system, rhs, m)
+    for a in range(n):
+        if index[a] >= 0:
+            direction[a] = rhs[index[a]]
+    for a in range(n):
+        if index[a] == -2:
+            s = -gradient[a]
+            for i in range(start[a], start[a + 1]):
+                s -= rhs[members[i]]
+            direction[a] = s / diag[a]
 
 
 @njit(cache=True)
-def _matching_try_polish(v, src, tgt, n_src, n_tgt, prices, z, polished, z_trial, residual):
-    """Newton step on the active set; kept (prices, z updated) when it lowers the residual."""
-    _matching_polish(v, src, tgt, n_src, n_tgt, prices, polished)
-    trial = _matching_residual(v, src, tgt, n_src, n_tgt, polished, z_trial)
-    if trial >= residual:
-        return residual
-    for a in range(n_src + n_tgt):
-        prices[a] = max(polished[a], 0.0)
-    return _matching_residual(v, src, tgt, n_src, n_tgt, prices, z)
+def _matching_search(ends, reduced, prices, direction, slope, points, which):
+    """Exact minimiser of the dual on the segment p + alpha d, 0 <= alpha <= alpha_max.
+
+    alpha_max keeps the prices non-negative.  The derivative is
+    ``sum_a d_a - sum_e s_e max(r_e - alpha s_e, 0)`` (s_e = d_a + d_b),
+    piecewise linear with one breakpoint per edge crossing zero.
+    """
+    alpha_max = np.inf
+    c0 = 0.0
+    for a in range(prices.shape[0]):
+        c0 += direction[a]
+        if direction[a] < 0.0:
+            alpha_max = min(alpha_max, prices[a] / -direction[a])
+    c1 = 0.0
+    m = 0
+    for e in range(reduced.shape[0]):
+        s = direction[ends[e, 0]] + direction[ends[e, 1]]
+        slope[e] = s
+        r = reduced[e]
+        if r > 0.0 or (r == 0.0 and s < 0.0):
+            c0 -= s * r
+            c1 += s * s
+            if s > 0.0 and r / s < alpha_max:
+                points[m] = r / s
+                which[m] = e
+                m += 1
+        elif s < 0.0 and r / s < alpha_max:
+            points[m] = r / s
+            which[m] = e
+            m += 1
+    order = np.argsort(points[:m])
+    low = 0.0
+    for k in range(m):
+        e = which[order[k]]
+        high = points[order[k]]
+        if c0 + c1 * high >= 0.0:
+            return max(low, -c0 / c1) if c1 > 0.0 else low
+        s, r = slope[e], reduced[e]
+        if s > 0.0:  # the edge leaves the support
+            c0 += s * r
+            c1 -= s * s
+        else:
+            c0 -= s * r
+            c1 += s * s
+        low = high
+    if c1 > 0.0 and c0 + c1 * alpha_max >= 0.0:
+        return max(low, -c0 / c1)
+    return alpha_max
 
 
 @njit(cache=True)
-def matching_project(v, src, tgt, n_src, n_tgt, z, prices, tol, max_sweeps):
+def matching_project(v, src, tgt, n_src, n_tgt, z, prices, tol, max_iter):
     """Euclidean projection of ``v`` onto one matching polytope.
 
     Parameters
@@ -252,69 +334,96 @@ def matching_project(v, src, tgt, n_src, n_tgt, z, prices, tol, max_sweeps):
     src, tgt : (E,) int64 local source / target node of each edge.
     n_src, n_tgt : node counts.
     z : (E,) output projection.
-    prices : (n_src + n_tgt,) dual prices; used as warm start, overwritten.
+    prices : (n_src + n_tgt,) dual prices (sources, then targets); used as
+        warm start, overwritten with the final ones.
     tol : KKT residual to reach.
-    max_sweeps : cap on coordinate-ascent sweeps.
+    max_iter : cap on Newton iterations.
 
     Returns
     -------
     residual : float, the KKT residual of the returned point.
     """
-    n_nodes = n_src + n_tgt
+    n = n_src + n_tgt
     n_edges = v.shape[0]
     if n_edges == 0:
+        prices[:] = 0.0
         return 0.0
-    for a in range(n_nodes):
+    ends = np.empty((n_edges, 2), dtype=np.int64)
+    for e in range(n_edges):
+        ends[e, 0] = src[e]
+        ends[e, 1] = n_src + tgt[e]
+    is_source = np.zeros(n, dtype=np.bool_)
+    is_source[:n_src] = True
+    for a in range(n):
         prices[a] = max(prices[a], 0.0)
-    # incidence lists of all nodes: sources first, then targets
-    src_ptr, src_order = _node_adjacency(src, n_src)
-    tgt_ptr, tgt_order = _node_adjacency(tgt, n_tgt)
-    max_degree = 1
-    for a in range(n_src):
-        max_degree = max(max_degree, src_ptr[a + 1] - src_ptr[a])
-    for a in range(n_tgt):
-        max_degree = max(max_degree, tgt_ptr[a + 1] - tgt_ptr[a])
-    r = np.empty(max_degree)
-    breakpoints = np.empty(2 * max_degree)
-    kinds = np.empty(2 * max_degree)
-    polished = np.empty(n_nodes)
-    z_trial = np.empty(n_edges)
-    residual = _matching_residual(v, src, tgt, n_src, n_tgt, prices, z)
-    sweep = 0
-    next_polish = 2
-    while residual > tol and sweep < max_sweeps:
-        if sweep == 0:  # a warm start often has the right active set already
-            residual = _matching_try_polish(
-                v, src, tgt, n_src, n_tgt, prices, z, polished, z_trial, residual
-            )
-            if residual <= tol:
+    reduced = np.empty(n_edges)
+    gradient = np.empty(n)
+    direction = np.empty(n)
+    fixed = np.empty(n, dtype=np.bool_)
+    parent = np.empty(n, dtype=np.int64)
+    index = np.empty(n, dtype=np.int64)
+    size = np.empty(n)
+    balance = np.empty(n)
+    grounded = np.empty(n, dtype=np.bool_)
+    diag = np.empty(n)
+    system = np.empty((n, n))
+    rhs = np.empty(n)
+    start = np.empty(n + 1, dtype=np.int64)
+    members = np.empty(n_edges, dtype=np.int64)
+    slope = np.empty(n_edges)
+    points = np.empty(n_edges)
+    which = np.empty(n_edges, dtype=np.int64)
+    residual = _matching_state(v, ends, prices, reduced, gradient)
+    it = 0
+    while residual > tol and it < max_iter:
+        it += 1
+        # Nodes at zero price whose gradient keeps them there are held; the
+        # others move.  A moving node at zero that the Newton step would
+        # push negative is held too and the step recomputed; if nothing
+        # moves, the node at zero with the most negative gradient is freed.
+        for a in range(n):
+            fixed[a] = prices[a] == 0.0 and gradient[a] >= 0.0
+        released = -1
+        for _ in range(2 * n + 2):
+            _matching_direction(ends, is_source, reduced, prices, gradient, fixed, direction,
+                                parent, size, balance, grounded, index, diag, system, rhs,
+                                start, members)
+            blocked = False
+            for a in range(n):
+                if (not fixed[a] and a != released and prices[a] == 0.0
+                        and direction[a] < 0.0):
+                    fixed[a] = True
+                    blocked = True
+            if blocked:
+                continue
+            moving = False
+            for a in range(n):
+                moving = moving or direction[a] != 0.0
+            if moving:
                 break
-        for a in range(n_src):
-            n_r = 0
-            for idx in range(src_ptr[a], src_ptr[a + 1]):
-                e = src_order[idx]
-                r[n_r] = v[e] - prices[n_src + tgt[e]]
-                n_r += 1
-            prices[a] = _degree_price(r, n_r, breakpoints, kinds)
-        for b in range(n_tgt):
-            n_r = 0
-            for idx in range(tgt_ptr[b], tgt_ptr[b + 1]):
-                e = tgt_order[idx]
-                r[n_r] = v[e] - prices[src[e]]
-                n_r += 1
-            prices[n_src + b] = _degree_price(r, n_r, breakpoints, kinds)
-        sweep += 1
-        residual = _matching_residual(v, src, tgt, n_src, n_tgt, prices, z)
-        if residual > tol and sweep >= next_polish:
-            next_polish = sweep + 2 + sweep // 8
-            residual = _matching_try_polish(
-                v, src, tgt, n_src, n_tgt, prices, z, polished, z_trial, residual
-            )
+            worst = 0.0
+            released = -1
+            for a in range(n):
+                if fixed[a] and gradient[a] < worst:
+                    worst = gradient[a]
+                    released = a
+            if released < 0:
+                break
+            fixed[released] = False
+        alpha = _matching_search(ends, reduced, prices, direction, slope, points, which)
+        for a in range(n):
+            if direction[a] < 0.0 and prices[a] / -direction[a] <= alpha:
+                prices[a] = 0.0  # reached the bound
+            else:
+                prices[a] = max(prices[a] + alpha * direction[a], 0.0)
+        residual = _matching_state(v, ends, prices, reduced, gradient)
+    for e in range(n_edges):
+        z[e] = min(max(reduced[e], 0.0), 1.0)  # z <= 1 holds up to rounding
     return residual
 
 
 @njit(cache=True)
-def matching_project_batch(v, edges, edge_offsets, node_counts, z, prices, tol, max_sweeps):
+def matching_project_batch(v, edges, edge_offsets, node_counts, z, prices, tol, max_iter):
     """Project every example of a batch; returns the largest KKT residual.
 
     ``prices`` (length ``node_counts.sum()``, example ``i``'s source then
@@ -327,7 +436,7 @@ def matching_project_batch(v, edges, edge_offsets, node_counts, z, prices, tol, 
         n_src, n_tgt = node_counts[i, 0], node_counts[i, 1]
         res = matching_project(
             v[lo:hi], edges[lo:hi, 0], edges[lo:hi, 1], n_src, n_tgt,
-            z[lo:hi], prices[p0:p0 + n_src + n_tgt], tol, max_sweeps,
+            z[lo:hi], prices[p0:p0 + n_src + n_tgt], tol, max_iter,
         )
         p0 += n_src + n_tgt
         worst = max(worst, res)
@@ -336,358 +445,761 @@ def matching_project_batch(v, edges, edge_offsets, node_counts, z, prices, tol, 
 
 # --------------------------------------------------------------------------
 # Relaxed min-cut polytope (Appendix A):
-#   min 1/2 ||z_nodes - v_nodes||^2 + 1/2 ||z_edges - v_edges||^2
-#   s.t. 0 <= z_j <= 1,  |z_j - z_k| <= z_jk.
-# Eliminating z_jk = max(|z_j - z_k|, v_jk) leaves the node problem
-#   min sum_j 1/2 (z_j - v_j)^2 + sum_e phi_e(z_tail - z_head),
-#   phi_e(d) = 1/2 (|d| - v_e)_+^2   (convex for either sign of v_e),
-# whose dual is a quadratic flow problem on the edges (the paper's eq. 22,
-# written with one signed flow f_e per edge): z_j = clip(v_j - div_j(f), 0, 1)
-# and optimality f_e in d phi_e(z_tail - z_head).
+#   min 1/2 ||z_nodes - a||^2 + 1/2 ||z_edges - b||^2
+#   s.t. 0 <= z_j <= 1,  |z_t - z_h| <= z_th.
+# Eliminating z_th = max(|z_t - z_h|, b_th) leaves the node problem
+#   min sum_j 1/2 (z_j - a_j)^2 + sum_e phi_e(z_t - z_h) over [0, 1]^N,
+#   phi_e(d) = 1/2 (|d| - b_e)_+^2   (convex for either sign of b_e),
+# whose dual is the quadratic flow problem of the paper's eq. (22), written
+# with one signed flow f_e per edge: minimise over f
+#   G(f) = sum_e phi_e^*(f_e) - sum_j min_{z in [0, 1]} (1/2 (z - a_j)^2 + u_j z),
+#   u = D^T f (u_t += f_e, u_h -= f_e),  z_j(f) = clip(a_j - u_j, 0, 1),
+# phi_e^*(f) = b |f| + f^2 / 2 for b >= 0 (a kink at 0: the flow of an edge
+# with |z_t - z_h| <= b is zero) and (|f| + b)_+^2 / 2 for b < 0 (flat on
+# |f| <= -b: such an edge ties z_t = z_h).
 # --------------------------------------------------------------------------
 
+# classes of the edges in the Newton model
+AT_ZERO = 0  # b > 0, flow held at zero
+SMOOTH = 1  # flow = z_t - z_h - b * sign
+TIED = 2  # b < 0 and |flow| <= -b: z_t = z_h
+
 
 @njit(cache=True)
-def _edge_prox(x, v_edge):
-    """prox of phi_e at x (phi_e(d) = 1/2 (|d| - v_edge)_+^2)."""
+def _edge_prox(x, b):
+    """prox of phi(d) = 1/2 (|d| - b)_+^2 at x."""
     ax = abs(x)
-    if (v_edge >= 0.0 and ax <= v_edge) or (v_edge < 0.0 and ax <= -v_edge):
-        return x if v_edge >= 0.0 else 0.0
-    return np.sign(x) * (ax + v_edge) / 2.0
-
-
-@njit(cache=True)
-def _conjugate_slope(f, v_edge, side):
-    """One-sided derivative of phi_e^* at f (side = -1 left, +1 right)."""
-    if v_edge >= 0.0:
-        if f == 0.0:
-            return side * v_edge
-        return f + v_edge * np.sign(f)
-    if abs(f) <= -v_edge:
+    if b >= 0.0:
+        if ax <= b:
+            return x
+        return np.sign(x) * (ax + b) / 2.0
+    if ax <= -b:
         return 0.0
-    return f + v_edge * np.sign(f)
+    return np.sign(x) * (ax + b) / 2.0
 
 
 @njit(cache=True)
-def _flow_gap(f, a, b, v_edge, side):
-    """G(f) = clip(a - f) - clip(b + f) - d phi^*(f): decreasing in f."""
-    return (
-        min(max(a - f, 0.0), 1.0)
-        - min(max(b + f, 0.0), 1.0)
-        - _conjugate_slope(f, v_edge, side)
-    )
+def _mincut_state(a, b, tail, head, f, u, z):
+    """Divergence u = D^T f and z = clip(a - u, 0, 1); returns the KKT residual.
 
-
-@njit(cache=True)
-def _edge_flow(a, b, v_edge, points):
-    """Exact maximiser over one edge flow: the root of the monotone G."""
-    points[0] = a - 1.0
-    points[1] = a
-    points[2] = -b
-    points[3] = 1.0 - b
-    if v_edge >= 0.0:
-        points[4] = 0.0
-        points[5] = 0.0
-    else:
-        points[4] = v_edge
-        points[5] = -v_edge
-    points.sort()
-    previous = 0.0
-    for i in range(6):
-        p = points[i]
-        right = _flow_gap(p, a, b, v_edge, 1.0)
-        if right <= 0.0:
-            left = _flow_gap(p, a, b, v_edge, -1.0)
-            if left > 0.0:
-                return p  # the root sits on a jump of d phi^*
-            if i == 0:
-                return p + left  # G has slope -1 left of all breakpoints
-            g0 = _flow_gap(previous, a, b, v_edge, 1.0)
-            if g0 <= 0.0:
-                return previous
-            return previous + g0 * (p - previous) / (g0 - left)
-        previous = p
-    return points[5] + _flow_gap(points[5], a, b, v_edge, 1.0)
-
-
-@njit(cache=True)
-def _divergence(f, tail, head, n_nodes, u):
+    The node conditions hold by construction; the residual is the edge one,
+    ``max_e |d_e - prox_phi_e(d_e + f_e)|`` with d = z_t - z_h (zero iff
+    f_e is a subgradient of phi_e at d_e).
+    """
     u[:] = 0.0
     for e in range(f.shape[0]):
         u[tail[e]] += f[e]
         u[head[e]] -= f[e]
-
-
-@njit(cache=True)
-def _mincut_residual(v_nodes, v_edges, tail, head, z, f, u):
-    """KKT residual of (z, f): node clip condition and edge prox condition."""
-    _divergence(f, tail, head, z.shape[0], u)
-    res = 0.0
-    for j in range(z.shape[0]):
-        res = max(res, abs(z[j] - min(max(v_nodes[j] - u[j], 0.0), 1.0)))
+    for j in range(a.shape[0]):
+        z[j] = min(max(a[j] - u[j], 0.0), 1.0)
+    residual = 0.0
     for e in range(f.shape[0]):
         d = z[tail[e]] - z[head[e]]
-        res = max(res, abs(d - _edge_prox(d + f[e], v_edges[e])))
-    return res
+        residual = max(residual, abs(d - _edge_prox(d + f[e], b[e])))
+    return residual
 
 
 @njit(cache=True)
-def _mincut_polish(v_nodes, v_edges, tail, head, f, u, z_out, f_out):
-    """Solve the KKT system on the active set read off the flows ``f``.
+def _laplacian_cg(tail, head, active, dirichlet, rhs, x, accuracy, max_iter, local, ct, ch,
+                  diag, xs, r, p, q):
+    """Solve L x = rhs at the nodes not in ``dirichlet`` (x given there) by Jacobi-CG.
 
-    Node states: clipped at 0 / 1, or free.  Edge states: inactive (f = 0,
-    v >= 0), active (f = d - v sign f), tied (v < 0, |f| <= -v, so that
-    z_tail = z_head).  Tied nodes merge into groups (union-find); the free
-    group values solve an SPD system (group sizes + Laplacian of the active
-    edges) by conjugate gradients; flows of tied edges follow on a spanning
-    forest of each group by leaf elimination.  Returns False when the active
-    set is inconsistent (a group tied to both bounds).
+    ``L`` is the Laplacian of the edges with ``active[e]``; the solve runs on
+    the compacted subgraph of those edges (``local`` must be all -1 and is
+    restored).  Stops when the preconditioned residual norm is below
+    ``accuracy * max(1, max |rhs|)`` or after ``max_iter`` iterations.
     """
-    n_nodes, n_edges = v_nodes.shape[0], v_edges.shape[0]
-    fixed = -np.ones(n_nodes)  # node value if clipped, else -1
-    for j in range(n_nodes):
-        t = v_nodes[j] - u[j]
-        if t <= 0.0:
-            fixed[j] = 0.0
-        elif t >= 1.0:
-            fixed[j] = 1.0
-    kind = np.zeros(n_edges, dtype=np.int64)  # 0 inactive, 1 active, 2 tied
-    parent = np.arange(n_nodes)
-    for e in range(n_edges):
-        if v_edges[e] < 0.0 and abs(f[e]) <= -v_edges[e]:
-            kind[e] = 2
+    k = 0
+    n_edges = 0
+    for e in range(tail.shape[0]):
+        if active[e]:
+            for end in (tail[e], head[e]):
+                if local[end] < 0:
+                    local[end] = k
+                    xs[k] = x[end]
+                    r[k] = rhs[end]
+                    diag[k] = 0.0
+                    k += 1
+            ct[n_edges] = local[tail[e]]
+            ch[n_edges] = local[head[e]]
+            n_edges += 1
+    for i in range(n_edges):
+        diag[ct[i]] += 1.0
+        diag[ch[i]] += 1.0
+    for e in range(tail.shape[0]):
+        if active[e]:
+            for end in (tail[e], head[e]):
+                if dirichlet[end]:
+                    diag[local[end]] = -1.0  # marks a Dirichlet node
+    for i in range(n_edges):
+        w = xs[ct[i]] - xs[ch[i]]
+        r[ct[i]] -= w
+        r[ch[i]] += w
+    rz = 0.0
+    scale = 1.0
+    for i in range(k):
+        if diag[i] < 0.0:
+            r[i] = 0.0
+            p[i] = 0.0
+        else:
+            scale = max(scale, abs(r[i]))
+            p[i] = r[i] / diag[i]
+            rz += r[i] * p[i]
+    threshold = (accuracy * scale) ** 2
+    for _ in range(max_iter):
+        if rz <= threshold:
+            break
+        for i in range(k):
+            q[i] = 0.0
+        for i in range(n_edges):
+            w = p[ct[i]] - p[ch[i]]
+            q[ct[i]] += w
+            q[ch[i]] -= w
+        pq = 0.0
+        for i in range(k):
+            pq += p[i] * q[i]
+        step = rz / pq
+        rz_new = 0.0
+        for i in range(k):
+            if diag[i] > 0.0:
+                xs[i] += step * p[i]
+                r[i] -= step * q[i]
+                rz_new += r[i] * r[i] / diag[i]
+        beta = rz_new / rz
+        rz = rz_new
+        for i in range(k):
+            if diag[i] > 0.0:
+                p[i] = r[i] / diag[i] + beta * p[i]
+    for e in range(tail.shape[0]):
+        if active[e]:
+            for end in (tail[e], head[e]):
+                if local[end] >= 0:
+                    x[end] = xs[local[end]]
+                    local[end] = -1
+
+
+@njit(cache=True)
+def _group_cg(n_groups, cross_a, cross_b, n_cross, diag, rhs, x, accuracy, r, p, q):
+    """Solve (diag - adjacency of the crossing pairs) x = rhs by Jacobi-CG from x."""
+    for g in range(n_groups):
+        r[g] = rhs[g] - diag[g] * x[g]
+    for k in range(n_cross):
+        r[cross_a[k]] += x[cross_b[k]]
+        r[cross_b[k]] += x[cross_a[k]]
+    rz = 0.0
+    scale = 1.0
+    for g in range(n_groups):
+        p[g] = r[g] / diag[g]
+        rz += r[g] * p[g]
+        scale = max(scale, abs(rhs[g]))
+    threshold = (accuracy * scale) ** 2
+    for _ in range(2 * n_groups + 20):
+        if rz <= threshold:
+            break
+        for g in range(n_groups):
+            q[g] = diag[g] * p[g]
+        for k in range(n_cross):
+            q[cross_a[k]] -= p[cross_b[k]]
+            q[cross_b[k]] -= p[cross_a[k]]
+        pq = 0.0
+        for g in range(n_groups):
+            pq += p[g] * q[g]
+        step = rz / pq
+        rz_new = 0.0
+        for g in range(n_groups):
+            x[g] += step * p[g]
+            r[g] -= step * q[g]
+            rz_new += r[g] * r[g] / diag[g]
+        beta = rz_new / rz
+        rz = rz_new
+        for g in range(n_groups):
+            p[g] = r[g] / diag[g] + beta * p[g]
+
+
+@njit(cache=True)
+def _tree_flows(tail, head, active, absorbs, need, direction, start, adj, order, up):
+    """Add flows on a spanning forest of the ``active`` edges changing node balances by ``need``.
+
+    Each tree is rooted at a node that ``absorbs`` when it has one; such
+    nodes take whatever is left (``need`` is consumed).
+    """
+    n, m = need.shape[0], tail.shape[0]
+    start[:] = 0
+    for e in range(m):
+        if active[e]:
+            start[tail[e] + 1] += 1
+            start[head[e] + 1] += 1
+    for j in range(n):
+        start[j + 1] += start[j]
+    for e in range(m):
+        if active[e]:
+            adj[start[tail[e]]] = e
+            start[tail[e]] += 1
+            adj[start[head[e]]] = e
+            start[head[e]] += 1
+    for j in range(n, 0, -1):
+        start[j] = start[j - 1]
+    start[0] = 0
+    up[:] = -2  # unvisited
+    count = 0
+    for sweep in range(2):
+        for j in range(n):
+            if up[j] != -2 or start[j + 1] == start[j] or (sweep == 0 and not absorbs[j]):
+                continue
+            up[j] = -1
+            order[count] = j
+            first = count
+            count += 1
+            while first < count:
+                k = order[first]
+                first += 1
+                for idx in range(start[k], start[k + 1]):
+                    e = adj[idx]
+                    other = head[e] if tail[e] == k else tail[e]
+                    if up[other] == -2:
+                        up[other] = e
+                        order[count] = other
+                        count += 1
+    for idx in range(count - 1, -1, -1):
+        k = order[idx]
+        e = up[k]
+        if e < 0:
+            continue
+        if absorbs[k]:
+            continue
+        if tail[e] == k:
+            direction[e] += need[k]
+            need[head[e]] += need[k]
+        else:
+            direction[e] -= need[k]
+            need[tail[e]] += need[k]
+
+
+@njit(cache=True)
+def _mincut_groups(a, b, tail, head, z, clamp, kind, fw, iw, bw):
+    """Groups of nodes joined by tied edges, for :func:`_mincut_solve`.
+
+    Fills ``root`` (iw[1]), ``group`` (iw[2]: index of the unknown of an
+    unclamped group, -1 for clamped groups whose value is in fw[0]),
+    ``n_tied`` (iw[3], at roots: tied edges minus nodes, >= 0 iff the group
+    has a cycle) and starts the group values (fw[3]) at the group means of z.
+    Returns the number of unknowns, or -1 when a group has nodes clamped at
+    both 0 and 1 (``has_low``/``has_high`` in bw[0], bw[1]).
+    """
+    n, m = a.shape[0], b.shape[0]
+    parent, root, group, n_tied = iw[0], iw[1], iw[2], iw[3]
+    has_low, has_high = bw[0], bw[1]
+    value, zeta, size = fw[0], fw[3], fw[1]
+    for j in range(n):
+        parent[j] = j
+        has_low[j] = False
+        has_high[j] = False
+        n_tied[j] = -1
+        group[j] = -1
+    for e in range(m):
+        if kind[e] == TIED:
             ra, rb = _find(parent, tail[e]), _find(parent, head[e])
             if ra != rb:
                 parent[ra] = rb
-        elif f[e] != 0.0 or v_edges[e] < 0.0:
-            kind[e] = 1
-    group = np.empty(n_nodes, dtype=np.int64)
-    group_of_root = -np.ones(n_nodes, dtype=np.int64)
-    n_groups = 0
-    for j in range(n_nodes):
+    inconsistent = False
+    for j in range(n):
         r = _find(parent, j)
-        if group_of_root[r] < 0:
-            group_of_root[r] = n_groups
-            n_groups += 1
-        group[j] = group_of_root[r]
-    value = -np.ones(n_groups)
-    size = np.zeros(n_groups)
-    rhs = np.zeros(n_groups)
-    root = -np.ones(n_groups, dtype=np.int64)
-    slack = np.full(n_groups, -np.inf)
-    for j in range(n_nodes):
-        g = group[j]
-        size[g] += 1.0
-        rhs[g] += v_nodes[j]
-        if fixed[j] >= 0.0:
-            if value[g] >= 0.0 and value[g] != fixed[j]:
-                return False
-            value[g] = fixed[j]
-            # the root absorbs the group's rounding: pick the most slack clipped node
-            t = v_nodes[j] - u[j]
-            s = t - 1.0 if fixed[j] == 1.0 else -t
-            if s > slack[g]:
-                slack[g] = s
-                root[g] = j
-        elif root[g] < 0:
-            root[g] = j
-    # active edges between different groups couple the group equations
-    for e in range(n_edges):
-        if kind[e] == 1:
-            gt, gh = group[tail[e]], group[head[e]]
-            if gt != gh:
-                shift = v_edges[e] * np.sign(f[e])
-                rhs[gt] += shift
-                rhs[gh] -= shift
-                if value[gh] >= 0.0:
-                    rhs[gt] += value[gh]
-                if value[gt] >= 0.0:
-                    rhs[gh] += value[gt]
-    zeta = np.zeros(n_groups)
-    for j in range(n_nodes):
-        zeta[group[j]] += min(max(v_nodes[j] - u[j], 0.0), 1.0) / size[group[j]]
-    for g in range(n_groups):
-        if value[g] >= 0.0:
-            zeta[g] = value[g]
-
-    def matvec(x, out):
-        for g in range(n_groups):
-            out[g] = size[g] * x[g] if value[g] < 0.0 else 0.0
-        for e in range(n_edges):
-            if kind[e] == 1:
-                gt, gh = group[tail[e]], group[head[e]]
-                if gt != gh:
-                    if value[gt] < 0.0:
-                        out[gt] += x[gt] - (x[gh] if value[gh] < 0.0 else 0.0)
-                    if value[gh] < 0.0:
-                        out[gh] += x[gh] - (x[gt] if value[gt] < 0.0 else 0.0)
-
-    # conjugate gradients on the free groups (fixed ones are masked out)
-    x = np.where(value < 0.0, zeta, 0.0)
-    residual = np.empty(n_groups)
-    matvec(x, residual)
-    scale = 1.0
-    for g in range(n_groups):
-        if value[g] < 0.0:
-            residual[g] = rhs[g] - residual[g]
-            scale = max(scale, abs(rhs[g]))
-        else:
-            residual[g] = 0.0
-    direction = residual.copy()
-    product = np.empty(n_groups)
-    rr = np.dot(residual, residual)
-    for _ in range(2 * n_groups + 50):
-        if np.sqrt(rr) <= 1e-15 * scale:
-            break
-        matvec(direction, product)
-        alpha = rr / np.dot(direction, product)
-        x += alpha * direction
-        residual -= alpha * product
-        rr_new = np.dot(residual, residual)
-        direction = residual + (rr_new / rr) * direction
-        rr = rr_new
-    for g in range(n_groups):
-        if value[g] < 0.0:
-            zeta[g] = x[g]
-    for j in range(n_nodes):
-        z_out[j] = zeta[group[j]]
-    # flows: active and inactive edges are explicit; tied edges keep their
-    # current flow off a spanning forest and are solved on it.
-    accumulated = np.zeros(n_nodes)
-    tie_count = np.zeros(n_nodes + 1, dtype=np.int64)
-    for e in range(n_edges):
-        if kind[e] == 0:
-            f_out[e] = 0.0
-        elif kind[e] == 1:
-            f_out[e] = z_out[tail[e]] - z_out[head[e]] - v_edges[e] * np.sign(f[e])
-        else:
-            f_out[e] = f[e]
-            tie_count[tail[e] + 1] += 1
-            tie_count[head[e] + 1] += 1
-    for j in range(n_nodes):
-        tie_count[j + 1] += tie_count[j]
-    tie_edges = np.empty(tie_count[n_nodes], dtype=np.int64)
-    fill = tie_count[:-1].copy()
-    for e in range(n_edges):
-        if kind[e] == 2:
-            tie_edges[fill[tail[e]]] = e
-            fill[tail[e]] += 1
-            tie_edges[fill[head[e]]] = e
-            fill[head[e]] += 1
-    parent_edge = -np.ones(n_nodes, dtype=np.int64)
-    visited = np.zeros(n_nodes, dtype=np.bool_)
-    in_tree = np.zeros(n_edges, dtype=np.bool_)
-    order = np.empty(n_nodes, dtype=np.int64)
-    n_order = 0
-    for g in range(n_groups):
-        r = root[g]
-        visited[r] = True
-        order[n_order] = r
-        head_idx = n_order
-        n_order += 1
-        while head_idx < n_order:
-            j = order[head_idx]
-            head_idx += 1
-            for idx in range(tie_count[j], tie_count[j + 1]):
-                e = tie_edges[idx]
-                k = head[e] if tail[e] == j else tail[e]
-                if not visited[k]:
-                    visited[k] = True
-                    in_tree[e] = True
-                    parent_edge[k] = e
-                    order[n_order] = k
-                    n_order += 1
-    for e in range(n_edges):
-        if not in_tree[e]:
-            accumulated[tail[e]] += f_out[e]
-            accumulated[head[e]] -= f_out[e]
-    for idx in range(n_nodes - 1, -1, -1):
-        j = order[idx]
-        e = parent_edge[j]
-        if e < 0:
+        root[j] = r
+        if r != j:
+            n_tied[r] -= 1
+        if clamp[j] == 0:
+            has_low[r] = True
+            inconsistent = inconsistent or has_high[r]
+        elif clamp[j] == 1:
+            has_high[r] = True
+            inconsistent = inconsistent or has_low[r]
+    for e in range(m):
+        if kind[e] == TIED:
+            n_tied[root[tail[e]]] += 1
+    if inconsistent:
+        return -1
+    n_groups = 0
+    for j in range(n):
+        r = root[j]
+        if has_low[r] or has_high[r]:
+            value[j] = 1.0 if has_high[r] else 0.0
             continue
-        g = group[j]
-        if value[g] < 0.0:
-            target = v_nodes[j] - z_out[j]
-        elif value[g] == 1.0:
-            target = min(u[j], v_nodes[j] - 1.0)
-        else:
-            target = max(u[j], v_nodes[j])
-        if tail[e] == j:
-            f_out[e] = target - accumulated[j]
-            accumulated[head[e]] -= f_out[e]
-        else:
-            f_out[e] = accumulated[j] - target
-            accumulated[tail[e]] += f_out[e]
-    return True
+        if group[r] < 0:
+            group[r] = n_groups
+            size[n_groups] = 0.0
+            zeta[n_groups] = 0.0
+            n_groups += 1
+        g = group[r]
+        group[j] = g
+        size[g] += 1.0
+        zeta[g] += z[j]
+    for g in range(n_groups):
+        zeta[g] /= size[g]
+    return n_groups
 
 
 @njit(cache=True)
-def mincut_project(v_nodes, v_edges, tail, head, z_nodes, z_edges, f, tol, max_sweeps):
+def _potential_flows(tail, head, active, dirichlet, rhs, pot, direction, accuracy, max_iter,
+                     trees_too, iw, ew, fw, eb, adj):
+    """Flows on the ``active`` edges whose balance at non-``dirichlet`` nodes is ``rhs``.
+
+    Nearly the least-norm ones, ``pot`` fixed at the Dirichlet nodes:
+    potential differences, ``pot`` by a few CG iterations on the Laplacian,
+    on the groups with cycles (``n_tied`` >= 0 at the group's root; on all
+    groups if ``trees_too``); the balance is then met exactly by flows on a
+    spanning forest (Dirichlet nodes absorb).  ``direction`` must be zero on
+    the active edges; ``rhs`` is consumed.
+    """
+    root, n_tied = iw[1], iw[3]
+    cyclic = eb[1]
+    any_cyclic = False
+    for e in range(tail.shape[0]):
+        cyclic[e] = active[e] and (trees_too or n_tied[root[tail[e]]] >= 0)
+        any_cyclic = any_cyclic or cyclic[e]
+    if any_cyclic:
+        _laplacian_cg(tail, head, cyclic, dirichlet, rhs, pot, accuracy, max_iter, iw[4],
+                      ew[2], ew[3], fw[7], fw[8], fw[9], fw[10], fw[1])
+        for e in range(tail.shape[0]):
+            if cyclic[e]:
+                direction[e] = pot[tail[e]] - pot[head[e]]
+                rhs[tail[e]] -= direction[e]
+                rhs[head[e]] += direction[e]
+    _tree_flows(tail, head, active, dirichlet, rhs, direction, iw[5], adj, iw[6], iw[7])
+
+
+@njit(cache=True)
+def _mincut_split(tail, head, clamp, kind, direction, fw, iw, bw, ew, eb, adj):
+    """Steepest descent in the dual's flat directions on inconsistent groups.
+
+    A group with nodes clamped at both 0 and 1 cannot keep a common value:
+    the harmonic flow from its 1-nodes to its 0-nodes through its tied edges
+    decreases the dual linearly until edges untie.  It is approximated (see
+    :func:`_potential_flows`, zero balance at the unclamped nodes so that the
+    direction stays flat) and computed accurately if the approximation does
+    not carry flow from the 1-nodes to the 0-nodes.
+    """
+    m = tail.shape[0]
+    root = iw[1]
+    has_low, has_high, dirichlet = bw[0], bw[1], bw[2]
+    rhs, pot = fw[5], fw[6]
+    active = eb[0]
+    for e in range(m):
+        r = root[tail[e]]
+        active[e] = kind[e] == TIED and has_low[r] and has_high[r]
+    for accuracy, max_iter in ((1e-3, 50), (1e-12, 2 * m + 20)):
+        for j in range(clamp.shape[0]):
+            dirichlet[j] = clamp[j] < 2
+            pot[j] = 1.0 if clamp[j] == 1 else 0.0
+            rhs[j] = 0.0
+        for e in range(m):
+            direction[e] = 0.0
+        _potential_flows(tail, head, active, dirichlet, rhs, pot, direction, accuracy, max_iter,
+                         True, iw, ew, fw, eb, adj)
+        carried = 0.0
+        for e in range(m):
+            carried += direction[e] * ((clamp[tail[e]] == 1) - (clamp[head[e]] == 1))
+        if carried > 0.0:
+            return
+
+
+@njit(cache=True)
+def _mincut_solve(a, b, tail, head, f, u, clamp, kind, sign, direction, n_groups,
+                  fw, iw, bw, ew, eb, adj):
+    """Newton direction on the flows for the model given by ``kind`` / ``sign``.
+
+    The values of the unclamped groups solve an SPD system (group sizes +
+    Laplacian of the smooth edges between groups), by CG from the values in
+    fw[3]; smooth flows follow, and tied flows change by (nearly) the
+    least-norm amount that meets the node balances exactly.
+    """
+    n, m = a.shape[0], b.shape[0]
+    root, group = iw[1], iw[2]
+    dirichlet = bw[2]
+    value, gdiag, grhs, zeta, z_new, rhs, pot = fw[0], fw[1], fw[2], fw[3], fw[4], fw[5], fw[6]
+    cross_a, cross_b = ew[0], ew[1]
+    for g in range(n_groups):
+        gdiag[g] = 0.0
+        grhs[g] = 0.0
+    for j in range(n):
+        g = group[j]
+        if g >= 0:
+            gdiag[g] += 1.0
+            grhs[g] += a[j]
+    n_cross = 0
+    any_tied = False
+    for e in range(m):
+        if kind[e] != SMOOTH:
+            any_tied = any_tied or kind[e] == TIED
+            continue
+        t, h = tail[e], head[e]
+        gt, gh = group[t], group[h]
+        if gt >= 0 and gt == gh:
+            continue
+        offset = b[e] * sign[e]
+        if gt >= 0:
+            gdiag[gt] += 1.0
+            grhs[gt] += offset if gh >= 0 else offset + value[h]
+        if gh >= 0:
+            gdiag[gh] += 1.0
+            grhs[gh] -= offset if gt >= 0 else offset - value[t]
+        if gt >= 0 and gh >= 0:
+            cross_a[n_cross] = gt
+            cross_b[n_cross] = gh
+            n_cross += 1
+    _group_cg(n_groups, cross_a, cross_b, n_cross, gdiag, grhs, zeta, 1e-15,
+              fw[7], fw[8], fw[9])
+    for j in range(n):
+        z_new[j] = zeta[group[j]] if group[j] >= 0 else value[j]
+    for e in range(m):
+        if kind[e] == SMOOTH:
+            direction[e] = z_new[tail[e]] - z_new[head[e]] - b[e] * sign[e] - f[e]
+        elif kind[e] == AT_ZERO:
+            direction[e] = -f[e]
+        else:
+            direction[e] = 0.0
+    if not any_tied:
+        return
+    # balance change the tied flows must bring at unclamped nodes (clamped
+    # nodes absorb; one node of each unclamped group is pinned, its balance
+    # follows from the group equation)
+    for j in range(n):
+        rhs[j] = a[j] - z_new[j] - u[j]
+        dirichlet[j] = clamp[j] < 2 or (group[j] >= 0 and root[j] == j)
+        pot[j] = 0.0
+    for e in range(m):
+        if kind[e] != TIED:
+            rhs[tail[e]] -= direction[e]
+            rhs[head[e]] += direction[e]
+    active = eb[0]
+    for e in range(m):
+        active[e] = kind[e] == TIED
+    _potential_flows(tail, head, active, dirichlet, rhs, pot, direction, 1e-3, 50, False, iw, ew,
+                     fw, eb, adj)
+
+
+@njit(cache=True)
+def _mincut_newton_direction(a, b, tail, head, f, u, z, clamp, kind, sign, direction,
+                             fw, iw, bw, ew, eb, adj):
+    """Classify the edges at the current flows and compute the step direction.
+
+    An edge with b > 0 at zero flow is held there when |z_t - z_h| <= b;
+    otherwise it moves, unless the Newton step would push it back through
+    zero -- then it is held too and the step recomputed.  If nothing moves,
+    the held edge violating its condition most is freed.
+    """
+    m = b.shape[0]
+    for e in range(m):
+        d = z[tail[e]] - z[head[e]]
+        be, x = b[e], f[e]
+        if be > 0.0 and x == 0.0:
+            if abs(d) <= be:
+                kind[e] = AT_ZERO
+            else:
+                kind[e] = SMOOTH
+                sign[e] = np.sign(d)
+        elif be < 0.0 and abs(x) <= -be:
+            kind[e] = TIED
+        else:
+            kind[e] = SMOOTH
+            sign[e] = np.sign(x)
+    n_groups = _mincut_groups(a, b, tail, head, z, clamp, kind, fw, iw, bw)
+    if n_groups < 0:
+        _mincut_split(tail, head, clamp, kind, direction, fw, iw, bw, ew, eb, adj)
+        return
+    released = -1
+    for _ in range(2 * m + 2):
+        _mincut_solve(a, b, tail, head, f, u, clamp, kind, sign, direction, n_groups,
+                      fw, iw, bw, ew, eb, adj)
+        blocked = False
+        for e in range(m):
+            if (kind[e] == SMOOTH and b[e] > 0.0 and f[e] == 0.0 and e != released
+                    and sign[e] * direction[e] < 0.0):
+                kind[e] = AT_ZERO
+                blocked = True
+        if blocked:
+            continue
+        for e in range(m):
+            if direction[e] != 0.0:
+                return
+        worst = 0.0
+        released = -1
+        for e in range(m):
+            if kind[e] == AT_ZERO:
+                d = z[tail[e]] - z[head[e]]
+                if abs(d) - b[e] > worst:
+                    worst = abs(d) - b[e]
+                    released = e
+        if released < 0:
+            return
+        kind[released] = SMOOTH
+        sign[released] = np.sign(z[tail[released]] - z[head[released]])
+
+
+@njit(cache=True)
+def _edge_region(x, d, b):
+    """Piece of phi_e^* at x when moving with slope d (ties broken by d)."""
+    if b > 0.0:
+        return 1 if x > 0.0 or (x == 0.0 and d > 0.0) else -1
+    if b < 0.0:
+        if x > -b or (x == -b and d > 0.0):
+            return 1
+        if x < b or (x == b and d < 0.0):
+            return -1
+    return 0
+
+
+@njit(cache=True)
+def _edge_next(x, d, b, region):
+    """Distance in alpha to the next breakpoint of phi_e^*, inf if none."""
+    if d == 0.0:
+        return np.inf
+    if b > 0.0:
+        return -x / d if (region > 0) != (d > 0.0) else np.inf  # reaches zero
+    if b < 0.0:
+        if d > 0.0:
+            if region == -1:
+                return (b - x) / d
+            if region == 0:
+                return (-b - x) / d
+        else:
+            if region == 1:
+                return (-b - x) / d
+            if region == 0:
+                return (b - x) / d
+    return np.inf
+
+
+@njit(cache=True)
+def _node_region(t, w):
+    """0: clamped at 0, 1: free, 2: clamped at 1, for t - alpha w just after alpha."""
+    if w > 0.0:
+        return 2 if t > 1.0 else (1 if t > 0.0 else 0)
+    if w < 0.0:
+        return 0 if t < 0.0 else (1 if t < 1.0 else 2)
+    return 0 if t <= 0.0 else (2 if t >= 1.0 else 1)
+
+
+@njit(cache=True)
+def _node_next(t, w, region):
+    """Distance in alpha to the next clamp breakpoint of node value t - alpha w."""
+    if w > 0.0:
+        if region == 2:
+            return (t - 1.0) / w
+        if region == 1:
+            return t / w
+    elif w < 0.0:
+        if region == 0:
+            return t / w
+        if region == 1:
+            return (t - 1.0) / w
+    return np.inf
+
+
+@njit(cache=True)
+def _node_slope(t, w, alpha, region):
+    """(c0, c1) with -clip(t - (x - alpha) w, 0, 1) w = c0 + c1 x in ``region``."""
+    if region == 1:
+        return -(t + alpha * w) * w, w * w
+    if region == 2:
+        return -w, 0.0
+    return 0.0, 0.0
+
+
+@njit(cache=True)
+def _mincut_search(a, b, tail, head, f, u, delta, fw2, iw2, keys, items, stamps):
+    """First local minimiser of the dual along f + alpha delta, projected.
+
+    Edges with b > 0 whose flow reaches zero stay there (the kink of
+    phi_e^*), which bends the path: their end nodes change slope.  The dual's
+    derivative along the path is piecewise linear, C0 + C1 alpha, between
+    breakpoints (pieces of phi_e^*, node clamps, frozen edges) visited in
+    order from a heap.  Writes the new flows into f; returns alpha.
+    """
+    n, m = a.shape[0], b.shape[0]
+    x_ref, t_ref, alpha_ref, w, c0s, c1s = fw2[0], fw2[1], fw2[2], fw2[3], fw2[4], fw2[5]
+    region, stamp = iw2[0], iw2[1]
+    for j in range(n):
+        w[j] = 0.0
+    for e in range(m):
+        w[tail[e]] += delta[e]
+        w[head[e]] -= delta[e]
+    C0 = 0.0
+    C1 = 0.0
+    size = 0
+    for e in range(m):
+        x, d, be = f[e], delta[e], b[e]
+        x_ref[e] = x
+        alpha_ref[e] = 0.0
+        stamp[e] = 0
+        reg = _edge_region(x, d, be)
+        region[e] = reg
+        if d == 0.0 or (be < 0.0 and reg == 0):
+            c0s[e] = 0.0
+            c1s[e] = 0.0
+        else:
+            c0s[e] = (x + be * reg) * d
+            c1s[e] = d * d
+        C0 += c0s[e]
+        C1 += c1s[e]
+        step = _edge_next(x, d, be, reg)
+        if step < np.inf:
+            keys[size], items[size], stamps[size] = step, e, 0
+            size += 1
+    for j in range(n):
+        t = a[j] - u[j]
+        i = m + j
+        t_ref[j] = t
+        alpha_ref[i] = 0.0
+        stamp[i] = 0
+        reg = _node_region(t, w[j])
+        region[i] = reg
+        c0s[i], c1s[i] = _node_slope(t, w[j], 0.0, reg)
+        C0 += c0s[i]
+        C1 += c1s[i]
+        step = _node_next(t, w[j], reg)
+        if step < np.inf:
+            keys[size], items[size], stamps[size] = step, i, 0
+            size += 1
+    for i in range(size // 2 - 1, -1, -1):
+        _heap_sift_down(keys, items, stamps, size, i)
+    low = 0.0
+    alpha = -1.0
+    while size > 0:
+        high, item, st = keys[0], items[0], stamps[0]
+        size -= 1
+        keys[0], items[0], stamps[0] = keys[size], items[size], stamps[size]
+        _heap_sift_down(keys, items, stamps, size, 0)
+        if st != stamp[item]:
+            continue  # superseded breakpoint
+        if C0 + C1 * high >= 0.0:
+            alpha = max(low, -C0 / C1) if C1 > 0.0 else low
+            break
+        low = high
+        C0 -= c0s[item]
+        C1 -= c1s[item]
+        if item < m and b[item] > 0.0:
+            # the flow reaches zero and stays: the end nodes change slope
+            e = item
+            d = delta[e]
+            x_ref[e] = 0.0
+            alpha_ref[e] = high
+            delta[e] = 0.0
+            c0s[e] = 0.0
+            c1s[e] = 0.0
+            stamp[e] += 1
+            for end, sgn in ((tail[e], 1.0), (head[e], -1.0)):
+                i = m + end
+                C0 -= c0s[i]
+                C1 -= c1s[i]
+                t = t_ref[end] - (high - alpha_ref[i]) * w[end]
+                t_ref[end] = t
+                alpha_ref[i] = high
+                w[end] -= sgn * d
+                reg = _node_region(t, w[end])
+                region[i] = reg
+                c0s[i], c1s[i] = _node_slope(t, w[end], high, reg)
+                C0 += c0s[i]
+                C1 += c1s[i]
+                stamp[i] += 1
+                step = _node_next(t, w[end], reg)
+                if step < np.inf:
+                    size = _heap_push(keys, items, stamps, size, high + step, i, stamp[i])
+            continue
+        if item < m:
+            # b < 0: the flow crosses b or -b
+            e = item
+            d, be = delta[e], b[e]
+            reg = region[e]
+            x = (be if reg == -1 else -be) if d > 0.0 else (-be if reg == 1 else be)
+            x_ref[e] = x
+            alpha_ref[e] = high
+            reg += 1 if d > 0.0 else -1
+            region[e] = reg
+            c0s[e] = (x - high * d + be * reg) * d if reg != 0 else 0.0
+            c1s[e] = d * d if reg != 0 else 0.0
+            step = _edge_next(x, d, be, reg)
+        else:
+            # a node enters or leaves a clamp
+            j = item - m
+            reg = region[item]
+            t = 1.0 if (w[j] > 0.0 and reg == 2) or (w[j] < 0.0 and reg == 1) else 0.0
+            t_ref[j] = t
+            alpha_ref[item] = high
+            reg += -1 if w[j] > 0.0 else 1
+            region[item] = reg
+            c0s[item], c1s[item] = _node_slope(t, w[j], high, reg)
+            step = _node_next(t, w[j], reg)
+        C0 += c0s[item]
+        C1 += c1s[item]
+        if step < np.inf:
+            size = _heap_push(keys, items, stamps, size, high + step, item, stamp[item])
+    if alpha < 0.0:
+        alpha = max(low, -C0 / C1) if C1 > 0.0 else low
+    for e in range(m):
+        f[e] = x_ref[e] + (alpha - alpha_ref[e]) * delta[e]
+    return alpha
+
+
+@njit(cache=True)
+def mincut_project(a, b, tail, head, z_nodes, z_edges, f, tol, max_iter):
     """Euclidean projection onto one relaxed min-cut polytope (Appendix A).
 
     Parameters
     ----------
-    v_nodes, v_edges : (N,), (E,) point to project (node and edge parts).
+    a, b : (N,), (E,) point to project (node and edge parts).
     tail, head : (E,) int64 local endpoints of each edge.
     z_nodes, z_edges : outputs.
-    f : (E,) dual edge flows; warm start, overwritten.
-    tol, max_sweeps : KKT residual to reach, cap on ascent sweeps.
+    f : (E,) dual edge flows; warm start, overwritten with the final ones.
+    tol : KKT residual to reach.
+    max_iter : cap on Newton iterations.
 
     Returns
     -------
     residual : float, the KKT residual of the returned point.
     """
-    n_nodes, n_edges = v_nodes.shape[0], v_edges.shape[0]
-    u = np.empty(n_nodes)
-    u_trial = np.empty(n_nodes)
-    z_trial = np.empty(n_nodes)
-    f_trial = np.empty(n_edges)
-    points = np.empty(6)
-    _divergence(f, tail, head, n_nodes, u)
-    for j in range(n_nodes):
-        z_nodes[j] = min(max(v_nodes[j] - u[j], 0.0), 1.0)
-    residual = _mincut_residual(v_nodes, v_edges, tail, head, z_nodes, f, u_trial)
-    sweep = 0
-    next_polish = 0  # a warm start often has the right active set already
-    while residual > tol and sweep < max_sweeps:
-        if sweep >= next_polish:
-            next_polish = sweep + 2 + sweep // 4
-            if _mincut_polish(v_nodes, v_edges, tail, head, f, u, z_trial, f_trial):
-                trial = _mincut_residual(
-                    v_nodes, v_edges, tail, head, z_trial, f_trial, u_trial
-                )
-                if trial <= tol:
-                    z_nodes[:] = z_trial
-                    f[:] = f_trial
-                    residual = trial
-                    break
-        for e in range(n_edges):
-            t, h = tail[e], head[e]
-            old = f[e]
-            a = v_nodes[t] - (u[t] - old)
-            b = v_nodes[h] - (u[h] + old)
-            new = _edge_flow(a, b, v_edges[e], points)
-            f[e] = new
-            u[t] += new - old
-            u[h] -= new - old
-        sweep += 1
-        _divergence(f, tail, head, n_nodes, u)  # no drift from the updates
-        for j in range(n_nodes):
-            z_nodes[j] = min(max(v_nodes[j] - u[j], 0.0), 1.0)
-        residual = _mincut_residual(v_nodes, v_edges, tail, head, z_nodes, f, u_trial)
-    for e in range(n_edges):
-        z_edges[e] = max(abs(z_nodes[tail[e]] - z_nodes[head[e]]), v_edges[e])
+    n, m = a.shape[0], b.shape[0]
+    width = max(n, 1)
+    u = np.empty(n)
+    clamp = np.empty(n, dtype=np.int64)
+    kind = np.empty(m, dtype=np.int64)
+    sign = np.zeros(m)
+    direction = np.empty(m)
+    fw = np.empty((11, width))
+    iw = np.empty((8, width + 1), dtype=np.int64)
+    iw[4] = -1
+    bw = np.empty((3, width), dtype=np.bool_)
+    ew = np.empty((4, m), dtype=np.int64)
+    eb = np.empty((2, m), dtype=np.bool_)
+    adj = np.empty(2 * m + 1, dtype=np.int64)
+    fw2 = np.empty((6, n + m))
+    iw2 = np.empty((2, n + m), dtype=np.int64)
+    heap_size = 2 * (n + m) + 4 * m + 8
+    keys = np.empty(heap_size)
+    items = np.empty(heap_size, dtype=np.int64)
+    stamps = np.empty(heap_size, dtype=np.int64)
+    residual = _mincut_state(a, b, tail, head, f, u, z_nodes)
+    it = 0
+    while residual > tol and it < max_iter:
+        it += 1
+        for j in range(n):
+            t = a[j] - u[j]
+            clamp[j] = 0 if t <= 0.0 else (1 if t >= 1.0 else 2)
+        _mincut_newton_direction(a, b, tail, head, f, u, z_nodes, clamp, kind, sign,
+                                 direction, fw, iw, bw, ew, eb, adj)
+        _mincut_search(a, b, tail, head, f, u, direction, fw2, iw2, keys, items, stamps)
+        residual = _mincut_state(a, b, tail, head, f, u, z_nodes)
+    for e in range(m):
+        z_edges[e] = max(abs(z_nodes[tail[e]] - z_nodes[head[e]]), b[e])
     return residual
 
 
 @njit(cache=True)
-def mincut_project_batch(
-    v, part_offsets, node_offsets, edges, edge_offsets, z, flows, tol, max_sweeps
-):
+def mincut_project_batch(v, part_offsets, node_offsets, edges, edge_offsets, z, flows, tol,
+                         max_iter):
     """Project every example; parts of example i are its nodes then its edges.
 
     ``flows`` (one per edge) is the warm start and receives the final duals.
+    Returns the largest KKT residual.
     """
     worst = 0.0
     for i in range(part_offsets.shape[0] - 1):
@@ -698,11 +1210,10 @@ def mincut_project_batch(
             v[p0:p0 + n_nodes], v[p0 + n_nodes:p0 + n_nodes + e1 - e0],
             edges[e0:e1, 0], edges[e0:e1, 1],
             z[p0:p0 + n_nodes], z[p0 + n_nodes:p0 + n_nodes + e1 - e0],
-            flows[e0:e1], tol, max_sweeps,
+            flows[e0:e1], tol, max_iter,
         )
         worst = max(worst, res)
     return worst
-
 
 # --------------------------------------------------------------------------
 # Max-flow (Dinic) on float capacities, for the min-cut argmax.

@@ -1,10 +1,11 @@
 """Bipartite matchings (word alignment): one part per candidate edge."""
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
+from sklearn.exceptions import ConvergenceWarning
 
 from . import _flow_kernels as kernels
 from ._base import BaseStructure
@@ -13,16 +14,32 @@ from ._batch import (
     check_part_vector,
     check_sample_weight,
     check_take_indices,
-    offsets_from_lengths,
     ragged_positions,
+    stack_rows,
     take_ragged_rows,
 )
 
 __all__ = ["MatchingBatch", "MatchingStructure", "check_edge_list"]
 
-#: KKT residual the projections reach (checked, see ``projection_residual_``).
-PROJECTION_TOL = 1e-10
-MAX_SWEEPS = 100_000
+#: KKT residual the projections reach, relative to max(1, max |v|) (see
+#: ``projection_residual_``).
+PROJECTION_TOL = 1e-12
+#: Cap on the Newton iterations of one projection (a handful are typical).
+MAX_NEWTON_ITER = 500
+
+
+def projection_tolerance(v):
+    """Absolute KKT residual the projection of ``v`` must reach."""
+    return PROJECTION_TOL * max(1.0, float(np.abs(v).max(initial=0.0)))
+
+
+def warn_if_inexact(owner, residual, tol, max_iter):
+    """ConvergenceWarning when a projection stopped above its tolerance."""
+    if residual > tol:
+        warnings.warn(
+            f"{owner}: the projection stopped after {max_iter} Newton iterations at "
+            f"KKT residual {residual:.2e} > {tol:.2e}.", ConvergenceWarning, stacklevel=3,
+        )
 
 
 def check_edge_list(edges, n_edges, where):
@@ -50,17 +67,48 @@ def check_edge_list(edges, n_edges, where):
 class MatchingBatch:
     """A set of bipartite graphs in the form the parts operations use.
 
-    Attributes
+    Built by :meth:`MatchingStructure.make_batch` (and
+    :meth:`MatchingStructure.take`), not by hand; immutable.  The parameters
+    are stored as attributes of the same names.
+
+    Parameters
     ----------
     X : ndarray of shape (n_edges_total, n_features) or scipy.sparse.csr_matrix
-        Edge features of all graphs stacked.
-    edges : ndarray of shape (n_edges_total, 2), int64
-        Local (source, target) node indices of every edge.
-    node_counts : ndarray of shape (n_samples, 2), int64
+        Edge features of all graphs stacked (float64; CSR as soon as one
+        input graph was sparse).
+    edges : ndarray of int64 of shape (n_edges_total, 2)
+        Local (source, target) node indices of every edge, numbered within
+        its own graph.
+    node_counts : ndarray of int64 of shape (n_samples, 2)
         Number of source and target nodes of every graph.
-    n_samples, n_features, n_weights : int
-    unit_offsets, part_offsets : ndarray of shape (n_samples + 1,)
-        Edge offsets (an edge is both the output unit and the part).
+    n_samples : int
+        Number of graphs.
+    n_features : int
+        Number of features per edge.
+    unit_offsets : ndarray of int64 of shape (n_samples + 1,)
+        Edge offsets: graph ``i`` owns edges ``unit_offsets[i]:unit_offsets[i + 1]``
+        (an edge is an output unit).
+    part_offsets : ndarray of int64 of shape (n_samples + 1,)
+        Equal to ``unit_offsets``: an edge is also a part.
+    n_weights : int
+        Equal to ``n_features``: one weight per edge feature.
+
+    See Also
+    --------
+    MatchingStructure : The structure that builds and reads these batches.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import MatchingStructure
+    >>> edges = np.array([[0, 0], [0, 1], [1, 1]])
+    >>> X = [(np.ones((3, 2)), edges), (np.ones((1, 2)), [[0, 0]], (2, 3))]
+    >>> batch = MatchingStructure().make_batch(X)
+    >>> batch.unit_offsets, batch.n_weights
+    (array([0, 3, 4]), 2)
+    >>> batch.node_counts  # (n_sources, n_targets) of every graph
+    array([[2, 2],
+           [2, 3]])
     """
 
     X: object
@@ -91,14 +139,31 @@ class MatchingStructure(BaseStructure):
     false_negative_cost : float, default=1.0
         ``c-`` of eq. (10): loss of missing a true edge.
 
+    See Also
+    --------
+    MatchingBatch : The batch of a set of bipartite graphs.
+    MinCutStructure : Binary node labels of a graph, inferred by min-cut.
+
     Notes
     -----
-    The loss is weighted Hamming (eq. 10), linear in the predicted edges:
-    ``loss(y, y') = sum_e c- y_e + sum_e (c+ - (c+ + c-) y_e) y'_e``, so
-    :meth:`part_losses` returns ``c+ - (c+ + c-) y_e`` and
-    :meth:`loss_offsets` the constants ``sum_e c- y_e``.
+    How the parts operations of :class:`BaseStructure` specialise to matchings
+    (every part is an edge):
 
-    Marginals of matchings are #P-hard: :meth:`marginals` is unsupported.
+    * ``part_scores`` is ``X @ w``, one score per edge, and
+      ``expected_features`` its adjoint ``sum_i s_i sum_e z_e phi(e)``.
+    * ``encode`` gives the 0/1 edge indicators; ``decode`` keeps the edges
+      whose value exceeds 1/2.
+    * The loss is weighted Hamming (eq. 10), linear in the predicted edges:
+      ``loss(y, y') = sum_e c- y_e + sum_e (c+ - (c+ + c-) y_e) y'_e``, so
+      ``part_losses`` returns ``c+ - (c+ + c-) y_e`` and :meth:`loss_offsets`
+      the constants ``sum_e c- y_e``.
+    * ``argmax`` finds a maximum-weight matching of every graph (an
+      assignment problem over the positive-score edges, solved by
+      :func:`scipy.optimize.linear_sum_assignment`); ``loss_augmented_argmax``
+      runs it on ``scores + part_losses``.
+    * :meth:`project` is the exact Euclidean projection onto the matching
+      polytope (Figure 3).
+    * Marginals of matchings are #P-hard: ``marginals`` is unsupported.
 
     Examples
     --------
@@ -135,7 +200,41 @@ class MatchingStructure(BaseStructure):
 
     # ------------------------------------------------------------------ data
     def make_batch(self, X, n_states=None):
-        """Validate a list of ``(edge_features, edges[, (n_sources, n_targets)])``."""
+        """Validate a list of bipartite graphs and stack their edges into a batch.
+
+        Dense edge features are stacked into one C-contiguous float64 array;
+        as soon as one graph's features are sparse, all are stacked as one CSR
+        matrix.  The inputs are never modified.
+
+        Parameters
+        ----------
+        X : list of tuple
+            One tuple ``(edge_features, edges)`` or ``(edge_features, edges,
+            (n_sources, n_targets))`` per graph: ``edge_features`` an array or
+            sparse matrix of shape ``(E_i, n_features)`` (``E_i`` may be 0),
+            ``edges`` an ``(E_i, 2)`` integer array of distinct ``(source,
+            target)`` node indices; the node counts default to the largest
+            index plus one.  Every graph has the same ``n_features``.
+        n_states : int, default=None
+            Ignored (the outputs are binary).
+
+        Returns
+        -------
+        batch : MatchingBatch
+            The stacked edges with their features, node counts and offsets.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is empty, or if a graph (named in the message) has an
+            edge array of the wrong shape or length, negative, out-of-range or
+            duplicate edges, non-finite features or a different number of
+            features from the first graph.
+        TypeError
+            If ``X`` is a single tuple instead of a list of them, or a graph is
+            not a tuple of two or three items or has non-numeric features or
+            non-integer endpoints.
+        """
         if isinstance(X, tuple) and len(X) in (2, 3) and hasattr(X[1], "shape"):
             raise TypeError(
                 "MatchingStructure: X must be a list of (edge_features, edges) tuples, one per "
@@ -177,11 +276,7 @@ class MatchingStructure(BaseStructure):
             features.append(rows)
             edge_lists.append(edges)
             counts.append((n_src, n_tgt))
-        offsets = offsets_from_lengths([len(e) for e in edge_lists])
-        if any(sp.issparse(f) for f in features):
-            stacked = sp.vstack([sp.csr_matrix(f) for f in features], format="csr")
-        else:
-            stacked = np.concatenate(features, axis=0)
+        stacked, offsets = stack_rows(features)
         return self._batch(stacked, np.concatenate(edge_lists).reshape(-1, 2),
                            np.asarray(counts, dtype=np.int64).reshape(-1, 2), offsets)
 
@@ -195,14 +290,12 @@ class MatchingStructure(BaseStructure):
         )
 
     def take(self, batch, indices):
-        """Sub-batch of the graphs ``indices``."""
         indices = check_take_indices(indices, batch.n_samples)
         X, offsets = take_ragged_rows(batch.X, batch.unit_offsets, indices)
         edges, _ = take_ragged_rows(batch.edges, batch.unit_offsets, indices)
         return self._batch(X, edges, batch.node_counts[indices], offsets)
 
     def check_outputs(self, batch, Y):
-        """Validate flat 0/1 edge outputs; return int64."""
         Y = super().check_outputs(batch, Y)
         bad = (Y != 0) & (Y != 1)
         if bad.any():
@@ -212,12 +305,10 @@ class MatchingStructure(BaseStructure):
 
     # ------------------------------------------------------- parts operations
     def part_scores(self, batch, w):
-        """Edge scores ``X @ w`` (the map ``F^T``)."""
         w = check_part_vector(w, batch.n_weights, "MatchingStructure", "weights w")
         return np.asarray(batch.X @ w, dtype=np.float64).ravel()
 
     def expected_features(self, batch, z, sample_weight=None):
-        """``sum_i s_i sum_e z_e phi(e)`` (the map ``F``)."""
         z = check_part_vector(z, batch.part_offsets[-1], "MatchingStructure", "z")
         sample_weight = check_sample_weight(sample_weight, batch.n_samples, "MatchingStructure")
         if sample_weight is not None:
@@ -225,22 +316,36 @@ class MatchingStructure(BaseStructure):
         return np.asarray(batch.X.T @ z, dtype=np.float64).ravel()
 
     def encode(self, batch, Y):
-        """Edge indicator vector (float)."""
         return self.check_outputs(batch, Y).astype(np.float64)
 
     def decode(self, batch, z):
-        """0/1 edges from an integral part vector (threshold 1/2)."""
         z = check_part_vector(z, batch.part_offsets[-1], "MatchingStructure", "z")
         return (z > 0.5).astype(np.int64)
 
     def part_losses(self, batch, Y):
-        """``c+ - (c+ + c-) y_e``: the loss of eq. (10) up to :meth:`loss_offsets`."""
         Y = self.check_outputs(batch, Y)
         c_fp, c_fn = self._costs()
         return c_fp - (c_fp + c_fn) * Y
 
     def loss_offsets(self, batch, Y):
-        """Per-example constants ``sum_e c- y_e`` completing :meth:`part_losses`."""
+        """Per-example constants ``sum_e c- y_e`` completing :meth:`part_losses`.
+
+        The loss of eq. (10) of an output ``y`` of example ``i`` is
+        ``loss_offsets(batch, Y)[i]`` plus the part losses of ``i`` dotted with
+        ``encode(batch, y)``.
+
+        Parameters
+        ----------
+        batch : MatchingBatch
+            A batch returned by :meth:`make_batch`.
+        Y : array-like of int of shape (n_edges_total,)
+            True 0/1 edge outputs of all graphs, flat.
+
+        Returns
+        -------
+        offsets : ndarray of shape (n_samples,)
+            ``false_negative_cost`` times the number of true edges of every graph.
+        """
         Y = self.check_outputs(batch, Y)
         _, c_fn = self._costs()
         owner, _ = ragged_positions(batch.unit_offsets)
@@ -256,7 +361,6 @@ class MatchingStructure(BaseStructure):
         return c_fp, c_fn
 
     def argmax(self, batch, scores):
-        """Maximum-weight matching of every graph (only positive-score edges are used)."""
         scores = check_part_vector(scores, batch.part_offsets[-1], "MatchingStructure")
         Y = np.zeros(batch.part_offsets[-1], dtype=np.int64)
         for i in range(batch.n_samples):
@@ -280,30 +384,51 @@ class MatchingStructure(BaseStructure):
         return Y
 
     def loss_augmented_argmax(self, batch, scores, Y):
-        """Matching maximising ``scores + part_losses(Y)``."""
         return self.argmax(batch, np.asarray(scores, dtype=np.float64)
                            + self.part_losses(batch, Y))
 
     def project(self, batch, v, warm_start=None):
         """Euclidean projection onto the matching polytope of every graph (Figure 3).
 
-        Exact: the returned point satisfies the KKT conditions to 1e-10 (the
-        residual reached is stored in ``self.projection_residual_``).
+        The quadratic min-cost flow of Figure 3 is solved through its dual,
+        one price per node (``z_e = max(v_e - p_source - p_target, 0)``), by
+        a globalised semismooth Newton method: exact, its KKT residual
+        (``max_node |min(p, 1 - degree)|``, stored in
+        ``self.projection_residual_``) is at most ``1e-12 * max(1, max |v|)``.
 
-        ``warm_start``: optional dict carried between calls on the same batch;
-        the dual variables of the last projection are kept in it
-        (``warm_start["duals"]``) and start the next one -- iterative
-        solvers project nearby points again and again.
+        Parameters
+        ----------
+        batch : MatchingBatch
+            A batch returned by :meth:`make_batch`.
+        v : array-like of shape (n_parts_total,)
+            Point to project, one value per edge.
+        warm_start : dict or None, default=None
+            State carried between calls on the same batch: the node prices
+            of the last projection are kept in ``warm_start["duals"]`` and
+            start the next one (iterative solvers project nearby points
+            again and again).
+
+        Returns
+        -------
+        z : ndarray of shape (n_parts_total,)
+            The projection.
+
+        Warns
+        -----
+        ConvergenceWarning
+            If the Newton iterations stop above the tolerance.
         """
         v = check_part_vector(v, batch.part_offsets[-1], "MatchingStructure", "v")
         z = np.empty_like(v)
+        n_nodes = int(batch.node_counts.sum())
         duals = None if warm_start is None else warm_start.get("duals")
-        if duals is None or duals.shape[0] != int(batch.node_counts.sum()):
-            duals = np.zeros(int(batch.node_counts.sum()))
+        duals = np.zeros(n_nodes) if duals is None or duals.shape != (n_nodes,) else duals
+        tol = projection_tolerance(v)
         self.projection_residual_ = kernels.matching_project_batch(
-            v, batch.edges, batch.unit_offsets, batch.node_counts, z, duals, PROJECTION_TOL,
-            MAX_SWEEPS,
+            v, batch.edges, batch.unit_offsets, batch.node_counts, z, duals, tol,
+            MAX_NEWTON_ITER,
         )
+        warn_if_inexact("MatchingStructure", self.projection_residual_, tol, MAX_NEWTON_ITER)
         if warm_start is not None:
             warm_start["duals"] = duals
         return z

@@ -12,11 +12,11 @@ from ._batch import (
     check_part_vector,
     check_sample_weight,
     check_take_indices,
-    offsets_from_lengths,
     ragged_positions,
+    stack_rows,
     take_ragged_rows,
 )
-from .matching import MAX_SWEEPS, PROJECTION_TOL, check_edge_list
+from .matching import MAX_NEWTON_ITER, check_edge_list, projection_tolerance, warn_if_inexact
 
 __all__ = ["MinCutBatch", "MinCutStructure"]
 
@@ -25,18 +25,58 @@ __all__ = ["MinCutBatch", "MinCutStructure"]
 class MinCutBatch:
     """A set of graphs in the form the parts operations use.
 
+    Built by :meth:`MinCutStructure.make_batch` (and
+    :meth:`MinCutStructure.take`), not by hand; immutable.  The parameters
+    are stored as attributes of the same names.
+
+    Parameters
+    ----------
+    node_X : ndarray of shape (n_nodes_total, n_node_features) or scipy.sparse.csr_matrix
+        Node features of all graphs stacked (float64; CSR as soon as one
+        input graph's node features were sparse).
+    edge_X : ndarray of shape (n_edges_total, n_edge_features) or scipy.sparse.csr_matrix
+        Non-negative edge features of all graphs stacked.
+    edges : ndarray of int64 of shape (n_edges_total, 2)
+        Endpoints of every edge, as node indices local to its own graph.
+    unit_offsets : ndarray of int64 of shape (n_samples + 1,)
+        Node offsets: graph ``i`` owns nodes ``unit_offsets[i]:unit_offsets[i + 1]``
+        (a node is an output unit).
+    edge_offsets : ndarray of int64 of shape (n_samples + 1,)
+        Edge offsets: graph ``i`` owns edges ``edge_offsets[i]:edge_offsets[i + 1]``.
+    part_offsets : ndarray of int64 of shape (n_samples + 1,)
+        ``unit_offsets + edge_offsets``: graph ``i`` owns its ``N_i`` node
+        parts then its ``E_i`` edge parts.
+    n_samples : int
+        Number of graphs.
+    n_node_features : int
+        Number of features per node.
+    n_edge_features : int
+        Number of features per edge.
+    n_weights : int
+        ``n_node_features + n_edge_features``; ``w = concat(w_node, w_edge)``.
+
     Attributes
     ----------
-    node_X : ndarray (n_nodes_total, d_node) or scipy.sparse.csr_matrix
-    edge_X : ndarray (n_edges_total, d_edge) or scipy.sparse.csr_matrix
-        Non-negative edge features.
-    edges : ndarray of shape (n_edges_total, 2), int64
-        Local endpoints of every edge.
-    node_offsets (= unit_offsets), edge_offsets : ndarray of shape (n_samples + 1,)
-    part_offsets : ndarray of shape (n_samples + 1,)
-        Graph ``i`` owns ``N_i`` node parts then ``E_i`` edge parts.
-    n_samples, n_node_features, n_edge_features, n_weights : int
-        ``n_weights = d_node + d_edge``; ``w = concat(w_node, w_edge)``.
+    n_features : int
+        Equal to ``n_weights`` (the input width an estimator checks).
+
+    See Also
+    --------
+    MinCutStructure : The structure that builds and reads these batches.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import MinCutStructure
+    >>> X = [(np.ones((3, 2)), np.array([[0, 1], [1, 2]]), np.ones((2, 1))),
+    ...      (np.ones((2, 2)), np.array([[0, 1]]), np.ones((1, 1)))]
+    >>> batch = MinCutStructure().make_batch(X)
+    >>> batch.unit_offsets, batch.edge_offsets
+    (array([0, 3, 5]), array([0, 2, 3]))
+    >>> batch.part_offsets  # N_i node parts then E_i edge parts per graph
+    array([0, 5, 8])
+    >>> batch.n_weights  # w_node (2), w_edge (1)
+    3
     """
 
     node_X: object
@@ -52,6 +92,7 @@ class MinCutBatch:
 
     @property
     def n_features(self):
+        """Equal to ``n_weights`` (the input width an estimator checks)."""
         return self.n_weights
 
 
@@ -71,13 +112,30 @@ class MinCutStructure(BaseStructure):
     ``z_jk`` (``= |y_j - y_k|`` for an integral labelling); edge parts score
     ``-(w_edge . x_jk)`` and have zero loss; node parts carry Hamming loss.
 
+    See Also
+    --------
+    MinCutBatch : The batch of a set of graphs (part layout).
+    MatchingStructure : Bipartite matchings over candidate edges.
+
     Notes
     -----
-    Hamming loss is linear in ``y'`` up to a constant:
-    ``sum_j [y_j != y'_j] = sum_j y_j + sum_j (1 - 2 y_j) y'_j`` --
-    :meth:`part_losses` returns ``1 - 2 y_j`` and :meth:`loss_offsets` the
-    constants.  :meth:`project` solves the quadratic flow problem of
-    Appendix A; marginals are #P-hard and unsupported.
+    How the parts operations of :class:`BaseStructure` specialise to min-cut:
+
+    * ``part_scores`` gives node parts ``w_node . x_j`` and edge parts
+      ``-(w_edge . x_jk)``; ``expected_features`` is its adjoint
+      ``sum_i s_i (sum_j z_j x_j, -sum_jk z_jk x_jk)``.
+    * ``encode`` gives the node labels and the cut indicators
+      ``|y_j - y_k|``; ``decode`` thresholds the node parts at 1/2.
+    * Hamming loss is linear in ``y'`` up to a constant:
+      ``sum_j [y_j != y'_j] = sum_j y_j + sum_j (1 - 2 y_j) y'_j`` --
+      ``part_losses`` returns ``1 - 2 y_j`` on node parts (0 on edge parts)
+      and :meth:`loss_offsets` the constants.
+    * ``argmax`` computes a minimum cut per graph (max-flow with float
+      capacities) and raises ``ValueError`` for a positive edge score (a
+      negative edge weight); ``loss_augmented_argmax`` runs it on
+      ``scores + part_losses``.
+    * :meth:`project` solves the quadratic flow problem of Appendix A.
+    * Marginals are #P-hard: ``marginals`` is unsupported.
 
     Examples
     --------
@@ -107,7 +165,42 @@ class MinCutStructure(BaseStructure):
 
     # ------------------------------------------------------------------ data
     def make_batch(self, X, n_states=None):
-        """Validate a list of ``(node_features, edges, edge_features)`` tuples."""
+        """Validate a list of graphs and stack their nodes and edges into a batch.
+
+        Dense features are stacked into C-contiguous float64 arrays; node
+        (edge) features are stacked as one CSR matrix as soon as one graph's
+        node (edge) features are sparse.  The inputs are never modified.
+
+        Parameters
+        ----------
+        X : list of tuple
+            One tuple ``(node_features, edges, edge_features)`` per graph:
+            ``node_features`` an array or sparse matrix of shape
+            ``(N_i, n_node_features)`` with ``N_i >= 1``, ``edges`` an
+            ``(E_i, 2)`` integer array of node pairs (no self-loops) and
+            ``edge_features`` a non-negative array or sparse matrix of shape
+            ``(E_i, n_edge_features)`` (``E_i`` may be 0).  Every graph has
+            the same feature widths.
+        n_states : int, default=None
+            Ignored (the outputs are binary).
+
+        Returns
+        -------
+        batch : MinCutBatch
+            The stacked nodes and edges with their features and offsets.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is empty, or if a graph (named in the message) has no
+            node, an edge array of the wrong shape or length, negative or
+            out-of-range endpoints, a self-loop, negative or non-finite
+            features, or feature widths different from the first graph.
+        TypeError
+            If ``X`` is a single tuple instead of a list of them, or a graph is
+            not a tuple of three items or has non-numeric features or
+            non-integer endpoints.
+        """
         if isinstance(X, (str, bytes)) or not hasattr(X, "__len__") or len(X) == 0:
             raise ValueError(
                 "MinCutStructure: X must be a non-empty list of (node_features, edges, "
@@ -151,11 +244,10 @@ class MinCutStructure(BaseStructure):
             nodes.append(node_rows)
             edge_lists.append(edges)
             edge_rows.append(features)
-        node_offsets = offsets_from_lengths([n.shape[0] for n in nodes])
-        edge_offsets = offsets_from_lengths([len(e) for e in edge_lists])
-        return self._batch(_stack(nodes), _stack(edge_rows),
-                           np.concatenate(edge_lists).reshape(-1, 2), node_offsets,
-                           edge_offsets)
+        node_X, node_offsets = stack_rows(nodes)
+        edge_X, edge_offsets = stack_rows(edge_rows)
+        return self._batch(node_X, edge_X, np.concatenate(edge_lists).reshape(-1, 2),
+                           node_offsets, edge_offsets)
 
     @staticmethod
     def _batch(node_X, edge_X, edges, node_offsets, edge_offsets):
@@ -168,7 +260,6 @@ class MinCutStructure(BaseStructure):
         )
 
     def take(self, batch, indices):
-        """Sub-batch of the graphs ``indices``."""
         indices = check_take_indices(indices, batch.n_samples)
         node_X, node_offsets = take_ragged_rows(batch.node_X, batch.unit_offsets, indices)
         edge_X, edge_offsets = take_ragged_rows(batch.edge_X, batch.edge_offsets, indices)
@@ -176,7 +267,6 @@ class MinCutStructure(BaseStructure):
         return self._batch(node_X, edge_X, edges, node_offsets, edge_offsets)
 
     def check_outputs(self, batch, Y):
-        """Validate flat 0/1 node labels; return int64."""
         Y = super().check_outputs(batch, Y)
         bad = (Y != 0) & (Y != 1)
         if bad.any():
@@ -185,7 +275,23 @@ class MinCutStructure(BaseStructure):
         return Y
 
     def nonnegative_weights(self, batch):
-        """Mask of the weights constrained to be >= 0 (the edge weights)."""
+        """Mask of the weights constrained to be non-negative (the edge weights).
+
+        Non-negative edge weights keep the potentials submodular, so that
+        :meth:`argmax` is a minimum cut; solvers keep these weights in the
+        non-negative orthant.
+
+        Parameters
+        ----------
+        batch : MinCutBatch
+            A batch returned by :meth:`make_batch`.
+
+        Returns
+        -------
+        mask : ndarray of bool of shape (batch.n_weights,)
+            ``False`` for the ``n_node_features`` node weights, ``True`` for
+            the edge weights that follow them.
+        """
         mask = np.zeros(batch.n_weights, dtype=bool)
         mask[batch.n_node_features:] = True
         return mask
@@ -204,7 +310,6 @@ class MinCutStructure(BaseStructure):
 
     # ------------------------------------------------------- parts operations
     def part_scores(self, batch, w):
-        """Node parts ``w_node . x_j``, edge parts ``-(w_edge . x_jk)``."""
         w = check_part_vector(w, batch.n_weights, "MinCutStructure", "weights w")
         d = batch.n_node_features
         scores = np.empty(batch.part_offsets[-1])
@@ -213,7 +318,6 @@ class MinCutStructure(BaseStructure):
         return scores
 
     def expected_features(self, batch, z, sample_weight=None):
-        """``sum_i s_i (sum_j z_j x_j, -sum_jk z_jk x_jk)`` (the map ``F``)."""
         z = check_part_vector(z, batch.part_offsets[-1], "MinCutStructure", "z")
         sample_weight = check_sample_weight(sample_weight, batch.n_samples, "MinCutStructure")
         z_nodes, z_edges = z[self._node_parts(batch)], z[self._edge_parts(batch)]
@@ -224,7 +328,6 @@ class MinCutStructure(BaseStructure):
                                -np.asarray(batch.edge_X.T @ z_edges).ravel()])
 
     def encode(self, batch, Y):
-        """Node labels and cut indicators ``|y_j - y_k|``."""
         Y = self.check_outputs(batch, Y)
         z = np.empty(batch.part_offsets[-1])
         z[self._node_parts(batch)] = Y
@@ -234,25 +337,39 @@ class MinCutStructure(BaseStructure):
         return z
 
     def decode(self, batch, z):
-        """Node labels from a part vector (threshold 1/2)."""
         z = check_part_vector(z, batch.part_offsets[-1], "MinCutStructure", "z")
         return (z[self._node_parts(batch)] > 0.5).astype(np.int64)
 
     def part_losses(self, batch, Y):
-        """Hamming loss ``1 - 2 y_j`` on node parts (up to :meth:`loss_offsets`), 0 on edges."""
         Y = self.check_outputs(batch, Y)
         losses = np.zeros(batch.part_offsets[-1])
         losses[self._node_parts(batch)] = 1.0 - 2.0 * Y
         return losses
 
     def loss_offsets(self, batch, Y):
-        """Per-example constants ``sum_j y_j`` completing :meth:`part_losses`."""
+        """Per-example constants ``sum_j y_j`` completing :meth:`part_losses`.
+
+        The Hamming loss of an output ``y`` of example ``i`` is
+        ``loss_offsets(batch, Y)[i]`` plus the part losses of ``i`` dotted with
+        ``encode(batch, y)``.
+
+        Parameters
+        ----------
+        batch : MinCutBatch
+            A batch returned by :meth:`make_batch`.
+        Y : array-like of int of shape (n_nodes_total,)
+            True 0/1 node labels of all graphs, flat.
+
+        Returns
+        -------
+        offsets : ndarray of shape (n_samples,)
+            Number of nodes labelled 1 in every graph.
+        """
         Y = self.check_outputs(batch, Y)
         owner, _ = ragged_positions(batch.unit_offsets)
         return np.bincount(owner, weights=Y, minlength=batch.n_samples)
 
     def argmax(self, batch, scores):
-        """Best labelling of every graph by max-flow / min-cut (Dinic, float capacities)."""
         scores = check_part_vector(scores, batch.part_offsets[-1], "MinCutStructure")
         edge_scores = scores[self._edge_parts(batch)]
         if edge_scores.size and edge_scores.max() > 1e-12 * max(1.0, np.abs(scores).max()):
@@ -268,35 +385,51 @@ class MinCutStructure(BaseStructure):
         return Y
 
     def loss_augmented_argmax(self, batch, scores, Y):
-        """Labelling maximising ``scores + part_losses(Y)``."""
         return self.argmax(batch, np.asarray(scores, dtype=np.float64)
                            + self.part_losses(batch, Y))
 
     def project(self, batch, v, warm_start=None):
-        """Euclidean projection onto the relaxed min-cut polytope (Appendix A).
+        """Euclidean projection onto the relaxed min-cut polytope (Appendix A, eq. 21).
 
-        Exact to a KKT residual of 1e-10 (stored in ``self.projection_residual_``).
+        Eliminating the edge parts (``z_jk = max(|z_j - z_k|, v_jk)``) leaves
+        a node problem whose dual is the quadratic flow problem of eq. (22),
+        one signed flow per edge; it is solved by a globalised semismooth
+        Newton method: exact, its KKT residual (stored in
+        ``self.projection_residual_``) is at most ``1e-12 * max(1, max |v|)``.
 
-        ``warm_start``: optional dict carried between calls on the same batch;
-        the dual variables of the last projection are kept in it
-        (``warm_start["duals"]``) and start the next one -- iterative
-        solvers project nearby points again and again.
+        Parameters
+        ----------
+        batch : MinCutBatch
+            A batch returned by :meth:`make_batch`.
+        v : array-like of shape (n_parts_total,)
+            Point to project (node parts then edge parts of every graph).
+        warm_start : dict or None, default=None
+            State carried between calls on the same batch: the edge flows
+            of the last projection are kept in ``warm_start["duals"]`` and
+            start the next one (iterative solvers project nearby points
+            again and again).
+
+        Returns
+        -------
+        z : ndarray of shape (n_parts_total,)
+            The projection.
+
+        Warns
+        -----
+        ConvergenceWarning
+            If the Newton iterations stop above the tolerance.
         """
         v = check_part_vector(v, batch.part_offsets[-1], "MinCutStructure", "v")
         z = np.empty_like(v)
+        n_edges = int(batch.edge_offsets[-1])
         duals = None if warm_start is None else warm_start.get("duals")
-        if duals is None or duals.shape[0] != int(batch.edge_offsets[-1]):
-            duals = np.zeros(int(batch.edge_offsets[-1]))
+        duals = np.zeros(n_edges) if duals is None or duals.shape != (n_edges,) else duals
+        tol = projection_tolerance(v)
         self.projection_residual_ = kernels.mincut_project_batch(
             v, batch.part_offsets, batch.unit_offsets, batch.edges, batch.edge_offsets, z, duals,
-            PROJECTION_TOL, MAX_SWEEPS,
+            tol, MAX_NEWTON_ITER,
         )
+        warn_if_inexact("MinCutStructure", self.projection_residual_, tol, MAX_NEWTON_ITER)
         if warm_start is not None:
             warm_start["duals"] = duals
         return z
-
-
-def _stack(blocks):
-    if any(sp.issparse(b) for b in blocks):
-        return sp.vstack([sp.csr_matrix(b) for b in blocks], format="csr")
-    return np.concatenate(blocks, axis=0)
