@@ -39,7 +39,11 @@ MULTINOMIAL_METHODS = ("sm3", "sm4", "sm5", "newton")
 
 
 class _BaseSMClassifier(ClassifierMixin, BaseEstimator):
-    """Validation, label handling, the fit loop over sub-problems and prediction."""
+    """Validation, label handling, the fit loop over sub-problems and prediction.
+
+    Subclasses define ``_problems`` (the losses to minimise), ``_link_scale`` and
+    ``_softmax_link`` (how decision scores map to probabilities).
+    """
 
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="right")],
@@ -179,11 +183,14 @@ class _BaseSMClassifier(ClassifierMixin, BaseEstimator):
         proba : ndarray of shape (n_samples, n_classes)
             Probabilities in the order of ``classes_``; see the class notes for the link.
         """
-        scores = self.decision_function(X)
+        scores = self._link_scale * self.decision_function(X)
         if scores.ndim == 1:
-            positive = expit(self._link_scale * scores)
+            positive = expit(scores)
             return np.column_stack([1.0 - positive, positive])
-        return self._multiclass_probabilities(scores)
+        if self._softmax_link(len(self.classes_)):
+            return softmax(scores, axis=1)
+        proba = expit(scores)
+        return proba / proba.sum(axis=1, keepdims=True)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
@@ -410,11 +417,7 @@ class SMLogisticRegression(_BaseSMClassifier):
             for k in range(n_classes)
         ]
 
-    def _multiclass_probabilities(self, scores):
-        if self._multinomial(len(self.classes_)):
-            return softmax(scores, axis=1)
-        proba = expit(scores)
-        return proba / proba.sum(axis=1, keepdims=True)
+    _softmax_link = _multinomial  # one-vs-rest normalises the per-class sigmoids
 
 
 class SMAdaBoostClassifier(_BaseSMClassifier):
@@ -530,11 +533,8 @@ class SMAdaBoostClassifier(_BaseSMClassifier):
         loss = M2ExponentialLoss if self.multi_class == "m2" else MHExponentialLoss
         return [(loss(encoded, n_classes, sample_weight), "sm4")]
 
-    def _multiclass_probabilities(self, scores):
-        if self.multi_class == "m2":
-            return softmax(2.0 * scores, axis=1)
-        proba = expit(2.0 * scores)
-        return proba / proba.sum(axis=1, keepdims=True)
+    def _softmax_link(self, n_classes):
+        return self.multi_class == "m2"  # MH normalises the per-class sigmoids
 
 
 def fit_log_linear(A, h, prior=None, *, method="sm", max_iter=10000, tol=1e-10):

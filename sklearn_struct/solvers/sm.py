@@ -94,13 +94,11 @@ _HALVINGS = 60
 # --------------------------------------------------------------------------- losses
 
 
-class BinaryLogisticLoss:
-    """``loss_i = ln(1 + exp(-y_i F_i))`` with ``y_i`` in {-1, +1} (eq. 9), one output."""
+class _BinaryLoss:
+    """Signed labels ``y_i`` in {-1, +1} and sample weights of a one-output loss."""
 
     n_outputs = 1
     coupling = 1
-    class_bound = np.array([[0.25]])  # p (1 - p) <= 1/4 (section 4.3)
-    shift_invariant = False
 
     def __init__(self, y, sample_weight):
         self.y = np.asarray(y, dtype=np.float64)
@@ -108,6 +106,25 @@ class BinaryLogisticLoss:
 
     def subset(self, mask):
         return type(self)(self.y[mask], self.sample_weight[mask])
+
+
+class _MulticlassLoss:
+    """Class indices ``y_i`` in 0..K-1 and sample weights of a K-output loss."""
+
+    def __init__(self, y, n_classes, sample_weight):
+        self.y = np.asarray(y, dtype=np.intp)
+        self.n_outputs = int(n_classes)
+        self.sample_weight = np.asarray(sample_weight, dtype=np.float64)
+
+    def subset(self, mask):
+        return type(self)(self.y[mask], self.n_outputs, self.sample_weight[mask])
+
+
+class BinaryLogisticLoss(_BinaryLoss):
+    """``loss_i = ln(1 + exp(-y_i F_i))`` with ``y_i`` in {-1, +1} (eq. 9), one output."""
+
+    class_bound = np.array([[0.25]])  # p (1 - p) <= 1/4 (section 4.3)
+    shift_invariant = False
 
     def value(self, F):
         return float(self.sample_weight @ np.logaddexp(0.0, -self.y * F[:, 0]))
@@ -127,25 +144,17 @@ class BinaryLogisticLoss:
         beta = np.where(tiny, 0.5, np.tanh(0.5 * v) / np.where(tiny, 1.0, v))
         return self.sample_weight * beta
 
-    def probabilities(self, F):
-        return expit(F)
 
-
-class MultinomialLogisticLoss:
+class MultinomialLogisticLoss(_MulticlassLoss):
     """``loss_i = ln sum_l exp(F_il) - F_{i y_i}`` (section 6), ``y_i`` in 0..K-1."""
 
     coupling = 2
     shift_invariant = True  # adding one constant to all F_il changes nothing
 
     def __init__(self, y, n_classes, sample_weight):
-        self.y = np.asarray(y, dtype=np.intp)
-        self.n_outputs = int(n_classes)
-        self.sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        super().__init__(y, n_classes, sample_weight)
         k = self.n_outputs
         self.class_bound = 0.5 * (np.eye(k) - np.full((k, k), 1.0 / k))  # Bohning (eq. 35)
-
-    def subset(self, mask):
-        return type(self)(self.y[mask], self.n_outputs, self.sample_weight[mask])
 
     def value(self, F):
         rows = np.arange(F.shape[0])
@@ -162,23 +171,11 @@ class MultinomialLogisticLoss:
         W[np.arange(self.n_outputs), np.arange(self.n_outputs)] += P.T
         return W * self.sample_weight
 
-    def probabilities(self, F):
-        return softmax(F, axis=1)
 
-
-class BinaryExponentialLoss:
+class BinaryExponentialLoss(_BinaryLoss):
     """Binary AdaBoost: ``loss_i = exp(-y_i F_i)`` (eq. 38), one output."""
 
-    n_outputs = 1
-    coupling = 1
     class_bound = None
-
-    def __init__(self, y, sample_weight):
-        self.y = np.asarray(y, dtype=np.float64)
-        self.sample_weight = np.asarray(sample_weight, dtype=np.float64)
-
-    def subset(self, mask):
-        return type(self)(self.y[mask], self.sample_weight[mask])
 
     def value(self, F):
         return float(self.sample_weight @ np.exp(-self.y * F[:, 0]))
@@ -186,25 +183,17 @@ class BinaryExponentialLoss:
     def residual(self, F):
         return (-self.y * self.sample_weight * np.exp(-self.y * F[:, 0]))[:, None]
 
-    def probabilities(self, F):
-        return expit(2.0 * F)  # population minimiser of the exponential loss
 
-
-class MHExponentialLoss:
+class MHExponentialLoss(_MulticlassLoss):
     """AdaBoost.MH: ``loss_i = sum_l exp(-yt_il F_il)``, ``yt_il = +1`` iff ``l = y_i`` (eq. 40)."""
 
     coupling = 1
     class_bound = None
 
     def __init__(self, y, n_classes, sample_weight):
-        self.y = np.asarray(y, dtype=np.intp)
-        self.n_outputs = int(n_classes)
-        self.sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        super().__init__(y, n_classes, sample_weight)
         self.signs = -np.ones((self.y.size, self.n_outputs))
         self.signs[np.arange(self.y.size), self.y] = 1.0
-
-    def subset(self, mask):
-        return type(self)(self.y[mask], self.n_outputs, self.sample_weight[mask])
 
     def value(self, F):
         return float(self.sample_weight @ np.exp(-self.signs * F).sum(axis=1))
@@ -212,24 +201,12 @@ class MHExponentialLoss:
     def residual(self, F):
         return -self.signs * np.exp(-self.signs * F) * self.sample_weight[:, None]
 
-    def probabilities(self, F):
-        P = expit(2.0 * F)
-        return P / P.sum(axis=1, keepdims=True)
 
-
-class M2ExponentialLoss:
+class M2ExponentialLoss(_MulticlassLoss):
     """AdaBoost.M2: ``loss_i = sum_l exp(F_il - F_{i y_i})`` (eq. 39, the ``l = y_i`` term is 1)."""
 
     coupling = 2
     class_bound = None
-
-    def __init__(self, y, n_classes, sample_weight):
-        self.y = np.asarray(y, dtype=np.intp)
-        self.n_outputs = int(n_classes)
-        self.sample_weight = np.asarray(sample_weight, dtype=np.float64)
-
-    def subset(self, mask):
-        return type(self)(self.y[mask], self.n_outputs, self.sample_weight[mask])
 
     def _ratios(self, F):
         return np.exp(F - F[np.arange(F.shape[0]), self.y][:, None])
@@ -242,9 +219,6 @@ class M2ExponentialLoss:
         rows = np.arange(F.shape[0])
         E[rows, self.y] -= E.sum(axis=1)
         return E * self.sample_weight[:, None]
-
-    def probabilities(self, F):
-        return softmax(2.0 * F, axis=1)  # population minimiser: p_l proportional to e^{2 F_l}
 
 
 # --------------------------------------------------------------------------- linear algebra

@@ -41,6 +41,8 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from ._batch import check_part_vector
+
 __all__ = ["BaseStructure", "UnsupportedOperation"]
 
 
@@ -379,7 +381,9 @@ class BaseStructure(ABC):
         """Most violated outputs ``argmax_y sum_{r in y} (scores_r + l(x, Y, r))``.
 
         The inference step of max-margin learners (subgradient, cutting
-        plane, duality gaps).
+        plane, duality gaps).  A structure that lists it in
+        ``supported_operations`` gets it as :meth:`argmax` of
+        ``scores + part_losses(batch, Y)``.
 
         Parameters
         ----------
@@ -400,7 +404,10 @@ class BaseStructure(ABC):
         UnsupportedOperation
             If the structure does not implement this operation.
         """
-        self._unsupported("loss_augmented_argmax")
+        if not self.supports("loss_augmented_argmax"):
+            self._unsupported("loss_augmented_argmax")
+        scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
+        return self.argmax(batch, scores + self.part_losses(batch, Y))
 
     def marginals(self, batch, scores):
         """Part marginals and log-partition under ``p(y) ~ exp(sum_{r in y} scores_r)``.

@@ -13,13 +13,17 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
+    "check_binary_outputs",
     "check_encoded_states",
+    "check_example_tuples",
     "check_feature_rows",
     "check_n_states",
     "check_part_vector",
+    "check_same_width",
     "check_sample_weight",
     "check_state_weights",
     "check_take_indices",
+    "example_of_unit",
     "offsets_from_lengths",
     "ragged_positions",
     "stack_ragged_rows",
@@ -94,6 +98,46 @@ def check_feature_rows(X, where="X", allow_empty=False):
     if not np.isfinite(values).all():
         raise ValueError(f"{where}: features contain NaN or infinity.")
     return X
+
+
+def check_example_tuples(X, owner, forms):
+    """Validate a non-empty list of per-example tuples (one per graph).
+
+    Parameters
+    ----------
+    X : list of tuple
+        The inputs of a data set.
+    owner : str
+        Name of the structure, quoted in error messages.
+    forms : dict of int to str
+        The accepted tuple lengths, each with its spelling in messages, e.g.
+        ``{3: "(node_features, edges, edge_features)"}``; the first one is the
+        basic form.  A single tuple (its second item an array) instead of a
+        list is refused with a hint to wrap it in a list.
+    """
+    basic = next(iter(forms.values()))
+    if isinstance(X, tuple) and len(X) in forms and hasattr(X[1], "shape"):
+        raise TypeError(
+            f"{owner}: X must be a list of {basic} tuples, one per graph; got a single "
+            "tuple (wrap it in a list)."
+        )
+    if isinstance(X, (str, bytes)) or not hasattr(X, "__len__") or len(X) == 0:
+        raise ValueError(f"{owner}: X must be a non-empty list of {basic} tuples.")
+    for i, example in enumerate(X):
+        if not isinstance(example, (tuple, list)) or len(example) not in forms:
+            raise TypeError(
+                f"{owner}: example {i}: expected a tuple {' or '.join(forms.values())}, got "
+                f"{type(example).__name__}."
+            )
+
+
+def check_same_width(rows, first, where, what):
+    """Refuse feature rows whose width differs from example 0's (``first``)."""
+    if rows.shape[1] != first.shape[1]:
+        raise ValueError(
+            f"{where}: {rows.shape[1]} {what} but example 0 has {first.shape[1]}; every "
+            "example needs the same feature width."
+        )
 
 
 def offsets_from_lengths(lengths):
@@ -226,12 +270,29 @@ def check_encoded_states(Y, offsets, n_states, owner):
     Y = Y.astype(np.int64, copy=False)
     bad = np.flatnonzero((Y < 0) | (Y >= n_states))
     if bad.size:
-        example = int(np.searchsorted(offsets, bad[0], side="right") - 1)
+        example = example_of_unit(offsets, bad[0])
         raise ValueError(
             f"{owner}: example {example} has encoded output {Y[bad[0]]}, expected a state "
             f"index in [0, {n_states})."
         )
     return Y
+
+
+def check_binary_outputs(Y, offsets, owner, expected):
+    """Return the int64 outputs ``Y`` if all are 0 or 1.
+
+    Otherwise raise a ValueError naming the first offending example and what it
+    should hold (``expected``).
+    """
+    bad = np.flatnonzero((Y != 0) & (Y != 1))
+    if bad.size:
+        raise ValueError(f"{owner}: example {example_of_unit(offsets, bad[0])}: {expected}")
+    return Y
+
+
+def example_of_unit(offsets, unit):
+    """Index of the example owning the stacked row (output unit) ``unit``."""
+    return int(np.searchsorted(offsets, unit, side="right") - 1)
 
 
 def check_part_vector(v, n_parts, owner, name="scores"):

@@ -22,19 +22,19 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _chain_kernels as kernels
-from ._base import BaseStructure
+from ._base import OPERATIONS, BaseStructure
 from ._batch import (
     check_encoded_states,
     check_n_states,
     check_part_vector,
     check_sample_weight,
-    check_state_weights,
     check_take_indices,
     offsets_from_lengths,
     ragged_positions,
     stack_ragged_rows,
     take_ragged_rows,
 )
+from .multiclass import weighted_zero_one_losses
 
 __all__ = ["ChainBatch", "ChainStructure"]
 
@@ -184,16 +184,8 @@ class ChainStructure(BaseStructure):
            [0.786, 0.214]])
     """
 
-    supported_operations = (
-        "part_scores",
-        "expected_features",
-        "encode",
-        "decode",
-        "part_losses",
-        "argmax",
-        "loss_augmented_argmax",
-        "marginals",
-    )
+    # every parts operation except the projection
+    supported_operations = tuple(op for op in OPERATIONS if op != "project")
 
     def __init__(self, start_end=True, loss_weights=None):
         self.start_end = start_end
@@ -384,12 +376,10 @@ class ChainStructure(BaseStructure):
 
     def part_losses(self, batch, Y):
         Y = self.check_outputs(batch, Y)
-        K = batch.n_states
-        weights = check_state_weights(self.loss_weights, K, type(self).__name__)
-        node = np.repeat(weights[Y][:, None], K, axis=1)
-        node[np.arange(len(Y)), Y] = 0.0
         losses = np.zeros(batch.part_offsets[-1])
-        losses[self._node_index(batch)] = node
+        losses[self._node_index(batch)] = weighted_zero_one_losses(
+            Y, self.loss_weights, batch.n_states, type(self).__name__
+        )
         return losses
 
     def argmax(self, batch, scores):
@@ -399,10 +389,6 @@ class ChainStructure(BaseStructure):
         kernels.chain_viterbi_batch(scores, batch.unit_offsets, batch.part_offsets,
                                     batch.n_states, batch.start_end, labels, best)
         return labels
-
-    def loss_augmented_argmax(self, batch, scores, Y):
-        scores = self._check_scores(batch, scores)
-        return self.argmax(batch, scores + self.part_losses(batch, Y))
 
     def marginals(self, batch, scores):
         """Part marginals and log-partition of every sequence (forward-backward).

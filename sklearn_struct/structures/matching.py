@@ -8,10 +8,13 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.exceptions import ConvergenceWarning
 
 from . import _flow_kernels as kernels
-from ._base import BaseStructure
+from ._base import OPERATIONS, BaseStructure
 from ._batch import (
+    check_binary_outputs,
+    check_example_tuples,
     check_feature_rows,
     check_part_vector,
+    check_same_width,
     check_sample_weight,
     check_take_indices,
     ragged_positions,
@@ -28,18 +31,28 @@ PROJECTION_TOL = 1e-12
 MAX_NEWTON_ITER = 500
 
 
-def projection_tolerance(v):
-    """Absolute KKT residual the projection of ``v`` must reach."""
-    return PROJECTION_TOL * max(1.0, float(np.abs(v).max(initial=0.0)))
+def newton_projection(owner, kernel, v, graph, n_duals, warm_start, max_iter):
+    """Run a semismooth Newton projection kernel over a batch of graphs.
 
-
-def warn_if_inexact(owner, residual, tol, max_iter):
-    """ConvergenceWarning when a projection stopped above its tolerance."""
+    ``kernel(v, *graph, z, duals, tol, max_iter)`` fills the projection ``z`` and
+    the dual variables ``duals`` (warm-started from ``warm_start["duals"]`` when
+    they fit, stored back there) and returns its KKT residual; ``tol`` is
+    ``PROJECTION_TOL * max(1, max |v|)``.  Returns ``z`` and the residual, with a
+    ConvergenceWarning when the residual stayed above ``tol``.
+    """
+    z = np.empty_like(v)
+    duals = None if warm_start is None else warm_start.get("duals")
+    duals = np.zeros(n_duals) if duals is None or duals.shape != (n_duals,) else duals
+    tol = PROJECTION_TOL * max(1.0, float(np.abs(v).max(initial=0.0)))
+    residual = kernel(v, *graph, z, duals, tol, max_iter)
     if residual > tol:
         warnings.warn(
             f"{owner}: the projection stopped after {max_iter} Newton iterations at "
             f"KKT residual {residual:.2e} > {tol:.2e}.", ConvergenceWarning, stacklevel=3,
         )
+    if warm_start is not None:
+        warm_start["duals"] = duals
+    return z, residual
 
 
 def check_edge_list(edges, n_edges, where):
@@ -177,16 +190,8 @@ class MatchingStructure(BaseStructure):
     array([1, 0, 1])
     """
 
-    supported_operations = (
-        "part_scores",
-        "expected_features",
-        "encode",
-        "decode",
-        "part_losses",
-        "argmax",
-        "loss_augmented_argmax",
-        "project",
-    )
+    # marginals of matchings are #P-hard
+    supported_operations = tuple(op for op in OPERATIONS if op != "marginals")
 
     def __init__(self, false_positive_cost=1.0, false_negative_cost=1.0):
         self.false_positive_cost = false_positive_cost
@@ -235,23 +240,12 @@ class MatchingStructure(BaseStructure):
             not a tuple of two or three items or has non-numeric features or
             non-integer endpoints.
         """
-        if isinstance(X, tuple) and len(X) in (2, 3) and hasattr(X[1], "shape"):
-            raise TypeError(
-                "MatchingStructure: X must be a list of (edge_features, edges) tuples, one per "
-                "graph; got a single tuple (wrap it in a list)."
-            )
-        if isinstance(X, (str, bytes)) or not hasattr(X, "__len__") or len(X) == 0:
-            raise ValueError(
-                "MatchingStructure: X must be a non-empty list of (edge_features, edges) tuples."
-            )
+        check_example_tuples(X, "MatchingStructure", {
+            2: "(edge_features, edges)", 3: "(edge_features, edges, (n_sources, n_targets))",
+        })
         features, edge_lists, counts = [], [], []
         for i, example in enumerate(X):
             where = f"MatchingStructure: example {i}"
-            if not isinstance(example, (tuple, list)) or len(example) not in (2, 3):
-                raise TypeError(
-                    f"{where}: expected a tuple (edge_features, edges) or (edge_features, "
-                    f"edges, (n_sources, n_targets)), got {type(example).__name__}."
-                )
             rows = check_feature_rows(example[0], where=f"{where} edge_features",
                                       allow_empty=True)
             edges = check_edge_list(example[1], rows.shape[0], where)
@@ -268,11 +262,8 @@ class MatchingStructure(BaseStructure):
                 keys = edges[:, 0] * max(n_tgt, 1) + edges[:, 1]
                 if np.unique(keys).size != keys.size:
                     raise ValueError(f"{where}: duplicate (source, target) edges.")
-            if features and rows.shape[1] != features[0].shape[1]:
-                raise ValueError(
-                    f"{where}: {rows.shape[1]} edge features but example 0 has "
-                    f"{features[0].shape[1]}; every example needs the same feature width."
-                )
+            if features:
+                check_same_width(rows, features[0], where, "edge features")
             features.append(rows)
             edge_lists.append(edges)
             counts.append((n_src, n_tgt))
@@ -296,12 +287,8 @@ class MatchingStructure(BaseStructure):
         return self._batch(X, edges, batch.node_counts[indices], offsets)
 
     def check_outputs(self, batch, Y):
-        Y = super().check_outputs(batch, Y)
-        bad = (Y != 0) & (Y != 1)
-        if bad.any():
-            i = np.searchsorted(batch.unit_offsets, np.flatnonzero(bad)[0], side="right") - 1
-            raise ValueError(f"MatchingStructure: example {i}: outputs must be 0/1 per edge.")
-        return Y
+        return check_binary_outputs(super().check_outputs(batch, Y), batch.unit_offsets,
+                                    "MatchingStructure", "outputs must be 0/1 per edge.")
 
     # ------------------------------------------------------- parts operations
     def part_scores(self, batch, w):
@@ -383,10 +370,6 @@ class MatchingStructure(BaseStructure):
             Y[lo + chosen] = 1
         return Y
 
-    def loss_augmented_argmax(self, batch, scores, Y):
-        return self.argmax(batch, np.asarray(scores, dtype=np.float64)
-                           + self.part_losses(batch, Y))
-
     def project(self, batch, v, warm_start=None):
         """Euclidean projection onto the matching polytope of every graph (Figure 3).
 
@@ -419,16 +402,9 @@ class MatchingStructure(BaseStructure):
             If the Newton iterations stop above the tolerance.
         """
         v = check_part_vector(v, batch.part_offsets[-1], "MatchingStructure", "v")
-        z = np.empty_like(v)
-        n_nodes = int(batch.node_counts.sum())
-        duals = None if warm_start is None else warm_start.get("duals")
-        duals = np.zeros(n_nodes) if duals is None or duals.shape != (n_nodes,) else duals
-        tol = projection_tolerance(v)
-        self.projection_residual_ = kernels.matching_project_batch(
-            v, batch.edges, batch.unit_offsets, batch.node_counts, z, duals, tol,
-            MAX_NEWTON_ITER,
+        z, self.projection_residual_ = newton_projection(
+            "MatchingStructure", kernels.matching_project_batch, v,
+            (batch.edges, batch.unit_offsets, batch.node_counts),
+            int(batch.node_counts.sum()), warm_start, MAX_NEWTON_ITER,
         )
-        warn_if_inexact("MatchingStructure", self.projection_residual_, tol, MAX_NEWTON_ITER)
-        if warm_start is not None:
-            warm_start["duals"] = duals
         return z

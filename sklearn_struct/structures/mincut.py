@@ -6,17 +6,20 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _flow_kernels as kernels
-from ._base import BaseStructure
+from ._base import OPERATIONS, BaseStructure
 from ._batch import (
+    check_binary_outputs,
+    check_example_tuples,
     check_feature_rows,
     check_part_vector,
+    check_same_width,
     check_sample_weight,
     check_take_indices,
     ragged_positions,
     stack_rows,
     take_ragged_rows,
 )
-from .matching import MAX_NEWTON_ITER, check_edge_list, projection_tolerance, warn_if_inexact
+from .matching import MAX_NEWTON_ITER, check_edge_list, newton_projection
 
 __all__ = ["MinCutBatch", "MinCutStructure"]
 
@@ -149,16 +152,8 @@ class MinCutStructure(BaseStructure):
     array([1, 0, 0])
     """
 
-    supported_operations = (
-        "part_scores",
-        "expected_features",
-        "encode",
-        "decode",
-        "part_losses",
-        "argmax",
-        "loss_augmented_argmax",
-        "project",
-    )
+    # marginals of min-cut models are #P-hard
+    supported_operations = tuple(op for op in OPERATIONS if op != "marginals")
 
     def __repr__(self):
         return "MinCutStructure()"
@@ -201,21 +196,10 @@ class MinCutStructure(BaseStructure):
             not a tuple of three items or has non-numeric features or
             non-integer endpoints.
         """
-        if isinstance(X, (str, bytes)) or not hasattr(X, "__len__") or len(X) == 0:
-            raise ValueError(
-                "MinCutStructure: X must be a non-empty list of (node_features, edges, "
-                "edge_features) tuples."
-            )
-        if isinstance(X, tuple) and len(X) == 3 and hasattr(X[1], "shape"):
-            raise TypeError("MinCutStructure: X must be a list of tuples (wrap it in a list).")
+        check_example_tuples(X, "MinCutStructure", {3: "(node_features, edges, edge_features)"})
         nodes, edge_lists, edge_rows = [], [], []
         for i, example in enumerate(X):
             where = f"MinCutStructure: example {i}"
-            if not isinstance(example, (tuple, list)) or len(example) != 3:
-                raise TypeError(
-                    f"{where}: expected a tuple (node_features, edges, edge_features), got "
-                    f"{type(example).__name__}."
-                )
             node_rows = check_feature_rows(example[0], where=f"{where} node_features")
             features = check_feature_rows(example[2], where=f"{where} edge_features",
                                           allow_empty=True)
@@ -234,13 +218,9 @@ class MinCutStructure(BaseStructure):
                     f"{where}: edge features must be non-negative (they keep the edge "
                     "potentials submodular)."
                 )
-            for name, rows, reference in (("node", node_rows, nodes),
-                                          ("edge", features, edge_rows)):
-                if reference and rows.shape[1] != reference[0].shape[1]:
-                    raise ValueError(
-                        f"{where}: {rows.shape[1]} {name} features but example 0 has "
-                        f"{reference[0].shape[1]}; every example needs the same widths."
-                    )
+            if nodes:
+                check_same_width(node_rows, nodes[0], where, "node features")
+                check_same_width(features, edge_rows[0], where, "edge features")
             nodes.append(node_rows)
             edge_lists.append(edges)
             edge_rows.append(features)
@@ -267,12 +247,8 @@ class MinCutStructure(BaseStructure):
         return self._batch(node_X, edge_X, edges, node_offsets, edge_offsets)
 
     def check_outputs(self, batch, Y):
-        Y = super().check_outputs(batch, Y)
-        bad = (Y != 0) & (Y != 1)
-        if bad.any():
-            i = np.searchsorted(batch.unit_offsets, np.flatnonzero(bad)[0], side="right") - 1
-            raise ValueError(f"MinCutStructure: example {i}: node labels must be 0 or 1.")
-        return Y
+        return check_binary_outputs(super().check_outputs(batch, Y), batch.unit_offsets,
+                                    "MinCutStructure", "node labels must be 0 or 1.")
 
     def nonnegative_weights(self, batch):
         """Mask of the weights constrained to be non-negative (the edge weights).
@@ -384,10 +360,6 @@ class MinCutStructure(BaseStructure):
                                     batch.edges, batch.edge_offsets, Y)
         return Y
 
-    def loss_augmented_argmax(self, batch, scores, Y):
-        return self.argmax(batch, np.asarray(scores, dtype=np.float64)
-                           + self.part_losses(batch, Y))
-
     def project(self, batch, v, warm_start=None):
         """Euclidean projection onto the relaxed min-cut polytope (Appendix A, eq. 21).
 
@@ -420,16 +392,9 @@ class MinCutStructure(BaseStructure):
             If the Newton iterations stop above the tolerance.
         """
         v = check_part_vector(v, batch.part_offsets[-1], "MinCutStructure", "v")
-        z = np.empty_like(v)
-        n_edges = int(batch.edge_offsets[-1])
-        duals = None if warm_start is None else warm_start.get("duals")
-        duals = np.zeros(n_edges) if duals is None or duals.shape != (n_edges,) else duals
-        tol = projection_tolerance(v)
-        self.projection_residual_ = kernels.mincut_project_batch(
-            v, batch.part_offsets, batch.unit_offsets, batch.edges, batch.edge_offsets, z, duals,
-            tol, MAX_NEWTON_ITER,
+        z, self.projection_residual_ = newton_projection(
+            "MinCutStructure", kernels.mincut_project_batch, v,
+            (batch.part_offsets, batch.unit_offsets, batch.edges, batch.edge_offsets),
+            int(batch.edge_offsets[-1]), warm_start, MAX_NEWTON_ITER,
         )
-        warn_if_inexact("MinCutStructure", self.projection_residual_, tol, MAX_NEWTON_ITER)
-        if warm_start is not None:
-            warm_start["duals"] = duals
         return z

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import BaseStructure
+from ._base import OPERATIONS, BaseStructure
 from ._batch import (
     check_encoded_states,
     check_feature_rows,
@@ -22,7 +22,12 @@ from ._batch import (
     check_take_indices,
 )
 
-__all__ = ["MulticlassBatch", "MulticlassStructure", "project_rows_onto_simplex"]
+__all__ = [
+    "MulticlassBatch",
+    "MulticlassStructure",
+    "project_rows_onto_simplex",
+    "weighted_zero_one_losses",
+]
 
 
 @dataclass(frozen=True)
@@ -129,17 +134,7 @@ class MulticlassStructure(BaseStructure):
     array([1. , 0. , 0. , 0.5, 0.5, 0. ])
     """
 
-    supported_operations = (
-        "part_scores",
-        "expected_features",
-        "encode",
-        "decode",
-        "part_losses",
-        "argmax",
-        "loss_augmented_argmax",
-        "marginals",
-        "project",
-    )
+    supported_operations = OPERATIONS
 
     def __init__(self, loss_weights=None):
         self.loss_weights = loss_weights
@@ -225,16 +220,12 @@ class MulticlassStructure(BaseStructure):
 
     def part_losses(self, batch, Y):
         Y = self.check_outputs(batch, Y)
-        weights = check_state_weights(self.loss_weights, batch.n_states, type(self).__name__)
-        losses = np.repeat(weights[Y][:, None], batch.n_states, axis=1)
-        losses[np.arange(batch.n_samples), Y] = 0.0
-        return losses.ravel()
+        return weighted_zero_one_losses(
+            Y, self.loss_weights, batch.n_states, type(self).__name__
+        ).ravel()
 
     def argmax(self, batch, scores):
         return self._part_matrix(batch, scores, "scores").argmax(axis=1)
-
-    def loss_augmented_argmax(self, batch, scores, Y):
-        return self.argmax(batch, np.asarray(scores, dtype=np.float64) + self.part_losses(batch, Y))
 
     def marginals(self, batch, scores):
         S = self._part_matrix(batch, scores, "scores")
@@ -254,6 +245,39 @@ class MulticlassStructure(BaseStructure):
     def _weight_matrix(self, batch, w):
         w = check_part_vector(w, batch.n_weights, type(self).__name__, "weights w")
         return w.reshape(batch.n_states, batch.n_features)
+
+
+def weighted_zero_one_losses(Y, loss_weights, n_states, owner):
+    """Loss ``loss_weights[Y[i]] * [k != Y[i]]`` of giving unit ``i`` state ``k``.
+
+    Parameters
+    ----------
+    Y : ndarray of int64 of shape (n_units,)
+        True states, already validated.
+    loss_weights : array-like of shape (n_states,) or None
+        Cost of a mistake on a unit of each true state; ``None`` is the 0/1 loss.
+    n_states : int
+        Number of states ``K``.
+    owner : str
+        Name of the structure, quoted in error messages.
+
+    Returns
+    -------
+    losses : ndarray of shape (n_units, n_states)
+        One row of part losses per unit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures.multiclass import weighted_zero_one_losses
+    >>> weighted_zero_one_losses(np.array([0, 2]), [1.0, 1.0, 3.0], 3, "example")
+    array([[0., 1., 1.],
+           [3., 3., 0.]])
+    """
+    weights = check_state_weights(loss_weights, n_states, owner)
+    losses = np.repeat(weights[Y][:, None], n_states, axis=1)
+    losses[np.arange(len(Y)), Y] = 0.0
+    return losses
 
 
 def project_rows_onto_simplex(V):
