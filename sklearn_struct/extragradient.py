@@ -1,5 +1,6 @@
 """DualExtragradientMatcher: max-margin learning of matchings, min-cuts and chains."""
 
+import copy
 import numbers
 import warnings
 
@@ -49,8 +50,10 @@ class DualExtragradientMatcher(BaseEstimator):
         Example 1 (needs a finite radius) and, for structures with marginals
         (chains), KL projections = marginals (Example 2).
     memory : {"full", "low"}, default="full"
-        ``"low"``: the memory-efficient variant of Figure 6 (state of the
-        size of ``w`` plus one chunk of examples); same iterates.
+        ``"low"``: the memory-efficient variant of Figure 6: besides the
+        data, memory of the size of ``w`` plus one chunk of examples (the
+        steps, losses, objective, gap and step size are all computed chunk by
+        chunk); same iterates.  Costs a copy of every chunk's rows per pass.
     max_iter : int, default=100
         Passes over the training data.
     tol : float, default=1e-3
@@ -61,7 +64,11 @@ class DualExtragradientMatcher(BaseEstimator):
         weights after every pass, keep the best and stop after
         ``n_iter_no_change`` passes without improvement.
     validation_fraction : float, default=0.1
+        Fraction of the examples held out for early stopping, in ``(0, 1)``
+        (rounded up to whole examples); used only when ``early_stopping=True``.
     n_iter_no_change : int, default=10
+        Passes without a better validation score after which early stopping
+        stops; used only when ``early_stopping=True``.
     random_state : int, RandomState or None, default=None
         Only used for the validation split.
 
@@ -71,9 +78,12 @@ class DualExtragradientMatcher(BaseEstimator):
         Learned weights (the averaged iterate, or the best one on the
         validation set with early stopping).
     structure_ : BaseStructure
+        The structure object used: a new one for a name, a copy of
+        ``structure`` when an object is passed (never modified).
     classes_ : ndarray
         Labels (``[0, 1]`` for matching and min-cut).
     n_iter_ : int
+        Number of passes run.
     objective_ : ndarray
         Sum of training hinge losses after every pass.
     gap_ : ndarray
@@ -85,6 +95,7 @@ class DualExtragradientMatcher(BaseEstimator):
     lipschitz_ : float
         ``L``; the step size is ``1/L``.
     n_features_in_ : int
+        Number of weights of the model (the length of ``coef_``).
 
     Examples
     --------
@@ -141,7 +152,9 @@ class DualExtragradientMatcher(BaseEstimator):
     # ------------------------------------------------------------ plumbing
     def _resolve_structure(self):
         if isinstance(self.structure, BaseStructure):
-            return self.structure
+            # a copy: operations such as project() record diagnostics on the structure,
+            # and fit must not modify its parameters
+            return copy.deepcopy(self.structure)
         return _STRUCTURES[self.structure]()
 
     def _encode(self, structure, batch, y, fitting):
@@ -167,7 +180,7 @@ class DualExtragradientMatcher(BaseEstimator):
                 i = int(np.searchsorted(batch.unit_offsets, np.flatnonzero(
                     ~np.isin(flat, (0, 1)))[0], side="right") - 1)
                 raise ValueError(f"example {i}: labels must be 0 or 1.")
-            return flat.astype(np.int64)
+            return flat.astype(np.int64, copy=False)
         if fitting:
             self._label_encoding = LabelEncoding.fit([(yi, yi) for yi in labels])
             self.classes_ = self._label_encoding.classes_
@@ -184,12 +197,19 @@ class DualExtragradientMatcher(BaseEstimator):
 
         Parameters
         ----------
-        X : list of per-example inputs (see ``structure``)
-        y : list of per-example label vectors
+        X : list
+            Training inputs, one per example, in the form ``structure`` reads:
+            ``(edge_features, edges)`` tuples (matching), ``(node_features,
+            edges, edge_features)`` tuples (min-cut) or ``(T_i, n_features)``
+            arrays (chain).
+        y : list of array-like of shape (n_units_i,)
+            True output of every example: 0/1 per candidate edge (matching) or
+            per node (min-cut), one label per token (chain).
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         self._validate_params()
         for name in ("classes_", "_label_encoding"):
@@ -272,12 +292,31 @@ class DualExtragradientMatcher(BaseEstimator):
         return batch
 
     def decision_function(self, X):
-        """Part scores ``F^T w`` of every example, flat (edges / nodes then edges / chain parts)."""
+        """Part scores ``F^T w`` of every example, flat.
+
+        Parameters
+        ----------
+        X : list
+            Inputs, one per example, in the form used for :meth:`fit`.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_parts_total,)
+            Scores of the parts of all examples, concatenated: one per edge
+            (matching), per node then per edge (min-cut), or the parts of
+            every sequence in the :class:`~sklearn_struct.structures.ChainBatch`
+            layout (chain).
+        """
         batch = self._check_X(X)
         return self.structure_.part_scores(batch, self.coef_)
 
     def predict(self, X):
         """Best output of every example.
+
+        Parameters
+        ----------
+        X : list
+            Inputs, one per example, in the form used for :meth:`fit`.
 
         Returns
         -------
@@ -301,9 +340,19 @@ class DualExtragradientMatcher(BaseEstimator):
     def score(self, X, y):
         """F1 of the predicted edges (matching) or accuracy over nodes / tokens.
 
+        Parameters
+        ----------
+        X : list
+            Test inputs, one per example, in the form used for :meth:`fit`.
+        y : list of array-like of shape (n_units_i,)
+            True outputs, in the form used for :meth:`fit`.
+
         Returns
         -------
         score : float
+            For matchings, the F1 score of the predicted edges pooled over all
+            examples (1.0 when neither truth nor prediction has an edge);
+            otherwise the fraction of correct node or token labels.
         """
         batch = self._check_X(X)
         Y = self._encode(self.structure_, batch, y, fitting=False)

@@ -1,3 +1,5 @@
+import tracemalloc
+
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
@@ -67,20 +69,59 @@ def test_gap_decreases_as_one_over_t():
     assert gap[-1] < gap[9] / 5
 
 
-@pytest.mark.parametrize("kind", ["matching", "mincut"])
+@pytest.mark.parametrize("kind", ["matching", "mincut", "chain-entropic"])
 def test_low_memory_gives_the_same_iterates(kind):
+    geometry = "euclidean"
     if kind == "matching":
         structure, batch, Y, _, _ = alignment_problem(5, seed=2)
-    else:
+    elif kind == "mincut":
         X, y = segmentation_problem(4)
         structure = MinCutStructure()
         batch = structure.make_batch(X)
         Y = np.concatenate(y)
-    full = dual_extragradient(structure, batch, Y, radius=3.0, max_iter=30, tol=0.0)
+    else:
+        from sklearn_struct.structures.chain import ChainStructure
+
+        rng = np.random.RandomState(2)
+        structure, geometry = ChainStructure(), "entropic"
+        batch = structure.make_batch([rng.randn(5, 3) for _ in range(6)], n_states=2)
+        Y = (rng.rand(30) > 0.5).astype(np.int64)
+    full = dual_extragradient(structure, batch, Y, radius=3.0, max_iter=30, tol=0.0,
+                              geometry=geometry)
     low = dual_extragradient(structure, batch, Y, radius=3.0, max_iter=30, tol=0.0,
-                             memory="low", chunk_parts=40)
+                             geometry=geometry, memory="low", chunk_parts=40)
+    assert low.lipschitz == pytest.approx(full.lipschitz, rel=1e-12)
     np.testing.assert_allclose(low.coef, full.coef, atol=1e-8)
     np.testing.assert_allclose(low.gap, full.gap, rtol=1e-6, atol=1e-8)
+
+
+def test_low_memory_state_does_not_grow_with_the_data():
+    # extra memory = tracemalloc peak of the solver, the batch being allocated before
+    structure, batch, Y, _, _ = alignment_problem(800, seed=4)
+
+    def traced_peak(n_samples, memory):
+        sub, Y_sub = structure.take(batch, np.arange(n_samples)), Y[:batch.unit_offsets[n_samples]]
+        tracemalloc.start()
+        try:
+            dual_extragradient(structure, sub, Y_sub, radius=3.0, max_iter=1, tol=0.0,
+                               memory=memory, chunk_parts=600)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    for memory in ("full", "low"):  # compile the kernels outside the trace
+        traced_peak(60, memory)
+    full = [traced_peak(n, "full") for n in (200, 800)]
+    low = [traced_peak(n, "low") for n in (200, 800)]
+    n_parts = [batch.unit_offsets[n] for n in (200, 800)]
+    assert n_parts[1] > 3.5 * n_parts[0]
+    # full memory keeps vectors over all parts: its extra memory grows with them ...
+    assert full[1] > 3.0 * full[0]
+    assert full[1] > 40 * n_parts[1]
+    # ... low memory keeps O(|w|) plus one chunk of 600 parts, whatever the data size
+    assert low[1] < 1.5 * low[0]
+    assert low[1] < 300 * 600
+    assert low[1] < full[1] / 4
 
 
 def test_lipschitz_is_the_largest_singular_value():
@@ -88,6 +129,24 @@ def test_lipschitz_is_the_largest_singular_value():
     features = np.vstack([x for x, _ in X])
     assert estimate_lipschitz(structure, batch) == pytest.approx(
         np.linalg.norm(features, 2), rel=1e-5)
+    # accumulated chunk by chunk (memory="low"): the same value
+    assert estimate_lipschitz(structure, batch, chunk_parts=10) == pytest.approx(
+        estimate_lipschitz(structure, batch), rel=1e-12)
+
+
+def test_fit_does_not_modify_the_structure_passed():
+    X, y = segmentation_problem(3)
+    structure = MinCutStructure()
+    before = dict(vars(structure))
+    model = DualExtragradientMatcher(structure, radius=2.0, max_iter=5, tol=0.0).fit(X, y)
+    assert vars(structure) == before  # project() records its residual on the copy only
+    assert model.structure_ is not structure
+    assert hasattr(model.structure_, "projection_residual_")
+    _, _, _, Xm, ym = alignment_problem(3)
+    matching = MatchingStructure(false_positive_cost=1.0, false_negative_cost=3.0)
+    before = dict(vars(matching))
+    DualExtragradientMatcher(matching, radius=2.0, max_iter=5, tol=0.0).fit(Xm, ym)
+    assert vars(matching) == before
 
 
 def test_mincut_learner_segments_and_keeps_edge_weights_nonnegative():

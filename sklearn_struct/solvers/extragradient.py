@@ -17,7 +17,9 @@ L1 ball through the simplex of Example 1 for ``w``; for ``z`` chain
 marginals (Example 2) when the structure has marginals, Euclidean
 projections otherwise).  ``memory="low"`` is Figure 6: only ``s_w`` and the
 averaged ``w`` are kept, ``s_z = t (F^T w_bar + c)`` is rebuilt one chunk of
-examples at a time -- the same iterates up to rounding.
+examples at a time -- the same iterates up to rounding; part losses, the
+objective and gap, and the power iteration for ``L`` run over the same chunks,
+so that no vector over all parts is ever held.
 
 Structures are used only through their parts operations; nothing here knows
 scikit-learn.
@@ -174,15 +176,46 @@ class _EntropicMarginals:
         return self.structure.marginals(batch, self.step * (s_v + direction))[0]
 
 
+# ------------------------------------------------------------------ chunks
+def _sub_batches(structure, batch, max_parts):
+    """Yield ``(sub_batch, units)`` over consecutive examples, ``max_parts`` parts at most.
+
+    Every chunk holds at least one example; ``units`` slices the flat outputs
+    of its examples.  Sub-batches are built on demand (``take`` copies their
+    rows), so that only the chunk in use (and the next one while it is built)
+    is alive.  ``max_parts=None``, or a batch that fits, yields the batch
+    itself.
+    """
+    part_offsets, n = batch.part_offsets, batch.n_samples
+    if max_parts is None or part_offsets[-1] <= max_parts:
+        yield batch, slice(None)
+        return
+    start = 0
+    while start < n:
+        stop = np.searchsorted(part_offsets, part_offsets[start] + max_parts, side="right") - 1
+        stop = min(max(stop, start + 1), n)
+        yield (structure.take(batch, np.arange(start, stop)),
+               slice(batch.unit_offsets[start], batch.unit_offsets[stop]))
+        start = stop
+
+
 # ------------------------------------------------------------------ helpers
-def estimate_lipschitz(structure, batch, n_iter=100, tol=1e-10, random_state=0):
-    """``||F||_2`` (largest singular value of the feature map) by power iteration."""
+def estimate_lipschitz(structure, batch, n_iter=100, tol=1e-10, random_state=0,
+                       chunk_parts=None):
+    """``||F||_2`` (largest singular value of the feature map) by power iteration.
+
+    ``F F^T x`` is accumulated over chunks of at most ``chunk_parts`` parts
+    (``None``: the whole batch at once), so that no vector over all parts is
+    ever held.
+    """
     rng = np.random.RandomState(random_state)
     x = rng.standard_normal(batch.n_weights)
     x /= np.linalg.norm(x)
     value = 0.0
     for _ in range(n_iter):
-        y = structure.expected_features(batch, structure.part_scores(batch, x))
+        y = np.zeros(batch.n_weights)
+        for sub, _units in _sub_batches(structure, batch, chunk_parts):
+            y += structure.expected_features(sub, structure.part_scores(sub, x))
         new_value = np.linalg.norm(y)
         if new_value == 0.0:
             return 0.0
@@ -231,16 +264,15 @@ def _example_bounds(batch, entropic_z):
     )
 
 
-def _chunks(part_offsets, max_parts):
-    """Consecutive example ranges holding at most ``max_parts`` parts (>= 1 example)."""
-    bounds, start = [], 0
-    n = len(part_offsets) - 1
-    while start < n:
-        stop = np.searchsorted(part_offsets, part_offsets[start] + max_parts, side="right") - 1
-        stop = max(stop, start + 1)
-        bounds.append((start, min(stop, n)))
-        start = stop
-    return bounds
+def _max_part(structure, chunks, Y, w):
+    """``sum_i max_y (w.f_i(y) + loss_i(y))`` without the loss offsets (one loss-augmented
+    inference per example, chunk by chunk)."""
+    total = 0.0
+    for sub, units in chunks:
+        scores = structure.part_scores(sub, w)
+        worst = structure.encode(sub, structure.loss_augmented_argmax(sub, scores, Y[units]))
+        total += float((scores + structure.part_losses(sub, Y[units])) @ worst)
+    return total
 
 
 # ---------------------------------------------------------------- the solver
@@ -257,7 +289,7 @@ def dual_extragradient(
     lipschitz=None,
     track_objective=True,
     callback=None,
-    chunk_parts=1 << 15,
+    chunk_parts=1 << 13,
 ):
     """Learn ``w`` by the dual extragradient method.
 
@@ -265,10 +297,10 @@ def dual_extragradient(
     ----------
     structure : BaseStructure
         Needs ``part_scores``, ``expected_features``, ``encode``,
-        ``part_losses``, ``loss_augmented_argmax`` and ``project`` (Euclidean
-        z-steps) or ``marginals`` (entropic z-steps).  Optional
-        ``nonnegative_weights(batch)`` (mask of weights kept >= 0) and
-        ``loss_offsets(batch, Y)`` (constant loss terms).
+        ``part_losses``, ``loss_augmented_argmax``, ``take`` (low memory) and
+        ``project`` (Euclidean z-steps) or ``marginals`` (entropic z-steps).
+        Optional ``nonnegative_weights(batch)`` (mask of weights kept >= 0)
+        and ``loss_offsets(batch, Y)`` (constant loss terms).
     batch : the structure's batch.
     Y : ndarray of int64, encoded true outputs, flat over output units.
     radius : float, default=inf
@@ -276,8 +308,10 @@ def dual_extragradient(
         entropic geometry, which needs it finite).
     geometry : {"euclidean", "entropic"}
     memory : {"full", "low"}
-        ``"low"``: Figure 6, state of the size of ``w`` plus one chunk of
-        examples (of at most ``chunk_parts`` parts).
+        ``"low"``: Figure 6.  Between passes only vectors of the size of ``w``
+        are kept; the z-steps, the part losses, the objective and gap and the
+        power iteration for ``L`` all run over chunks of examples of at most
+        ``chunk_parts`` parts, taken one at a time.
     max_iter : int
         Passes over the data.
     tol : float
@@ -290,6 +324,8 @@ def dual_extragradient(
         loss-augmented inference per example).
     callback : callable(t, coef) -> bool, optional
         Called after every pass with the averaged weights; returning True stops.
+    chunk_parts : int, default=8192
+        Chunk size of ``memory="low"`` (ignored otherwise).
 
     Returns
     -------
@@ -302,15 +338,22 @@ def dual_extragradient(
     entropic_z = geometry == "entropic" and structure.supports("marginals")
     if geometry == "entropic" and not np.isfinite(radius):
         raise ValueError("geometry='entropic' needs a finite radius (the L1 ball).")
+    if memory == "full":
+        chunk_parts = None
+
+    def chunks():
+        return _sub_batches(structure, batch, chunk_parts)
+
     n_weights = batch.n_weights
     nonneg = np.zeros(n_weights, dtype=bool)
     if hasattr(structure, "nonnegative_weights"):
         nonneg = np.asarray(structure.nonnegative_weights(batch), dtype=bool)
     if lipschitz is None:
         if geometry == "euclidean":
-            lipschitz = estimate_lipschitz(structure, batch)
+            lipschitz = estimate_lipschitz(structure, batch, chunk_parts=chunk_parts)
         else:
-            lipschitz = 2.0 * radius * float(_example_bounds(batch, entropic_z).sum())
+            lipschitz = 2.0 * radius * sum(float(_example_bounds(sub, entropic_z).sum())
+                                           for sub, _ in chunks())
     lipschitz = max(float(lipschitz), np.finfo(float).tiny)
     step = 1.0 / lipschitz
     w_setup = (_EuclideanBall if geometry == "euclidean" else _EntropicL1Ball)(
@@ -320,10 +363,12 @@ def dual_extragradient(
         structure, step, warm=memory == "full"
     )
 
-    losses = structure.part_losses(batch, Y)
-    truth_features = structure.expected_features(batch, structure.encode(batch, Y))
-    offsets = (structure.loss_offsets(batch, Y).sum()
-               if hasattr(structure, "loss_offsets") else 0.0)
+    truth_features = np.zeros(n_weights)
+    offsets = 0.0
+    for sub, units in chunks():
+        truth_features += structure.expected_features(sub, structure.encode(sub, Y[units]))
+        if hasattr(structure, "loss_offsets"):
+            offsets += float(structure.loss_offsets(sub, Y[units]).sum())
 
     s_w = np.zeros(n_weights)
     w_bar = w_setup.initial()
@@ -333,10 +378,9 @@ def dual_extragradient(
     result = ExtragradientResult(coef=w_bar, n_iter=0, converged=False, lipschitz=lipschitz)
 
     if memory == "full":
+        losses = structure.part_losses(batch, Y)
         centre = z_setup.centre(batch, Y)
         s_z = np.zeros(batch.part_offsets[-1])
-    else:
-        chunks = _chunks(batch.part_offsets, chunk_parts)
 
     for t in range(max_iter):
         v_w = w_setup.from_sum(s_w)
@@ -353,13 +397,11 @@ def dual_extragradient(
             dir_w = truth_features.copy()
             features_u = np.zeros(n_weights)
             loss_u = 0.0
-            for start, stop in chunks:
-                sub = structure.take(batch, np.arange(start, stop))
-                lo, hi = batch.unit_offsets[start], batch.unit_offsets[stop]
-                Y_sub = Y[lo:hi]
-                losses_sub = losses[batch.part_offsets[start]:batch.part_offsets[stop]]
+            for sub, units in chunks():
+                # s_z of the chunk rebuilt from w_bar: s_z = t (F^T w_bar + c)
+                losses_sub = structure.part_losses(sub, Y[units])
                 s_sub = t * (structure.part_scores(sub, w_bar) + losses_sub)
-                v_sub = z_setup.from_sum(sub, z_setup.centre(sub, Y_sub), s_sub)
+                v_sub = z_setup.from_sum(sub, z_setup.centre(sub, Y[units]), s_sub)
                 dir_w -= structure.expected_features(sub, v_sub)
                 dir_sub = structure.part_scores(sub, v_w) + losses_sub
                 u_sub = z_setup.advance(sub, v_sub, s_sub, dir_sub)
@@ -373,10 +415,7 @@ def dual_extragradient(
         result.coef, result.n_iter = w_bar, t + 1
 
         if track_objective:
-            scores = structure.part_scores(batch, w_bar) + losses
-            worst = structure.encode(batch, structure.loss_augmented_argmax(
-                batch, structure.part_scores(batch, w_bar), Y))
-            max_part = float(scores @ worst) - float(w_bar @ truth_features)
+            max_part = _max_part(structure, chunks(), Y, w_bar) - float(w_bar @ truth_features)
             objective = max_part + offsets
             min_part = w_setup.min_linear(feature_bar - truth_features) + loss_bar
             gap = max_part - min_part
