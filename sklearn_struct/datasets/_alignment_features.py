@@ -144,7 +144,8 @@ class AlignmentFeatureExtractor(BaseEstimator):
 
         Returns
         -------
-        self
+        self : AlignmentFeatureExtractor
+            The fitted extractor.
         """
         _check_pairs(pairs, "AlignmentFeatureExtractor.fit")
         if not isinstance(self.n_frequent_words, int) or self.n_frequent_words < 0:
@@ -365,11 +366,21 @@ def alignment_targets(X, links):
     Returns
     -------
     y : list of int64 ndarray of shape (E_i,)
+        1 for the edges that are links, 0 for the others.
 
     Raises
     ------
     ValueError
         If the lengths differ or a link is not a candidate edge of its example.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.datasets import alignment_targets
+    >>> edges = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
+    >>> X = [(np.ones((4, 1)), edges)]
+    >>> alignment_targets(X, [np.array([[0, 0], [1, 1]])])
+    [array([1, 0, 0, 1])]
     """
     if len(X) != len(links):
         raise ValueError(f"X has {len(X)} examples but links has {len(links)}.")
@@ -399,8 +410,18 @@ def edges_to_links(X, y):
 
     Returns
     -------
-    links : list of (n_links, 2) int64 ndarrays, as :func:`~sklearn_struct.metrics.
-        alignment_error_rate` takes them.
+    links : list of (n_links, 2) int64 ndarrays
+        The linked ``(english, french)`` positions, as
+        :func:`~sklearn_struct.metrics.alignment_error_rate` takes them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.datasets import edges_to_links
+    >>> edges = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
+    >>> edges_to_links([(np.ones((4, 1)), edges)], [np.array([0, 1, 1, 0])])
+    [array([[0, 1],
+           [1, 0]])]
     """
     if len(X) != len(y):
         raise ValueError(f"X has {len(X)} examples but y has {len(y)}.")

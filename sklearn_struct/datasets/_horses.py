@@ -178,6 +178,17 @@ def make_horse_segmentation(images, masks=None):
         The input of ``MinCutStructure`` / ``DualExtragradientMatcher(structure="mincut")``;
         node ``r * width + c`` is pixel ``(r, c)``.
     y : list of int64 arrays of shape (height * width,), or None without masks
+        The figure (1) / ground (0) label of every pixel node.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.datasets import make_horse_segmentation
+    >>> image = np.arange(9.0).reshape(3, 3) / 8
+    >>> X, y = make_horse_segmentation([image], [image > 0.5])
+    >>> node_features, edges, edge_features = X[0]
+    >>> node_features.shape[0], edges.shape, y[0]
+    (9, (12, 2), array([0, 0, 0, 0, 0, 1, 1, 1, 1]))
     """
     if masks is not None and len(masks) != len(images):
         raise ValueError(f"{len(images)} images but {len(masks)} masks.")
