@@ -24,6 +24,7 @@ from sklearn.utils import ClassifierTags
 from sklearn.utils.validation import check_is_fitted
 
 from .structures import BaseStructure, MulticlassStructure
+from .structures._batch import check_sample_weight
 
 __all__ = ["LabelEncoding", "StructuredEstimatorMixin", "is_flat_input", "resolve_structure"]
 
@@ -252,20 +253,12 @@ class StructuredEstimatorMixin:
                     f"sequence {i} has {lengths[i]} tokens in X but {labels.shape[0]} labels in y."
                 )
 
-    @staticmethod
-    def _check_sample_weight(sample_weight, n_samples):
+    def _check_sample_weight(self, sample_weight, n_samples):
+        sample_weight = check_sample_weight(sample_weight, n_samples, type(self).__name__)
         if sample_weight is None:
             return None
-        sample_weight = np.asarray(sample_weight, dtype=np.float64)
-        if sample_weight.ndim == 0:
-            sample_weight = np.full(n_samples, float(sample_weight))
-        if sample_weight.shape != (n_samples,):
-            raise ValueError(
-                f"sample_weight has shape {sample_weight.shape}; expected one weight per "
-                f"example ({n_samples},)."
-            )
-        if not np.isfinite(sample_weight).all() or (sample_weight < 0).any():
-            raise ValueError("sample_weight must be finite and non-negative.")
+        if (sample_weight < 0).any():
+            raise ValueError(f"{type(self).__name__}: sample_weight must be non-negative.")
         if not (sample_weight > 0).any():
             raise ValueError("sample_weight must have at least one positive weight.")
         return sample_weight
