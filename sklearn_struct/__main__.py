@@ -5,7 +5,10 @@ The data are the subset of the Taskar/Kassel OCR letters shipped inside the
 package (see ``sklearn_struct/datasets/data/README.txt``): handwritten words,
 one 16x8 binary image per letter.  The chain model is trained on fold 0 and
 tested on fold 1; the baseline is scikit-learn's ``LogisticRegression`` on the
-individual letter images, which cannot use the neighbouring letters.
+individual letter images, which cannot use the neighbouring letters.  Both use
+the same ``C`` (default 0.3; the chain model converges to a relative duality gap
+of 1e-4 in about 35 passes, annealing ``C`` from a small value as in section
+7.1.1 of Collins et al. 2008).
 """
 
 import argparse
@@ -29,9 +32,12 @@ def _parse_args(argv):
     )
     parser.add_argument("--model", choices=sorted(ESTIMATORS), default="crf",
                         help="EGCRF (crf, default) or EGStructuredSVM (svm)")
-    parser.add_argument("--C", type=float, default=1.0,
-                        help="inverse regularisation strength (scikit-learn convention)")
-    parser.add_argument("--max-iter", type=int, default=30, help="passes over the data")
+    parser.add_argument("--C", type=float, default=0.3,
+                        help="inverse regularisation strength (scikit-learn convention), "
+                        "for both models")
+    parser.add_argument("--max-iter", type=int, default=100,
+                        help="maximum effective passes of the chain model (it stops at a "
+                        "relative duality gap of 1e-4)")
     parser.add_argument("--random-state", type=int, default=0)
     return parser.parse_args(argv)
 

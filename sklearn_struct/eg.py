@@ -49,7 +49,7 @@ class _BaseEG(StructuredEstimatorMixin, BaseEstimator):
     def __init__(
         self, C=1.0, *, structure=None, solver="online", order="random",
         learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100, warm_start=False,
-        annealing=False, n_jobs=None, random_state=None, verbose=0,
+        annealing=True, n_jobs=None, random_state=None, verbose=0,
     ):
         self.C = C
         self.structure = structure
@@ -88,6 +88,7 @@ class _BaseEG(StructuredEstimatorMixin, BaseEstimator):
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         self._validate_params()
         batch, Y, sample_weight = self._validate_fit_data(X, y, sample_weight)
@@ -152,7 +153,8 @@ class _BaseEG(StructuredEstimatorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : inputs as in :meth:`fit`
+        X : array-like or sparse matrix, or list of arrays / sparse matrices
+            Inputs as in :meth:`fit`.
 
         Returns
         -------
@@ -210,9 +212,16 @@ class EGCRF(_BaseEG):
     warm_start : bool, default=False
         Keep the dual variables and start the next ``fit`` from them (for a
         path over ``C``; see :func:`eg_path`).
-    annealing : bool, default=False
-        Start from ``C / 10`` and move ``C`` towards its target over the
-        first passes (section 7.1.1); helps large ``C``.
+    annealing : bool, default=True
+        Section 7.1.1: a cold fit starts at a small ``C`` where the uniform
+        dual start is sensible (see
+        :func:`sklearn_struct.solvers.eg.uniform_start_C`) and moves ``C`` up
+        to the target at the paper's pace, or faster (doubling it) after each
+        pass that ends within a relative duality gap of 0.2.  No effect
+        when ``C`` is already that small, or on a warm start (except to
+        finish an interrupted annealing).  Without it, at
+        large ``C`` the uniform start gives ``w(alpha)`` of size
+        ``C * n_samples``, every example saturates and EG crawls.
     n_jobs : int, default=None
         joblib workers for batch marginals, objective evaluation and
         prediction (works with ``joblib.parallel_config(backend="dask")``).
@@ -267,7 +276,8 @@ class EGCRF(_BaseEG):
 
         Parameters
         ----------
-        X : inputs as in :meth:`fit`
+        X : array-like or sparse matrix, or list of arrays / sparse matrices
+            Inputs as in :meth:`fit`.
 
         Returns
         -------
@@ -288,10 +298,12 @@ class EGCRF(_BaseEG):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Flat samples.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            Probability of each class (columns ordered as ``classes_``).
         """
         self._check_flat("predict_proba")
         return np.exp(self.predict_log_proba(X))
@@ -302,10 +314,12 @@ class EGCRF(_BaseEG):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Flat samples.
 
         Returns
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
+            Log probability of each class (columns ordered as ``classes_``).
         """
         self._check_flat("predict_log_proba")
         return log_softmax(self.decision_function(X), axis=1)
@@ -336,17 +350,24 @@ class EGStructuredSVM(_BaseEG):
     solver : {"online", "batch"}, default="online"
     order : {"random", "cyclic"}, default="random"
     learning_rate : "adaptive" or float, default="adaptive"
+        Per-example adaptive rate (section 7) or a fixed rate; see :class:`EGCRF`.
     eta0 : float, default=0.5
+        Initial adaptive rate.
     tol : float, default=1e-3
         Relative duality gap at which to stop (the hinge dual converges at the
         slower ``O(1/eps)`` rate, hence a looser default than :class:`EGCRF`).
     max_iter : float, default=100
         Maximum number of effective passes.
     warm_start : bool, default=False
-    annealing : bool, default=False
+        Keep the dual variables for the next ``fit`` (see :class:`EGCRF`).
+    annealing : bool, default=True
+        Anneal ``C`` from a small value on a cold start (see :class:`EGCRF`).
     n_jobs : int, default=None
+        joblib workers for batch marginals, objective evaluation and prediction.
     random_state : int, RandomState instance or None, default=None
+        Seeds the order of the online updates.
     verbose : int, default=0
+        Print one line per pass.
 
     Attributes
     ----------
@@ -363,7 +384,7 @@ class EGStructuredSVM(_BaseEG):
     >>> import numpy as np
     >>> from sklearn_struct.eg import EGStructuredSVM
     >>> sequences = [np.eye(3), np.eye(3)[[2, 0]]]
-    >>> svm = EGStructuredSVM(C=10.0, random_state=0).fit(sequences, [[0, 1, 2], [2, 0]])
+    >>> svm = EGStructuredSVM(C=1.0, random_state=0).fit(sequences, [[0, 1, 2], [2, 0]])
     >>> [list(labels) for labels in svm.predict(sequences)]
     [[0, 1, 2], [2, 0]]
     """
@@ -373,7 +394,7 @@ class EGStructuredSVM(_BaseEG):
     def __init__(
         self, C=1.0, *, structure=None, solver="online", order="random",
         learning_rate="adaptive", eta0=0.5, tol=1e-3, max_iter=100, warm_start=False,
-        annealing=False, n_jobs=None, random_state=None, verbose=0,
+        annealing=True, n_jobs=None, random_state=None, verbose=0,
     ):
         super().__init__(
             C=C, structure=structure, solver=solver, order=order, learning_rate=learning_rate,
@@ -394,10 +415,14 @@ def eg_path(estimator, X, y, Cs, *, sample_weight=None, X_val=None, y_val=None):
     ----------
     estimator : EGCRF or EGStructuredSVM
         Template (cloned; ``warm_start`` is switched on).
-    X, y : training data as in ``fit``
+    X : array-like or sparse matrix, or list of arrays / sparse matrices
+        Training inputs as in ``fit``.
+    y : array-like, or list of array-like
+        Training labels as in ``fit``.
     Cs : sequence of float
         Values of ``C``; fitted in increasing order.
     sample_weight : array-like of shape (n_samples,), default=None
+        Weight of each example's loss term.
     X_val, y_val : validation data, optional
         When given, the path reports ``estimator.score(X_val, y_val)`` per ``C``.
 
@@ -409,6 +434,17 @@ def eg_path(estimator, X, y, Cs, *, sample_weight=None, X_val=None, y_val=None):
         ``primal`` and ``gap`` (final, per ``C``), ``converged``, and
         ``validation_score`` (NaN without validation data).  ``estimator`` is
         the model of the last ``C``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.eg import EGCRF, eg_path
+    >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
+    >>> path = eg_path(EGCRF(random_state=0), X, [0, 0, 1, 1], [0.1, 1.0, 10.0])
+    >>> path["C"].tolist()
+    [0.1, 1.0, 10.0]
+    >>> bool(path["converged"].all())
+    True
     """
     model = clone(estimator).set_params(warm_start=True)
     rows = []

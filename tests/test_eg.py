@@ -183,7 +183,9 @@ def test_multiclass_svm_matches_scipy_qp():
 def test_dual_monotone_primal_above_dual_gap_vanishes(estimator, solver):
     X, y = make_chains(n=25, n_states=3, max_len=5, seed=5)
     tol = 1e-6 if estimator is EGCRF else 1e-3
-    model = estimator(C=1.0, solver=solver, tol=tol, max_iter=5000, random_state=0).fit(X, y)
+    # the guarantee holds at a fixed C: no annealing
+    model = estimator(C=1.0, solver=solver, tol=tol, max_iter=5000, annealing=False,
+                      random_state=0).fit(X, y)
     h = model.history_
     scale = np.abs(h["primal"]).max()
     assert np.all(np.diff(h["dual"]) >= -1e-10 * scale)
@@ -197,15 +199,32 @@ def test_solvers_and_orders_reach_the_same_optimum():
     X, y = make_chains(n=20, seed=6)
     fits = [
         EGCRF(C=2.0, tol=1e-10, max_iter=5000, random_state=0, **kw).fit(X, y)
-        for kw in ({}, {"order": "cyclic"}, {"solver": "batch"}, {"learning_rate": 0.2},
-                   {"annealing": True})
+        for kw in ({"annealing": False}, {"order": "cyclic"}, {"solver": "batch"},
+                   {"learning_rate": 0.2}, {})
     ]
     for other in fits[1:]:
         assert other.primal_objective_ == pytest.approx(fits[0].primal_objective_, rel=1e-8)
         np.testing.assert_allclose(other.coef_, fits[0].coef_, atol=1e-4)
         np.testing.assert_allclose(other.transition_, fits[0].transition_, atol=1e-4)
-    assert fits[-1].history_["C"][0] == pytest.approx(0.2)  # annealing starts at C/10
+    # annealing (the default) starts where the uniform dual point's quadratic term
+    # equals its entropy: C0 = 2 sum_i log|Y_i| / ||sum_i phi(x_i, y_i) - E_unif phi||^2
+    problem = enumerated_problem(X, y, 3, True)
+    g0 = sum(truth - Phi.mean(axis=0) for Phi, _, truth in problem)
+    C0 = 2 * sum(np.log(len(Phi)) for Phi, _, _ in problem) / (g0 @ g0)
+    assert C0 < 2.0
+    assert fits[-1].history_["C"][0] == pytest.approx(C0, rel=1e-12)
     assert fits[-1].history_["C"][-1] == 2.0
+    assert np.all(fits[0].history_["C"] == 2.0)
+
+
+def test_annealing_reaches_a_large_C_faster():
+    X, y = make_chains(n=40, n_features=6, max_len=6, seed=16, signal=2.0)
+    C = 50.0
+    plain = EGCRF(C=C, annealing=False, tol=1e-6, max_iter=3000, random_state=0).fit(X, y)
+    annealed = EGCRF(C=C, tol=1e-6, max_iter=3000, random_state=0).fit(X, y)
+    assert annealed.history_["C"][0] < C / 10
+    assert annealed.primal_objective_ == pytest.approx(plain.primal_objective_, rel=1e-5)
+    assert annealed.history_["passes"][-1] < plain.history_["passes"][-1]
 
 
 # --------------------------------------------------------- scikit-learn LR
@@ -241,6 +260,36 @@ def test_fast_kernel_and_python_path_take_identical_steps():
     slow = EGStructuredSVM(structure=PythonMulticlass(), tol=0, max_iter=4,
                            random_state=1).fit(Xf, yf)
     np.testing.assert_allclose(slow.history_["dual"], fast.history_["dual"], rtol=1e-10)
+
+
+@pytest.mark.parametrize("loss", ["log", "hinge"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_feature_scale_in_numba_equals_a_rescaled_structure(loss, sparse):
+    """eg_solve(feature_scale=s) on the numba path takes the steps of the Python
+    path on a structure whose features are multiplied by s (zeros included)."""
+    from sklearn_struct.solvers.adaptive_m3n import RescaledStructure
+    from sklearn_struct.solvers.eg import eg_solve
+
+    rng = np.random.RandomState(17)
+    for structure, (X, y) in (
+        (ChainStructure(), make_chains(n=15, seed=17, max_len=4)),
+        (MulticlassStructure(), make_flat(n=40, seed=17)),
+    ):
+        if sparse:
+            X = [sp.csr_matrix(x) for x in X] if isinstance(X, list) else sp.csr_matrix(X)
+        Y = np.concatenate(y) if isinstance(y, list) else np.asarray(y)
+        batch = structure.make_batch(X, 3)
+        scale = rng.uniform(0.2, 2.0, batch.n_weights)
+        scale[rng.rand(batch.n_weights) < 0.2] = 0.0
+        kwargs = dict(loss=loss, C=0.8, tol=0, max_iter=4)
+        fast = eg_solve(structure, batch, Y, feature_scale=scale,
+                        random_state=np.random.RandomState(5), **kwargs)
+        slow = eg_solve(RescaledStructure(structure, scale), batch, Y,
+                        random_state=np.random.RandomState(5), **kwargs)
+        np.testing.assert_allclose(fast.history["dual"], slow.history["dual"], rtol=1e-10)
+        np.testing.assert_allclose(fast.history["primal"], slow.history["primal"], rtol=1e-10)
+        np.testing.assert_allclose(fast.state.w, slow.state.w, atol=1e-10)
+        assert np.all(fast.state.w[scale == 0.0] == 0.0)
 
 
 def test_dense_and_sparse_tokens_give_the_same_model():
@@ -292,6 +341,24 @@ def test_warm_start_path_needs_fewer_passes():
     np.testing.assert_allclose(path["total_passes"], np.cumsum(path["passes"]))
     assert np.all((path["validation_score"] >= 0) & (path["validation_score"] <= 1))
     assert path["estimator"].C == Cs[-1]
+
+
+def test_one_pass_warm_fits_retrace_one_annealed_fit():
+    X, y = make_chains(n=40, n_features=6, max_len=6, seed=16, signal=2.0)
+    long = EGCRF(C=50.0, tol=0, max_iter=40, random_state=np.random.RandomState(1)).fit(X, y)
+    short = EGCRF(C=50.0, tol=0, max_iter=1, warm_start=True,
+                  random_state=np.random.RandomState(1))
+    Cs, duals = [], []
+    for _ in range(40):
+        short.fit(X, y)
+        Cs.append(short.history_["C"][-1])
+        duals.append(short.dual_objective_)
+    assert long.history_["C"][0] < long.history_["C"][-1] == 50.0
+    np.testing.assert_array_equal(Cs, long.history_["C"])
+    # a warm start rebuilds w(alpha) from the marginals instead of updating it
+    # incrementally: rounding differences then grow slowly along the trajectory
+    np.testing.assert_allclose(duals[:20], long.history_["dual"][:20], rtol=1e-9)
+    np.testing.assert_allclose(duals, long.history_["dual"], rtol=2e-2)
 
 
 def test_warm_start_on_other_examples_is_refused():

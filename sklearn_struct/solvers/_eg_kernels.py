@@ -46,8 +46,10 @@ def _row_span(row, data_width, indptr):
 
 
 @njit(cache=True, nogil=True)
-def _node_scores(data, indices, indptr, dense_width, tok0, n_tokens, n_states, w, out):
-    """``out[t, k] = x_t . W[k]`` for the tokens of one example (feature-major ``w``)."""
+def _node_scores(data, indices, indptr, dense_width, tok0, n_tokens, n_states, w, scale, out):
+    """``out[t, k] = x_t . (scale * W)[k]`` for the tokens of one example
+    (feature-major ``w``; ``scale`` of length 0 means no rescaling)."""
+    scaled = scale.shape[0] > 0
     for t in range(n_tokens):
         for k in range(n_states):
             out[t, k] = 0.0
@@ -58,13 +60,19 @@ def _node_scores(data, indices, indptr, dense_width, tok0, n_tokens, n_states, w
                 continue
             j = p - start if dense_width > 0 else indices[p]
             base = j * n_states
-            for k in range(n_states):
-                out[t, k] += value * w[base + k]
+            if scaled:
+                for k in range(n_states):
+                    out[t, k] += value * w[base + k] * scale[base + k]
+            else:
+                for k in range(n_states):
+                    out[t, k] += value * w[base + k]
 
 
 @njit(cache=True, nogil=True)
-def _add_node_features(data, indices, indptr, dense_width, tok0, n_tokens, n_states, coef, w):
-    """``W[k] += sum_t coef[t, k] x_t`` (feature-major ``w``)."""
+def _add_node_features(data, indices, indptr, dense_width, tok0, n_tokens, n_states, coef,
+                       scale, w):
+    """``W[k] += scale * sum_t coef[t, k] x_t`` (feature-major ``w``)."""
+    scaled = scale.shape[0] > 0
     for t in range(n_tokens):
         start, stop = _row_span(tok0 + t, dense_width, indptr)
         for p in range(start, stop):
@@ -73,8 +81,12 @@ def _add_node_features(data, indices, indptr, dense_width, tok0, n_tokens, n_sta
                 continue
             j = p - start if dense_width > 0 else indices[p]
             base = j * n_states
-            for k in range(n_states):
-                w[base + k] += value * coef[t, k]
+            if scaled:
+                for k in range(n_states):
+                    w[base + k] += value * coef[t, k] * scale[base + k]
+            else:
+                for k in range(n_states):
+                    w[base + k] += value * coef[t, k]
 
 
 @njit(cache=True, nogil=True)
@@ -169,12 +181,43 @@ def _change_sq_norm(dmu, n_tokens, n_states, n_parts, gram, g0):
 
 
 @njit(cache=True, nogil=True)
+def _scaled_change_sq_norm(data, indices, indptr, dense_width, tok0, n_tokens, n_states,
+                           n_features, dmu, n_parts, scale, scratch):
+    """``||scale * F_i dmu||^2`` through an explicit sparse accumulation of
+    ``F_i dmu`` (the token Gram matrix cannot carry a per-weight scale).
+    ``scratch`` (length ``n_features * n_states``) is zero on entry and exit."""
+    for t in range(n_tokens):
+        start, stop = _row_span(tok0 + t, dense_width, indptr)
+        for p in range(start, stop):
+            j = p - start if dense_width > 0 else indices[p]
+            base = j * n_states
+            for k in range(n_states):
+                scratch[base + k] += data[p] * dmu[t * n_states + k]
+    total = 0.0
+    for t in range(n_tokens):
+        start, stop = _row_span(tok0 + t, dense_width, indptr)
+        for p in range(start, stop):
+            j = p - start if dense_width > 0 else indices[p]
+            base = j * n_states
+            for k in range(n_states):
+                value = scale[base + k] * scratch[base + k]
+                total += value * value
+                scratch[base + k] = 0.0  # a feature repeated in the example counts once
+    off = n_features * n_states
+    n_node = n_tokens * n_states
+    for r in range(n_node, n_parts):
+        value = scale[off + r - n_node] * dmu[r]
+        total += value * value
+    return total
+
+
+@njit(cache=True, nogil=True)
 def _visit(
     i, loss, adaptive, eta_fixed, max_halvings,
     data, indices, indptr, dense_width, n_features,
     unit_offsets, part_offsets, gram, gram_offsets, part_losses, sample_weight, C,
-    n_states, chain, start_end, w, theta, mu, terms, etas,
-    scores, theta_new, mu_new, dmu, zeros,
+    n_states, chain, start_end, w, scale, theta, mu, terms, etas,
+    scores, theta_new, mu_new, dmu, zeros, scratch,
 ):
     """One EG step on example ``i``; returns the number of step sizes tried."""
     tok0 = unit_offsets[i]
@@ -187,11 +230,12 @@ def _visit(
         return 1  # a zero-weight example has no say in the dual
 
     # part scores F_i^T w, laid out like theta_i
-    _node_scores(data, indices, indptr, dense_width, tok0, n_tokens, n_states, w,
+    scaled = scale.shape[0] > 0
+    _node_scores(data, indices, indptr, dense_width, tok0, n_tokens, n_states, w, scale,
                  scores[:n_node].reshape((n_tokens, n_states)))
     off = n_features * n_states
     for r in range(n_node, n_parts):
-        scores[r] = w[off + r - n_node]
+        scores[r] = w[off + r - n_node] * scale[off + r - n_node] if scaled else w[off + r - n_node]
 
     eta = etas[i] if adaptive else eta_fixed
     tries = 0
@@ -217,19 +261,23 @@ def _visit(
             for r in range(n_parts):
                 term += mu_new[r] * part_losses[p0 + r]
         linear = 0.0
-        scale = abs(log_z) + abs(term) + abs(terms[i])  # size of the summands, for rounding
+        magnitude = abs(log_z) + abs(term) + abs(terms[i])  # size of the summands, for rounding
         for r in range(n_parts):
             dmu[r] = mu_new[r] - mu[p0 + r]
             linear += dmu[r] * scores[r]
-            scale += abs(theta_new[r]) + abs(scores[r])
+            magnitude += abs(theta_new[r]) + abs(scores[r])
         if not adaptive:
             accepted = True
             break
         # closed-form change of the dual D = C sum_i s_i term_i - ||w||^2 / 2 when
         # w moves by delta = -C s_i F_i dmu: w.delta = -C s_i scores.dmu
-        sq = _change_sq_norm(dmu, n_tokens, n_states, n_parts, gram, gram_offsets[i])
+        if scaled:
+            sq = _scaled_change_sq_norm(data, indices, indptr, dense_width, tok0, n_tokens,
+                                        n_states, n_features, dmu, n_parts, scale, scratch)
+        else:
+            sq = _change_sq_norm(dmu, n_tokens, n_states, n_parts, gram, gram_offsets[i])
         gain = cs * (term - terms[i] + linear) - 0.5 * cs * cs * sq
-        rounding = ROUNDING * (cs * scale + cs * cs * sq)
+        rounding = ROUNDING * (cs * magnitude + cs * cs * sq)
         if gain >= -rounding:
             accepted = True
             # grow the rate only after a real improvement: steps on a saturated
@@ -248,9 +296,9 @@ def _visit(
         mu[p0 + r] = mu_new[r]
     terms[i] = term
     _add_node_features(data, indices, indptr, dense_width, tok0, n_tokens, n_states,
-                       dmu[:n_node].reshape((n_tokens, n_states)), w)
+                       dmu[:n_node].reshape((n_tokens, n_states)), scale, w)
     for r in range(n_node, n_parts):
-        w[off + r - n_node] += dmu[r]
+        w[off + r - n_node] += dmu[r] * scale[off + r - n_node] if scaled else dmu[r]
     return tries
 
 
@@ -259,12 +307,14 @@ def online_epoch(
     order, budget, loss, adaptive, eta_fixed, max_halvings,
     data, indices, indptr, dense_width, n_features,
     unit_offsets, part_offsets, gram, gram_offsets, part_losses, sample_weight, C,
-    n_states, chain, start_end, w, theta, mu, terms, etas,
+    n_states, chain, start_end, w, scale, theta, mu, terms, etas,
 ):
     """Visit the examples of ``order`` in turn until ``budget`` steps were tried.
 
     Updates ``w`` (feature-major), ``theta``, ``mu``, ``terms`` and ``etas`` in
     place; returns the number of step sizes tried (the paper's visits).
+    ``scale`` (feature-major like ``w``, or of length 0 for none) rescales every
+    weight's feature: ``phi'(x, r) = scale * phi(x, r)``.
     """
     max_parts = 0
     for i in range(part_offsets.shape[0] - 1):
@@ -274,6 +324,7 @@ def online_epoch(
     mu_new = np.empty(max_parts)
     dmu = np.empty(max_parts)
     zeros = np.zeros(n_states)
+    scratch = np.zeros(n_features * n_states if scale.shape[0] > 0 else 0)
     tries = 0
     for i in order:
         if tries >= budget:
@@ -282,7 +333,7 @@ def online_epoch(
             i, loss, adaptive, eta_fixed, max_halvings,
             data, indices, indptr, dense_width, n_features,
             unit_offsets, part_offsets, gram, gram_offsets, part_losses, sample_weight, C,
-            n_states, chain, start_end, w, theta, mu, terms, etas,
-            scores, theta_new, mu_new, dmu, zeros,
+            n_states, chain, start_end, w, scale, theta, mu, terms, etas,
+            scores, theta_new, mu_new, dmu, zeros, scratch,
         )
     return tries

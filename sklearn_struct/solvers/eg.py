@@ -44,12 +44,17 @@ try:  # the chain structure is optional for this module
 except ImportError:  # pragma: no cover
     ChainStructure = None
 
-__all__ = ["EGResult", "EGState", "annealed_C", "eg_solve", "predict_marginals",
-           "predict_outputs"]
+__all__ = ["EGResult", "EGState", "eg_solve", "next_annealed_C", "predict_marginals",
+           "predict_outputs", "uniform_start_C"]
 
 LOSSES = {"log": _eg_kernels.LOG_LOSS, "hinge": _eg_kernels.HINGE_LOSS}
 #: Step halvings tried on one example before leaving it unchanged for this visit.
 MAX_HALVINGS = 30
+#: Annealing: relative duality gap at the current ``C`` that lets ``C`` grow ...
+ANNEALING_GATE = 0.2
+#: ... by this factor, or to the target once within ``ANNEALING_SNAP`` of it.
+ANNEALING_GROWTH = 2.0
+ANNEALING_SNAP = 1.1
 
 
 @dataclass
@@ -73,6 +78,11 @@ class EGState:
     w : ndarray of shape (n_weights,)
         ``w(alpha)`` in the structure's weight layout, for the ``C`` it was built with.
     C : float
+    schedule : tuple or None
+        ``(target C, C_start, passes done, C of the next pass)`` of an
+        annealing that has not reached its target yet; a warm start towards the
+        same target continues it (so that fits of one pass each retrace one
+        long fit).
     """
 
     theta: np.ndarray
@@ -83,6 +93,7 @@ class EGState:
     part_offsets: np.ndarray
     w: np.ndarray = None
     C: float = None
+    schedule: tuple = None
 
 
 @dataclass
@@ -95,11 +106,42 @@ class EGResult:
     converged: bool = False
 
 
-def annealed_C(C, epoch):
-    """Section 7.1.1 schedule, in the scikit-learn convention: ``C/10`` for five
-    passes, then ``C / (1 + 9 * 0.7**(t - 5))`` (the target once within 0.1%)."""
-    factor = 1.0 + 9.0 * 0.7 ** max(epoch - 5, 0)
-    return C if factor < 1.001 else C / factor
+def next_annealed_C(C, C_start, epoch, C_now, primal, gap):
+    """``C`` of pass ``epoch + 1`` of the annealing (section 7.1.1) towards ``C``.
+
+    The paper moves ``C`` from an easy value to the target on a fixed schedule:
+    10 times the target (paper convention) for five passes, then an excess that
+    decays by 0.7 per pass; here, from ``C_start``, ``C / (1 + (C / C_start - 1)
+    * 0.7**(epoch - 5))``.  A fixed schedule wastes passes where EG keeps up
+    easily (small ``C``), so ``C`` also doubles after every pass that ends
+    within a relative duality gap of ``ANNEALING_GATE`` at the current ``C``
+    (each ``C`` solved loosely before moving, as on the warm-started path of
+    section 7.1.2): the faster of the two rules wins, the schedule guarantees
+    arrival.  The target is taken once within 10% of it.
+    """
+    if C_now >= C:
+        return C
+    scheduled = C / (1.0 + (C / C_start - 1.0) * 0.7 ** max(epoch - 4, 0))
+    gated = ANNEALING_GROWTH * C_now if gap <= ANNEALING_GATE * abs(primal) else C_now
+    C_next = max(scheduled, gated, C_now)
+    return C if C_next * ANNEALING_SNAP >= C else C_next
+
+
+def uniform_start_C(problem, state):
+    """Largest ``C`` at which the uniform start is a better dual point than ``w = 0``.
+
+    At uniform ``alpha``, ``w(alpha) = C g0`` with ``g0 = sum_i s_i (phi(x_i, y_i)
+    - E_uniform phi(x_i, y))`` and ``D = C sum_i s_i term_i - C^2 ||g0||^2 / 2``,
+    while the point mass on the truth (``w = 0``) has ``D = 0``.  Beyond
+    ``2 sum_i s_i term_i / ||g0||^2`` the quadratic term dominates: ``w(alpha)``
+    grows like ``C`` times the number of examples, far beyond the optimum's
+    weights, every example saturates and EG crawls.  Annealing starts here,
+    where the uniform start is sensible.
+    """
+    g0 = problem.weights(state.mu, 1.0)
+    norm = float(g0 @ g0)
+    entropy = float(problem.sample_weight @ state.terms)
+    return 2.0 * entropy / norm if norm > 0.0 and entropy > 0.0 else np.inf
 
 
 # --------------------------------------------------------------------- chunks
@@ -147,18 +189,20 @@ def dual_terms(loss, mu, log_partition, theta, part_losses, part_offsets):
     return _segment_sums(mu * part_losses, part_offsets)
 
 
-def example_losses(structure, chunks, loss, w, truth, part_losses, Y):
+def example_losses(problem, w):
     """``loss_i(w)``: log-partition (log) or loss-augmented maximum (hinge) minus the truth's score."""
+    structure = problem.structure
 
     def chunk_losses(sub, truth_chunk, losses_chunk, y_chunk):
-        scores = structure.part_scores(sub, w)
+        scores = problem.scores(sub, w)
         true_scores = _segment_sums(scores * truth_chunk, sub.part_offsets)
-        if loss == "log":
+        if problem.loss == "log":
             return structure.marginals(sub, scores)[1] - true_scores
         worst = structure.encode(sub, structure.loss_augmented_argmax(sub, scores, y_chunk))
         return _segment_sums(worst * (scores + losses_chunk), sub.part_offsets) - true_scores
 
-    return np.concatenate(chunks.map(chunk_losses, (truth, part_losses), (Y,)))
+    return np.concatenate(problem.chunks.map(chunk_losses, (problem.truth, problem.part_losses),
+                                             (problem.Y,)))
 
 
 def predict_outputs(structure, batch, w, n_jobs=None):
@@ -179,8 +223,9 @@ def predict_marginals(structure, batch, w, n_jobs=None):
 class _Problem:
     """Fixed data of one fit: batch, encodings, losses, weights, parallel chunks."""
 
-    def __init__(self, structure, batch, Y, loss, sample_weight, n_jobs):
+    def __init__(self, structure, batch, Y, loss, sample_weight, n_jobs, feature_scale=None):
         self.structure = structure
+        self.feature_scale = feature_scale
         self.batch = batch
         self.Y = Y
         self.loss = loss
@@ -193,19 +238,27 @@ class _Problem:
         self.part_losses = structure.part_losses(batch, Y)
         self.chunks = _Chunks(structure, batch, n_jobs)
         # the weighted observed features sum_i s_i phi(x_i, y_i), fixed during the fit
-        self.observed = structure.expected_features(batch, self.truth, self.sample_weight)
+        self.observed = self.features(batch, self.truth, self.sample_weight)
+
+    def scores(self, batch, w):
+        """Part scores ``F^T (scale * w)`` (features rescaled weight-wise)."""
+        return self.structure.part_scores(
+            batch, w if self.feature_scale is None else self.feature_scale * w)
+
+    def features(self, batch, z, sample_weight=None):
+        """``scale * F z``."""
+        out = self.structure.expected_features(batch, z, sample_weight)
+        return out if self.feature_scale is None else self.feature_scale * out
 
     def weights(self, mu, C):
         """``w(alpha) = C sum_i s_i (phi(x_i, y_i) - F_i mu_i)``."""
-        return C * (self.observed - self.structure.expected_features(
-            self.batch, mu, self.sample_weight))
+        return C * (self.observed - self.features(self.batch, mu, self.sample_weight))
 
     def dual(self, terms, w, C):
         return C * float(self.sample_weight @ terms) - 0.5 * float(w @ w)
 
     def primal(self, w, C):
-        losses = example_losses(self.structure, self.chunks, self.loss, w, self.truth,
-                                self.part_losses, self.Y)
+        losses = example_losses(self, w)
         return 0.5 * float(w @ w) + C * float(self.sample_weight @ losses)
 
 
@@ -257,6 +310,8 @@ class _FastEpoch:
             self.data, self.indices, self.indptr, self.dense_width, self.n_features,
             batch.unit_offsets,
         )
+        self.scale = (np.zeros(0) if problem.feature_scale is None
+                      else self.to_kernel(np.asarray(problem.feature_scale, dtype=np.float64)))
         self.problem = problem
 
     @staticmethod
@@ -285,7 +340,7 @@ class _FastEpoch:
             self.data, self.indices, self.indptr, self.dense_width, self.n_features,
             p.batch.unit_offsets, p.batch.part_offsets, self.gram, self.gram_offsets,
             p.part_losses, p.sample_weight, C, self.n_states, self.chain, self.start_end,
-            w_fm, state.theta, state.mu, state.terms, state.etas,
+            w_fm, self.scale, state.theta, state.mu, state.terms, state.etas,
         )
         state.w = self.from_kernel(w_fm)
         return tries
@@ -311,7 +366,7 @@ class _GenericEpoch:
             if cs == 0.0:
                 tries += 1
                 continue
-            scores = structure.part_scores(sub, state.w)
+            scores = p.scores(sub, state.w)
             step = state.etas[i] if adaptive else eta
             for attempt in range(MAX_HALVINGS + 1):
                 tries += 1
@@ -322,7 +377,7 @@ class _GenericEpoch:
                 mu, log_z = structure.marginals(sub, theta)
                 term = dual_terms(loss, mu, log_z, theta, p.part_losses[a:b], sub.part_offsets)[0]
                 dmu = mu - state.mu[a:b]
-                change = structure.expected_features(sub, dmu)
+                change = p.features(sub, dmu)
                 gain = cs * (term - state.terms[i] + dmu @ scores) - 0.5 * cs * cs * (change @ change)
                 scale = (np.abs(theta).sum() + np.abs(scores).sum() + abs(log_z[0]) + abs(term)
                          + abs(state.terms[i]))
@@ -342,7 +397,7 @@ class _GenericEpoch:
 
 def _batch_pass(problem, state, budget, loss, adaptive, eta, C):
     """Figure 1: every example steps at once; adaptive global rate on the full dual."""
-    scores = problem.structure.part_scores(problem.batch, state.w)
+    scores = problem.scores(problem.batch, state.w)
     step = state.eta if adaptive else eta
     old_dual = problem.dual(state.terms, state.w, C)
     tries = 0
@@ -370,6 +425,7 @@ def eg_solve(
     structure, batch, Y, *, loss="log", C=1.0, sample_weight=None, solver="online",
     order="random", learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100,
     annealing=False, state=None, random_state=None, n_jobs=None, verbose=0, callback=None,
+    feature_scale=None,
 ):
     """Minimise ``1/2||w||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
 
@@ -398,7 +454,9 @@ def eg_solve(
     max_iter : float
         Maximum number of effective passes (step sizes tried / n_samples).
     annealing : bool
-        Section 7.1.1: start from ``C/10`` and move ``C`` to its target.
+        Section 7.1.1, for a cold start: begin at ``min(C, uniform_start_C)``
+        (see :func:`uniform_start_C`) and move ``C`` to its target as in
+        :func:`next_annealed_C`.
     state : EGState, optional
         Dual variables of an earlier fit on the same examples (warm start).
     random_state : numpy.random.RandomState
@@ -407,6 +465,12 @@ def eg_solve(
     verbose : int
     callback : callable, optional
         Called as ``callback(epoch, state)`` after every pass.
+    feature_scale : ndarray of shape (n_weights,), optional
+        Solve the problem whose features are rescaled weight by weight,
+        ``phi'(x, r) = feature_scale * phi(x, r)`` (in the structure's weight
+        layout), e.g. for the EM reweighting of the adaptive M3N; the state's
+        ``w`` is then ``w(alpha)`` of the rescaled problem.  Multiclass and
+        chain structures keep their numba epoch.
 
     Returns
     -------
@@ -417,11 +481,11 @@ def eg_solve(
     adaptive = isinstance(learning_rate, str)
     eta = eta0 if adaptive else float(learning_rate)
     rng = random_state if random_state is not None else np.random.RandomState(0)
-    problem = _Problem(structure, batch, Y, loss, sample_weight, n_jobs)
+    problem = _Problem(structure, batch, Y, loss, sample_weight, n_jobs, feature_scale)
     n = problem.n_samples
 
-    C_now = annealed_C(C, 0) if annealing else C
-    if state is None:
+    cold_start = state is None
+    if cold_start:
         state = initial_state(problem, eta0)
     elif not np.array_equal(state.part_offsets, batch.part_offsets):
         raise ValueError(
@@ -430,6 +494,15 @@ def eg_solve(
             f"examples with {batch.part_offsets[-1]} parts; fit on the same examples or set "
             "warm_start=False."
         )
+    # annealing starts a cold fit (uniform duals) where they make sense; a warm
+    # start already has a good dual point, unless it stopped while annealing
+    C_now = C_next = C_start = C
+    epoch0 = 0
+    if annealing and cold_start:
+        C_now = C_next = C_start = min(C, uniform_start_C(problem, state))
+    elif annealing and state.schedule is not None and state.schedule[0] == C:
+        _, C_start, epoch0, C_next = state.schedule
+        C_now = state.C
     _attach(problem, state, C_now)
 
     if solver == "online":
@@ -439,7 +512,6 @@ def eg_solve(
     budget_total = int(np.ceil(max_iter * n))
     while total_tries < budget_total:
         epoch += 1
-        C_next = annealed_C(C, epoch) if annealing else C
         if C_next != C_now:  # w(alpha) is linear in C
             state.w *= C_next / C_now
             state.C = C_now = C_next
@@ -469,6 +541,8 @@ def eg_solve(
         if C_now == C and gap <= tol * abs(primal):
             converged = True
             break
+        C_next = next_annealed_C(C, C_start, epoch0 + epoch, C_now, primal, gap)
     state.C = C_now
+    state.schedule = (C, C_start, epoch0 + epoch, C_next) if C_now != C else None
     return EGResult(state=state, history={k: np.asarray(v) for k, v in history.items()},
                     n_iter=epoch, converged=converged)

@@ -1,7 +1,8 @@
 """Numba kernels of the linear chain: forward-backward, Viterbi, node scores.
 
-Single-sequence functions are ``@njit(cache=True)`` free functions on arrays,
-callable from other numba code (the EG online epoch runs entirely in numba):
+Single-sequence functions are ``@njit(cache=True, nogil=True)`` free functions
+on arrays, callable from other numba code (the EG online epoch runs entirely in
+numba) and from threads that run concurrently:
 
 ``chain_forward_backward(node_scores, transition, start, end,
 node_marginals_out, transition_marginals_out) -> log_Z``
@@ -12,8 +13,8 @@ node_marginals_out, transition_marginals_out) -> log_Z``
 ``chain_forward_backward_edges(..., node_marginals_out, edge_marginals_out)``
     The same with per-position edge marginals ``(T - 1, K, K)``.
 ``chain_forward_backward_scaled(node_scores, transition, start, end, exp_trans,
-trans_max, node_marginals_out, transition_marginals_out) -> log_Z``
-    The same with ``trans_max = exp_transition(transition, exp_trans)``
+row_max, node_marginals_out, transition_marginals_out) -> log_Z``
+    The same with ``exp_transition(transition, exp_trans, row_max)``
     precomputed, for callers that run many chains with one transition matrix.
 ``chain_log_partition(node_scores, transition, start, end) -> log_Z``
 ``chain_viterbi(node_scores, transition, start, end, labels_out) -> best score``
@@ -30,9 +31,12 @@ Every sequence must have ``T >= 1`` tokens (the structure validates this; numba
 callers must too) and all scores must be finite.
 
 Numerics: recursions are in log space.  Each step first uses a fast scaled form
-(one exponential per label and ``exp(transition - max(transition))`` computed
-once per transition matrix) and falls back to an exact log-sum-exp for an entry
-whose scaled sum is too small to be accurate, so scores of magnitude 1e4 give
+(one exponential per label, shifted by the position's maximum, times
+``exp(transition)`` scaled row by row (column by column for the forward pass)
+and computed once per transition matrix) and falls back to an exact log-sum-exp
+for an entry whose scaled sum is too small to be accurate.  The exact path
+exponentiates only the terms that can matter (within 700 of the maximum), so
+saturated scores of magnitude 1e4 cost about as much as moderate ones and give
 neither overflow nor NaN.  Forward-backward runs the backward recursion, then
 propagates node marginals forwards through the conditionals
 ``p(y_{t+1} | y_t)``, which gives the edge marginals at the same time.
@@ -47,39 +51,59 @@ _TINY_SUM = 1e-250
 # Conditionals use p(b | a) = E[a, b] q_b / s_a: the absolute error from
 # underflowed terms is below K * 1e-307 / s_a, negligible when s_a >= 1e-20.
 _TINY_CONDITIONAL = 1e-20
+# Exponents below this give exactly 0.0 or a subnormal (< 1e-305): such terms
+# cannot change a sum whose largest term is 1 and are skipped in the exact path.
+_UNDERFLOW = -700.0
 # Let LLVM reorder sums (SIMD over labels); no assumptions about NaN/inf.
 _VECTORISE = {"reassoc", "contract"}
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _logsumexp(values):
+    """Exact log-sum-exp; exponentials only for the terms that do not underflow."""
     top = values.max()
     total = 0.0
     for v in values:
-        total += np.exp(v - top)
+        if v - top > _UNDERFLOW:
+            total += np.exp(v - top)
     return top + np.log(total)
 
 
-@njit(cache=True)
-def exp_transition(transition, exp_transition_out):
-    """``exp_transition_out = exp(transition - max(transition))``; returns the max.
+@njit(cache=True, nogil=True)
+def exp_transition(transition, exp_transition_out, row_max_out):
+    """``exp_transition_out[a] = exp(transition[a] - row_max_out[a])``, row by row.
 
-    Computed once per distinct transition matrix (the batch wrappers reuse it
-    across the examples of a batch that share one) and passed to
+    Each row is scaled by its own maximum, so a row of the matrix never
+    underflows as a whole however far apart the rows' scores are (the backward
+    recursion and the conditionals ``p(b | a)`` sum one row at a time).
+    Computed once per distinct transition matrix and passed to
     :func:`chain_forward_backward_scaled`.
     """
-    top = transition.max()
     K = transition.shape[0]
     for a in range(K):
+        top = transition[a].max()
+        row_max_out[a] = top
         for b in range(K):
             exp_transition_out[a, b] = np.exp(transition[a, b] - top)
-    return top
 
 
-@njit(cache=True, fastmath=_VECTORISE)
-def _forward(node_scores, transition, start, exp_trans, trans_max, log_alpha):
-    """log_alpha[t, b] = log-sum of the scores of prefixes ending in label b at t."""
+@njit(cache=True, nogil=True, fastmath=_VECTORISE)
+def _forward(node_scores, transition, start, log_alpha):
+    """log_alpha[t, b] = log-sum of the scores of prefixes ending in label b at t.
+
+    The forward sum runs down a column of the transition matrix, so the
+    exponentials are scaled per column here.
+    """
     T, K = node_scores.shape
+    exp_cols = np.empty((K, K))
+    col_max = np.empty(K)
+    for b in range(K):
+        top = transition[0, b]
+        for a in range(1, K):
+            top = max(top, transition[a, b])
+        col_max[b] = top
+        for a in range(K):
+            exp_cols[a, b] = np.exp(transition[a, b] - top)
     for k in range(K):
         log_alpha[0, k] = start[k] + node_scores[0, k]
     totals = np.empty(K)
@@ -90,17 +114,17 @@ def _forward(node_scores, transition, start, exp_trans, trans_max, log_alpha):
         for a in range(K):
             scaled = np.exp(log_alpha[t - 1, a] - shift)
             for b in range(K):
-                totals[b] += scaled * exp_trans[a, b]
+                totals[b] += scaled * exp_cols[a, b]
         for b in range(K):
             if totals[b] >= _TINY_SUM:
-                log_alpha[t, b] = node_scores[t, b] + shift + trans_max + np.log(totals[b])
+                log_alpha[t, b] = node_scores[t, b] + shift + col_max[b] + np.log(totals[b])
             else:
                 for a in range(K):
                     terms[a] = log_alpha[t - 1, a] + transition[a, b]
                 log_alpha[t, b] = node_scores[t, b] + _logsumexp(terms)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _final_log_partition(log_alpha, end):
     T, K = log_alpha.shape
     terms = np.empty(K)
@@ -109,8 +133,8 @@ def _final_log_partition(log_alpha, end):
     return _logsumexp(terms)
 
 
-@njit(cache=True, fastmath=_VECTORISE)
-def _forward_backward(node_scores, transition, start, end, exp_trans, trans_max,
+@njit(cache=True, nogil=True, fastmath=_VECTORISE)
+def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
                       node_marginals_out, transition_marginals_out, edge_marginals_out,
                       per_position):
     """Shared body: summed transition marginals, or per-position edge marginals.
@@ -118,6 +142,9 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, trans_max,
     A backward pass gives log beta and log Z; a forward sweep then propagates
     node marginals through the conditionals ``p(y_t+1 = b | y_t = a)``, which
     yields the edge marginals with no further exponentials in the fast path.
+    Entries whose scaled sum is too small to be accurate (only with scores of
+    very different magnitudes) take an exact log-sum-exp that exponentiates
+    only the terms that do not underflow, so they stay cheap too.
     """
     T, K = node_scores.shape
     log_beta = np.empty((T, K))
@@ -125,26 +152,26 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, trans_max,
     # and totals[t, a] = sum_b exp_trans[a, b] * scaled[t, b]
     scaled = np.empty((T, K))
     totals = np.empty((T, K))
-    outgoing = np.empty(K)
+    outgoing = np.empty((T, K))
     terms = np.empty(K)
     for k in range(K):
         log_beta[T - 1, k] = end[k]
     for t in range(T - 2, -1, -1):
         for b in range(K):
-            outgoing[b] = node_scores[t + 1, b] + log_beta[t + 1, b]
-        shift = outgoing.max()
+            outgoing[t, b] = node_scores[t + 1, b] + log_beta[t + 1, b]
+        shift = outgoing[t].max()
         for b in range(K):
-            scaled[t, b] = np.exp(outgoing[b] - shift)
+            scaled[t, b] = np.exp(outgoing[t, b] - shift)
         for a in range(K):
             total = 0.0
             for b in range(K):
                 total += exp_trans[a, b] * scaled[t, b]
             totals[t, a] = total
             if total >= _TINY_SUM:
-                log_beta[t, a] = trans_max + shift + np.log(total)
+                log_beta[t, a] = row_max[a] + shift + np.log(total)
             else:
                 for b in range(K):
-                    terms[b] = transition[a, b] + outgoing[b]
+                    terms[b] = transition[a, b] + outgoing[t, b]
                 log_beta[t, a] = _logsumexp(terms)
     for k in range(K):
         terms[k] = start[k] + node_scores[0, k] + log_beta[0, k]
@@ -174,8 +201,10 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, trans_max,
                         transition_marginals_out[a, b] += joint
             else:
                 for b in range(K):
-                    joint = marginal * np.exp(transition[a, b] + node_scores[t + 1, b]
-                                              + log_beta[t + 1, b] - log_beta[t, a])
+                    exponent = transition[a, b] + outgoing[t, b] - log_beta[t, a]
+                    if exponent <= _UNDERFLOW:
+                        continue
+                    joint = marginal * np.exp(exponent)
                     node_marginals_out[t + 1, b] += joint
                     if per_position:
                         edge_marginals_out[t, a, b] = joint
@@ -184,7 +213,7 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, trans_max,
     return log_z
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def chain_forward_backward(node_scores, transition, start, end, node_marginals_out,
                            transition_marginals_out):
     """Node marginals, summed transition marginals and log-partition of one chain.
@@ -207,24 +236,25 @@ def chain_forward_backward(node_scores, transition, start, end, node_marginals_o
     """
     K = transition.shape[0]
     exp_trans = np.empty((K, K))
-    trans_max = exp_transition(transition, exp_trans)
-    return _forward_backward(node_scores, transition, start, end, exp_trans, trans_max,
+    row_max = np.empty(K)
+    exp_transition(transition, exp_trans, row_max)
+    return _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
                              node_marginals_out, transition_marginals_out,
                              np.empty((0, 0, 0)), False)
 
 
-@njit(cache=True)
-def chain_forward_backward_scaled(node_scores, transition, start, end, exp_trans, trans_max,
+@njit(cache=True, nogil=True)
+def chain_forward_backward_scaled(node_scores, transition, start, end, exp_trans, row_max,
                                   node_marginals_out, transition_marginals_out):
-    """:func:`chain_forward_backward` with ``exp_trans, trans_max`` from
+    """:func:`chain_forward_backward` with ``exp_trans, row_max`` from
     :func:`exp_transition` precomputed (saves ``K * K`` exponentials per call
     when many chains share one transition matrix)."""
-    return _forward_backward(node_scores, transition, start, end, exp_trans, trans_max,
+    return _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
                              node_marginals_out, transition_marginals_out,
                              np.empty((0, 0, 0)), False)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def chain_forward_backward_edges(node_scores, transition, start, end, node_marginals_out,
                                  edge_marginals_out):
     """Like :func:`chain_forward_backward` with per-position edge marginals.
@@ -234,23 +264,22 @@ def chain_forward_backward_edges(node_scores, transition, start, end, node_margi
     """
     K = transition.shape[0]
     exp_trans = np.empty((K, K))
-    trans_max = exp_transition(transition, exp_trans)
-    return _forward_backward(node_scores, transition, start, end, exp_trans, trans_max,
+    row_max = np.empty(K)
+    exp_transition(transition, exp_trans, row_max)
+    return _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
                              node_marginals_out, np.empty((0, 0)), edge_marginals_out, True)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def chain_log_partition(node_scores, transition, start, end):
     """``log Z`` of one chain (forward pass only)."""
     T, K = node_scores.shape
-    exp_trans = np.empty((K, K))
-    trans_max = exp_transition(transition, exp_trans)
     log_alpha = np.empty((T, K))
-    _forward(node_scores, transition, start, exp_trans, trans_max, log_alpha)
+    _forward(node_scores, transition, start, log_alpha)
     return _final_log_partition(log_alpha, end)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def chain_viterbi(node_scores, transition, start, end, labels_out):
     """Highest-scoring label sequence of one chain (lowest labels on ties).
 
@@ -290,7 +319,7 @@ def chain_viterbi(node_scores, transition, start, end, labels_out):
 
 
 # ---------------------------------------------------------------- features
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def dense_node_scores(X, W, out):
     """``out[t, k] = W[k] . X[t]`` for dense token features ``X`` (T, d), ``W`` (K, d)."""
     T, d = X.shape
@@ -303,7 +332,7 @@ def dense_node_scores(X, W, out):
             out[t, k] = total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def csr_node_scores(data, indices, indptr, row_start, row_stop, W, out):
     """Node scores of CSR rows ``row_start:row_stop`` into ``out`` (row_stop - row_start, K)."""
     K = W.shape[0]
@@ -317,7 +346,7 @@ def csr_node_scores(data, indices, indptr, row_start, row_stop, W, out):
                 out[t, k] += x * W[k, j]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def dense_add_node_features(X, node_weights, scale, W_out):
     """``W_out += scale * node_weights.T @ X`` (the map ``F`` on node parts)."""
     T, d = X.shape
@@ -330,7 +359,7 @@ def dense_add_node_features(X, node_weights, scale, W_out):
                     W_out[k, j] += c * X[t, j]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def csr_add_node_features(data, indices, indptr, row_start, row_stop, node_weights, scale,
                           W_out):
     """CSR version of :func:`dense_add_node_features` for rows ``row_start:row_stop``."""
@@ -344,7 +373,7 @@ def csr_add_node_features(data, indices, indptr, row_start, row_stop, node_weigh
 
 
 # ------------------------------------------------------------------- batch
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _example_blocks(scores, unit_offsets, part_offsets, n_states, start_end, i, zeros):
     """Views of example i's node scores, transition, start and end in a flat part vector."""
     K = n_states
@@ -359,7 +388,7 @@ def _example_blocks(scores, unit_offsets, part_offsets, n_states, start_end, i, 
     return node, transition, zeros, zeros
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _same(a, b):
     """Whether two (K, K) matrices are equal entry by entry."""
     for i in range(a.shape[0]):
@@ -369,15 +398,15 @@ def _same(a, b):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def chain_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_end, mu_out,
                           log_z_out):
     """Part marginals (same layout as ``scores``) and log Z of every chain of a batch."""
     K = n_states
     zeros = np.zeros(K)
     exp_trans = np.empty((K, K))
+    row_max = np.empty(K)
     cached_transition = np.empty((K, K))
-    trans_max = 0.0
     for i in range(len(unit_offsets) - 1):
         node, transition, start, end = _example_blocks(
             scores, unit_offsets, part_offsets, K, start_end, i, zeros)
@@ -386,9 +415,9 @@ def chain_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_en
         # examples usually share the transition scores: exponentiate once
         if i == 0 or not _same(transition, cached_transition):
             cached_transition[:] = transition
-            trans_max = exp_transition(transition, exp_trans)
+            exp_transition(transition, exp_trans, row_max)
         log_z_out[i] = chain_forward_backward_scaled(node, transition, start, end, exp_trans,
-                                                     trans_max, mu_node, mu_transition)
+                                                     row_max, mu_node, mu_transition)
         if start_end:
             T = node.shape[0]
             p = part_offsets[i] + T * K + K * K
@@ -396,7 +425,7 @@ def chain_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_en
             mu_out[p + K:p + 2 * K] = mu_node[T - 1]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def chain_edge_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_end,
                                edge_offsets, edge_out, log_z_out):
     """Per-position edge marginals of every chain, flat: example i owns
@@ -412,7 +441,7 @@ def chain_edge_marginals_batch(scores, unit_offsets, part_offsets, n_states, sta
                                                     np.empty((T, K)), edges)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def chain_viterbi_batch(scores, unit_offsets, part_offsets, n_states, start_end, labels_out,
                         best_out):
     """Viterbi labels (flat over tokens) and best scores of every chain of a batch."""

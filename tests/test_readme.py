@@ -1,0 +1,30 @@
+"""The README's quickstart and main job run as written."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_quickstart_runs(capsys):
+    code = re.search(r"```python\n(.*?)```", README.read_text(), re.S).group(1)
+    exec(compile(code, str(README), "exec"), {})
+    letter_accuracy, coef_difference = map(float, capsys.readouterr().out.split())
+    assert letter_accuracy > 0.75
+    assert coef_difference < 1e-2
+
+
+def test_main_job_beats_the_per_letter_baseline():
+    from sklearn_struct.__main__ import main
+
+    report = main([])
+    chain, baseline = report["EGCRF"], report["LogisticRegression (per letter)"]
+    assert chain["letter_accuracy"] > baseline["letter_accuracy"] + 0.02
+    assert chain["word_accuracy"] > baseline["word_accuracy"]
+
+
+@pytest.mark.parametrize("command", ["python -m sklearn_struct", 'pip install -e ".[test,docs]" && pytest'])
+def test_readme_names_the_setup_commands(command):
+    assert command in README.read_text()
