@@ -58,15 +58,18 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
 
         minimize_w  (lam / K) ||w||_1^2 + C sum_i H_i(w)
 
-      (``K`` = number of weights.)  Algorithm 3: alternate an M3N solved by
-      max-margin exponentiated gradient on features rescaled by ``beta``
-      (warm-started) with the closed-form update ``beta_k^2 = K |w_k| /
-      ||w||_1``; weights with ``beta_k < beta_threshold`` leave the model.
-      Only ``C / lam`` matters; the paper keeps ``C`` fixed and tunes ``lam``.
+      (``K`` = number of weights; the paper's adaptive M3N P2 with ``tau``
+      eliminated, same ``C`` and ``lam`` as the paper.)  Algorithm 3: alternate
+      an M3N solved by max-margin exponentiated gradient on features rescaled
+      by ``beta`` (warm-started) with the closed-form update ``beta_k^2 = lam
+      tau_k = K |w_k| / ||w||_1``; weights whose ``tau_k`` falls below
+      ``tau_threshold`` leave the model.  Only ``C / lam`` matters; the paper
+      keeps ``C`` fixed and tunes ``lam``.
 
     Larger ``C`` or ``lam``-radius (subgradient) means weaker regularisation
     and more non-zero weights; larger ``lam`` in the EM form means stronger
-    regularisation.
+    regularisation.  The user guide (:ref:`l1m3n`) maps the three forms to the
+    paper's notation and compares the solvers.
 
     Parameters
     ----------
@@ -96,8 +99,12 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         Subgradient: one projected step per example instead of full batches.
     inner_max_iter : int, default=50
         EM: passes of each exponentiated-gradient M3N step.
-    beta_threshold : float, default=1e-4
-        EM: scaling factors below it are zeroed (the paper's ``1e-4``).
+    tau_threshold : float, default=1e-4
+        EM: a weight whose adaptive variance ``tau_k = beta_k^2 / lam`` falls
+        below it leaves the model for good (the paper's ``1e-4``, read as a
+        threshold on ``tau``; see :mod:`sklearn_struct.solvers.adaptive_m3n`).
+        Since ``mean(tau) = 1 / lam``, it removes weights smaller than
+        ``1e-4 * lam`` times the mean absolute weight.  ``0`` disables it.
     warm_start : bool, default=False
         Start from the previous solution: the subgradient method from the
         previous weights, EM from the previous scaling factors (and, on the
@@ -110,6 +117,8 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Example order of the online subgradient and EG steps.
     verbose : int, default=0
+        Print the objective, bounds and number of non-zero weights after each
+        iteration when > 0.
 
     Attributes
     ----------
@@ -156,7 +165,7 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         "eta0": [Interval(Real, 0, None, closed="neither")],
         "online": ["boolean"],
         "inner_max_iter": [Interval(Integral, 1, None, closed="left")],
-        "beta_threshold": [Interval(Real, 0, None, closed="left")],
+        "tau_threshold": [Interval(Real, 0, None, closed="left")],
         "warm_start": ["boolean"],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -179,7 +188,7 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         eta0=0.1,
         online=False,
         inner_max_iter=50,
-        beta_threshold=1e-4,
+        tau_threshold=1e-4,
         warm_start=False,
         n_jobs=None,
         random_state=None,
@@ -195,7 +204,7 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         self.eta0 = eta0
         self.online = online
         self.inner_max_iter = inner_max_iter
-        self.beta_threshold = beta_threshold
+        self.tau_threshold = tau_threshold
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -217,6 +226,7 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         Returns
         -------
         self : L1M3N
+            The fitted estimator.
         """
         batch, Y, _ = self._validate_fit_data(X, y)
         previous = getattr(self, "weights_", None) if self.warm_start else None
@@ -250,7 +260,9 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : inputs as in :meth:`predict`
+        X : array-like or sparse matrix of shape (n_samples, n_features), or list
+            Inputs as in :meth:`predict`: flat data, or one 2-D array / sparse
+            matrix per sequence.
 
         Returns
         -------
@@ -277,6 +289,12 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         ----------
         indices : bool, default=False
             Return integer indices instead of a boolean mask.
+
+        Returns
+        -------
+        support : ndarray
+            Boolean mask of shape (n_features,) over the input features (a copy
+            of :attr:`support_`), or the indices of its True entries.
         """
         check_is_fitted(self)
         return np.flatnonzero(self.support_) if indices else self.support_.copy()
@@ -304,7 +322,7 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         result = adaptive_m3n(
             hinge, self.lam, self.C, max_iter=self.max_iter or DEFAULT_MAX_ITER["em"],
             tol=self.tol, inner_max_iter=self.inner_max_iter,
-            beta_threshold=self.beta_threshold,
+            tau_threshold=self.tau_threshold,
             beta_init=self.beta_ if previous is not None and hasattr(self, "beta_") else None,
             eg_state=self._eg_state if same_examples else None, random_state=rng,
             n_jobs=self.n_jobs, verbose=self.verbose,

@@ -150,7 +150,7 @@ def test_em_reaches_the_squared_l1_optimum_within_documented_gap():
 def test_em_threshold_discards_weights_exactly():
     structure, batch, Y, _, _ = multiclass_problem()
     result = adaptive_m3n(StructuredHinge(structure, batch, Y), 10.0, 0.5, max_iter=40,
-                          tol=0.0, inner_max_iter=30, beta_threshold=1e-2)
+                          tol=0.0, inner_max_iter=30, tau_threshold=1e-3)
     discarded = result.beta == 0.0
     assert discarded.any()
     np.testing.assert_array_equal(result.coef[discarded], 0.0)
