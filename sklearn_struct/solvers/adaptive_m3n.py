@@ -48,6 +48,8 @@ the threshold cannot come back.  The solver reports the P4 objective per
 iteration so the remaining gap can be measured against an exact solution.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..structures._base import BaseStructure
@@ -113,6 +115,7 @@ def squared_l1_objective(w, hinge_sum, lam, C):
     return lam / w.shape[0] * np.abs(w).sum() ** 2 + C * hinge_sum
 
 
+@dataclass
 class AdaptiveM3NResult:
     """Outcome of :func:`adaptive_m3n`.
 
@@ -136,14 +139,13 @@ class AdaptiveM3NResult:
         ``eg_gap`` (relative duality gap of the M3N step).
     """
 
-    def __init__(self, coef, beta, objective, n_iter, converged, eg_state, history):
-        self.coef = coef
-        self.beta = beta
-        self.objective = objective
-        self.n_iter = n_iter
-        self.converged = converged
-        self.eg_state = eg_state
-        self.history = history
+    coef: np.ndarray
+    beta: np.ndarray
+    objective: float
+    n_iter: int
+    converged: bool
+    eg_state: object
+    history: dict
 
 
 def adaptive_m3n(

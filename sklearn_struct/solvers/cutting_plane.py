@@ -22,6 +22,8 @@ termination ``||w||_1 + C sum_i H_i(w) <= LP optimum + C N epsilon``, while the
 LP optimum is a lower bound on the optimum of P1: the solver reports both.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
@@ -33,6 +35,7 @@ class LPSolverError(RuntimeError):
     """HiGHS did not return an optimal solution of a restricted LP."""
 
 
+@dataclass
 class CuttingPlaneResult:
     """Outcome of :func:`l1_cutting_plane`.
 
@@ -55,14 +58,13 @@ class CuttingPlaneResult:
         ``max_violation`` (largest ``H_i(y*) - xi_i``), ``n_nonzero``.
     """
 
-    def __init__(self, coef, objective, lower_bound, n_iter, converged, n_constraints, history):
-        self.coef = coef
-        self.objective = objective
-        self.lower_bound = lower_bound
-        self.n_iter = n_iter
-        self.converged = converged
-        self.n_constraints = n_constraints
-        self.history = history
+    coef: np.ndarray
+    objective: float
+    lower_bound: float
+    n_iter: int
+    converged: bool
+    n_constraints: int
+    history: dict
 
 
 def solve_l1_margin_lp(rows, losses, owners, n_samples, *, C=None, radius=None):

@@ -26,6 +26,8 @@ iterate, so it reports a certified duality gap and stops on a relative gap of
 ``tol``.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 
@@ -148,6 +150,7 @@ class StructuredHinge:
         return slice(int(offsets[i]), int(offsets[i + 1]))
 
 
+@dataclass
 class SubgradientResult:
     """Outcome of :func:`l1_projected_subgradient`.
 
@@ -168,13 +171,12 @@ class SubgradientResult:
         ``best_objective``, ``lower_bound``, ``n_nonzero``.
     """
 
-    def __init__(self, coef, objective, lower_bound, n_iter, converged, history):
-        self.coef = coef
-        self.objective = objective
-        self.lower_bound = lower_bound
-        self.n_iter = n_iter
-        self.converged = converged
-        self.history = history
+    coef: np.ndarray
+    objective: float
+    lower_bound: float
+    n_iter: int
+    converged: bool
+    history: dict
 
 
 def l1_projected_subgradient(
