@@ -110,6 +110,7 @@ def test_marginals_and_viterbi_equal_brute_force(start_end, scale):
         shared = batch.transition_part_starts[:, None] + np.arange(n_states ** 2)
         scores[shared[1:3]] = scores[shared[0]]
         mu, log_z = structure.marginals(batch, scores)
+        forward_only = structure.log_partition(batch, scores)
         labels = structure.argmax(batch, scores)
         edges = structure.edge_marginals(batch, scores)
         assert np.all(np.isfinite(mu)) and np.all(np.isfinite(log_z))
@@ -120,6 +121,7 @@ def test_marginals_and_viterbi_equal_brute_force(start_end, scale):
             T = lengths[i]
             ref_log_z, ref_node, ref_edges, ref_best, ref_score = _brute_force(*block)
             assert log_z[i] == pytest.approx(ref_log_z, rel=1e-13, abs=1e-12)
+            assert forward_only[i] == pytest.approx(ref_log_z, rel=1e-13, abs=1e-12)
             node, transition, start, end = mu_block
             np.testing.assert_allclose(node, ref_node, **tol)
             np.testing.assert_allclose(transition, ref_edges.sum(axis=0), **tol)

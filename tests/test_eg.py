@@ -429,14 +429,18 @@ def test_n_jobs_gives_the_same_model():
     np.testing.assert_allclose(batch.coef_, ref.coef_, rtol=1e-12, atol=1e-14)
 
 
-def test_dask_backend_gives_the_same_predictions():
+def test_dask_backend_gives_the_same_fit_and_predictions():
     distributed = pytest.importorskip("dask.distributed")
     X, y = make_chains(n=20, seed=18)
-    crf = EGCRF(random_state=0, n_jobs=2).fit(X, y)
+    # batch EG: marginals, objective and gap all go through the joblib backend
+    local = EGCRF(solver="batch", max_iter=3, tol=0, n_jobs=2).fit(X, y)
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2):
         with joblib.parallel_config(backend="dask"):
-            remote = crf.predict(X)
-    for a, b in zip(remote, crf.predict(X)):
+            remote = EGCRF(solver="batch", max_iter=3, tol=0, n_jobs=2).fit(X, y)
+            remote_pred = local.predict(X)
+    np.testing.assert_allclose(remote.coef_, local.coef_, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(remote.history_["gap"], local.history_["gap"], rtol=1e-10)
+    for a, b in zip(remote_pred, local.predict(X)):
         np.testing.assert_array_equal(a, b)
 
 

@@ -1,4 +1,5 @@
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -178,3 +179,63 @@ def test_bad_input():
     batch = structure.make_batch([(nodes, edges, np.ones((2, 1)))])
     with pytest.raises(ValueError, match="submodular"):
         structure.argmax(batch, np.r_[np.zeros(3), 1.0, 1.0])
+
+
+def far_grid_point(seed):
+    """A small grid and a far-away point (|v| up to 1e6): most nodes clamped."""
+    rng = np.random.RandomState(seed)
+    height, width = rng.randint(2, 5, size=2)
+    scale = 10.0 ** rng.randint(2, 7)
+    edges = grid_edges(height, width)
+    v = np.r_[(rng.randn(height * width) + 0.5) * scale, rng.randn(len(edges)) * scale]
+    return edges, height * width, v
+
+
+# most of these used to stall: a node within rounding of 0 or 1
+# held as clamped absorbed the flow of every split step one unit at a time
+@pytest.mark.parametrize("seed", [3, 4, 7, 11, 17, 20, 92, 280])
+def test_projection_of_far_points_converges(seed):
+    edges, n_nodes, v = far_grid_point(seed)
+    structure = MinCutStructure()
+    batch = structure.make_batch([(np.ones((n_nodes, 1)), edges, np.ones((len(edges), 1)))])
+    state = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        z = structure.project(batch, v, warm_start=state)
+    scale = np.abs(v).max()
+    assert structure.projection_residual_ <= 1e-12 * scale
+    assert kkt_violation(v, edges, n_nodes, z, state["duals"]) <= 1e-9 * scale
+
+
+@pytest.mark.parametrize("scale", [1e3, 1e6])
+def test_projection_of_far_points_on_a_grid_matches_generic_qp(scale):
+    pytest.importorskip("clarabel")
+    rng = np.random.RandomState(int(np.log10(scale)))
+    edges = grid_edges(10, 20)
+    v = np.r_[(rng.randn(200) + 0.5) * scale, rng.randn(len(edges)) * scale]
+    structure = MinCutStructure()
+    batch = structure.make_batch([(np.ones((200, 1)), edges, np.ones((len(edges), 1)))])
+    z = structure.project(batch, v)
+    assert structure.projection_residual_ <= 1e-12 * scale
+    reference = qp_project(v, *mincut_constraints(edges, 200))
+    np.testing.assert_allclose(z, reference, atol=1e-9 * scale)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cold_and_warm_projections_agree(seed):
+    # cold starts run first-order steps before Newton, warm starts do not
+    rng = np.random.RandomState(300 + seed)
+    node_features, edges, edge_features = random_grid(rng, 6, 9)
+    structure = MinCutStructure()
+    batch = structure.make_batch([(node_features, edges, edge_features)])
+    v = np.r_[rng.randn(54) + 0.5, rng.randn(len(edges))] * (1.0, 5.0, 30.0, 0.1)[seed]
+    other = v + rng.randn(v.shape[0])
+    cold = structure.project(batch, v)
+    state = {}
+    structure.project(batch, other, warm_start=state)
+    warm = structure.project(batch, v, warm_start=state)
+    scale = max(1.0, np.abs(v).max())
+    assert structure.projection_residual_ <= 1e-12 * scale
+    np.testing.assert_allclose(warm, cold, atol=1e-9 * scale)
+    np.testing.assert_allclose(structure.project(batch, v, warm_start=state), cold,
+                               atol=1e-9 * scale)

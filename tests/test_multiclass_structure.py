@@ -110,6 +110,7 @@ def test_marginals_softmax_logsumexp_and_gradient_of_log_partition(scale):
     assert np.all(np.isfinite(mu)) and np.all(np.isfinite(log_z))
     np.testing.assert_allclose(mu, softmax(S, axis=1).ravel(), atol=1e-12)
     np.testing.assert_allclose(log_z, logsumexp(S, axis=1), rtol=1e-13)
+    np.testing.assert_allclose(structure.log_partition(batch, scores), log_z, rtol=1e-15)
     if scale == 1.0:
         eps = 1e-6
         for r in range(0, 28, 3):

@@ -197,7 +197,7 @@ def example_losses(problem, w):
         scores = problem.scores(sub, w)
         true_scores = _segment_sums(scores * truth_chunk, sub.part_offsets)
         if problem.loss == "log":
-            return structure.marginals(sub, scores)[1] - true_scores
+            return structure.log_partition(sub, scores) - true_scores
         worst = structure.encode(sub, structure.loss_augmented_argmax(sub, scores, y_chunk))
         return _segment_sums(worst * (scores + losses_chunk), sub.part_offsets) - true_scores
 

@@ -438,6 +438,31 @@ class BaseStructure(ABC):
         """
         self._unsupported("marginals")
 
+    def log_partition(self, batch, scores):
+        """``log Z_i`` of every example, the second output of :meth:`marginals`.
+
+        Structures override it where the log-partition alone is cheaper than
+        the marginals (a chain needs only the forward recursion).
+
+        Parameters
+        ----------
+        batch : batch object
+            A batch returned by :meth:`make_batch`.
+        scores : array-like of shape (n_parts_total,)
+            Part scores, flat.
+
+        Returns
+        -------
+        log_partition : ndarray of shape (n_samples,)
+            ``log Z_i = log sum_y exp(sum_{r in y} scores_r)`` of every example.
+
+        Raises
+        ------
+        UnsupportedOperation
+            If the structure does not implement :meth:`marginals`.
+        """
+        return self.marginals(batch, scores)[1]
+
     def project(self, batch, v):
         """Euclidean projection of a part vector onto the relaxed output polytope.
 

@@ -17,6 +17,7 @@ row_max, node_marginals_out, transition_marginals_out) -> log_Z``
     The same with ``exp_transition(transition, exp_trans, row_max)``
     precomputed, for callers that run many chains with one transition matrix.
 ``chain_log_partition(node_scores, transition, start, end) -> log_Z``
+    Forward recursion only (also ``chain_log_partition_batch``).
 ``chain_viterbi(node_scores, transition, start, end, labels_out) -> best score``
 ``dense_node_scores`` / ``csr_node_scores`` and ``dense_add_node_features`` /
 ``csr_add_node_features``: the maps ``F^T`` and ``F`` restricted to node parts.
@@ -423,6 +424,17 @@ def chain_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_en
             p = part_offsets[i] + T * K + K * K
             mu_out[p:p + K] = mu_node[0]
             mu_out[p + K:p + 2 * K] = mu_node[T - 1]
+
+
+@njit(cache=True, nogil=True)
+def chain_log_partition_batch(scores, unit_offsets, part_offsets, n_states, start_end,
+                              log_z_out):
+    """log Z of every chain of a batch (forward recursions only)."""
+    zeros = np.zeros(n_states)
+    for i in range(len(unit_offsets) - 1):
+        node, transition, start, end = _example_blocks(
+            scores, unit_offsets, part_offsets, n_states, start_end, i, zeros)
+        log_z_out[i] = chain_log_partition(node, transition, start, end)
 
 
 @njit(cache=True, nogil=True)

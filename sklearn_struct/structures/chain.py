@@ -421,6 +421,13 @@ class ChainStructure(BaseStructure):
                                       batch.n_states, batch.start_end, mu, log_z)
         return mu, log_z
 
+    def log_partition(self, batch, scores):
+        scores = self._check_scores(batch, scores)
+        log_z = np.empty(batch.n_samples)
+        kernels.chain_log_partition_batch(scores, batch.unit_offsets, batch.part_offsets,
+                                          batch.n_states, batch.start_end, log_z)
+        return log_z
+
     def edge_marginals(self, batch, scores):
         """Per-position edge marginals ``p(y_t = a, y_{t+1} = b)`` of every sequence.
 
