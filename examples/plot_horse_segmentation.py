@@ -5,7 +5,7 @@ Figure-ground segmentation with min-cut max-margin
 
 Horse / background segmentation of the Weizmann horse images, with pixels as
 the nodes of a 4-neighbour grid and attractive (submodular) edge potentials,
-learned by :class:`~sklearn_struct.extragradient.DualExtragradientMatcher`
+learned by :class:`~sklearn_struct.DualExtragradientMatcher`
 with ``structure="mincut"`` -- the model of section 2.2 of Taskar,
 Lacoste-Julien & Jordan (JMLR 2006), whose argmax is a minimum cut and whose
 projections are quadratic flow problems (Appendix A).

@@ -13,7 +13,7 @@ an alignment is a matching (each word linked at most once).  Edge features
 coefficient of the two words counted over all available sentence pairs, its
 rank, IBM Model 1 link posteriors, position differences and orthographic
 similarity.
-:class:`~sklearn_struct.extragradient.DualExtragradientMatcher` learns edge
+:class:`~sklearn_struct.DualExtragradientMatcher` learns edge
 weights from the first 100 gold sentences with the weighted Hamming loss of
 eq. (10), ``(c+, c-) = (1, 3)`` -- missing a sure link costs three times a
 spurious one -- and is tested on the other 347 by alignment error rate (AER),

@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["AlignmentFeatureExtractor", "alignment_targets", "edges_to_links", "dice_coefficient"]
+__all__ = ["AlignmentFeatureExtractor", "alignment_targets", "edges_to_links"]
 
 #: Features of every edge, besides the frequent-word indicators appended after them.
 BASE_FEATURES = (

@@ -10,7 +10,7 @@ from sklearn.utils import Bunch
 
 from ._io import check_file
 
-__all__ = ["load_weizmann_horses", "grid_edges", "make_horse_segmentation", "NODE_FEATURES"]
+__all__ = ["load_weizmann_horses", "make_horse_segmentation"]
 
 _MEMBER = re.compile(r"(?:^|/)(gray|figure_ground)/([^/]+)\.jpe?g$", re.IGNORECASE)
 #: Masks are JPEG-compressed (values 0..255 with ringing): foreground = bright.
