@@ -154,10 +154,10 @@ def main():
         ]
         grids = "; ".join(f"{name}: {param} in {values}"
                           for name, (_, param, values, _) in FIGURE2_MODELS.items())
-        folds = "all folds" if not args.folds else f"the first {args.folds} fold(s)"
+        folds = "every one" if not args.folds else f"each of the first {args.folds}"
         body = (
             f"Token error (mean ± std over {args.datasets} data sets; per data set and size, "
-            f"train on each of {folds} of the K-fold split and test on the rest; each model at "
+            f"train on {folds} of the K folds and test on the rest; each model at "
             f"the best value of its grid -- {grids}). In parentheses: irrelevant input features "
             "(of 70) used by the selected model, mean over data sets.\n\n"
             + markdown_table(header, table)
