@@ -11,16 +11,20 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .base import LabelEncoding
+from .base import (
+    LabelEncoding,
+    encode_binary_outputs,
+    is_graph_structure,
+    output_score,
+    resolve_structure,
+    split_units,
+    unit_label_arrays,
+)
 from .solvers.extragradient import dual_extragradient
 from .structures import BaseStructure
 from .structures.chain import ChainStructure
-from .structures.matching import MatchingStructure
-from .structures.mincut import MinCutStructure
 
 __all__ = ["DualExtragradientMatcher"]
-
-_STRUCTURES = {"matching": MatchingStructure, "mincut": MinCutStructure, "chain": ChainStructure}
 
 
 class DualExtragradientMatcher(BaseEstimator):
@@ -112,7 +116,7 @@ class DualExtragradientMatcher(BaseEstimator):
     """
 
     _parameter_constraints = {
-        "structure": [StrOptions(set(_STRUCTURES)), BaseStructure],
+        "structure": [StrOptions({"matching", "mincut", "chain"}), BaseStructure],
         "radius": [Interval(numbers.Real, 0, np.inf, closed="right")],
         "geometry": [StrOptions({"euclidean", "entropic"})],
         "memory": [StrOptions({"full", "low"})],
@@ -155,32 +159,17 @@ class DualExtragradientMatcher(BaseEstimator):
             # a copy: operations such as project() record diagnostics on the structure,
             # and fit must not modify its parameters
             return copy.deepcopy(self.structure)
-        return _STRUCTURES[self.structure]()
+        return resolve_structure(self.structure, None)
 
     def _encode(self, structure, batch, y, fitting):
         """Flat encoded outputs from a list of per-example label vectors."""
-        if y is None or isinstance(y, (str, bytes)) or not hasattr(y, "__len__"):
-            raise TypeError("y must be a list with one label vector per example.")
-        if len(y) != batch.n_samples:
-            raise ValueError(f"X has {batch.n_samples} examples but y has {len(y)}.")
-        lengths = np.diff(batch.unit_offsets)
-        labels = [np.asarray(yi) for yi in y]
-        for i, yi in enumerate(labels):
-            if yi.ndim != 1 or yi.shape[0] != lengths[i]:
-                raise ValueError(
-                    f"example {i}: expected {lengths[i]} labels (one per "
-                    f"{'token' if isinstance(structure, ChainStructure) else 'unit'}), "
-                    f"got shape {yi.shape}."
-                )
-        if isinstance(structure, (MatchingStructure, MinCutStructure)):
+        if is_graph_structure(structure):
             if fitting:
                 self.classes_ = np.array([0, 1])
-            flat = np.concatenate(labels)
-            if flat.size and not np.isin(flat, (0, 1)).all():
-                i = int(np.searchsorted(batch.unit_offsets, np.flatnonzero(
-                    ~np.isin(flat, (0, 1)))[0], side="right") - 1)
-                raise ValueError(f"example {i}: labels must be 0 or 1.")
-            return flat.astype(np.int64, copy=False)
+            return encode_binary_outputs(structure, batch, y)
+        labels = unit_label_arrays(
+            batch, y, "token" if isinstance(structure, ChainStructure) else "unit"
+        )
         if fitting:
             self._label_encoding = LabelEncoding.fit([(yi, yi) for yi in labels])
             self.classes_ = self._label_encoding.classes_
@@ -327,15 +316,11 @@ class DualExtragradientMatcher(BaseEstimator):
         codes = self.structure_.argmax(batch, self.structure_.part_scores(batch, self.coef_))
         if isinstance(self.structure_, ChainStructure):
             codes = self._label_encoding.inverse_transform(codes)
-        return np.split(codes, batch.unit_offsets[1:-1])
+        return split_units(batch, codes)
 
     def _score_encoded(self, structure, batch, Y, coef):
         predicted = structure.argmax(batch, structure.part_scores(batch, coef))
-        if isinstance(structure, MatchingStructure):
-            true_positives = float(np.sum(predicted & Y))
-            denominator = float(predicted.sum() + Y.sum())
-            return 2.0 * true_positives / denominator if denominator else 1.0
-        return float(np.mean(predicted == Y))
+        return output_score(structure, batch, predicted, Y)
 
     def score(self, X, y):
         """F1 of the predicted edges (matching) or accuracy over nodes / tokens.

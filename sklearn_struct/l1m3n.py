@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .base import StructuredEstimatorMixin
+from .base import StructuredEstimatorMixin, is_graph_structure
 from .solvers.adaptive_m3n import adaptive_m3n
 from .solvers.cutting_plane import l1_cutting_plane
 from .solvers.subgradient import HINGE_OPERATIONS, StructuredHinge, l1_projected_subgradient
@@ -73,11 +73,19 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
 
     Parameters
     ----------
-    structure : {"multiclass", "chain"}, BaseStructure or None, default=None
+    structure : {"multiclass", "chain", "matching", "mincut"}, BaseStructure or None, \
+            default=None
         The output structure.  ``None``: multiclass when ``X`` is a 2-D array
         or sparse matrix, chain when it is a list of per-sequence 2-D arrays.
-        Must support loss-augmented inference (and marginals for
-        ``solver="em"``).
+        ``"matching"`` (:class:`~sklearn_struct.structures.MatchingStructure`;
+        pass an instance for other false positive / negative costs):
+        ``X[i] = (edge_features, edges)`` and ``y[i]`` a 0/1 vector over the
+        edges.  ``"mincut"``
+        (:class:`~sklearn_struct.structures.MinCutStructure`): ``X[i] =
+        (node_features, edges, edge_features)`` and ``y[i]`` a 0/1 vector over
+        the nodes; the edge weights are kept non-negative (submodular
+        inference).  Must support loss-augmented inference (and marginals for
+        ``solver="em"``, which matchings and min-cuts lack).
     solver : {"cutting_plane", "subgradient", "em"}, default="cutting_plane"
     C : float, default=1.0
         Weight of the summed hinge losses (cutting plane, EM).
@@ -123,16 +131,23 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Labels seen in training (over all tokens for sequences).
-    coef_ : ndarray of shape (n_classes, n_features)
-        Per-label weights of the input features (exact zeros where pruned).
+        Labels seen in training (over all tokens for sequences); ``[0, 1]``
+        for matching and min-cut.
+    coef_ : ndarray of shape (n_classes, n_features) or (n_weights,)
+        Flat data and chains: per-label weights of the input features (exact
+        zeros where pruned).  Matching and min-cut: the weight vector itself,
+        one weight per edge feature (matching) or the node weights followed by
+        the (non-negative) edge weights (min-cut).
     transition_ : ndarray of shape (n_classes, n_classes)
         Chains only: weights of label ``a`` followed by label ``b``.
     weights_ : ndarray of shape (n_weights,)
         All weights in the structure's layout.
     support_ : ndarray of bool of shape (n_features,)
-        Input features with a non-zero weight for at least one label.
+        Input features with a non-zero weight for at least one label; for
+        matching and min-cut, the non-zero weights (``n_features = n_weights``).
     n_features_in_ : int
+        Number of input features; for matching and min-cut, the number of
+        weights.
     n_iter_ : int
         Passes, steps/epochs or EM iterations run.
     objective_ : float
@@ -155,7 +170,8 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "structure": [BaseStructure, StrOptions({"multiclass", "chain"}), None],
+        "structure": [BaseStructure, StrOptions({"multiclass", "chain", "matching", "mincut"}),
+                      None],
         "solver": [StrOptions({"cutting_plane", "subgradient", "em"})],
         "C": [Interval(Real, 0, None, closed="neither")],
         "lam": [Interval(Real, 0, None, closed="neither")],
@@ -219,9 +235,12 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features), or list
             Flat data, or one 2-D array / sparse matrix per sequence (one row
-            per token) for chains.
+            per token) for chains, or one graph tuple per example for matching
+            (``(edge_features, edges)``) and min-cut (``(node_features, edges,
+            edge_features)``).
         y : array-like of shape (n_samples,), or list of 1-D arrays
-            Labels (one array per sequence for chains).
+            Labels (one array per sequence for chains, one 0/1 vector over the
+            edges or nodes per graph).
 
         Returns
         -------
@@ -262,15 +281,15 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features), or list
             Inputs as in :meth:`predict`: flat data, or one 2-D array / sparse
-            matrix per sequence.
+            matrix per sequence, or one tuple per graph.
 
         Returns
         -------
         scores : ndarray
             Flat data: shape (n_samples, n_classes), or (n_samples,) with the
             score of ``classes_[1]`` minus that of ``classes_[0]`` for two
-            classes (scikit-learn's binary convention).  Sequences: the flat
-            part-score vector of the structure's batch.
+            classes (scikit-learn's binary convention).  Sequences and graphs:
+            the flat part-score vector of the structure's batch.
         """
         batch = self._validate_predict_data(X)
         scores = self.structure_.part_scores(batch, self.weights_)
@@ -332,8 +351,14 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         return result
 
     def _set_weights(self, w, batch):
-        # Multiclass and chain layouts start with W.ravel(), W of shape (K, n_features).
         self.weights_ = w
+        if is_graph_structure(self.structure_):
+            # graph models weigh input features directly: coef_ is w itself
+            self.__dict__.pop("transition_", None)
+            self.coef_ = w
+            self.support_ = w != 0.0
+            return
+        # Multiclass and chain layouts start with W.ravel(), W of shape (K, n_features).
         K, d = self.classes_.shape[0], batch.n_features
         self.coef_ = w[:K * d].reshape(K, d)
         if self._flat_input:

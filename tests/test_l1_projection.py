@@ -1,8 +1,12 @@
+import itertools
+
 import numpy as np
 import pytest
 from scipy.optimize import brentq, minimize
 
 from sklearn_struct.solvers.l1_projection import l1_ball_threshold, project_l1_ball
+
+from _qp_reference import qp_project
 
 
 def reference_projection(v, radius):
@@ -69,3 +73,39 @@ def test_bad_vector():
         project_l1_ball(np.ones((2, 2)), 1.0)
     with pytest.raises(ValueError, match="NaN"):
         project_l1_ball(np.array([1.0, np.nan]), 1.0)
+
+
+def constrained_projection(v, radius, nonnegative):
+    """argmin ||w - v|| over ||w||_1 <= radius, w_j >= 0 on the mask, by a generic QP solver.
+
+    The ball as a polytope: ``s . w <= radius`` for every sign vector ``s``.
+    """
+    n = v.shape[0]
+    signs = np.array(list(itertools.product((-1.0, 1.0), repeat=n)))
+    A = np.vstack([signs, -np.eye(n)[nonnegative]])
+    b = np.r_[np.full(len(signs), radius), np.zeros(nonnegative.sum())]
+    return qp_project(v, A, b)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("radius", [0.3, 1.5, 50.0])
+def test_projection_with_nonnegative_coordinates_matches_qp(seed, radius):
+    pytest.importorskip("clarabel")
+    rng = np.random.RandomState(seed)
+    n = rng.randint(2, 9)
+    v = 2.0 * rng.standard_normal(n)
+    nonnegative = rng.rand(n) < 0.5
+    w = project_l1_ball(v, radius, nonnegative=nonnegative)
+    np.testing.assert_allclose(w, constrained_projection(v, radius, nonnegative), atol=1e-7)
+    assert w[nonnegative].min(initial=0.0) >= 0.0
+    assert np.abs(w).sum() <= radius * (1 + 1e-12)
+    # no mask (or an empty one) is the plain ball projection
+    np.testing.assert_array_equal(project_l1_ball(v, radius, nonnegative=np.zeros(n, bool)),
+                                  project_l1_ball(v, radius))
+
+
+def test_nonnegative_mask_is_checked():
+    with pytest.raises(ValueError, match="boolean mask of shape"):
+        project_l1_ball(np.ones(3), 1.0, nonnegative=np.ones(2, dtype=bool))
+    with pytest.raises(ValueError, match="boolean mask of shape"):
+        project_l1_ball(np.ones(3), 1.0, nonnegative=[1, 0, 1])

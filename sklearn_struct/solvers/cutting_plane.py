@@ -12,7 +12,9 @@ an output enters when its margin violation ``H_i(y; w) = loss(y_i, y) - w .
 df_i(y)`` exceeds ``xi_i = max(0, max_{y in S_i} H_i(y; w))`` by more than
 ``epsilon``.  The LP of P1 restricted to the working sets, with ``w = mu - nu``
 and ``mu, nu >= 0`` so that ``||w||_1 = sum(mu + nu)`` at the optimum, is solved
-by HiGHS (:func:`scipy.optimize.linprog`).
+by HiGHS (:func:`scipy.optimize.linprog`).  Weights the structure needs
+non-negative (``hinge.nonnegative``: the edge weights of a min-cut model) get
+``nu_j = 0`` through the variable bounds.
 
 One difference from the paper's listing: the most violated outputs of *all*
 examples are found with the current ``w`` and added together before the LP is
@@ -67,7 +69,8 @@ class CuttingPlaneResult:
     history: dict
 
 
-def solve_l1_margin_lp(rows, losses, owners, n_samples, *, C=None, radius=None):
+def solve_l1_margin_lp(rows, losses, owners, n_samples, *, C=None, radius=None,
+                       nonnegative=None):
     """Solve the L1 margin LP over an explicit set of constraints.
 
     With ``C``: P1, ``min ||w||_1 + C sum xi``.  With ``radius``: P1',
@@ -84,6 +87,8 @@ def solve_l1_margin_lp(rows, losses, owners, n_samples, *, C=None, radius=None):
     n_samples : int
     C, radius : float
         Exactly one of them.
+    nonnegative : ndarray of bool of shape (n_weights,), optional
+        Weights constrained to be ``>= 0`` (``nu_j = 0``).
 
     Returns
     -------
@@ -110,7 +115,12 @@ def solve_l1_margin_lp(rows, losses, owners, n_samples, *, C=None, radius=None):
         )
         A_ub = sp.vstack([A_ub, ball], format="csr")
         b_ub = np.append(b_ub, float(radius))
-    result = linprog(cost, A_ub=A_ub, b_ub=b_ub, bounds=(0, None), method="highs")
+    bounds = np.zeros((cost.size, 2))
+    bounds[:, 1] = np.inf
+    if nonnegative is not None:
+        nonnegative = np.asarray(nonnegative, dtype=bool)
+        bounds[n_weights:2 * n_weights][nonnegative, 1] = 0.0
+    result = linprog(cost, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs")
     if result.status != 0 or result.x is None:
         raise LPSolverError(
             f"HiGHS did not solve the restricted L1-M3N LP ({n_constraints} constraints, "
@@ -120,6 +130,9 @@ def solve_l1_margin_lp(rows, losses, owners, n_samples, *, C=None, radius=None):
         )
     x = result.x
     w = x[:n_weights] - x[n_weights:2 * n_weights]
+    if nonnegative is not None:
+        # HiGHS may leave basic variables below their bound by its feasibility tolerance
+        w[nonnegative] = np.maximum(w[nonnegative], 0.0)
     # Non-basic weights are exactly zero; clean the rounding noise of basic ones.
     w[np.abs(w) <= 1e-12 * max(1.0, np.abs(w).max(initial=0.0))] = 0.0
     return w, x[2 * n_weights:], float(result.fun)
@@ -131,7 +144,8 @@ def l1_cutting_plane(hinge, C, *, epsilon=1e-3, max_iter=200, coef_init=None, ve
     Parameters
     ----------
     hinge : StructuredHinge
-        Data set, structure and loss-augmented inference.
+        Data set, structure and loss-augmented inference; the weights in
+        ``hinge.nonnegative`` are kept non-negative.
     C : float
         Weight of the summed hinge losses (P1, scikit-learn convention).
     epsilon : float
@@ -140,7 +154,8 @@ def l1_cutting_plane(hinge, C, *, epsilon=1e-3, max_iter=200, coef_init=None, ve
     max_iter : int
         Maximum number of passes (each followed by one LP solve).
     coef_init : ndarray of shape (n_weights,), optional
-        Weights used to find the first violated outputs (warm start).
+        Weights used to find the first violated outputs (warm start; clipped
+        at 0 on ``hinge.nonnegative``).
     verbose : int
 
     Returns
@@ -153,7 +168,10 @@ def l1_cutting_plane(hinge, C, *, epsilon=1e-3, max_iter=200, coef_init=None, ve
         When HiGHS does not return an optimal solution.
     """
     n, n_weights = hinge.n_samples, hinge.n_weights
+    nonnegative = hinge.nonnegative
     w = np.zeros(n_weights) if coef_init is None else np.asarray(coef_init, dtype=np.float64)
+    if nonnegative is not None:
+        w = np.where(nonnegative, np.maximum(w, 0.0), w)
     rows, losses, owners = [], [], []
     seen = [set() for _ in range(n)]  # working sets, as part encodings
     history = {
@@ -186,7 +204,7 @@ def l1_cutting_plane(hinge, C, *, epsilon=1e-3, max_iter=200, coef_init=None, ve
                 continue  # already in S_i: its violation is below xi_i up to LP tolerance
             seen[i].add(key)
             rows.append(sp.csr_matrix(hinge.example_features(i, hinge.true_parts[parts] - z_star)))
-            losses.append(float(z_star @ hinge.part_losses[parts]))
+            losses.append(float(z_star @ hinge.part_losses[parts] + hinge.loss_offsets[i]))
             owners.append(i)
             added += 1
         if verbose:
@@ -201,6 +219,7 @@ def l1_cutting_plane(hinge, C, *, epsilon=1e-3, max_iter=200, coef_init=None, ve
             break
         constraint_matrix = sp.vstack(rows, format="csr")
         w, _, lower_bound = solve_l1_margin_lp(
-            constraint_matrix, np.asarray(losses), np.asarray(owners), n, C=C
+            constraint_matrix, np.asarray(losses), np.asarray(owners), n, C=C,
+            nonnegative=nonnegative,
         )
     return CuttingPlaneResult(w, objective, lower_bound, n_iter, converged, len(losses), history)

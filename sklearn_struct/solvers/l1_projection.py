@@ -9,6 +9,18 @@ the soft threshold ``sign(v) * max(|v| - theta, 0)`` at
 
 Soft thresholding is what makes the L1-constrained subgradient method primal
 sparse: coordinates below ``theta`` become exact zeros.
+
+With some coordinates ``M`` also kept non-negative (the edge weights of a
+min-cut model), the projection onto ``{||w||_1 <= radius, w_j >= 0 for j in
+M}`` is the L1-ball projection of ``u``, the point ``v`` with its negative
+coordinates in ``M`` set to 0.  Proof: for ``j`` in ``M`` with ``v_j < 0`` and
+any ``w_j >= 0``, ``(w_j - v_j)^2 = (w_j - u_j)^2 + v_j^2 + 2 w_j |v_j| >=
+(w_j - u_j)^2 + v_j^2``, with equality at ``w_j = 0``; so over the constrained
+set ``||w - v||^2 >= ||w - u||^2 + const``.  The ball projection of ``u``
+minimises ``||w - u||^2`` over the larger set (the whole ball), lies in the
+constrained set (soft thresholding keeps signs, so ``u_j >= 0`` stays ``>= 0``)
+and is 0 where ``u_j = 0``, where the bound is tight: it minimises ``||w - v||^2``
+over the constrained set.
 """
 
 import numpy as np
@@ -62,8 +74,12 @@ def _project_l1_ball(v, radius):
     return _soft_threshold(v, theta)
 
 
-def project_l1_ball(v, radius):
+def project_l1_ball(v, radius, nonnegative=None):
     """Euclidean projection of ``v`` onto ``{w : ||w||_1 <= radius}``.
+
+    With ``nonnegative``, onto its intersection with ``{w : w_j >= 0 where
+    nonnegative[j]}``: the masked coordinates are clipped at 0, then the point
+    is projected onto the ball (exact; see the module docstring).
 
     Parameters
     ----------
@@ -71,6 +87,8 @@ def project_l1_ball(v, radius):
         Point to project (not modified).
     radius : float
         Radius of the ball, ``> 0``.
+    nonnegative : array-like of bool of shape (n,), default=None
+        Coordinates constrained to be ``>= 0``; ``None``: none.
 
     Returns
     -------
@@ -93,4 +111,12 @@ def project_l1_ball(v, radius):
     radius = float(radius)
     if not radius > 0.0:
         raise ValueError(f"project_l1_ball: radius must be > 0, got {radius}.")
+    if nonnegative is not None:
+        nonnegative = np.asarray(nonnegative)
+        if nonnegative.dtype != bool or nonnegative.shape != v.shape:
+            raise ValueError(
+                f"project_l1_ball: nonnegative must be a boolean mask of shape {v.shape}, got "
+                f"dtype {nonnegative.dtype} and shape {nonnegative.shape}."
+            )
+        v = np.where(nonnegative & (v < 0.0), 0.0, v)
     return _project_l1_ball(v, radius)

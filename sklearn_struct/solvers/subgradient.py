@@ -4,13 +4,14 @@ Solves problem P1' of Zhu, Xing & Zhang, "Primal sparse max-margin Markov
 networks" (KDD 2009), Algorithm 2::
 
     minimize_w  R(w) = 1/N sum_i max_y [loss(y_i, y) - w . (f(x_i, y_i) - f(x_i, y))]
-    subject to  ||w||_1 <= radius
+    subject to  ||w||_1 <= radius   (and w_j >= 0 on the weights the structure
+                                     needs non-negative, e.g. min-cut edge weights)
 
 A subgradient of the i-th hinge term is ``f(x_i, y*) - f(x_i, y_i)`` with
 ``y*`` the loss-augmented prediction (:class:`StructuredHinge`).  Each step
 ``w <- Proj_{||w||_1 <= radius}(w - eta_t g_t)`` uses the exact sort-based L1-ball
-projection (:mod:`.l1_projection`), which soft-thresholds: small weights become
-exact zeros.
+projection (:mod:`.l1_projection`, which also handles the non-negative
+weights), which soft-thresholds: small weights become exact zeros.
 
 Step sizes (the paper leaves the schedule open) follow AdaGrad-norm,
 ``eta_t = eta0 * radius / sqrt(sum_{s<=t} ||g_s||_2^2)``: for subgradients of
@@ -19,8 +20,9 @@ with the scale taken from the observed subgradients, so it needs no tuning
 across data sets and feature scales.
 
 Because ``R`` is convex, every evaluated pair ``(w_t, g_t)`` gives the linear
-lower bound ``R(w*) >= R(w_t) + g_t . (w* - w_t) >= R(w_t) - g_t . w_t -
-radius ||g_t||_inf``; a convex combination of these bounds (weights ``eta_t``)
+lower bound ``R(w*) >= R(w_t) + g_t . (w* - w_t) >= R(w_t) - g_t . w_t +
+min_{w in W} g_t . w`` over the feasible set ``W`` (``-radius ||g_t||_inf`` for
+the plain ball); a convex combination of these bounds (weights ``eta_t``)
 is also one.  The solver keeps the best of these lower bounds and the best
 iterate, so it reports a certified duality gap and stops on a relative gap of
 ``tol``.
@@ -63,6 +65,16 @@ class StructuredHinge:
         Loss-augmented inference runs over this many chunks of examples in
         parallel through joblib (``None``/1: sequential).
 
+    Attributes
+    ----------
+    loss_offsets : ndarray of shape (n_samples,)
+        Per-example constants completing the part losses: ``loss(y_i, y) =
+        loss_offsets[i] + encode(y) . part_losses`` (the structure's
+        ``loss_offsets`` where it defines them -- matching, min-cut --, else 0).
+    nonnegative : ndarray of bool of shape (n_weights,) or None
+        Weights the structure needs non-negative (``nonnegative_weights``, the
+        edge weights of a min-cut model); solvers keep them in the orthant.
+
     Notes
     -----
     The hinge term of example ``i`` at ``w`` is
@@ -79,6 +91,14 @@ class StructuredHinge:
         self.true_parts = structure.encode(batch, self.Y)
         self.part_losses = structure.part_losses(batch, self.Y)
         self.true_features = structure.expected_features(batch, self.true_parts)
+        self.loss_offsets = (
+            np.asarray(structure.loss_offsets(batch, self.Y), dtype=np.float64)
+            if hasattr(structure, "loss_offsets") else np.zeros(self.n_samples)
+        )
+        self.nonnegative = (
+            np.asarray(structure.nonnegative_weights(batch), dtype=bool)
+            if hasattr(structure, "nonnegative_weights") else None
+        )
         self._example_batches = {}
         self.n_jobs = n_jobs
         n_chunks = min(effective_n_jobs(n_jobs), self.n_samples) if n_jobs not in (None, 1) else 1
@@ -117,7 +137,7 @@ class StructuredHinge:
         Y_star = self.most_violated(w)
         violated_parts = self.structure.encode(self.batch, Y_star)
         per_part = (violated_parts - self.true_parts) * scores + violated_parts * self.part_losses
-        hinge = self.per_example_sums(per_part)
+        hinge = self.per_example_sums(per_part) + self.loss_offsets
         # Exact inference makes H_i >= 0 (y = y_i scores 0); clip rounding noise.
         np.maximum(hinge, 0.0, out=hinge)
         subgradient = (
@@ -196,7 +216,8 @@ def l1_projected_subgradient(
     Parameters
     ----------
     hinge : StructuredHinge
-        Data set and structure.
+        Data set and structure; the weights in ``hinge.nonnegative`` are kept
+        non-negative.
     radius : float
         ``lambda``, the L1-ball radius (``> 0``).
     max_iter : int
@@ -223,7 +244,9 @@ def l1_projected_subgradient(
     if not radius > 0:
         raise ValueError(f"the L1-ball radius must be > 0, got {radius}.")
     n = hinge.n_samples
-    w = np.zeros(hinge.n_weights) if coef_init is None else project_l1_ball(coef_init, radius)
+    nonnegative = hinge.nonnegative
+    w = (np.zeros(hinge.n_weights) if coef_init is None
+         else project_l1_ball(coef_init, radius, nonnegative))
     rng = np.random.RandomState(0) if random_state is None else random_state
     history = {"objective": [], "best_objective": [], "lower_bound": [], "n_nonzero": []}
     best_w, best_objective = w.copy(), np.inf
@@ -247,8 +270,8 @@ def l1_projected_subgradient(
         weighted_subgradient += bound_weight * g
         lower_bound = max(
             lower_bound,
-            offset - radius * np.abs(g).max(initial=0.0),
-            (weighted_offsets - radius * np.abs(weighted_subgradient).max(initial=0.0))
+            offset + _min_linear(g, radius, nonnegative),
+            (weighted_offsets + _min_linear(weighted_subgradient, radius, nonnegative))
             / weight_sum,
         )
         history["objective"].append(objective)
@@ -269,7 +292,8 @@ def l1_projected_subgradient(
             w, squared_norms = _online_epoch(hinge, w, radius, eta0, squared_norms, rng)
         else:
             squared_norms += g_norm2
-            w = project_l1_ball(w - eta0 * radius / np.sqrt(squared_norms) * g, radius)
+            w = project_l1_ball(w - eta0 * radius / np.sqrt(squared_norms) * g, radius,
+                                nonnegative)
     return SubgradientResult(best_w, best_objective, lower_bound, n_iter, converged, history)
 
 
@@ -289,5 +313,16 @@ def _online_epoch(hinge, w, radius, eta0, squared_norms, rng):
         if g_norm2 == 0.0:
             continue
         squared_norms += g_norm2
-        w = project_l1_ball(w - eta0 * radius / np.sqrt(squared_norms) * g, radius)
+        w = project_l1_ball(w - eta0 * radius / np.sqrt(squared_norms) * g, radius,
+                            hinge.nonnegative)
     return w, squared_norms
+
+
+def _min_linear(g, radius, nonnegative):
+    """``min g . w`` over ``{||w||_1 <= radius, w_j >= 0 where nonnegative}``.
+
+    A vertex of the set: ``-radius e_j`` (free ``j``, when ``g_j > 0``) or ``+radius e_j``
+    (any ``j``, when ``g_j < 0``), or 0.
+    """
+    best = np.abs(g) if nonnegative is None else np.where(nonnegative, -g, np.abs(g))
+    return -radius * max(0.0, float(best.max(initial=0.0)))
