@@ -1,4 +1,5 @@
-"""Generic convex QP references (clarabel interior point) for the projection tests."""
+"""Generic references: convex QPs (clarabel interior point) for the projection tests, and
+the L1-M3N linear programs written out over enumerated outputs (HiGHS)."""
 
 import numpy as np
 import scipy.sparse as sp
@@ -99,3 +100,33 @@ def max_margin_matching_optimum(structure, batch, Y, radius):
     solution = clarabel.DefaultSolver(sp.csc_matrix((n, n)), q, sp.csc_matrix(A), b, cones,
                                       settings).solve()
     return solution.obj_val + structure.loss_offsets(batch, Y).sum()
+
+
+def enumerated_l1_lp(rows, losses, owners, n_samples, C=None, radius=None, nonnegative=None):
+    """P1 (with ``C``) or P1' (with ``radius``) of the L1-M3N, dense, solved by HiGHS.
+
+    One margin constraint ``w . rows[k] >= losses[k] - xi_owners[k]`` per
+    enumerated output.  Variables ``[mu, nu, xi] >= 0`` with ``w = mu - nu``
+    and ``nu_j = 0`` where ``nonnegative``.  Returns the optimal value and ``w``.
+    """
+    from scipy.optimize import linprog
+
+    R = np.asarray(rows, dtype=float)
+    m, n_weights = R.shape
+    slack = np.zeros((m, n_samples))
+    slack[np.arange(m), owners] = -1.0
+    A = np.hstack([-R, R, slack])
+    b = -np.asarray(losses, dtype=float)
+    if C is not None:
+        cost = np.r_[np.ones(2 * n_weights), np.full(n_samples, C)]
+    else:
+        cost = np.r_[np.zeros(2 * n_weights), np.full(n_samples, 1.0 / n_samples)]
+        A = np.vstack([A, np.r_[np.ones(2 * n_weights), np.zeros(n_samples)]])
+        b = np.r_[b, radius]
+    bounds = [(0, None)] * cost.size
+    if nonnegative is not None:
+        for j in np.flatnonzero(nonnegative):
+            bounds[n_weights + j] = (0, 0)
+    result = linprog(cost, A_ub=A, b_ub=b, bounds=bounds, method="highs")
+    assert result.status == 0
+    return result.fun, result.x[:n_weights] - result.x[n_weights:2 * n_weights]

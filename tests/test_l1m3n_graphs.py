@@ -17,9 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.optimize import linprog
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold
+
+from _qp_reference import enumerated_l1_lp
 
 from sklearn_struct.l1m3n import L1M3N
 from sklearn_struct.solvers.subgradient import StructuredHinge
@@ -121,26 +122,8 @@ def full_lp(problem, C=None, radius=None, nonnegative=None):
             rows.append(truth - features)
             losses.append(loss)
             owners.append(i)
-    R = np.array(rows)
-    m, n_weights = R.shape
-    n = len(problem.enumerated)
-    slack = np.zeros((m, n))
-    slack[np.arange(m), owners] = -1.0
-    A = np.hstack([-R, R, slack])
-    b = -np.array(losses)
-    if C is not None:
-        cost = np.r_[np.ones(2 * n_weights), np.full(n, C)]
-    else:
-        cost = np.r_[np.zeros(2 * n_weights), np.full(n, 1.0 / n)]
-        A = np.vstack([A, np.r_[np.ones(2 * n_weights), np.zeros(n)]])
-        b = np.r_[b, radius]
-    bounds = [(0, None)] * cost.size
-    if nonnegative is not None:
-        for j in np.flatnonzero(nonnegative):
-            bounds[n_weights + j] = (0, 0)
-    result = linprog(cost, A_ub=A, b_ub=b, bounds=bounds, method="highs")
-    assert result.status == 0
-    return result.fun, result.x[:n_weights] - result.x[n_weights:2 * n_weights]
+    return enumerated_l1_lp(rows, losses, owners, len(problem.enumerated), C=C,
+                            radius=radius, nonnegative=nonnegative)
 
 
 @pytest.fixture(scope="module", params=["matching", "mincut"])

@@ -5,7 +5,8 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.optimize import linprog, minimize_scalar
+from _qp_reference import enumerated_l1_lp
+from scipy.optimize import minimize_scalar
 
 from sklearn_struct.solvers.adaptive_m3n import adaptive_m3n, squared_l1_objective
 from sklearn_struct.solvers.cutting_plane import (
@@ -54,22 +55,7 @@ def enumerated_lp(problem, C=None, radius=None):
             rows.append(structure.expected_features(sub, z_true - z))
             losses.append(z @ part_losses)
             owners.append(i)
-    R = np.array(rows)
-    m, n_weights = R.shape
-    n = batch.n_samples
-    slack = np.zeros((m, n))
-    slack[np.arange(m), owners] = -1.0
-    A = np.hstack([-R, R, slack])
-    b = -np.array(losses)
-    if C is not None:
-        cost = np.r_[np.ones(2 * n_weights), np.full(n, C)]
-    else:
-        cost = np.r_[np.zeros(2 * n_weights), np.full(n, 1.0 / n)]
-        A = np.vstack([A, np.r_[np.ones(2 * n_weights), np.zeros(n)]])
-        b = np.r_[b, radius]
-    result = linprog(cost, A_ub=A, b_ub=b, method="highs")
-    assert result.status == 0
-    return result.fun, result.x[:n_weights] - result.x[n_weights:2 * n_weights]
+    return enumerated_l1_lp(rows, losses, owners, batch.n_samples, C=C, radius=radius)
 
 
 def exact_squared_l1(problem, lam, C):
