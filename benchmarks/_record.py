@@ -14,7 +14,10 @@ import re
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
-HEADER = "# Benchmark results\n\nWritten by the scripts in `benchmarks/`; each section says which script and command.\n"
+HEADER = (
+    "# Benchmark results\n\n"
+    "Written by the scripts in `benchmarks/`; each section says which script and command.\n"
+)
 
 
 def environment():

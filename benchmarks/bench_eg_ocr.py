@@ -104,7 +104,8 @@ def gap_per_C(args, X, y, X_test, y_test):
                          f"{1.0 - model.score(X_test, y_test):.4f}", f"{seconds:.1f}"])
             print(rows[-1], flush=True)
     body = (f"OCR letters, train fold {args.fold} ({len(X)} words), test on the other folds; "
-            f"default estimators (annealing on) with tol=1e-4 and max_iter={args.passes} passes.\n\n"
+            "default estimators (annealing on) with tol=1e-4 and "
+            f"max_iter={args.passes} passes.\n\n"
             + markdown_table(["estimator", "C", "passes", "relative gap", "test letter error",
                               "seconds"], rows))
     print(body)

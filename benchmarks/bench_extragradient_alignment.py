@@ -176,7 +176,7 @@ def main(max_iter=200, perceptron_passes=30):
     rows.append([f"dual extragradient, (c+,c-)=(1,3), radius=inf (best pass on trial of "
                  f"{max_iter})", best[0], *[f"{v:.4f}" for v in best[2]]])
     final = history[-1]
-    rows.append([f"dual extragradient, last pass", final[0], *[f"{v:.4f}" for v in final[2]]])
+    rows.append(["dual extragradient, last pass", final[0], *[f"{v:.4f}" for v in final[2]]])
 
     t0 = time.perf_counter()
     model = DualExtragradientMatcher(structure, max_iter=max_iter, early_stopping=True,

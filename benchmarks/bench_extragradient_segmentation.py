@@ -97,7 +97,7 @@ def main(size=16, max_iter=60):
     best = min(history, key=lambda h: h[1])
     rows.append([f"dual extragradient, MinCutStructure (best pass {best[0]} of {max_iter} on "
                  "validation)", f"{best[1]:.4f}", f"{best[2]:.4f}", f"{elapsed:.0f}"])
-    rows.append([f"dual extragradient, last pass", f"{history[-1][1]:.4f}",
+    rows.append(["dual extragradient, last pass", f"{history[-1][1]:.4f}",
                  f"{history[-1][2]:.4f}", "-"])
     edge_weights = best[3][-2:]
     n_nodes = batches["train"].unit_offsets[-1]

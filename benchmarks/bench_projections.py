@@ -29,7 +29,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from _qp_reference import grid_edges, matching_constraints, mincut_constraints, qp_project  # noqa: E402
+from _qp_reference import (  # noqa: E402
+    grid_edges, matching_constraints, mincut_constraints, qp_project,
+)
 from _record import markdown_table, record  # noqa: E402
 
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
@@ -96,8 +98,9 @@ def compile_seconds():
         from sklearn_struct.structures.matching import MatchingStructure
         from sklearn_struct.structures.mincut import MinCutStructure
         edges = np.array([[0, 0], [0, 1], [1, 1]])
+        mincut_graph = (np.ones((2, 1)), edges[1:2], np.ones((1, 1)))
         for structure, X, n in ((MatchingStructure(), (np.ones((3, 1)), edges), 3),
-                                (MinCutStructure(), (np.ones((2, 1)), edges[1:2], np.ones((1, 1))), 3)):
+                                (MinCutStructure(), mincut_graph, 3)):
             batch = structure.make_batch([X])
             start = time.perf_counter()
             structure.project(batch, np.linspace(-1, 2, n))

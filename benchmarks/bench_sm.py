@@ -216,13 +216,14 @@ def penalised_objective(coef, X, y):
 def equal_penalty(datasets):
     rows = []
     for name, (X_train, y_train, X_test, y_test) in datasets.items():
-        exact = SMLogisticRegression(method="newton", C=PENALISED_C, fit_intercept=False, tol=1e-15)
+        exact = SMLogisticRegression(method="newton", C=PENALISED_C, fit_intercept=False,
+                                     tol=1e-15)
         timed_fit(exact, X_train, y_train)
         optimum = penalised_objective(exact.coef_, X_train, y_train)
         fits = [(NAMES[m], SMLogisticRegression(method=m, C=PENALISED_C, fit_intercept=False,
-                                                 max_iter=100000)) for m in METHODS]
+                                                max_iter=100000)) for m in METHODS]
         fits += [(f"sklearn {solver}", LogisticRegression(solver=solver, C=PENALISED_C,
-                                                         fit_intercept=False, max_iter=100000))
+                                                          fit_intercept=False, max_iter=100000))
                  for solver in ("lbfgs", "newton-cg", "liblinear")]
         for label, clf in fits:
             seconds = timed_fit(clf, X_train, y_train)
@@ -262,24 +263,25 @@ The paper's orderings of the convergence rates, on our iteration counts:
 
 {orderings(iterations)}
 
-Comparison with the paper.  On the simulated data the iteration counts of the SM methods
-are within about 15% of Table 5 (except SM-2 on the separable noiseless set: about twice
-the paper's count), and the orderings of eq. (31)/(32) hold, including the paper's remark that SM-1 beats SM-4 on the
-simulated sets but not on text.  The pure Newton method stops earlier than the paper's on
-the separable noiseless set (its iterates run off to infinity and the loss collapses in a few
-steps; the paper's 42 iterations are not reproduced).  CPU seconds are one to two orders
-of magnitude below the paper's 2007 MATLAB figures, and the relative costs differ: the
-m x m solves that made SM-2 and Newton the slowest in the paper are cheap at m = 100-300 today (SM-2 on WebKB,
-which rebuilds a sparse Gram matrix every iteration, is the exception), so the O(nnz)
-methods SM-1, SM-4 and SM-5 are ranked by their iteration counts.  Test accuracies are
-within two points of Table 6 on the simulated sets (a little higher on the noiseless one);
-on WebKB, with a training set 62% of the paper's, they are 0.6-4.4 points lower, most for
-Newton, SM-2, SM-3 and SM-4.  As in the paper the slowest methods (SM-1, SM-5) test best on
-WebKB; we read this as early stopping rather than robustness to noise: on (nearly)
-separable data an unpenalised fit stopped earlier has smaller weights.
-At an equal L2 penalty (below) all methods head for one optimum: at the default tol the
-first-order SM methods stop within about 1e-3 of it (5.6e-3 for SM-5 on WebKB; the tests
-drive every method to within 1e-6 with a tighter tol) and the test accuracies agree to within half a point.
+Comparison with the paper.  On the simulated data the iteration counts of the SM methods are
+within about 15% of Table 5 (except SM-2 on the separable noiseless set: about twice the
+paper's count), and the orderings of eq. (31)/(32) hold, including the paper's remark that
+SM-1 beats SM-4 on the simulated sets but not on text.  The pure Newton method stops earlier
+than the paper's on the separable noiseless set (its iterates run off to infinity and the
+loss collapses in a few steps; the paper's 42 iterations are not reproduced).  CPU seconds
+are one to two orders of magnitude below the paper's 2007 MATLAB figures, and the relative
+costs differ: the m x m solves that made SM-2 and Newton the slowest in the paper are cheap
+at m = 100-300 today (SM-2 on WebKB, which rebuilds a sparse Gram matrix every iteration, is
+the exception), so the O(nnz) methods SM-1, SM-4 and SM-5 are ranked by their iteration
+counts.  Test accuracies are within two points of Table 6 on the simulated sets (a little
+higher on the noiseless one); on WebKB, with a training set 62% of the paper's, they are
+0.6-4.4 points lower, most for Newton, SM-2, SM-3 and SM-4.  As in the paper the slowest
+methods (SM-1, SM-5) test best on WebKB; we read this as early stopping rather than
+robustness to noise: on (nearly) separable data an unpenalised fit stopped earlier has
+smaller weights.  At an equal L2 penalty (below) all methods head for one optimum: at the
+default tol the first-order SM methods stop within about 1e-3 of it (5.6e-3 for SM-5 on
+WebKB; the tests drive every method to within 1e-6 with a tighter tol) and the test
+accuracies agree to within half a point.
 scikit-learn's defaults stop early on these features of L1 norm 1 (its tol bounds the
 gradient, which is tiny here), hence its higher training losses.
 

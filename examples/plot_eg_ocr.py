@@ -21,8 +21,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn_struct.datasets import load_ocr_letters
 from sklearn_struct.eg import EGCRF, EGStructuredSVM
 
-path = Path(sys.argv[1]) if len(sys.argv) > 1 else (
-    Path(__file__).resolve().parents[2] / "shared" / "data" / "ocr_letters_taskar" / "letters_flat.npz")
+default_path = (Path(__file__).resolve().parents[2] / "shared" / "data" / "ocr_letters_taskar"
+                / "letters_flat.npz")
+path = Path(sys.argv[1]) if len(sys.argv) > 1 else default_path
 data = load_ocr_letters(path)
 train, test = np.flatnonzero(data.folds == 0), np.flatnonzero(data.folds != 0)[:1500]
 X, y = [data.X[i] for i in train], [data.y[i] for i in train]
@@ -39,7 +40,8 @@ for name, model in (("EGCRF", EGCRF(C=0.1)), ("EGStructuredSVM", EGStructuredSVM
             warnings.simplefilter("ignore", ConvergenceWarning)
             model.fit(X, y)
         curve.append((model.primal_objective_, model.dual_objective_,
-                      model.duality_gap_ / model.primal_objective_, 1 - model.score(X_test, y_test)))
+                      model.duality_gap_ / model.primal_objective_,
+                      1 - model.score(X_test, y_test)))
     curve = np.array(curve)
     passes = np.arange(1, n_passes + 1)
     axes[0].plot(passes, curve[:, 0], label=f"{name} primal")

@@ -88,10 +88,10 @@ print(f"edge weights (constant, contrast): {np.round(model.coef_[-2:], 3)}")
 # A few test images
 # -----------------
 fig, axes = plt.subplots(4, 4, figsize=(8, 8.5))
+titles = ("image", "truth", "logistic", "min-cut")
 for column, i in enumerate((0, 5, 10, 15)):
     panels = (horses.images[30 + i], y_test[i], pixel_predictions[i], mincut_predictions[i])
-    for row, (panel, title) in enumerate(zip(panels, ("image", "truth", "logistic",
-                                                       "min-cut"))):
+    for row, (panel, title) in enumerate(zip(panels, titles)):
         axes[row, column].imshow(np.reshape(panel, (SIZE, SIZE)), cmap="gray")
         axes[row, column].set_xticks([])
         axes[row, column].set_yticks([])

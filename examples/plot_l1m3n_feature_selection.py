@@ -47,7 +47,7 @@ models = {
     "L1M3N cutting plane (C=0.02)": L1M3N(solver="cutting_plane", C=0.02),
     "L1M3N subgradient (lam=2)": L1M3N(solver="subgradient", lam=2.0, max_iter=500),
     "L1M3N EM (lam=3000, C=1)": L1M3N(solver="em", lam=3000.0, C=1.0, max_iter=15,
-                                     random_state=0),
+                                      random_state=0),
 }
 with warnings.catch_warnings():
     # Capped iteration counts: the models are used as they are.

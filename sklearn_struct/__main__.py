@@ -101,7 +101,8 @@ def main(argv=None):
     for name, row in report.items():
         print(f"{name:<34}{row['letter_accuracy']:>11.3f}{row['word_accuracy']:>10.3f}"
               f"{row['seconds']:>8.1f}")
-    print(f"\n{type(model).__name__}: {model.n_iter_} passes, primal {model.primal_objective_:.4f}, "
+    print(f"\n{type(model).__name__}: {model.n_iter_} passes, "
+          f"primal {model.primal_objective_:.4f}, "
           f"dual {model.dual_objective_:.4f}, "
           f"relative gap {model.duality_gap_ / abs(model.primal_objective_):.2e}")
     print("Most rewarded letter transitions:",

@@ -337,7 +337,8 @@ class StructuredEstimatorMixin:
                 "structure object) for graphs."
             )
         if flat != is_flat_input(X):
-            form = "a 2-D array or sparse matrix" if flat else "a list of 2-D arrays (one per sequence)"
+            form = ("a 2-D array or sparse matrix" if flat
+                    else "a list of 2-D arrays (one per sequence)")
             raise ValueError(
                 f"{type(self).__name__}: structure {type(structure).__name__} expects X as "
                 f"{form}, got {type(X).__name__}."

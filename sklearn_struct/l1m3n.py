@@ -373,4 +373,3 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         if self.solver == "subgradient":
             return f"certified relative duality gap above tol={self.tol}"
         return f"scaling factors beta still moving by more than tol={self.tol} per iteration"
-

@@ -84,8 +84,10 @@ def max_margin_matching_optimum(structure, batch, Y, radius):
     n = d + base + n_edges  # x = (w, lam, mu)
     q = np.r_[-truth, np.ones(base + n_edges)]
     rows = np.arange(n_edges)
-    incidence = sp.csr_matrix((-np.ones(2 * n_edges), (np.r_[rows, rows], np.r_[ends[:, 0], ends[:, 1]])),
-                              shape=(n_edges, base))
+    incidence = sp.csr_matrix(
+        (-np.ones(2 * n_edges), (np.r_[rows, rows], np.r_[ends[:, 0], ends[:, 1]])),
+        shape=(n_edges, base),
+    )
     margin = sp.hstack([sp.csr_matrix(X), incidence, -sp.identity(n_edges)])
     positive = sp.hstack([sp.csr_matrix((base + n_edges, d)), -sp.identity(base + n_edges)])
     A, b = sp.vstack([margin, positive]), np.r_[-losses, np.zeros(base + n_edges)]

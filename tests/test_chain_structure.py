@@ -116,8 +116,8 @@ def test_marginals_and_viterbi_equal_brute_force(start_end, scale):
         assert np.all(np.isfinite(mu)) and np.all(np.isfinite(log_z))
         tol = _tolerances(scale)
         mu_blocks = _blocks(mu, lengths, n_states, start_end)
-        for i, (block, mu_block) in enumerate(zip(_blocks(scores, lengths, n_states, start_end),
-                                                   mu_blocks)):
+        score_blocks = _blocks(scores, lengths, n_states, start_end)
+        for i, (block, mu_block) in enumerate(zip(score_blocks, mu_blocks)):
             T = lengths[i]
             ref_log_z, ref_node, ref_edges, ref_best, ref_score = _brute_force(*block)
             assert log_z[i] == pytest.approx(ref_log_z, rel=1e-13, abs=1e-12)

@@ -39,7 +39,8 @@ def test_projection_matches_constrained_minimisation():
         np.zeros(12),
         jac=lambda pq: np.concatenate([pq[:6] - pq[6:] - v, -(pq[:6] - pq[6:] - v)]),
         bounds=[(0, None)] * 12,
-        constraints=[{"type": "ineq", "fun": lambda pq: radius - pq.sum(), "jac": lambda pq: -np.ones(12)}],
+        constraints=[{"type": "ineq", "fun": lambda pq: radius - pq.sum(),
+                      "jac": lambda pq: -np.ones(12)}],
         method="SLSQP",
         options={"ftol": 1e-14, "maxiter": 500},
     )

@@ -64,6 +64,7 @@ def exact_squared_l1(problem, lam, C):
     n_weights, n = batch.n_weights, batch.n_samples
     hinge_at_zero = StructuredHinge(structure, batch, Y).evaluate(np.zeros(n_weights))[0].sum()
     r_max = np.sqrt(n_weights * C * hinge_at_zero / lam)
+
     def value(r):
         return lam / n_weights * r * r + C * n * enumerated_lp(problem, radius=max(r, 1e-12))[0]
 

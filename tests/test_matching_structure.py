@@ -18,14 +18,14 @@ def random_graph(rng, n_src, n_tgt, density, d=3):
 
 
 def brute_force_matching(scores, edges):
-    best, best_set = 0.0, ()
+    best = 0.0
     for r in range(1, len(edges) + 1):
         for subset in itertools.combinations(range(len(edges)), r):
             chosen = edges[list(subset)]
             if len(set(chosen[:, 0])) == r and len(set(chosen[:, 1])) == r:
                 value = scores[list(subset)].sum()
                 if value > best:
-                    best, best_set = value, subset
+                    best = value
     return best
 
 

@@ -25,6 +25,8 @@ def test_main_job_beats_the_per_letter_baseline():
     assert chain["word_accuracy"] > baseline["word_accuracy"]
 
 
-@pytest.mark.parametrize("command", ["python -m sklearn_struct", 'pip install -e ".[test,docs]" && pytest'])
+@pytest.mark.parametrize(
+    "command", ["python -m sklearn_struct", 'pip install -e ".[test,docs]" && pytest']
+)
 def test_readme_names_the_setup_commands(command):
     assert command in README.read_text()

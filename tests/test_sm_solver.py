@@ -137,12 +137,12 @@ def _paper_parallel_update(X, y, coef0, K, variant):
     lam = coef0 / scale
     g = np.zeros((n, K, K, d))  # g[i, l, k, j]
     for i in range(n):
-        for l in range(K):
+        for label in range(K):
             if variant == "mh":
-                g[i, l, l] = -(1.0 if l == y[i] else -1.0) * Xs[i]
+                g[i, label, label] = -(1.0 if label == y[i] else -1.0) * Xs[i]
             else:
-                g[i, l, l] += Xs[i]
-                g[i, l, y[i]] -= Xs[i]
+                g[i, label, label] += Xs[i]
+                g[i, label, y[i]] -= Xs[i]
     exponent = np.einsum("ilkj,kj->il", g, lam)
     weight = softmax(exponent, axis=1) if variant == "multinomial" else np.exp(exponent)
     plus = np.einsum("ilkj,il->kj", np.where(g > 0, g, 0), weight)
@@ -216,8 +216,8 @@ def _exact_objective(loss_name, X, y, K, C, fit_intercept, sample_weight):
     d = X.shape[1]
 
     def objective(theta):
-        W = theta[: K * d].reshape(K, d)
-        b = theta[K * d :] if fit_intercept else np.zeros(K)
+        W = theta[:K * d].reshape(K, d)
+        b = theta[K * d:] if fit_intercept else np.zeros(K)
         F = np.asarray(X @ W.T) + b
         if loss_name == "binary_logistic":
             loss = np.logaddexp(0, -y * F[:, 0])

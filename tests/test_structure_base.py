@@ -19,7 +19,8 @@ class _ArgmaxOnly(BaseStructure):
 
 def test_unsupported_operation_names_structure_and_operation():
     structure = _ArgmaxOnly()
-    with pytest.raises(UnsupportedOperation, match=r"_ArgmaxOnly cannot compute 'marginals'.*argmax"):
+    with pytest.raises(UnsupportedOperation,
+                       match=r"_ArgmaxOnly cannot compute 'marginals'.*argmax"):
         structure.marginals(None, np.zeros(3))
     assert isinstance(UnsupportedOperation("x"), NotImplementedError)
 
@@ -27,5 +28,6 @@ def test_unsupported_operation_names_structure_and_operation():
 def test_check_supports_lists_missing_operations():
     structure = _ArgmaxOnly()
     structure.check_supports("argmax")
-    with pytest.raises(UnsupportedOperation, match="does not support marginals, project.*needed by EG"):
+    with pytest.raises(UnsupportedOperation,
+                       match="does not support marginals, project.*needed by EG"):
         structure.check_supports("argmax", "marginals", "project", needed_by="EG")

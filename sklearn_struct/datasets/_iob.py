@@ -112,7 +112,7 @@ def _render(tags, begin_marks_every_chunk):
         touches_same_type = previous_end == start and previous_type == chunk_type
         first = "B" if begin_marks_every_chunk or touches_same_type else "I"
         out[start] = f"{first}-{chunk_type}"
-        out[start + 1 : end] = [f"I-{chunk_type}"] * (end - start - 1)
+        out[start + 1:end] = [f"I-{chunk_type}"] * (end - start - 1)
         previous_end, previous_type = end, chunk_type
     return out
 

@@ -150,8 +150,8 @@ class _Chunks:
 
     def __init__(self, structure, batch, n_jobs):
         self.n_jobs = n_jobs
-        n_chunks = 1 if n_jobs in (None, 1) else min(max(effective_n_jobs(n_jobs), 1),
-                                                      batch.n_samples)
+        n_chunks = (1 if n_jobs in (None, 1)
+                    else min(max(effective_n_jobs(n_jobs), 1), batch.n_samples))
         bounds = np.linspace(0, batch.n_samples, n_chunks + 1).astype(np.int64)
         po, uo = batch.part_offsets, batch.unit_offsets
         self.part_ranges = [(int(po[a]), int(po[b])) for a, b in zip(bounds, bounds[1:])]
@@ -190,7 +190,7 @@ def dual_terms(loss, mu, log_partition, theta, part_losses, part_offsets):
 
 
 def example_losses(problem, w):
-    """``loss_i(w)``: log-partition (log) or loss-augmented maximum (hinge) minus the truth's score."""
+    """``loss_i(w)``: log-partition (log) or loss-augmented max (hinge) minus the truth's score."""
     structure = problem.structure
 
     def chunk_losses(sub, truth_chunk, losses_chunk, y_chunk):
@@ -378,7 +378,8 @@ class _GenericEpoch:
                 term = dual_terms(loss, mu, log_z, theta, p.part_losses[a:b], sub.part_offsets)[0]
                 dmu = mu - state.mu[a:b]
                 change = p.features(sub, dmu)
-                gain = cs * (term - state.terms[i] + dmu @ scores) - 0.5 * cs * cs * (change @ change)
+                gain = (cs * (term - state.terms[i] + dmu @ scores)
+                        - 0.5 * cs * cs * (change @ change))
                 scale = (np.abs(theta).sum() + np.abs(scores).sum() + abs(log_z[0]) + abs(term)
                          + abs(state.terms[i]))
                 rounding = _eg_kernels.ROUNDING * (cs * scale + cs * cs * (change @ change))
@@ -506,7 +507,8 @@ def eg_solve(
     _attach(problem, state, C_now)
 
     if solver == "online":
-        epoch_runner = _FastEpoch(problem) if _FastEpoch.supports(structure) else _GenericEpoch(problem)
+        epoch_runner = (_FastEpoch(problem) if _FastEpoch.supports(structure)
+                        else _GenericEpoch(problem))
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds", "eval_seconds")}
     total_tries, epoch, converged = 0, 0, False
     budget_total = int(np.ceil(max_iter * n))
@@ -520,7 +522,8 @@ def eg_solve(
         if solver == "online":
             order_ = (rng.randint(0, n, size=n) if order == "random"
                       else np.arange(n)).astype(np.int64)
-            total_tries += epoch_runner.run(state, order_, min(budget, n), loss, adaptive, eta, C_now)
+            total_tries += epoch_runner.run(state, order_, min(budget, n), loss, adaptive, eta,
+                                            C_now)
         else:
             total_tries += _batch_pass(problem, state, budget // n, loss, adaptive, eta, C_now)
         elapsed = time.perf_counter() - start

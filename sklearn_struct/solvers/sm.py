@@ -570,10 +570,12 @@ class _Newton(_Stepper):
         weights = self.loss.hessian_weights(F)
         hessian = np.empty((K * width, K * width))
         for k in range(K):
-            for l in range(k, K):
-                block = self.design.augmented_gram(weights[k, l])
-                hessian[k * width : (k + 1) * width, l * width : (l + 1) * width] = block
-                hessian[l * width : (l + 1) * width, k * width : (k + 1) * width] = block
+            rows_k = slice(k * width, (k + 1) * width)
+            for other in range(k, K):
+                rows_other = slice(other * width, (other + 1) * width)
+                block = self.design.augmented_gram(weights[k, other])
+                hessian[rows_k, rows_other] = block
+                hessian[rows_other, rows_k] = block
         mask = self.design.penalty_mask()
         hessian[np.diag_indices_from(hessian)] += self.rho * np.tile(mask, K)
         if self.loss.shift_invariant:
