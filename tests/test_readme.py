@@ -11,9 +11,12 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def test_quickstart_runs(capsys):
     code = re.search(r"```python\n(.*?)```", README.read_text(), re.S).group(1)
     exec(compile(code, str(README), "exec"), {})
-    letter_accuracy, coef_difference = map(float, capsys.readouterr().out.split())
+    lines = capsys.readouterr().out.splitlines()
+    letter_accuracy, coef_difference, edge_f1 = map(float, lines[:3])
     assert letter_accuracy > 0.75
     assert coef_difference < 1e-2
+    assert edge_f1 >= 0.8
+    assert lines[3] == "[ True  True False False False]"  # L1M3N keeps the informative features
 
 
 def test_main_job_beats_the_per_letter_baseline():
