@@ -186,13 +186,9 @@ def _scaled_change_sq_norm(data, indices, indptr, dense_width, tok0, n_tokens, n
     """``||scale * F_i dmu||^2`` through an explicit sparse accumulation of
     ``F_i dmu`` (the token Gram matrix cannot carry a per-weight scale).
     ``scratch`` (length ``n_features * n_states``) is zero on entry and exit."""
-    for t in range(n_tokens):
-        start, stop = _row_span(tok0 + t, dense_width, indptr)
-        for p in range(start, stop):
-            j = p - start if dense_width > 0 else indices[p]
-            base = j * n_states
-            for k in range(n_states):
-                scratch[base + k] += data[p] * dmu[t * n_states + k]
+    _add_node_features(data, indices, indptr, dense_width, tok0, n_tokens, n_states,
+                       dmu[:n_tokens * n_states].reshape((n_tokens, n_states)), scale[:0],
+                       scratch)
     total = 0.0
     for t in range(n_tokens):
         start, stop = _row_span(tok0 + t, dense_width, indptr)

@@ -30,6 +30,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from .l1_projection import clip_nonnegative
+
 __all__ = ["CuttingPlaneResult", "LPSolverError", "l1_cutting_plane", "solve_l1_margin_lp"]
 
 
@@ -130,9 +132,8 @@ def solve_l1_margin_lp(rows, losses, owners, n_samples, *, C=None, radius=None,
         )
     x = result.x
     w = x[:n_weights] - x[n_weights:2 * n_weights]
-    if nonnegative is not None:
-        # HiGHS may leave basic variables below their bound by its feasibility tolerance
-        w[nonnegative] = np.maximum(w[nonnegative], 0.0)
+    # HiGHS may leave basic variables below their bound by its feasibility tolerance
+    w = clip_nonnegative(w, nonnegative)
     # Non-basic weights are exactly zero; clean the rounding noise of basic ones.
     w[np.abs(w) <= 1e-12 * max(1.0, np.abs(w).max(initial=0.0))] = 0.0
     return w, x[2 * n_weights:], float(result.fun)
@@ -170,8 +171,7 @@ def l1_cutting_plane(hinge, C, *, epsilon=1e-3, max_iter=200, coef_init=None, ve
     n, n_weights = hinge.n_samples, hinge.n_weights
     nonnegative = hinge.nonnegative
     w = np.zeros(n_weights) if coef_init is None else np.asarray(coef_init, dtype=np.float64)
-    if nonnegative is not None:
-        w = np.where(nonnegative, np.maximum(w, 0.0), w)
+    w = clip_nonnegative(w, nonnegative)
     rows, losses, owners = [], [], []
     seen = [set() for _ in range(n)]  # working sets, as part encodings
     history = {

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .l1_projection import clip_nonnegative
+
 __all__ = ["ExtragradientResult", "dual_extragradient", "estimate_lipschitz"]
 
 
@@ -72,8 +74,7 @@ class _EuclideanBall:
         self.n_weights = n_weights
 
     def project(self, w):
-        w = w.copy()
-        w[self.nonneg] = np.maximum(w[self.nonneg], 0.0)
+        w = clip_nonnegative(w, self.nonneg)
         norm = np.linalg.norm(w)
         if norm > self.radius:
             w *= self.radius / norm

@@ -26,7 +26,7 @@ over the constrained set.
 import numpy as np
 from numba import njit
 
-__all__ = ["project_l1_ball", "l1_ball_threshold"]
+__all__ = ["clip_nonnegative", "project_l1_ball", "l1_ball_threshold"]
 
 
 @njit(cache=True)
@@ -118,5 +118,25 @@ def project_l1_ball(v, radius, nonnegative=None):
                 f"project_l1_ball: nonnegative must be a boolean mask of shape {v.shape}, got "
                 f"dtype {nonnegative.dtype} and shape {nonnegative.shape}."
             )
-        v = np.where(nonnegative & (v < 0.0), 0.0, v)
+        v = clip_nonnegative(v, nonnegative)
     return _project_l1_ball(v, radius)
+
+
+def clip_nonnegative(w, nonnegative):
+    """``w`` with its negative coordinates where ``nonnegative`` is True set to 0.
+
+    Parameters
+    ----------
+    w : ndarray of shape (n,)
+        Weights (not modified).
+    nonnegative : ndarray of bool of shape (n,) or None
+        Coordinates constrained to be ``>= 0``; ``None``: none.
+
+    Returns
+    -------
+    clipped : ndarray of shape (n,)
+        A new array (``w`` itself when ``nonnegative`` is None).
+    """
+    if nonnegative is None:
+        return w
+    return np.where(nonnegative & (w < 0.0), 0.0, w)

@@ -78,6 +78,14 @@ def _cholesky_solve(A, b, m):
 
 
 @njit(cache=True)
+def _heap_swap(keys, items, stamps, i, j):
+    """Exchange heap entries ``i`` and ``j`` (key, item and stamp together)."""
+    keys[i], keys[j] = keys[j], keys[i]
+    items[i], items[j] = items[j], items[i]
+    stamps[i], stamps[j] = stamps[j], stamps[i]
+
+
+@njit(cache=True)
 def _heap_sift_down(keys, items, stamps, size, i):
     """Restore the min-heap order below position ``i``."""
     while True:
@@ -89,9 +97,7 @@ def _heap_sift_down(keys, items, stamps, size, i):
             child = left + 1
         if keys[i] <= keys[child]:
             return
-        keys[i], keys[child] = keys[child], keys[i]
-        items[i], items[child] = items[child], items[i]
-        stamps[i], stamps[child] = stamps[child], stamps[i]
+        _heap_swap(keys, items, stamps, i, child)
         i = child
 
 
@@ -104,9 +110,7 @@ def _heap_push(keys, items, stamps, size, key, item, stamp):
         parent = (i - 1) // 2
         if keys[parent] <= keys[i]:
             break
-        keys[i], keys[parent] = keys[parent], keys[i]
-        items[i], items[parent] = items[parent], items[i]
-        stamps[i], stamps[parent] = stamps[parent], stamps[i]
+        _heap_swap(keys, items, stamps, i, parent)
         i = parent
     return size + 1
 
