@@ -35,13 +35,41 @@ user labels to state indices is the estimator's job.
 An operation a structure cannot perform raises :class:`UnsupportedOperation`
 (a ``NotImplementedError``) naming the structure and the operation, so that an
 estimator can call :meth:`BaseStructure.check_supports` before any work.
+
+The protocol is closed: solvers and estimators call nothing else on a
+structure or a batch than what :class:`BaseStructure` documents, and never ask
+which structure they hold.  It has four groups of operations:
+
+* data: :meth:`~BaseStructure.make_batch`, :meth:`~BaseStructure.take`,
+  :meth:`~BaseStructure.check_outputs`, :meth:`~BaseStructure.n_features_in`;
+* targets: :meth:`~BaseStructure.target_codec` (validate, encode and decode
+  the user's ``y``), :meth:`~BaseStructure.score_outputs`,
+  :attr:`~BaseStructure.flat_outputs`;
+* weights: :meth:`~BaseStructure.weight_attributes` (fitted attributes such
+  as ``coef_`` and ``transition_``), :meth:`~BaseStructure.feature_support`,
+  :meth:`~BaseStructure.nonnegative_weights` (sign constraints),
+  :meth:`~BaseStructure.feature_bounds` (for step sizes);
+* parts: the operations of :data:`OPERATIONS` (scores, features, encodings,
+  losses and :meth:`~BaseStructure.loss_offsets`, inference, a warm-startable
+  projection) and :meth:`~BaseStructure.unit_values`;
+* kernels: :attr:`~BaseStructure.kernel_ops` and
+  :meth:`~BaseStructure.kernel_data`, the per-example numba operations from
+  which generic numba loops (batch operations, online solvers) are compiled
+  for this structure (:mod:`._kernel`).
+
+A structure object is never modified by an operation: anything an operation
+wants to carry to its next call (the duals of a warm-started projection) lives
+in an object the caller owns.
 """
 
 from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ._batch import check_part_vector
+from . import _generic_kernels
+from ._batch import check_part_vector, check_sample_weight
+from ._kernel import empty_scale, specialize
+from ._targets import UnitLabelCodec
 
 __all__ = ["BaseStructure", "UnsupportedOperation"]
 
@@ -80,7 +108,18 @@ OPERATIONS = (
     "loss_augmented_argmax",
     "marginals",
     "project",
+    "feature_bounds",
 )
+
+#: Parts operations that a structure gets from its per-example kernel operations.
+_FROM_KERNEL = {
+    "part_scores": ("part_scores",),
+    "expected_features": ("add_features",),
+    "encode": ("encode",),
+    "argmax": ("argmax",),
+    "marginals": ("marginals",),
+    "project": ("project",),
+}
 
 
 class BaseStructure(ABC):
@@ -96,19 +135,32 @@ class BaseStructure(ABC):
     ``i`` owns parts ``part_offsets[i]:part_offsets[i + 1]`` of every part
     vector).  Read more in the :ref:`User Guide <structures>`.
 
-    Subclasses implement :meth:`make_batch`, :meth:`take` and the subset of the
-    parts operations they support, and list that subset in
-    ``supported_operations``; every other operation raises
-    :class:`UnsupportedOperation`.  Their methods inherit the docstrings
-    written here.
+    Subclasses implement :meth:`make_batch`, :meth:`take` and the parts
+    operations they support, either as batch methods (listed in
+    ``supported_operations``) or, for every learner to run them inside numba,
+    as per-example kernel operations (:attr:`kernel_ops` and
+    :meth:`kernel_data`), from which the batch methods follow.  Every other
+    operation raises :class:`UnsupportedOperation`; every other protocol
+    method has a default documented here.  Their methods inherit the
+    docstrings written here.  :func:`sklearn_struct.utils.check_structure`
+    checks a structure against brute-force enumeration.
 
     Attributes
     ----------
     supported_operations : tuple of str
-        Names of the parts operations this structure implements, among
-        ``"part_scores"``, ``"expected_features"``, ``"encode"``, ``"decode"``,
+        Names of the parts operations this structure implements as batch
+        methods, among :data:`OPERATIONS`: ``"part_scores"``,
+        ``"expected_features"``, ``"encode"``, ``"decode"``,
         ``"part_losses"``, ``"argmax"``, ``"loss_augmented_argmax"``,
-        ``"marginals"`` and ``"project"``.
+        ``"marginals"``, ``"project"`` and ``"feature_bounds"``.  Those backed
+        by :attr:`kernel_ops` need not be listed (see :meth:`supports`).
+    kernel_ops : KernelOps or None
+        Per-example numba operations of the structure (class attribute;
+        ``None``: no kernels, so no online EG or online subgradient).
+    flat_outputs : bool
+        Whether an example has exactly one output unit whose label is the
+        target, so that ``y`` is one label per sample and an estimator over
+        this structure is a scikit-learn classifier (multiclass).
 
     See Also
     --------
@@ -137,8 +189,12 @@ class BaseStructure(ABC):
     2.5
     """
 
-    #: Operations this structure implements (subclasses override).
+    #: Operations this structure implements as batch methods (subclasses override).
     supported_operations = ()
+    #: Per-example numba operations (subclasses set a KernelOps).
+    kernel_ops = None
+    #: One output unit per example, labelled by the target (multiclass).
+    flat_outputs = False
 
     # ------------------------------------------------------------------ data
     @abstractmethod
@@ -242,7 +298,13 @@ class BaseStructure(ABC):
         UnsupportedOperation
             If the structure does not implement this operation.
         """
-        self._unsupported("part_scores")
+        ops = self._kernel_for("part_scores")
+        w = check_part_vector(w, batch.n_weights, type(self).__name__, "weights w")
+        out = np.empty(int(batch.part_offsets[-1]))
+        specialize(_generic_kernels.batch_part_scores, ops)(
+            self.kernel_data(batch), batch.part_offsets, self.kernel_weights(batch, w),
+            empty_scale(), out)
+        return out
 
     def expected_features(self, batch, z, sample_weight=None):
         """Features ``sum_i s_i sum_r z_r phi(x_i, r)`` of a weighting ``z`` of the parts.
@@ -273,7 +335,15 @@ class BaseStructure(ABC):
         UnsupportedOperation
             If the structure does not implement this operation.
         """
-        self._unsupported("expected_features")
+        ops = self._kernel_for("expected_features")
+        name = type(self).__name__
+        z = check_part_vector(z, batch.part_offsets[-1], name, "z")
+        sample_weight = check_sample_weight(sample_weight, batch.n_samples, name)
+        out = np.zeros(batch.n_weights)
+        specialize(_generic_kernels.batch_add_features, ops)(
+            self.kernel_data(batch), batch.part_offsets, z,
+            np.zeros(0) if sample_weight is None else sample_weight, empty_scale(), out)
+        return self.contract_weights(batch, out)
 
     def encode(self, batch, Y):
         """Part vector of outputs: how often each part occurs in each output.
@@ -300,7 +370,12 @@ class BaseStructure(ABC):
         UnsupportedOperation
             If the structure does not implement this operation.
         """
-        self._unsupported("encode")
+        ops = self._kernel_for("encode")
+        Y = self.check_outputs(batch, Y)
+        z = np.zeros(int(batch.part_offsets[-1]))
+        specialize(_generic_kernels.batch_encode, ops)(
+            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, Y, z)
+        return z
 
     def decode(self, batch, z):
         """Outputs from a part vector (the inverse of :meth:`encode`).
@@ -375,7 +450,12 @@ class BaseStructure(ABC):
         UnsupportedOperation
             If the structure does not implement this operation.
         """
-        self._unsupported("argmax")
+        ops = self._kernel_for("argmax")
+        scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
+        Y = np.zeros(int(batch.unit_offsets[-1]), dtype=np.int64)
+        specialize(_generic_kernels.batch_argmax, ops)(
+            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, Y)
+        return Y
 
     def loss_augmented_argmax(self, batch, scores, Y):
         """Most violated outputs ``argmax_y sum_{r in y} (scores_r + l(x, Y, r))``.
@@ -436,7 +516,13 @@ class BaseStructure(ABC):
         UnsupportedOperation
             If the structure does not implement this operation.
         """
-        self._unsupported("marginals")
+        ops = self._kernel_for("marginals")
+        scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
+        mu = np.empty_like(scores)
+        log_partition = np.empty(batch.n_samples)
+        specialize(_generic_kernels.batch_marginals, ops)(
+            self.kernel_data(batch), batch.part_offsets, scores, mu, log_partition)
+        return mu, log_partition
 
     def log_partition(self, batch, scores):
         """``log Z_i`` of every example, the second output of :meth:`marginals`.
@@ -463,7 +549,7 @@ class BaseStructure(ABC):
         """
         return self.marginals(batch, scores)[1]
 
-    def project(self, batch, v):
+    def project(self, batch, v, warm_start=None):
         """Euclidean projection of a part vector onto the relaxed output polytope.
 
         The polytope of each example is the convex hull (or its exact linear
@@ -476,6 +562,12 @@ class BaseStructure(ABC):
             A batch returned by :meth:`make_batch`.
         v : array-like of shape (n_parts_total,)
             Part vector of all examples, flat.
+        warm_start : dict or None, default=None
+            A dictionary owned by the caller, empty at first, passed again with
+            every projection of a sequence of nearby points of the same batch:
+            a structure whose projection is iterative keeps its duals there
+            and starts the next projection from them.  Structures with a
+            closed-form or one-shot projection ignore it.
 
         Returns
         -------
@@ -487,7 +579,267 @@ class BaseStructure(ABC):
         UnsupportedOperation
             If the structure does not implement this operation.
         """
-        self._unsupported("project")
+        ops = self._kernel_for("project")
+        v = check_part_vector(v, batch.part_offsets[-1], type(self).__name__, "v")
+        out = np.empty_like(v)
+        specialize(_generic_kernels.batch_project, ops)(
+            self.kernel_data(batch), batch.part_offsets, v, out)
+        return out
+
+    # --------------------------------------------------------------- targets
+    def n_features_in(self, batch):
+        """Number of input features, the estimators' ``n_features_in_``.
+
+        Parameters
+        ----------
+        batch : batch object
+            A batch returned by :meth:`make_batch`.
+
+        Returns
+        -------
+        n_features : int
+            ``batch.n_features`` (columns of the input matrices); structures
+            whose inputs have no single width return ``batch.n_weights``.
+        """
+        return int(batch.n_features)
+
+    def target_codec(self, y):
+        """Validate training targets and return the codec of this structure's outputs.
+
+        The codec fixes the classes (and so the number of output states, which
+        :meth:`make_batch` needs), encodes targets of a batch into flat output
+        units (``codec.encode(batch, y)``) and decodes predicted outputs back
+        into the user's form (``codec.decode(batch, Y)``).
+
+        Parameters
+        ----------
+        y : object
+            Training targets in the structure's form: by default a list with
+            one label array per example, one label per output unit.
+
+        Returns
+        -------
+        codec : codec object
+            Has ``classes_``, ``n_states``, ``encode(batch, y)`` and
+            ``decode(batch, Y)`` (see :mod:`sklearn_struct.structures._targets`).
+
+        Raises
+        ------
+        ValueError or TypeError
+            For malformed targets, naming the offending example.
+        """
+        return UnitLabelCodec(y, unit="unit")
+
+    def score_outputs(self, batch, Y_pred, Y_true, sample_weight=None):
+        """Score of predicted outputs against the truth (the estimators' ``score``).
+
+        Parameters
+        ----------
+        batch : batch object
+            A batch returned by :meth:`make_batch`.
+        Y_pred, Y_true : ndarray of int of shape (n_units_total,)
+            Predicted and true encoded outputs, flat.
+        sample_weight : ndarray of shape (n_samples,), default=None
+            Per-example weights, counted for each of the example's units.
+
+        Returns
+        -------
+        score : float
+            By default the weighted fraction of correct output units.
+        """
+        weights = (None if sample_weight is None
+                   else np.repeat(sample_weight, np.diff(batch.unit_offsets)))
+        return float(np.average(np.asarray(Y_pred) == np.asarray(Y_true), weights=weights))
+
+    def unit_values(self, batch, v):
+        """Per-unit view of a part vector (scores, marginals), in the user's form.
+
+        Estimators return it from ``decision_function`` (part scores) and
+        ``predict_marginals`` (part marginals).
+
+        Parameters
+        ----------
+        batch : batch object
+            A batch returned by :meth:`make_batch`.
+        v : ndarray of shape (n_parts_total,)
+            A value for every part of every example, flat.
+
+        Returns
+        -------
+        values : list of ndarray, or ndarray
+            By default one array per example holding its parts.  Structures
+            with labelled units return their unit parts: an
+            ``(n_samples, n_states)`` array for flat outputs, a list of
+            ``(n_units_i, n_states)`` arrays otherwise.
+        """
+        return np.split(np.asarray(v), batch.part_offsets[1:-1])
+
+    # --------------------------------------------------------------- weights
+    def weight_attributes(self, batch, w):
+        """Fitted attributes of a weight vector (``coef_``, ``transition_``, ...).
+
+        Parameters
+        ----------
+        batch : batch object
+            A batch returned by :meth:`make_batch` (it fixes the layout).
+        w : ndarray of shape (batch.n_weights,)
+            Weights in the structure's layout.
+
+        Returns
+        -------
+        attributes : dict of str to ndarray
+            Attribute names (ending in ``_``) and views of ``w``; by default
+            ``{"coef_": w}``.  The first entry is ``coef_``.
+        """
+        return {"coef_": w}
+
+    def feature_support(self, batch, w):
+        """Input features used by a weight vector (the L1 models' ``support_``).
+
+        Parameters
+        ----------
+        batch : batch object
+            A batch returned by :meth:`make_batch`.
+        w : ndarray of shape (batch.n_weights,)
+
+        Returns
+        -------
+        support : ndarray of bool of shape (n_features_in,)
+            By default ``w != 0`` (one input feature per weight).
+        """
+        return np.asarray(w) != 0.0
+
+    def nonnegative_weights(self, batch):
+        """Weights that must stay non-negative (sign constraints of the model).
+
+        Parameters
+        ----------
+        batch : batch object
+            A batch returned by :meth:`make_batch`.
+
+        Returns
+        -------
+        mask : ndarray of bool of shape (batch.n_weights,)
+            By default all False.  (Min-cut edge weights must be non-negative
+            for inference to stay submodular.)
+        """
+        return np.zeros(batch.n_weights, dtype=bool)
+
+    def feature_bounds(self, batch, geometry):
+        """Per-example feature bounds ``B_i`` for the step sizes of the entropic extragradient.
+
+        Parameters
+        ----------
+        batch : batch object
+            A batch returned by :meth:`make_batch`.
+        geometry : {"euclidean", "entropic"}
+            How the output side is stepped: Euclidean projections
+            (``B_i`` bounds the 2-norm of every weight's feature column over
+            the parts of example ``i``) or KL steps on the marginals
+            (``B_i`` bounds ``||f_i(y)||_inf`` over the outputs ``y``).
+
+        Returns
+        -------
+        bounds : ndarray of shape (n_samples,)
+
+        Raises
+        ------
+        UnsupportedOperation
+            If the structure declares no bound.
+        """
+        self._unsupported("feature_bounds")
+
+    def loss_offsets(self, batch, Y):
+        """Per-example constants completing the part losses.
+
+        ``loss(Y_i, y) = loss_offsets[i] + encode(y) . part_losses(batch, Y)``
+        for every output ``y`` of example ``i``.
+
+        Parameters
+        ----------
+        batch : batch object
+            A batch returned by :meth:`make_batch`.
+        Y : array-like of int of shape (n_units_total,)
+            True encoded outputs, flat.
+
+        Returns
+        -------
+        offsets : ndarray of shape (n_samples,)
+            By default zeros (Hamming losses over labelled units).
+        """
+        return np.zeros(batch.n_samples)
+
+    # --------------------------------------------------------------- kernels
+    def kernel_data(self, batch, training=False):
+        """Arguments of the per-example kernel operations for a batch.
+
+        Parameters
+        ----------
+        batch : batch object
+            A batch returned by :meth:`make_batch`.
+        training : bool, default=False
+            Whether the data will also serve the operations only training
+            uses (``change_sq_norm`` of the online EG epoch); a structure may
+            precompute more for them (the chains' token Gram matrices).
+
+        Returns
+        -------
+        data : tuple
+            Arrays and scalars that numba accepts (no Python objects), passed
+            as the first argument of every operation of :attr:`kernel_ops`.
+
+        Raises
+        ------
+        UnsupportedOperation
+            If the structure has no kernel operations.
+        """
+        self._unsupported("kernel_data")
+
+    def kernel_weights(self, batch, w):
+        """Weights in the kernels' layout, from the structure's layout.
+
+        Parameters
+        ----------
+        batch : batch object
+        w : ndarray of shape (batch.n_weights,)
+
+        Returns
+        -------
+        w_kernel : ndarray of float64 of shape (batch.n_weights,)
+            A new array; by default a copy of ``w``.
+        """
+        return np.array(w, dtype=np.float64)
+
+    def contract_weights(self, batch, w_kernel):
+        """Weights in the structure's layout, from the kernels' layout.
+
+        The inverse of :meth:`kernel_weights`.
+
+        Parameters
+        ----------
+        batch : batch object
+        w_kernel : ndarray of shape (batch.n_weights,)
+
+        Returns
+        -------
+        w : ndarray of float64 of shape (batch.n_weights,)
+            By default ``w_kernel`` itself.
+        """
+        return w_kernel
+
+    def kernel_supports(self, *operations):
+        """Whether the kernel operations include every named one.
+
+        Parameters
+        ----------
+        *operations : str
+            Names among :data:`sklearn_struct.structures._kernel.KERNEL_OPERATIONS`.
+
+        Returns
+        -------
+        supported : bool
+        """
+        return self.kernel_ops is not None and self.kernel_ops.provides(*operations)
 
     # --------------------------------------------------------------- helpers
     def supports(self, operation):
@@ -501,9 +853,26 @@ class BaseStructure(ABC):
         Returns
         -------
         supported : bool
-            Whether ``operation`` is in ``supported_operations``.
+            Whether ``operation`` is in ``supported_operations`` or backed by
+            the kernel operations (``loss_augmented_argmax`` follows from
+            ``argmax`` and ``part_losses``).
         """
-        return operation in self.supported_operations
+        if operation in self.supported_operations:
+            return True
+        if operation == "loss_augmented_argmax":
+            return self.supports("argmax") and self.supports("part_losses")
+        return operation in _FROM_KERNEL and self.kernel_supports(*_FROM_KERNEL[operation])
+
+    def all_supported_operations(self):
+        """Names of every parts operation this structure performs.
+
+        Returns
+        -------
+        operations : tuple of str
+            The operations of :data:`OPERATIONS` for which :meth:`supports`
+            is true.
+        """
+        return tuple(op for op in OPERATIONS if self.supports(op))
 
     def check_supports(self, *operations, needed_by=None):
         """Check that every given parts operation is implemented.
@@ -527,11 +896,17 @@ class BaseStructure(ABC):
             who = f" (needed by {needed_by})" if needed_by else ""
             raise UnsupportedOperation(
                 f"{type(self).__name__} does not support {', '.join(missing)}{who}; "
-                f"it supports: {', '.join(self.supported_operations) or 'nothing'}."
+                f"it supports: {', '.join(self.all_supported_operations()) or 'nothing'}."
             )
 
     def _unsupported(self, operation):
         raise UnsupportedOperation(
             f"{type(self).__name__} cannot compute {operation!r}; "
-            f"it supports: {', '.join(self.supported_operations) or 'nothing'}."
+            f"it supports: {', '.join(self.all_supported_operations()) or 'nothing'}."
         )
+
+    def _kernel_for(self, operation):
+        """The kernel operations behind a batch operation, or UnsupportedOperation."""
+        if not self.kernel_supports(*_FROM_KERNEL[operation]):
+            self._unsupported(operation)
+        return self.kernel_ops

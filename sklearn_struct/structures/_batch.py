@@ -23,6 +23,7 @@ __all__ = [
     "check_sample_weight",
     "check_state_weights",
     "check_take_indices",
+    "example_column_norms",
     "example_of_unit",
     "offsets_from_lengths",
     "ragged_positions",
@@ -337,3 +338,29 @@ def check_state_weights(weights, n_states, owner, name="loss_weights"):
     if not np.isfinite(weights).all() or (weights < 0).any():
         raise ValueError(f"{owner}: {name} must be finite and non-negative.")
     return weights
+
+
+def example_column_norms(X, offsets, power):
+    """Per example, the largest ``power``-norm of a feature column over its rows.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n_rows, n_features)
+    offsets : ndarray of int64 of shape (n_samples + 1,)
+        Example ``i`` owns rows ``offsets[i]:offsets[i + 1]``.
+    power : {1, 2}
+
+    Returns
+    -------
+    norms : ndarray of shape (n_samples,)
+    """
+    n_samples = len(offsets) - 1
+    if X.shape[0] == 0:
+        return np.zeros(n_samples)
+    values = abs(X).power(power) if sp.issparse(X) else np.abs(X) ** power
+    rows = np.repeat(np.arange(n_samples), np.diff(offsets))
+    owner = sp.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))),
+                          shape=(n_samples, X.shape[0]))
+    sums = owner @ values
+    sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
+    return sums.max(axis=1, initial=0.0) ** (1.0 / power)

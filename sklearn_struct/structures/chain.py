@@ -23,7 +23,10 @@ import scipy.sparse as sp
 
 from . import _chain_kernels as kernels
 from ._base import OPERATIONS, BaseStructure
+from ._targets import UnitLabelCodec
+from ._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
 from ._batch import (
+    example_column_norms,
     check_encoded_states,
     check_n_states,
     check_part_vector,
@@ -186,6 +189,7 @@ class ChainStructure(BaseStructure):
 
     # every parts operation except the projection
     supported_operations = tuple(op for op in OPERATIONS if op != "project")
+    kernel_ops = TOKEN_KERNEL_OPS.without("project")
 
     def __init__(self, start_end=True, loss_weights=None):
         self.start_end = start_end
@@ -472,6 +476,44 @@ class ChainStructure(BaseStructure):
             flat[edge_offsets[i]:edge_offsets[i + 1]].reshape(-1, K, K)
             for i in range(batch.n_samples)
         ]
+
+    def feature_bounds(self, batch, geometry):
+        self._check_batch(batch)
+        if geometry != "entropic":
+            self._unsupported("feature_bounds")
+        transitions = np.maximum(batch.lengths - 1, 1 if batch.start_end else 0)
+        return np.maximum(example_column_norms(batch.X, batch.unit_offsets, 1), transitions)
+
+    # ------------------------------------------------------- targets, weights
+    def target_codec(self, y):
+        return UnitLabelCodec(y, unit="token")
+
+    def unit_values(self, batch, v):
+        self._check_batch(batch)
+        v = np.asarray(v)
+        return np.split(v[self._node_index(batch)], batch.unit_offsets[1:-1])
+
+    def weight_attributes(self, batch, w):
+        W, transition, start, end = self.split_weights(batch, w)
+        attributes = {"coef_": W, "transition_": transition}
+        if batch.start_end:
+            attributes.update(start_transition_=start, end_transition_=end)
+        return attributes
+
+    def feature_support(self, batch, w):
+        return np.any(self.split_weights(batch, w)[0] != 0.0, axis=0)
+
+    # --------------------------------------------------------------- kernels
+    def kernel_data(self, batch, training=False):
+        self._check_batch(batch)
+        return token_kernel_data(batch.X, batch.unit_offsets, batch.n_states, chain=True,
+                                 start_end=batch.start_end, training=training)
+
+    def kernel_weights(self, batch, w):
+        return feature_major(w, batch.n_states, batch.n_features)
+
+    def contract_weights(self, batch, w_kernel):
+        return label_major(w_kernel, batch.n_states, batch.n_features)
 
     # --------------------------------------------------------------- helpers
     def _check_batch(self, batch):

@@ -12,7 +12,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import OPERATIONS, BaseStructure
+from ._targets import FlatLabelCodec
+from ._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
 from ._batch import (
+    example_column_norms,
     check_encoded_states,
     check_feature_rows,
     check_n_states,
@@ -135,6 +138,8 @@ class MulticlassStructure(BaseStructure):
     """
 
     supported_operations = OPERATIONS
+    kernel_ops = TOKEN_KERNEL_OPS
+    flat_outputs = True
 
     def __init__(self, loss_weights=None):
         self.loss_weights = loss_weights
@@ -234,8 +239,37 @@ class MulticlassStructure(BaseStructure):
         total = exp_scores.sum(axis=1, keepdims=True)
         return (exp_scores / total).ravel(), (shift + np.log(total)).ravel()
 
-    def project(self, batch, v):
+    def project(self, batch, v, warm_start=None):
         return project_rows_onto_simplex(self._part_matrix(batch, v, "v")).ravel()
+
+    def feature_bounds(self, batch, geometry):
+        if geometry != "entropic":
+            self._unsupported("feature_bounds")
+        return example_column_norms(batch.X, batch.unit_offsets, 1)
+
+    # ------------------------------------------------------- targets, weights
+    def target_codec(self, y):
+        return FlatLabelCodec(y)
+
+    def unit_values(self, batch, v):
+        return np.asarray(v).reshape(batch.n_samples, batch.n_states)
+
+    def weight_attributes(self, batch, w):
+        return {"coef_": self._weight_matrix(batch, w)}
+
+    def feature_support(self, batch, w):
+        return np.any(self._weight_matrix(batch, w) != 0.0, axis=0)
+
+    # --------------------------------------------------------------- kernels
+    def kernel_data(self, batch, training=False):
+        return token_kernel_data(batch.X, batch.unit_offsets, batch.n_states, chain=False,
+                                 start_end=False, training=training)
+
+    def kernel_weights(self, batch, w):
+        return feature_major(w, batch.n_states, batch.n_features)
+
+    def contract_weights(self, batch, w_kernel):
+        return label_major(w_kernel, batch.n_states, batch.n_features)
 
     # --------------------------------------------------------------- helpers
     def _part_matrix(self, batch, v, name):

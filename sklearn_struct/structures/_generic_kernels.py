@@ -1,0 +1,61 @@
+"""Batch operations of any structure, from its per-example numba operations.
+
+Templates for :func:`._kernel.specialize`: each loops over the examples of a
+batch inside numba and calls the structure's per-example operation on the
+slices of example ``i`` (parts ``part_offsets[i]:part_offsets[i + 1]``,
+output units ``unit_offsets[i]:unit_offsets[i + 1]``).
+:class:`~sklearn_struct.structures.BaseStructure` uses them as the default
+``part_scores``, ``expected_features``, ``marginals``, ``argmax``, ``encode``
+and ``project`` of a structure that gives :class:`._kernel.KernelOps`.
+"""
+
+import numpy as np
+
+# The ``*_op`` names are bound by ``specialize``; flake8 cannot see them.
+# flake8: noqa: F821
+
+
+def batch_part_scores(data, part_offsets, w, scale, out):
+    for i in range(part_offsets.shape[0] - 1):
+        part_scores_op(data, i, w, scale, out[part_offsets[i]:part_offsets[i + 1]])
+
+
+def batch_add_features(data, part_offsets, z, sample_weight, scale, w):
+    """``w += scale * sum_i s_i F_i z_i`` (``sample_weight`` of length 0: all ones)."""
+    weighted = sample_weight.shape[0] > 0
+    max_parts = 0
+    for i in range(part_offsets.shape[0] - 1):
+        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
+    coef = np.empty(max_parts)
+    for i in range(part_offsets.shape[0] - 1):
+        p0, p1 = part_offsets[i], part_offsets[i + 1]
+        s = sample_weight[i] if weighted else 1.0
+        if s == 0.0:
+            continue
+        for r in range(p1 - p0):
+            coef[r] = s * z[p0 + r]
+        add_features_op(data, i, coef[:p1 - p0], scale, w)
+
+
+def batch_marginals(data, part_offsets, theta, mu, log_partition):
+    for i in range(part_offsets.shape[0] - 1):
+        p0, p1 = part_offsets[i], part_offsets[i + 1]
+        log_partition[i] = marginals_op(data, i, theta[p0:p1], mu[p0:p1])
+
+
+def batch_argmax(data, part_offsets, unit_offsets, scores, Y):
+    for i in range(part_offsets.shape[0] - 1):
+        argmax_op(data, i, scores[part_offsets[i]:part_offsets[i + 1]],
+                  Y[unit_offsets[i]:unit_offsets[i + 1]])
+
+
+def batch_encode(data, part_offsets, unit_offsets, Y, z):
+    for i in range(part_offsets.shape[0] - 1):
+        encode_op(data, i, Y[unit_offsets[i]:unit_offsets[i + 1]],
+                  z[part_offsets[i]:part_offsets[i + 1]])
+
+
+def batch_project(data, part_offsets, v, out):
+    for i in range(part_offsets.shape[0] - 1):
+        p0, p1 = part_offsets[i], part_offsets[i + 1]
+        project_op(data, i, v[p0:p1], out[p0:p1])

@@ -1,0 +1,190 @@
+"""Per-example numba operations of a structure, and how generic loops get them.
+
+A structure that wants every learner to run at numba speed describes one
+example at a time with a few ``@njit`` functions (a :class:`KernelOps`), all
+taking the structure's *kernel data* (a tuple of arrays and scalars built by
+:meth:`BaseStructure.kernel_data`) and an example index ``i``:
+
+``part_scores(data, i, w, scale, out)``
+    ``out[r] = (scale * w) . phi(x_i, r)`` for the parts ``r`` of example ``i``
+    (``out`` has exactly that many entries; ``scale`` has length 0 for none).
+``add_features(data, i, coef, scale, w)``
+    ``w += scale * sum_r coef[r] phi(x_i, r)`` (the adjoint of ``part_scores``).
+``marginals(data, i, theta, mu)``
+    Part marginals of ``p(y) ~ exp(sum_{r in y} theta_r)`` into ``mu``;
+    returns ``log Z``.
+``argmax(data, i, scores, y_out)``
+    Highest-scoring output, as encoded output units, into ``y_out``.
+``encode(data, i, y, z_out)``
+    Part vector of the output ``y`` (units of example ``i``) into ``z_out``.
+``project(data, i, v, out)``
+    Euclidean projection of ``v`` onto the example's relaxed output polytope.
+``change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch)``
+    ``||scale * F_i dmu||^2``, optional: the default goes through
+    ``add_features`` and ``part_scores`` (see :func:`_default_change_sq_norm`).
+
+Weights inside the kernels are in the structure's *kernel layout*
+(:meth:`BaseStructure.kernel_weights`), which may differ from its public layout
+to make the inner loops contiguous.
+
+Generic loops (the batch operations in :mod:`._generic_kernels`, the online
+EG and subgradient epochs in :mod:`sklearn_struct.solvers`) are written once
+as plain Python *templates* that call these operations by the global names
+``part_scores_op``, ``add_features_op``, ... :func:`specialize` compiles a
+template for one :class:`KernelOps` by binding those names, under a function
+name derived from the operations, so that numba's on-disk cache holds one
+entry per (template, structure) pair and a new process reuses it.  (Passing
+the operations as arguments instead would work too, but numba does not cache
+functions that take other compiled functions as arguments.)
+"""
+
+import hashlib
+import inspect
+import types
+
+import numpy as np
+from numba import njit
+
+__all__ = ["KERNEL_OPERATIONS", "KernelOps", "specialize"]
+
+#: Names of the per-example operations, as the templates call them (with ``_op``).
+KERNEL_OPERATIONS = ("part_scores", "add_features", "marginals", "argmax", "encode",
+                     "project", "change_sq_norm")
+
+
+class KernelOps:
+    """The per-example numba operations of a structure.
+
+    Parameters
+    ----------
+    part_scores, add_features : numba dispatcher
+        Required: the maps ``F_i^T`` and ``F_i`` of one example (see the
+        module docstring for the signatures).
+    marginals, argmax, encode, project, change_sq_norm : numba dispatcher, optional
+        The operations the structure can perform on one example; a missing
+        one makes the generic loops that need it unavailable.
+
+    Attributes
+    ----------
+    provided : tuple of str
+        Names of the operations given.
+    key : str
+        Digest of the operations' names and source code: the name under which
+        the specialized loops are compiled and cached.
+    """
+
+    def __init__(self, *, part_scores, add_features, marginals=None, argmax=None, encode=None,
+                 project=None, change_sq_norm=None):
+        given = dict(part_scores=part_scores, add_features=add_features, marginals=marginals,
+                     argmax=argmax, encode=encode, project=project,
+                     change_sq_norm=change_sq_norm)
+        self.functions = {name: op for name, op in given.items() if op is not None}
+        for name, op in self.functions.items():
+            if not hasattr(op, "py_func"):
+                raise TypeError(f"KernelOps: {name} must be a numba @njit function, got {op!r}.")
+        self.provided = tuple(self.functions)
+        digest = hashlib.sha1()
+        for name in KERNEL_OPERATIONS:
+            op = self.functions.get(name)
+            if op is not None:
+                digest.update(f"{name}={op.py_func.__module__}.{op.py_func.__qualname__}".encode())
+                digest.update(_source(op.py_func).encode())
+        self.key = digest.hexdigest()[:16]
+        self._specialized = {}
+        if "change_sq_norm" not in self.functions:
+            self.functions["change_sq_norm"] = specialize(_default_change_sq_norm, self)
+
+    def without(self, *names):
+        """The same operations but the named ones.
+
+        Parameters
+        ----------
+        *names : str
+            Operations to leave out.
+
+        Returns
+        -------
+        ops : KernelOps
+        """
+        given = {name: op for name, op in self.functions.items()
+                 if name in self.provided and name not in names}
+        return KernelOps(**given)
+
+    def provides(self, *names):
+        """Whether every named operation was given.
+
+        Parameters
+        ----------
+        *names : str
+            Operation names, among ``KERNEL_OPERATIONS``.
+
+        Returns
+        -------
+        provided : bool
+        """
+        return all(name in self.provided for name in names)
+
+
+def _source(function):
+    try:
+        return inspect.getsource(function)
+    except (OSError, TypeError):  # defined interactively: fall back on the bytecode
+        return function.__code__.co_code.hex()
+
+
+def specialize(template, ops):
+    """Compile ``template`` with the operations of ``ops`` bound to its ``*_op`` globals.
+
+    Parameters
+    ----------
+    template : function
+        A plain Python function written against ``part_scores_op``,
+        ``add_features_op``, ... (and any other global of its module).
+    ops : KernelOps
+
+    Returns
+    -------
+    kernel : numba dispatcher
+        Compiled on first call and cached on disk; the same object for the
+        same ``(template, ops)`` within a process.
+    """
+    cache = ops._specialized
+    kernel = cache.get(template)
+    if kernel is None:
+        namespace = dict(template.__globals__)
+        namespace.update({f"{name}_op": op for name, op in ops.functions.items()})
+        name = f"{template.__name__}__{ops.key}"
+        function = types.FunctionType(template.__code__, namespace, name,
+                                      template.__defaults__, template.__closure__)
+        function.__qualname__ = name
+        function.__module__ = template.__module__
+        kernel = njit(cache=True, nogil=True)(function)
+        cache[template] = kernel
+    return kernel
+
+
+def _default_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
+    """``||scale * F_i dmu||^2 = dmu . F_i^T (scale^2 * F_i dmu)`` through the adjoint pair.
+
+    ``w_scratch`` (kernel weights' length) may hold anything: only the
+    difference of two score evaluations is used, and it is restored.
+    ``part_scratch`` holds at least ``3 * len(dmu)`` numbers.
+    """
+    n = dmu.shape[0]
+    before = part_scratch[:n]
+    after = part_scratch[n:2 * n]
+    undo = part_scratch[2 * n:3 * n]
+    part_scores_op(data, i, w_scratch, scale, before)  # noqa: F821 (bound by specialize)
+    add_features_op(data, i, dmu, scale, w_scratch)  # noqa: F821
+    part_scores_op(data, i, w_scratch, scale, after)  # noqa: F821
+    total = 0.0
+    for r in range(n):
+        total += dmu[r] * (after[r] - before[r])
+        undo[r] = -dmu[r]
+    add_features_op(data, i, undo, scale, w_scratch)  # noqa: F821
+    return max(total, 0.0)
+
+
+def empty_scale():
+    """The ``scale`` argument meaning "no rescaling"."""
+    return np.zeros(0)

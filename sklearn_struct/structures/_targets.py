@@ -1,0 +1,330 @@
+"""Target codecs: the user's ``y`` <-> a structure's encoded outputs.
+
+A structure's :meth:`~sklearn_struct.structures.BaseStructure.target_codec`
+validates the training targets and returns one of these codecs; estimators
+keep it, encode every later ``y`` with it and decode predictions with it.
+
+* :class:`FlatLabelCodec` -- one label per sample (``y`` a 1-D array), labels
+  of any hashable type: multiclass classification.
+* :class:`UnitLabelCodec` -- one label array per example, a label per output
+  unit (a token of a sequence): chains and any structure whose units carry
+  labels.
+* :class:`BinaryUnitCodec` -- one 0/1 vector per example (an edge of a
+  matching, a node of a cut): ``classes_ == [0, 1]``.
+
+Errors name the offending example (and position) and what was expected.
+"""
+
+import numbers
+
+import numpy as np
+
+__all__ = ["BinaryUnitCodec", "FlatLabelCodec", "UnitLabelCodec"]
+
+
+def _label_kind(value):
+    """Coarse type of a label, for refusing mixes such as strings with integers."""
+    if isinstance(value, (str, np.str_)):
+        return "str"
+    if isinstance(value, (bytes, np.bytes_)):
+        return "bytes"
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, numbers.Number):
+        return "number"
+    return type(value).__name__
+
+
+_DTYPE_KINDS = {"U": "str", "S": "bytes", "b": "bool", "i": "number", "u": "number", "f": "number"}
+
+
+def _kinds(labels, raw):
+    """Label kinds present in one label array (``raw`` is the user's container)."""
+    if labels.dtype.kind in _DTYPE_KINDS and isinstance(raw, np.ndarray):
+        return {_DTYPE_KINDS[labels.dtype.kind]}
+    # np.asarray silently turns ["a", 1] into strings: look at the elements themselves
+    return {_label_kind(v) for v in (raw.tolist() if isinstance(raw, np.ndarray) else raw)}
+
+
+def _label_array(labels, where):
+    """A 1-D label array (tuples stay whole labels) and the user's container."""
+    raw = labels
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
+        raise TypeError(f"{where}: expected a 1-D sequence of labels, got {type(labels).__name__}.")
+    labels = np.asarray(labels)
+    if labels.ndim == 2 and isinstance(raw, (list, tuple)):  # tuples as labels
+        labels = np.empty(len(raw), dtype=object)
+        for k, value in enumerate(raw):
+            labels[k] = value
+    if labels.ndim != 1:
+        raise ValueError(f"{where}: expected a 1-D sequence of labels, got shape {labels.shape}.")
+    if labels.dtype.kind == "f" and not np.isfinite(labels).all():
+        position = int(np.flatnonzero(~np.isfinite(labels))[0])
+        raise ValueError(f"{where}: label at position {position} is {labels[position]}.")
+    return labels, raw
+
+
+def _example_label_arrays(y, what):
+    """One ``(labels, raw)`` pair per example of a list of label arrays."""
+    if y is None:
+        raise ValueError(f"y is required: one label array per {what}.")
+    if isinstance(y, (str, bytes)) or not hasattr(y, "__len__"):
+        raise TypeError(f"y must be a list with one label array per {what}, "
+                        f"got {type(y).__name__}.")
+    if isinstance(y, np.ndarray) and y.dtype != object and y.ndim == 1:
+        raise TypeError(f"y must be a list with one label array per {what}, got a 1-D array "
+                        "of labels (that is the form for flat samples).")
+    return [_label_array(labels, f"y[{i}]") for i, labels in enumerate(y)]
+
+
+class _Labels:
+    """Labels of any hashable type <-> state indices ``0..n_classes-1``.
+
+    Classes are sorted when they are mutually comparable, else kept in order of
+    first appearance.  All labels must be of one kind (strings, numbers,
+    booleans, or one other type); a mix raises ``TypeError`` naming the example.
+    """
+
+    def __init__(self, pairs):
+        kinds = None
+        for i, (labels, raw) in enumerate(pairs):
+            found = _kinds(labels, raw)
+            if kinds is None:
+                kinds = found
+            if len(found) > 1 or found != kinds:
+                raise TypeError(
+                    f"labels mix types: example {i} has labels of type "
+                    f"{' and '.join(sorted(found))} but earlier labels are "
+                    f"{' and '.join(sorted(kinds))}; use labels of one type."
+                )
+        flat = np.concatenate([labels for labels, _ in pairs])
+        if flat.dtype != object:
+            classes = np.unique(flat)
+        else:
+            unique = list(dict.fromkeys(flat.tolist()))
+            try:
+                unique = sorted(unique)
+            except TypeError:
+                pass
+            classes = np.empty(len(unique), dtype=object)
+            classes[:] = unique
+        if len(classes) < 2:
+            raise ValueError(
+                f"y has a single class ({classes[0]!r}); at least two are needed."
+                if len(classes) else "y holds no labels."
+            )
+        self.classes_ = classes
+        self._index = {label: k for k, label in enumerate(classes.tolist())}
+
+    def transform(self, labels, where):
+        labels = np.asarray(labels)
+        if labels.dtype != object and self.classes_.dtype != object:
+            try:
+                codes = np.searchsorted(self.classes_, labels)
+            except TypeError:  # incomparable dtypes: no label can match
+                codes = np.zeros(labels.shape[0], dtype=np.int64)
+            codes = np.clip(codes, 0, len(self.classes_) - 1)
+            bad = self.classes_[codes] != labels
+        else:
+            codes = np.array([self._index.get(v, -1) for v in labels.tolist()], dtype=np.int64)
+            bad = codes < 0
+        if np.any(bad):
+            position = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"{where}: label {labels[position]!r} at position {position} was not seen in "
+                f"training (classes: {self.classes_.tolist()})."
+            )
+        return codes.astype(np.int64)
+
+
+class FlatLabelCodec:
+    """One label per sample: ``y`` is a 1-D array-like of hashable labels.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Training labels of one kind (all strings, all numbers, ...), at least
+        two distinct ones.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Sorted distinct labels (order of first appearance when not comparable).
+    n_states : int
+        ``n_classes``: the number of output states of the structure.
+    """
+
+    def __init__(self, y):
+        self._labels = _Labels([self._check(y)])
+        self.classes_ = self._labels.classes_
+        self.n_states = len(self.classes_)
+
+    @staticmethod
+    def _check(y):
+        if y is None:
+            raise ValueError("y is required: one label per sample.")
+        labels, raw = _label_array(y, "y")
+        return labels, raw
+
+    def encode(self, batch, y):
+        """Encoded outputs of a batch's targets (validated against the batch).
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the inputs ``y`` belongs to.
+        y : array-like of shape (n_samples,)
+            Labels, all seen in training.
+
+        Returns
+        -------
+        Y : ndarray of int64 of shape (n_samples,)
+        """
+        labels, _ = self._check(y)
+        if labels.shape[0] != batch.n_samples:
+            raise ValueError(f"X has {batch.n_samples} samples but y has {labels.shape[0]} "
+                             "labels.")
+        return self._labels.transform(labels, "y")
+
+    def decode(self, batch, Y):
+        """Labels of encoded outputs.
+
+        Parameters
+        ----------
+        batch : batch object
+        Y : ndarray of int of shape (n_samples,)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            Elements of ``classes_``.
+        """
+        return self.classes_[Y]
+
+
+class UnitLabelCodec:
+    """One label array per example, a label per output unit (token).
+
+    Parameters
+    ----------
+    y : list of array-like of shape (n_units_i,)
+        Training labels of one kind, at least two distinct ones overall.
+    unit : str, default="token"
+        Name of an output unit, for error messages.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Distinct labels over all examples.
+    n_states : int
+        ``n_classes``.
+    """
+
+    def __init__(self, y, unit="token"):
+        self.unit = unit
+        self._labels = _Labels(_example_label_arrays(y, "example"))
+        self.classes_ = self._labels.classes_
+        self.n_states = len(self.classes_)
+
+    def encode(self, batch, y):
+        """Encoded outputs, flat over the units of a batch.
+
+        Parameters
+        ----------
+        batch : batch object
+            Its ``unit_offsets`` fix how many labels each example needs.
+        y : list of array-like of shape (n_units_i,)
+
+        Returns
+        -------
+        Y : ndarray of int64 of shape (n_units_total,)
+        """
+        pairs = _example_label_arrays(y, "example")
+        _check_lengths(batch, [labels for labels, _ in pairs], self.unit)
+        return np.concatenate([self._labels.transform(labels, f"y[{i}]")
+                               for i, (labels, _) in enumerate(pairs)])
+
+    def decode(self, batch, Y):
+        """One label array per example.
+
+        Parameters
+        ----------
+        batch : batch object
+        Y : ndarray of int of shape (n_units_total,)
+
+        Returns
+        -------
+        y : list of ndarray of shape (n_units_i,)
+        """
+        return np.split(self.classes_[Y], batch.unit_offsets[1:-1])
+
+
+class BinaryUnitCodec:
+    """One 0/1 vector per example, over its output units (edges, nodes).
+
+    Parameters
+    ----------
+    y : list of array-like of shape (n_units_i,)
+        Training targets; checked against the batch by :meth:`encode`.
+    unit : str, default="unit"
+        Name of an output unit, for error messages (``"edge"``, ``"node"``).
+
+    Attributes
+    ----------
+    classes_ : ndarray ``[0, 1]``
+    n_states : None
+        Binary structures need no number of states.
+    """
+
+    classes_ = np.array([0, 1])
+    n_states = None
+
+    def __init__(self, y, unit="unit"):
+        self.unit = unit
+        _example_label_arrays(y, "graph")
+
+    def encode(self, batch, y):
+        """Flat int64 outputs, checking that every value is 0 or 1.
+
+        Parameters
+        ----------
+        batch : batch object
+        y : list of array-like of shape (n_units_i,)
+
+        Returns
+        -------
+        Y : ndarray of int64 of shape (n_units_total,)
+        """
+        labels = [labels for labels, _ in _example_label_arrays(y, "graph")]
+        _check_lengths(batch, labels, self.unit)
+        for i, yi in enumerate(labels):
+            bad = np.flatnonzero(~np.isin(yi, (0, 1)))
+            if bad.size:
+                raise ValueError(
+                    f"y[{i}]: value {yi[bad[0]]!r} at {self.unit} {bad[0]}; labels must be 0 or 1."
+                )
+        return np.concatenate(labels).astype(np.int64)
+
+    def decode(self, batch, Y):
+        """One 0/1 vector per example.
+
+        Parameters
+        ----------
+        batch : batch object
+        Y : ndarray of int of shape (n_units_total,)
+
+        Returns
+        -------
+        y : list of ndarray of shape (n_units_i,)
+        """
+        return np.split(np.asarray(Y, dtype=np.int64), batch.unit_offsets[1:-1])
+
+
+def _check_lengths(batch, labels, unit):
+    if len(labels) != batch.n_samples:
+        raise ValueError(f"X has {batch.n_samples} examples but y has {len(labels)}.")
+    lengths = np.diff(batch.unit_offsets)
+    for i, yi in enumerate(labels):
+        if yi.shape[0] != lengths[i]:
+            raise ValueError(f"y[{i}]: expected {lengths[i]} labels (one per {unit}), got "
+                             f"{yi.shape[0]}.")

@@ -1,0 +1,339 @@
+"""Per-example numba operations of the token structures (chains and multiclass).
+
+A multiclass sample is a chain of one token without transition parts, so both
+structures share these operations (:class:`._kernel.KernelOps`); ``chain`` in
+the kernel data tells them apart and inference becomes a softmax.
+
+Kernel data (:func:`token_kernel_data`)::
+
+    (values, indices, indptr, dense_width, n_features, unit_offsets,
+     n_states, chain, start_end, gram, gram_offsets)
+
+Token features arrive as CSR arrays (``values``, ``indices``, ``indptr``) or
+as a dense C-contiguous matrix flattened into ``values`` with
+``dense_width`` columns (``indices``/``indptr`` unused); ``dense_width == 0``
+means CSR.  ``gram`` holds the token Gram matrices of every example (only
+built for training, see :func:`token_gram`), empty otherwise.
+
+Kernel weight layout is *feature-major*: the per-label input weights are
+stored as ``(n_features, n_states)`` row-major, so that a non-zero feature
+touches ``n_states`` contiguous numbers; then, for chains, the ``n_states**2``
+transition weights and optionally the start and end weights, as in the public
+layout (:func:`feature_major`, :func:`label_major` convert).
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from ._chain_kernels import chain_forward_backward, chain_viterbi
+from ._kernel import KernelOps
+
+__all__ = ["TOKEN_KERNEL_OPS", "feature_major", "label_major", "token_kernel_data"]
+
+
+@njit(cache=True, nogil=True)
+def _row_span(row, dense_width, indptr):
+    if dense_width > 0:
+        return row * dense_width, (row + 1) * dense_width
+    return indptr[row], indptr[row + 1]
+
+
+@njit(cache=True, nogil=True)
+def _node_scores(values, indices, indptr, dense_width, tok0, n_tokens, n_states, w, scale, out):
+    """``out[t, k] = x_t . (scale * W)[k]`` for the tokens of one example."""
+    scaled = scale.shape[0] > 0
+    for t in range(n_tokens):
+        for k in range(n_states):
+            out[t, k] = 0.0
+        start, stop = _row_span(tok0 + t, dense_width, indptr)
+        for p in range(start, stop):
+            value = values[p]
+            if value == 0.0:
+                continue
+            j = p - start if dense_width > 0 else indices[p]
+            base = j * n_states
+            if scaled:
+                for k in range(n_states):
+                    out[t, k] += value * w[base + k] * scale[base + k]
+            else:
+                for k in range(n_states):
+                    out[t, k] += value * w[base + k]
+
+
+@njit(cache=True, nogil=True)
+def _add_node_features(values, indices, indptr, dense_width, tok0, n_tokens, n_states, coef,
+                       scale, w):
+    """``W[k] += scale * sum_t coef[t, k] x_t`` (feature-major ``w``)."""
+    scaled = scale.shape[0] > 0
+    for t in range(n_tokens):
+        start, stop = _row_span(tok0 + t, dense_width, indptr)
+        for p in range(start, stop):
+            value = values[p]
+            if value == 0.0:
+                continue
+            j = p - start if dense_width > 0 else indices[p]
+            base = j * n_states
+            if scaled:
+                for k in range(n_states):
+                    w[base + k] += value * coef[t, k] * scale[base + k]
+            else:
+                for k in range(n_states):
+                    w[base + k] += value * coef[t, k]
+
+
+@njit(cache=True, nogil=True)
+def token_part_scores(data, i, w, scale, out):
+    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = data[:7]
+    tok0 = unit_offsets[i]
+    n_tokens = unit_offsets[i + 1] - tok0
+    n_node = n_tokens * n_states
+    _node_scores(values, indices, indptr, dense_width, tok0, n_tokens, n_states, w, scale,
+                 out[:n_node].reshape((n_tokens, n_states)))
+    off = n_features * n_states
+    if scale.shape[0] > 0:
+        for r in range(n_node, out.shape[0]):
+            out[r] = w[off + r - n_node] * scale[off + r - n_node]
+    else:
+        for r in range(n_node, out.shape[0]):
+            out[r] = w[off + r - n_node]
+
+
+@njit(cache=True, nogil=True)
+def token_add_features(data, i, coef, scale, w):
+    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = data[:7]
+    tok0 = unit_offsets[i]
+    n_tokens = unit_offsets[i + 1] - tok0
+    n_node = n_tokens * n_states
+    node = coef[:n_node].reshape((n_tokens, n_states))
+    _add_node_features(values, indices, indptr, dense_width, tok0, n_tokens, n_states, node,
+                       scale, w)
+    off = n_features * n_states
+    if scale.shape[0] > 0:
+        for r in range(n_node, coef.shape[0]):
+            w[off + r - n_node] += coef[r] * scale[off + r - n_node]
+    else:
+        for r in range(n_node, coef.shape[0]):
+            w[off + r - n_node] += coef[r]
+
+
+@njit(cache=True, nogil=True)
+def token_marginals(data, i, theta, mu):
+    unit_offsets, n_states, chain, start_end = data[5], data[6], data[7], data[8]
+    n_tokens = unit_offsets[i + 1] - unit_offsets[i]
+    if not chain:  # one token, no transitions: a softmax
+        top = theta[0]
+        for k in range(1, n_states):
+            top = max(top, theta[k])
+        total = 0.0
+        for k in range(n_states):
+            mu[k] = np.exp(theta[k] - top)
+            total += mu[k]
+        for k in range(n_states):
+            mu[k] /= total
+        return top + np.log(total)
+    n_node = n_tokens * n_states
+    n_trans = n_states * n_states
+    node_theta = theta[:n_node].reshape((n_tokens, n_states))
+    trans_theta = theta[n_node:n_node + n_trans].reshape((n_states, n_states))
+    node_mu = mu[:n_node].reshape((n_tokens, n_states))
+    trans_mu = mu[n_node:n_node + n_trans].reshape((n_states, n_states))
+    if start_end:
+        e0 = n_node + n_trans
+        log_z = chain_forward_backward(
+            node_theta, trans_theta, theta[e0:e0 + n_states],
+            theta[e0 + n_states:e0 + 2 * n_states], node_mu, trans_mu,
+        )
+        for k in range(n_states):
+            mu[e0 + k] = node_mu[0, k]
+            mu[e0 + n_states + k] = node_mu[n_tokens - 1, k]
+        return log_z
+    zeros = np.zeros(n_states)
+    return chain_forward_backward(node_theta, trans_theta, zeros, zeros, node_mu, trans_mu)
+
+
+@njit(cache=True, nogil=True)
+def token_argmax(data, i, scores, y_out):
+    unit_offsets, n_states, chain, start_end = data[5], data[6], data[7], data[8]
+    n_tokens = unit_offsets[i + 1] - unit_offsets[i]
+    if not chain:
+        best = 0
+        for k in range(1, n_states):
+            if scores[k] > scores[best]:
+                best = k
+        y_out[0] = best
+        return
+    n_node = n_tokens * n_states
+    e0 = n_node + n_states * n_states
+    node = scores[:n_node].reshape((n_tokens, n_states))
+    transition = scores[n_node:e0].reshape((n_states, n_states))
+    if start_end:
+        chain_viterbi(node, transition, scores[e0:e0 + n_states],
+                      scores[e0 + n_states:e0 + 2 * n_states], y_out)
+    else:
+        zeros = np.zeros(n_states)
+        chain_viterbi(node, transition, zeros, zeros, y_out)
+
+
+@njit(cache=True, nogil=True)
+def token_encode(data, i, y, z_out):
+    n_states, chain, start_end = data[6], data[7], data[8]
+    n_tokens = y.shape[0]
+    z_out[:] = 0.0
+    for t in range(n_tokens):
+        z_out[t * n_states + y[t]] = 1.0
+    if not chain:
+        return
+    n_node = n_tokens * n_states
+    for t in range(n_tokens - 1):
+        z_out[n_node + y[t] * n_states + y[t + 1]] += 1.0
+    if start_end:
+        e0 = n_node + n_states * n_states
+        z_out[e0 + y[0]] += 1.0
+        z_out[e0 + n_states + y[n_tokens - 1]] += 1.0
+
+
+@njit(cache=True, nogil=True)
+def _simplex_project(v, out):
+    """Euclidean projection of ``v`` onto the probability simplex (sort-based)."""
+    u = -np.sort(-v)
+    total = 0.0
+    tau = 0.0
+    for j in range(u.shape[0]):
+        total += u[j]
+        candidate = (total - 1.0) / (j + 1)
+        if u[j] > candidate:
+            tau = candidate
+    for j in range(v.shape[0]):
+        out[j] = max(v[j] - tau, 0.0)
+
+
+@njit(cache=True, nogil=True)
+def token_project(data, i, v, out):
+    """Multiclass only: the relaxed output polytope of one sample is the simplex."""
+    _simplex_project(v, out)
+
+
+@njit(cache=True, nogil=True)
+def token_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
+    """``||scale * F_i dmu||^2``: through the token Gram matrix without rescaling,
+    else by accumulating ``F_i dmu`` in ``w_scratch`` (zero on entry and exit)."""
+    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = data[:7]
+    gram, gram_offsets = data[9], data[10]
+    tok0 = unit_offsets[i]
+    n_tokens = unit_offsets[i + 1] - tok0
+    n_node = n_tokens * n_states
+    n_parts = dmu.shape[0]
+    total = 0.0
+    if scale.shape[0] == 0:
+        g0 = gram_offsets[i]
+        for t in range(n_tokens):
+            for s in range(t, n_tokens):
+                g = gram[g0 + t * n_tokens + s]
+                if g == 0.0:
+                    continue
+                acc = 0.0
+                for k in range(n_states):
+                    acc += dmu[t * n_states + k] * dmu[s * n_states + k]
+                total += g * acc if s == t else 2.0 * g * acc
+        for r in range(n_node, n_parts):
+            total += dmu[r] * dmu[r]
+        return total
+    node = dmu[:n_node].reshape((n_tokens, n_states))
+    _add_node_features(values, indices, indptr, dense_width, tok0, n_tokens, n_states, node,
+                       scale[:0], w_scratch)
+    for t in range(n_tokens):
+        start, stop = _row_span(tok0 + t, dense_width, indptr)
+        for p in range(start, stop):
+            j = p - start if dense_width > 0 else indices[p]
+            base = j * n_states
+            for k in range(n_states):
+                value = scale[base + k] * w_scratch[base + k]
+                total += value * value
+                w_scratch[base + k] = 0.0  # a feature repeated in the example counts once
+    off = n_features * n_states
+    for r in range(n_node, n_parts):
+        value = scale[off + r - n_node] * dmu[r]
+        total += value * value
+    return total
+
+
+@njit(cache=True, nogil=True)
+def token_gram(values, indices, indptr, dense_width, n_features, unit_offsets):
+    """Gram matrices ``x_t . x_s`` of the tokens of every example, flattened.
+
+    Example ``i`` owns ``gram[gram_offsets[i]:gram_offsets[i + 1]]``, a
+    ``(T_i, T_i)`` row-major block.  They give the exact squared norm of a
+    weight change ``F_i dmu`` in ``O(T_i^2 K)`` operations, which the adaptive
+    EG rate needs once per tried step.
+    """
+    n_samples = unit_offsets.shape[0] - 1
+    gram_offsets = np.zeros(n_samples + 1, dtype=np.int64)
+    for i in range(n_samples):
+        n_tokens = unit_offsets[i + 1] - unit_offsets[i]
+        gram_offsets[i + 1] = gram_offsets[i] + n_tokens * n_tokens
+    gram = np.zeros(gram_offsets[n_samples])
+    scratch = np.zeros(n_features)
+    for i in range(n_samples):
+        tok0 = unit_offsets[i]
+        n_tokens = unit_offsets[i + 1] - tok0
+        g0 = gram_offsets[i]
+        for t in range(n_tokens):
+            start, stop = _row_span(tok0 + t, dense_width, indptr)
+            for p in range(start, stop):
+                j = p - start if dense_width > 0 else indices[p]
+                scratch[j] += values[p]
+            for s in range(t, n_tokens):
+                start2, stop2 = _row_span(tok0 + s, dense_width, indptr)
+                acc = 0.0
+                for p in range(start2, stop2):
+                    j = p - start2 if dense_width > 0 else indices[p]
+                    acc += scratch[j] * values[p]
+                gram[g0 + t * n_tokens + s] = acc
+                gram[g0 + s * n_tokens + t] = acc
+            for p in range(start, stop):
+                j = p - start if dense_width > 0 else indices[p]
+                scratch[j] = 0.0
+    return gram, gram_offsets
+
+
+TOKEN_KERNEL_OPS = KernelOps(
+    part_scores=token_part_scores, add_features=token_add_features,
+    marginals=token_marginals, argmax=token_argmax, encode=token_encode,
+    project=token_project, change_sq_norm=token_change_sq_norm,
+)
+
+
+def token_kernel_data(X, unit_offsets, n_states, chain, start_end, training):
+    """Kernel data of token features ``X`` (dense or CSR) stacked by ``unit_offsets``."""
+    if sp.issparse(X):
+        values, indices, indptr, dense_width = X.data, X.indices, X.indptr, 0
+    else:
+        values = X.reshape(-1)
+        indices = np.zeros(0, dtype=np.int32)
+        indptr = np.zeros(0, dtype=np.int32)
+        dense_width = X.shape[1]
+    n_features = X.shape[1]
+    if training:
+        gram, gram_offsets = token_gram(values, indices, indptr, dense_width, n_features,
+                                        unit_offsets)
+    else:
+        gram, gram_offsets = np.zeros(0), np.zeros(0, dtype=np.int64)
+    return (values, indices, indptr, dense_width, n_features, unit_offsets, n_states,
+            bool(chain), bool(start_end), gram, gram_offsets)
+
+
+def feature_major(w, n_states, n_features):
+    """Public layout ``W.ravel()`` (K, d) first -> feature-major (d, K) first (a copy)."""
+    K, d = n_states, n_features
+    out = np.array(w, dtype=np.float64)
+    out[:K * d] = out[:K * d].reshape(K, d).T.ravel()
+    return out
+
+
+def label_major(w, n_states, n_features):
+    """The inverse of :func:`feature_major` (a copy)."""
+    K, d = n_states, n_features
+    out = np.array(w, dtype=np.float64)
+    out[:K * d] = out[:K * d].reshape(d, K).T.ravel()
+    return out
