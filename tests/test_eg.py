@@ -262,36 +262,6 @@ def test_fast_kernel_and_python_path_take_identical_steps():
     np.testing.assert_allclose(slow.history_["dual"], fast.history_["dual"], rtol=1e-10)
 
 
-@pytest.mark.parametrize("loss", ["log", "hinge"])
-@pytest.mark.parametrize("sparse", [False, True])
-def test_feature_scale_in_numba_equals_a_rescaled_structure(loss, sparse):
-    """eg_solve(feature_scale=s) on the numba path takes the steps of the Python
-    path on a structure whose features are multiplied by s (zeros included)."""
-    from sklearn_struct.solvers.adaptive_m3n import RescaledStructure
-    from sklearn_struct.solvers.eg import eg_solve
-
-    rng = np.random.RandomState(17)
-    for structure, (X, y) in (
-        (ChainStructure(), make_chains(n=15, seed=17, max_len=4)),
-        (MulticlassStructure(), make_flat(n=40, seed=17)),
-    ):
-        if sparse:
-            X = [sp.csr_matrix(x) for x in X] if isinstance(X, list) else sp.csr_matrix(X)
-        Y = np.concatenate(y) if isinstance(y, list) else np.asarray(y)
-        batch = structure.make_batch(X, 3)
-        scale = rng.uniform(0.2, 2.0, batch.n_weights)
-        scale[rng.rand(batch.n_weights) < 0.2] = 0.0
-        kwargs = dict(loss=loss, C=0.8, tol=0, max_iter=4)
-        fast = eg_solve(structure, batch, Y, feature_scale=scale,
-                        random_state=np.random.RandomState(5), **kwargs)
-        slow = eg_solve(RescaledStructure(structure, scale), batch, Y,
-                        random_state=np.random.RandomState(5), **kwargs)
-        np.testing.assert_allclose(fast.history["dual"], slow.history["dual"], rtol=1e-10)
-        np.testing.assert_allclose(fast.history["primal"], slow.history["primal"], rtol=1e-10)
-        np.testing.assert_allclose(fast.state.w, slow.state.w, atol=1e-10)
-        assert np.all(fast.state.w[scale == 0.0] == 0.0)
-
-
 def test_dense_and_sparse_tokens_give_the_same_model():
     X, y = make_chains(n=20, seed=9)
     dense = EGCRF(tol=0, max_iter=6, random_state=0).fit(X, y)
@@ -506,6 +476,7 @@ def test_structure_without_marginals_is_refused():
     class NoMarginals(MulticlassStructure):
         supported_operations = tuple(
             op for op in MulticlassStructure.supported_operations if op != "marginals")
+        kernel_ops = MulticlassStructure.kernel_ops.without("marginals")
 
     X, y = make_flat(n=10)
     with pytest.raises(UnsupportedOperation, match="NoMarginals does not support marginals"):

@@ -193,6 +193,7 @@ def test_margin_lp_radius_form_matches_dense_reference():
 def test_structure_without_loss_augmented_inference():
     class NoInference(MulticlassStructure):
         supported_operations = ("part_scores", "expected_features", "encode", "part_losses")
+        kernel_ops = None
 
     structure = NoInference()
     batch = structure.make_batch(np.eye(3), 2)

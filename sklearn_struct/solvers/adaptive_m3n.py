@@ -52,62 +52,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..structures._base import BaseStructure
 from .eg import eg_solve
 
-__all__ = ["AdaptiveM3NResult", "RescaledStructure", "adaptive_m3n", "squared_l1_objective"]
-
-
-class RescaledStructure(BaseStructure):
-    """A structure whose part feature vectors are multiplied weight-wise by ``scale``.
-
-    ``phi'(x, r) = scale * phi(x, r)``: scores use ``scale * w`` and the map
-    ``F`` returns ``scale * F z``.  Every other operation is the wrapped
-    structure's, on the wrapped structure's batches.  ``eg_solve(...,
-    feature_scale=scale)`` performs the same rescaling inside the EG kernels;
-    this wrapper is the structure-level definition it is tested against.
-    """
-
-    def __init__(self, structure, scale):
-        self.structure = structure
-        self.scale = scale
-        self.supported_operations = structure.supported_operations
-
-    def make_batch(self, X, n_states=None):
-        return self.structure.make_batch(X, n_states)
-
-    def take(self, batch, indices):
-        return self.structure.take(batch, indices)
-
-    def check_outputs(self, batch, Y):
-        return self.structure.check_outputs(batch, Y)
-
-    def part_scores(self, batch, w):
-        return self.structure.part_scores(batch, self.scale * w)
-
-    def expected_features(self, batch, z, sample_weight=None):
-        return self.scale * self.structure.expected_features(batch, z, sample_weight)
-
-    def encode(self, batch, Y):
-        return self.structure.encode(batch, Y)
-
-    def decode(self, batch, z):
-        return self.structure.decode(batch, z)
-
-    def part_losses(self, batch, Y):
-        return self.structure.part_losses(batch, Y)
-
-    def argmax(self, batch, scores):
-        return self.structure.argmax(batch, scores)
-
-    def loss_augmented_argmax(self, batch, scores, Y):
-        return self.structure.loss_augmented_argmax(batch, scores, Y)
-
-    def marginals(self, batch, scores):
-        return self.structure.marginals(batch, scores)
-
-    def project(self, batch, v):
-        return self.structure.project(batch, v)
+__all__ = ["AdaptiveM3NResult", "adaptive_m3n", "squared_l1_objective"]
 
 
 def squared_l1_objective(w, hinge_sum, lam, C):

@@ -25,29 +25,28 @@ solver keeps ``theta``, ``mu``, the per-example dual terms and ``w`` up to
 date; these arrays are the *state* that a warm start reuses.
 
 This module knows nothing of scikit-learn: it works on a structure and a batch
-(see :mod:`sklearn_struct.structures`).  Multiclass and chain structures run
-the online epoch inside numba (:mod:`._eg_kernels`); any other structure that
-supports marginals runs the same algorithm through its Python operations.
+(see :mod:`sklearn_struct.structures`).  The online epoch runs inside numba
+for any structure whose kernel operations include marginals
+(:mod:`._eg_kernels`); the batch solver needs only the batch operations.
 """
 
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
 
-from ..structures import MulticlassStructure
+from ..structures import UnsupportedOperation
+from ..structures._kernel import empty_scale, specialize
 from . import _eg_kernels
-
-try:  # the chain structure is optional for this module
-    from ..structures.chain import ChainStructure
-except ImportError:  # pragma: no cover
-    ChainStructure = None
+from ._chunks import ExampleChunks
+from ._objective import example_losses, segment_sums
 
 __all__ = ["EGResult", "EGState", "eg_solve", "next_annealed_C", "predict_marginals",
            "predict_outputs", "uniform_start_C"]
 
 LOSSES = {"log": _eg_kernels.LOG_LOSS, "hinge": _eg_kernels.HINGE_LOSS}
+#: Kernel operations the online epoch needs.
+ONLINE_KERNEL_OPERATIONS = ("part_scores", "add_features", "marginals")
 #: Step halvings tried on one example before leaving it unchanged for this visit.
 MAX_HALVINGS = 30
 #: Annealing: relative duality gap at the current ``C`` that lets ``C`` grow ...
@@ -144,38 +143,7 @@ def uniform_start_C(problem, state):
     return 2.0 * entropy / norm if norm > 0.0 and entropy > 0.0 else np.inf
 
 
-# --------------------------------------------------------------------- chunks
-class _Chunks:
-    """Contiguous example ranges of a batch, one per joblib worker."""
-
-    def __init__(self, structure, batch, n_jobs):
-        self.n_jobs = n_jobs
-        n_chunks = (1 if n_jobs in (None, 1)
-                    else min(max(effective_n_jobs(n_jobs), 1), batch.n_samples))
-        bounds = np.linspace(0, batch.n_samples, n_chunks + 1).astype(np.int64)
-        po, uo = batch.part_offsets, batch.unit_offsets
-        self.part_ranges = [(int(po[a]), int(po[b])) for a, b in zip(bounds, bounds[1:])]
-        self.unit_ranges = [(int(uo[a]), int(uo[b])) for a, b in zip(bounds, bounds[1:])]
-        self.batches = (
-            [batch] if n_chunks == 1
-            else [structure.take(batch, np.arange(a, b)) for a, b in zip(bounds, bounds[1:])]
-        )
-
-    def map(self, fn, part_arrays=(), unit_arrays=()):
-        """``[fn(sub_batch, *part_slices, *unit_slices) for each chunk]``, in parallel."""
-        calls = [
-            (sub, *(v[p:q] for v in part_arrays), *(v[u:t] for v in unit_arrays))
-            for sub, (p, q), (u, t) in zip(self.batches, self.part_ranges, self.unit_ranges)
-        ]
-        if len(calls) == 1:
-            return [fn(*calls[0])]
-        return Parallel(n_jobs=self.n_jobs, prefer="threads")(delayed(fn)(*c) for c in calls)
-
-
-def _segment_sums(values, offsets):
-    return np.add.reduceat(values, offsets[:-1])
-
-
+# ----------------------------------------------------------------- helpers
 def batch_marginals(structure, chunks, theta):
     """Marginals and log-partitions of every example (in parallel chunks)."""
     out = chunks.map(structure.marginals, (theta,))
@@ -185,36 +153,20 @@ def batch_marginals(structure, chunks, theta):
 def dual_terms(loss, mu, log_partition, theta, part_losses, part_offsets):
     """Entropy (log loss) or expected loss (hinge) of each example's distribution."""
     if loss == "log":
-        return log_partition - _segment_sums(mu * theta, part_offsets)
-    return _segment_sums(mu * part_losses, part_offsets)
-
-
-def example_losses(problem, w):
-    """``loss_i(w)``: log-partition (log) or loss-augmented max (hinge) minus the truth's score."""
-    structure = problem.structure
-
-    def chunk_losses(sub, truth_chunk, losses_chunk, y_chunk):
-        scores = problem.scores(sub, w)
-        true_scores = _segment_sums(scores * truth_chunk, sub.part_offsets)
-        if problem.loss == "log":
-            return structure.log_partition(sub, scores) - true_scores
-        worst = structure.encode(sub, structure.loss_augmented_argmax(sub, scores, y_chunk))
-        return _segment_sums(worst * (scores + losses_chunk), sub.part_offsets) - true_scores
-
-    return np.concatenate(problem.chunks.map(chunk_losses, (problem.truth, problem.part_losses),
-                                             (problem.Y,)))
+        return log_partition - segment_sums(mu * theta, part_offsets)
+    return segment_sums(mu * part_losses, part_offsets)
 
 
 def predict_outputs(structure, batch, w, n_jobs=None):
     """MAP outputs of every example under weights ``w`` (flat over output units)."""
-    chunks = _Chunks(structure, batch, n_jobs)
+    chunks = ExampleChunks(structure, batch, n_jobs)
     out = chunks.map(lambda sub: structure.argmax(sub, structure.part_scores(sub, w)))
     return np.concatenate(out)
 
 
 def predict_marginals(structure, batch, w, n_jobs=None):
     """Part marginals of every example under the Gibbs distribution of ``w``."""
-    chunks = _Chunks(structure, batch, n_jobs)
+    chunks = ExampleChunks(structure, batch, n_jobs)
     out = chunks.map(lambda sub: structure.marginals(sub, structure.part_scores(sub, w))[0])
     return np.concatenate(out)
 
@@ -236,7 +188,8 @@ class _Problem:
         )
         self.truth = structure.encode(batch, Y)
         self.part_losses = structure.part_losses(batch, Y)
-        self.chunks = _Chunks(structure, batch, n_jobs)
+        self.loss_offsets = structure.loss_offsets(batch, Y)
+        self.chunks = ExampleChunks(structure, batch, n_jobs)
         # the weighted observed features sum_i s_i phi(x_i, y_i), fixed during the fit
         self.observed = self.features(batch, self.truth, self.sample_weight)
 
@@ -258,7 +211,9 @@ class _Problem:
         return C * float(self.sample_weight @ terms) - 0.5 * float(w @ w)
 
     def primal(self, w, C):
-        losses = example_losses(self, w)
+        losses = example_losses(self.structure, self.chunks, w, self.Y, self.truth,
+                                self.part_losses, self.loss_offsets, self.loss,
+                                self.feature_scale)
         return 0.5 * float(w @ w) + C * float(self.sample_weight @ losses)
 
 
@@ -283,116 +238,31 @@ def _attach(problem, state, C):
     for the hinge, the expected losses under the current labels.
     """
     if problem.loss == "hinge":
-        state.terms = _segment_sums(state.mu * problem.part_losses, problem.batch.part_offsets)
+        state.terms = segment_sums(state.mu * problem.part_losses, problem.batch.part_offsets)
     state.w = problem.weights(state.mu, C)
     state.C = C
 
 
-class _FastEpoch:
-    """Online epochs of multiclass and chain structures, inside numba."""
+class _OnlineEpoch:
+    """Online epochs inside numba, through the structure's kernel operations."""
 
     def __init__(self, problem):
         structure, batch = problem.structure, problem.batch
-        X = batch.X
-        if isinstance(X, np.ndarray):
-            self.data = X.reshape(-1)
-            self.indices = np.zeros(0, dtype=np.int32)
-            self.indptr = np.zeros(0, dtype=np.int32)
-            self.dense_width = X.shape[1]
-        else:
-            self.data, self.indices, self.indptr = X.data, X.indices, X.indptr
-            self.dense_width = 0
-        self.n_states = batch.n_states
-        self.n_features = batch.n_features
-        self.chain = not isinstance(structure, MulticlassStructure)
-        self.start_end = bool(getattr(structure, "start_end", False))
-        self.gram, self.gram_offsets = _eg_kernels.token_gram(
-            self.data, self.indices, self.indptr, self.dense_width, self.n_features,
-            batch.unit_offsets,
-        )
-        self.scale = (np.zeros(0) if problem.feature_scale is None
-                      else self.to_kernel(np.asarray(problem.feature_scale, dtype=np.float64)))
         self.problem = problem
-
-    @staticmethod
-    def supports(structure):
-        fast = (MulticlassStructure,) + ((ChainStructure,) if ChainStructure is not None else ())
-        return type(structure) in fast
-
-    def to_kernel(self, w):
-        """Contract layout ``W.ravel()`` (K, d) -> feature-major (d, K) for the kernel."""
-        K, d = self.n_states, self.n_features
-        out = w.copy()
-        out[:K * d] = w[:K * d].reshape(K, d).T.ravel()
-        return out
-
-    def from_kernel(self, w_fm):
-        K, d = self.n_states, self.n_features
-        out = w_fm.copy()
-        out[:K * d] = w_fm[:K * d].reshape(d, K).T.ravel()
-        return out
+        self.kernel = specialize(_eg_kernels.online_epoch, structure.kernel_ops)
+        self.data = structure.kernel_data(batch, training=True)
+        self.scale = (empty_scale() if problem.feature_scale is None
+                      else structure.kernel_weights(batch, problem.feature_scale))
 
     def run(self, state, order, budget, loss, adaptive, eta, C):
         p = self.problem
-        w_fm = self.to_kernel(state.w)
-        tries = _eg_kernels.online_epoch(
-            order, budget, LOSSES[loss], adaptive, eta, MAX_HALVINGS,
-            self.data, self.indices, self.indptr, self.dense_width, self.n_features,
-            p.batch.unit_offsets, p.batch.part_offsets, self.gram, self.gram_offsets,
-            p.part_losses, p.sample_weight, C, self.n_states, self.chain, self.start_end,
-            w_fm, self.scale, state.theta, state.mu, state.terms, state.etas,
+        w_kernel = p.structure.kernel_weights(p.batch, state.w)
+        tries = self.kernel(
+            order, budget, LOSSES[loss], adaptive, eta, MAX_HALVINGS, self.data,
+            p.batch.part_offsets, p.part_losses, p.sample_weight, C, w_kernel, self.scale,
+            state.theta, state.mu, state.terms, state.etas,
         )
-        state.w = self.from_kernel(w_fm)
-        return tries
-
-
-class _GenericEpoch:
-    """Online epochs for any structure with marginals, through its Python operations."""
-
-    def __init__(self, problem):
-        self.problem = problem
-        self.examples = [problem.structure.take(problem.batch, [i])
-                         for i in range(problem.n_samples)]
-
-    def run(self, state, order, budget, loss, adaptive, eta, C):
-        p, structure = self.problem, self.problem.structure
-        po = p.batch.part_offsets
-        tries = 0
-        for i in order:
-            if tries >= budget:
-                break
-            sub, a, b = self.examples[i], po[i], po[i + 1]
-            cs = C * p.sample_weight[i]
-            if cs == 0.0:
-                tries += 1
-                continue
-            scores = p.scores(sub, state.w)
-            step = state.etas[i] if adaptive else eta
-            for attempt in range(MAX_HALVINGS + 1):
-                tries += 1
-                if loss == "log":
-                    theta = (1.0 - step) * state.theta[a:b] + step * scores
-                else:
-                    theta = state.theta[a:b] + step * (p.part_losses[a:b] + scores)
-                mu, log_z = structure.marginals(sub, theta)
-                term = dual_terms(loss, mu, log_z, theta, p.part_losses[a:b], sub.part_offsets)[0]
-                dmu = mu - state.mu[a:b]
-                change = p.features(sub, dmu)
-                gain = (cs * (term - state.terms[i] + dmu @ scores)
-                        - 0.5 * cs * cs * (change @ change))
-                scale = (np.abs(theta).sum() + np.abs(scores).sum() + abs(log_z[0]) + abs(term)
-                         + abs(state.terms[i]))
-                rounding = _eg_kernels.ROUNDING * (cs * scale + cs * cs * (change @ change))
-                if not adaptive or gain >= -rounding:
-                    state.theta[a:b], state.mu[a:b], state.terms[i] = theta, mu, term
-                    state.w -= cs * change
-                    if adaptive:
-                        state.etas[i] = step * 1.05 if gain > rounding else step
-                    break
-                if attempt == MAX_HALVINGS:
-                    state.etas[i] = step
-                    break
-                step *= 0.5
+        state.w = p.structure.contract_weights(p.batch, w_kernel)
         return tries
 
 
@@ -434,7 +304,9 @@ def eg_solve(
     ----------
     structure : BaseStructure
         Must support ``part_scores``, ``expected_features``, ``encode``,
-        ``part_losses``, ``marginals`` (and ``loss_augmented_argmax`` for the hinge).
+        ``part_losses``, ``marginals`` (and ``loss_augmented_argmax`` for the
+        hinge); the online solver also needs the kernel operations
+        ``ONLINE_KERNEL_OPERATIONS``.
     batch : batch of ``structure``
     Y : ndarray of int64
         Encoded outputs (flat over output units).
@@ -470,8 +342,8 @@ def eg_solve(
         Solve the problem whose features are rescaled weight by weight,
         ``phi'(x, r) = feature_scale * phi(x, r)`` (in the structure's weight
         layout), e.g. for the EM reweighting of the adaptive M3N; the state's
-        ``w`` is then ``w(alpha)`` of the rescaled problem.  Multiclass and
-        chain structures keep their numba epoch.
+        ``w`` is then ``w(alpha)`` of the rescaled problem; the online epoch
+        applies the rescaling inside numba.
 
     Returns
     -------
@@ -479,6 +351,11 @@ def eg_solve(
     """
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}.")
+    if solver == "online" and not structure.kernel_supports(*ONLINE_KERNEL_OPERATIONS):
+        raise UnsupportedOperation(
+            f"{type(structure).__name__}: online EG runs inside numba and needs the kernel "
+            f"operations {', '.join(ONLINE_KERNEL_OPERATIONS)} (see KernelOps); use "
+            "solver='batch' for a structure with batch marginals only.")
     adaptive = isinstance(learning_rate, str)
     eta = eta0 if adaptive else float(learning_rate)
     rng = random_state if random_state is not None else np.random.RandomState(0)
@@ -507,8 +384,7 @@ def eg_solve(
     _attach(problem, state, C_now)
 
     if solver == "online":
-        epoch_runner = (_FastEpoch(problem) if _FastEpoch.supports(structure)
-                        else _GenericEpoch(problem))
+        epoch_runner = _OnlineEpoch(problem)
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds", "eval_seconds")}
     total_tries, epoch, converged = 0, 0, False
     budget_total = int(np.ceil(max_iter * n))

@@ -1,0 +1,102 @@
+"""The numba online EG epoch against a slow Python reference of the same algorithm.
+
+The reference visits examples one at a time through the structure's *batch*
+operations on single-example sub-batches, with the features rescaled at the
+Python level; the numba epoch (compiled for the structure's kernel operations)
+must take exactly the same steps.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_struct.solvers import eg
+from sklearn_struct.structures import ChainStructure, MulticlassStructure
+
+
+def _reference_epoch(problem, state, order, loss, C):
+    """Figure 3 of Collins et al. (2008) with the adaptive rate, one example at a time."""
+    structure, batch = problem.structure, problem.batch
+    po = batch.part_offsets
+    for i in order:
+        sub, a, b = structure.take(batch, [i]), po[i], po[i + 1]
+        cs = C * problem.sample_weight[i]
+        scores = problem.scores(sub, state.w)
+        step = state.etas[i]
+        for attempt in range(eg.MAX_HALVINGS + 1):
+            if loss == "log":
+                theta = (1.0 - step) * state.theta[a:b] + step * scores
+            else:
+                theta = state.theta[a:b] + step * (problem.part_losses[a:b] + scores)
+            mu, log_z = structure.marginals(sub, theta)
+            term = eg.dual_terms(loss, mu, log_z, theta, problem.part_losses[a:b],
+                                 sub.part_offsets)[0]
+            dmu = mu - state.mu[a:b]
+            change = problem.features(sub, dmu)
+            gain = cs * (term - state.terms[i] + dmu @ scores) - 0.5 * cs * cs * (change @ change)
+            size = (np.abs(theta).sum() + np.abs(scores).sum() + abs(log_z[0]) + abs(term)
+                    + abs(state.terms[i]))
+            rounding = eg._eg_kernels.ROUNDING * (cs * size + cs * cs * (change @ change))
+            if gain >= -rounding:
+                state.theta[a:b], state.mu[a:b], state.terms[i] = theta, mu, term
+                state.w = state.w - cs * change
+                state.etas[i] = step * 1.05 if gain > rounding else step
+                break
+            if attempt == eg.MAX_HALVINGS:
+                state.etas[i] = step
+                break
+            step *= 0.5
+
+
+def _chains(n, seed):
+    rng = np.random.RandomState(seed)
+    X, y = [], []
+    for _ in range(n):
+        T = rng.randint(1, 5)
+        labels = rng.randint(0, 3, T)
+        x = rng.randn(T, 4)
+        x[np.arange(T), labels] += 1.0
+        X.append(x)
+        y.append(labels)
+    return X, np.concatenate(y)
+
+
+@pytest.mark.parametrize("loss", ["log", "hinge"])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("scaled", [False, True])
+@pytest.mark.parametrize("structure", [ChainStructure(), ChainStructure(start_end=False),
+                                       MulticlassStructure()], ids=repr)
+def test_numba_epoch_takes_the_steps_of_the_python_reference(structure, loss, sparse, scaled):
+    rng = np.random.RandomState(3)
+    if structure.flat_outputs:
+        X, Y = rng.randn(30, 4), rng.randint(0, 3, 30)
+        X[np.arange(30), Y] += 1.0
+        X = sp.csr_matrix(X) if sparse else X
+    else:
+        X, Y = _chains(12, seed=4)
+        X = [sp.csr_matrix(x) for x in X] if sparse else X
+    batch = structure.make_batch(X, n_states=3)
+    scale = None
+    if scaled:  # weight-wise rescaling, zeros included (the adaptive M3N's beta)
+        scale = rng.uniform(0.2, 2.0, batch.n_weights)
+        scale[rng.rand(batch.n_weights) < 0.2] = 0.0
+    sample_weight = rng.uniform(0.5, 2.0, batch.n_samples)
+    C = 0.8
+    problem = eg._Problem(structure, batch, Y, loss, sample_weight, None, scale)
+    fast = eg.initial_state(problem, 0.5)
+    eg._attach(problem, fast, C)
+    slow = eg.initial_state(problem, 0.5)
+    eg._attach(problem, slow, C)
+    epoch = eg._OnlineEpoch(problem)
+    for _ in range(3):
+        order = rng.randint(0, batch.n_samples, batch.n_samples).astype(np.int64)
+        epoch.run(fast, order, len(order) * (eg.MAX_HALVINGS + 1), loss, True, 0.5, C)
+        _reference_epoch(problem, slow, order, loss, C)
+    np.testing.assert_allclose(fast.theta, slow.theta, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(fast.mu, slow.mu, atol=1e-11)
+    np.testing.assert_allclose(fast.etas, slow.etas, rtol=1e-12)
+    np.testing.assert_allclose(fast.w, slow.w, atol=1e-10)
+    # w(alpha) is maintained exactly: it equals the weights rebuilt from the marginals
+    np.testing.assert_allclose(fast.w, problem.weights(fast.mu, C), atol=1e-10)
+    if scaled:
+        assert np.all(fast.w[scale == 0.0] == 0.0)
