@@ -77,9 +77,9 @@ class ExampleChunks:
         results : list
             One result per chunk, in order.
         """
-        calls = [(sub, *(v[parts] for v in part_arrays), *(v[units] for v in unit_arrays))
-                 for sub, parts, units in self]
-        if len(calls) == 1:
-            return [function(*calls[0])]
+        calls = ((sub, *(v[parts] for v in part_arrays), *(v[units] for v in unit_arrays))
+                 for sub, parts, units in self)
+        if len(self) == 1 or self.lazy:  # lazy chunks: one sub-batch alive at a time
+            return [function(*call) for call in calls]
         return Parallel(n_jobs=self.n_jobs, prefer=prefer)(
             delayed(function)(*call) for call in calls)

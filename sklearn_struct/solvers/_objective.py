@@ -11,14 +11,20 @@ __all__ = ["example_losses", "segment_sums"]
 
 
 def segment_sums(values, offsets):
-    """Sum of a flat vector over each example's segment ``offsets[i]:offsets[i + 1]``."""
-    cumulative = np.concatenate([[0.0], np.cumsum(values)])
-    return cumulative[offsets[1:]] - cumulative[offsets[:-1]]
+    """Sum of a flat vector over each example's segment ``offsets[i]:offsets[i + 1]``.
+
+    Each segment is summed on its own (every example has at least one part),
+    so a sum does not depend on where the example sits in the batch.
+    """
+    return np.add.reduceat(values, offsets[:-1])
 
 
-def example_losses(structure, chunks, w, Y, truth, part_losses, loss_offsets, loss="hinge",
-                   scale=None, return_worst=False):
+def example_losses(structure, chunks, w, Y, loss="hinge", scale=None, return_worst=False):
     """Loss of every example at ``w``, chunk by chunk (in parallel).
+
+    Encodings, part losses and loss offsets of the truth are rebuilt chunk by
+    chunk, so that no vector over all parts is needed (the low-memory dual
+    extragradient relies on it).
 
     Parameters
     ----------
@@ -28,10 +34,6 @@ def example_losses(structure, chunks, w, Y, truth, part_losses, loss_offsets, lo
     w : ndarray of shape (n_weights,)
     Y : ndarray of int64 of shape (n_units_total,)
         True encoded outputs.
-    truth, part_losses : ndarray of shape (n_parts_total,)
-        ``encode(Y)`` and ``part_losses(Y)``.
-    loss_offsets : ndarray of shape (n_samples,)
-        Per-example loss constants (hinge only).
     loss : {"hinge", "log"}
     scale : ndarray of shape (n_weights,) or None
         Features rescaled weight-wise: scores are ``F^T (scale * w)``.
@@ -48,18 +50,19 @@ def example_losses(structure, chunks, w, Y, truth, part_losses, loss_offsets, lo
     """
     w_eff = w if scale is None else scale * w
 
-    def chunk(sub, truth_c, losses_c, y_c):
+    def chunk(sub, y_c):
         scores = structure.part_scores(sub, w_eff)
-        true_scores = segment_sums(scores * truth_c, sub.part_offsets)
+        true_scores = segment_sums(scores * structure.encode(sub, y_c), sub.part_offsets)
         if loss == "log":
             return structure.log_partition(sub, scores) - true_scores, None
         worst = structure.encode(sub, structure.loss_augmented_argmax(sub, scores, y_c))
-        return segment_sums(worst * (scores + losses_c), sub.part_offsets) - true_scores, worst
+        augmented = scores + structure.part_losses(sub, y_c)
+        value = (segment_sums(worst * augmented, sub.part_offsets) - true_scores
+                 + structure.loss_offsets(sub, y_c))
+        return np.maximum(value, 0.0), worst if return_worst else None
 
-    out = chunks.map(chunk, (truth, part_losses), (Y,))
+    out = chunks.map(chunk, unit_arrays=(Y,))
     losses = np.concatenate([value for value, _ in out])
-    if loss == "hinge":
-        losses = np.maximum(losses + loss_offsets, 0.0)
     if return_worst:
         return losses, np.concatenate([worst for _, worst in out])
     return losses

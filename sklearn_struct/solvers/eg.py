@@ -188,7 +188,6 @@ class _Problem:
         )
         self.truth = structure.encode(batch, Y)
         self.part_losses = structure.part_losses(batch, Y)
-        self.loss_offsets = structure.loss_offsets(batch, Y)
         self.chunks = ExampleChunks(structure, batch, n_jobs)
         # the weighted observed features sum_i s_i phi(x_i, y_i), fixed during the fit
         self.observed = self.features(batch, self.truth, self.sample_weight)
@@ -211,8 +210,7 @@ class _Problem:
         return C * float(self.sample_weight @ terms) - 0.5 * float(w @ w)
 
     def primal(self, w, C):
-        losses = example_losses(self.structure, self.chunks, w, self.Y, self.truth,
-                                self.part_losses, self.loss_offsets, self.loss,
+        losses = example_losses(self.structure, self.chunks, w, self.Y, self.loss,
                                 self.feature_scale)
         return 0.5 * float(w @ w) + C * float(self.sample_weight @ losses)
 

@@ -25,11 +25,12 @@ Structures are used only through their parts operations; nothing here knows
 scikit-learn.
 """
 
-import inspect
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._chunks import ExampleChunks
+from ._objective import example_losses
 from .l1_projection import clip_nonnegative
 
 __all__ = ["ExtragradientResult", "dual_extragradient", "estimate_lipschitz"]
@@ -143,15 +144,12 @@ class _EuclideanPolytope:
 
     def __init__(self, structure, step, warm=False):
         self.structure, self.step = structure, step
-        accepts = "warm_start" in inspect.signature(structure.project).parameters
-        self.warm = [{}, {}] if warm and accepts else None
+        self.warm = [{}, {}] if warm else [None, None]
 
     def centre(self, batch, Y):
         return self.structure.encode(batch, Y)
 
     def _project(self, batch, point, which):
-        if self.warm is None:
-            return self.structure.project(batch, point)
         return self.structure.project(batch, point, warm_start=self.warm[which])
 
     def from_sum(self, batch, centre, s):
@@ -177,29 +175,6 @@ class _EntropicMarginals:
         return self.structure.marginals(batch, self.step * (s_v + direction))[0]
 
 
-# ------------------------------------------------------------------ chunks
-def _sub_batches(structure, batch, max_parts):
-    """Yield ``(sub_batch, units)`` over consecutive examples, ``max_parts`` parts at most.
-
-    Every chunk holds at least one example; ``units`` slices the flat outputs
-    of its examples.  Sub-batches are built on demand (``take`` copies their
-    rows), so that only the chunk in use (and the next one while it is built)
-    is alive.  ``max_parts=None``, or a batch that fits, yields the batch
-    itself.
-    """
-    part_offsets, n = batch.part_offsets, batch.n_samples
-    if max_parts is None or part_offsets[-1] <= max_parts:
-        yield batch, slice(None)
-        return
-    start = 0
-    while start < n:
-        stop = np.searchsorted(part_offsets, part_offsets[start] + max_parts, side="right") - 1
-        stop = min(max(stop, start + 1), n)
-        yield (structure.take(batch, np.arange(start, stop)),
-               slice(batch.unit_offsets[start], batch.unit_offsets[stop]))
-        start = stop
-
-
 # ------------------------------------------------------------------ helpers
 def estimate_lipschitz(structure, batch, n_iter=100, tol=1e-10, random_state=0,
                        chunk_parts=None):
@@ -215,7 +190,7 @@ def estimate_lipschitz(structure, batch, n_iter=100, tol=1e-10, random_state=0,
     value = 0.0
     for _ in range(n_iter):
         y = np.zeros(batch.n_weights)
-        for sub, _units in _sub_batches(structure, batch, chunk_parts):
+        for sub, _, _ in ExampleChunks(structure, batch, max_parts=chunk_parts):
             y += structure.expected_features(sub, structure.part_scores(sub, x))
         new_value = np.linalg.norm(y)
         if new_value == 0.0:
@@ -227,53 +202,6 @@ def estimate_lipschitz(structure, batch, n_iter=100, tol=1e-10, random_state=0,
         value = new_value
     # power iteration approaches ||F||^2 from below: a small margin keeps 1/L safe
     return float(np.sqrt(value)) * (1.0 + 1e-6)
-
-
-def _example_bounds(batch, entropic_z):
-    """Per-example ``B_i`` bounding ``|f_i(y)|_inf`` (KL z) or feature column norms."""
-    from ..structures.chain import ChainBatch
-    from ..structures.matching import MatchingBatch
-    from ..structures.mincut import MinCutBatch
-    from ..structures.multiclass import MulticlassBatch
-
-    def per_example(X, offsets, power):
-        values = abs(X).power(power) if hasattr(X, "power") else np.abs(X) ** power
-        if X.shape[0] == 0:
-            return np.zeros(len(offsets) - 1)
-        rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-        import scipy.sparse as sp
-
-        owner = sp.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))),
-                              shape=(len(offsets) - 1, X.shape[0]))
-        sums = owner @ values
-        sums = sums.toarray() if hasattr(sums, "toarray") else np.asarray(sums)
-        return sums.max(axis=1, initial=0.0) ** (1.0 / power)
-
-    if isinstance(batch, MatchingBatch):
-        return per_example(batch.X, batch.unit_offsets, 2)
-    if isinstance(batch, MinCutBatch):
-        return np.maximum(per_example(batch.node_X, batch.unit_offsets, 2),
-                          per_example(batch.edge_X, batch.edge_offsets, 2))
-    if isinstance(batch, ChainBatch) and entropic_z:
-        transitions = np.maximum(np.diff(batch.unit_offsets) - 1, 1 if batch.start_end else 0)
-        return np.maximum(per_example(batch.X, batch.unit_offsets, 1), transitions)
-    if isinstance(batch, MulticlassBatch) and entropic_z:
-        return per_example(batch.X, batch.unit_offsets, 1)
-    raise ValueError(
-        f"geometry='entropic' has no step-size bound for {type(batch).__name__}"
-        f"{' with Euclidean z-steps' if not entropic_z else ''}."
-    )
-
-
-def _max_part(structure, chunks, Y, w):
-    """``sum_i max_y (w.f_i(y) + loss_i(y))`` without the loss offsets (one loss-augmented
-    inference per example, chunk by chunk)."""
-    total = 0.0
-    for sub, units in chunks:
-        scores = structure.part_scores(sub, w)
-        worst = structure.encode(sub, structure.loss_augmented_argmax(sub, scores, Y[units]))
-        total += float((scores + structure.part_losses(sub, Y[units])) @ worst)
-    return total
 
 
 # ---------------------------------------------------------------- the solver
@@ -298,10 +226,11 @@ def dual_extragradient(
     ----------
     structure : BaseStructure
         Needs ``part_scores``, ``expected_features``, ``encode``,
-        ``part_losses``, ``loss_augmented_argmax``, ``take`` (low memory) and
-        ``project`` (Euclidean z-steps) or ``marginals`` (entropic z-steps).
-        Optional ``nonnegative_weights(batch)`` (mask of weights kept >= 0)
-        and ``loss_offsets(batch, Y)`` (constant loss terms).
+        ``part_losses``, ``loss_augmented_argmax``, and ``project`` (Euclidean
+        z-steps, warm-started in full memory) or ``marginals`` (entropic
+        z-steps); ``feature_bounds`` for the entropic step size.  Its
+        ``nonnegative_weights`` stay in the orthant and its ``loss_offsets``
+        complete the objective.
     batch : the structure's batch.
     Y : ndarray of int64, encoded true outputs, flat over output units.
     radius : float, default=inf
@@ -342,19 +271,16 @@ def dual_extragradient(
     if memory == "full":
         chunk_parts = None
 
-    def chunks():
-        return _sub_batches(structure, batch, chunk_parts)
-
+    chunks = ExampleChunks(structure, batch, max_parts=chunk_parts)
     n_weights = batch.n_weights
-    nonneg = np.zeros(n_weights, dtype=bool)
-    if hasattr(structure, "nonnegative_weights"):
-        nonneg = np.asarray(structure.nonnegative_weights(batch), dtype=bool)
+    nonneg = np.asarray(structure.nonnegative_weights(batch), dtype=bool)
     if lipschitz is None:
         if geometry == "euclidean":
             lipschitz = estimate_lipschitz(structure, batch, chunk_parts=chunk_parts)
         else:
-            lipschitz = 2.0 * radius * sum(float(_example_bounds(sub, entropic_z).sum())
-                                           for sub, _ in chunks())
+            z_geometry = "entropic" if entropic_z else "euclidean"
+            lipschitz = 2.0 * radius * sum(float(structure.feature_bounds(sub, z_geometry).sum())
+                                           for sub, _, _ in chunks)
     lipschitz = max(float(lipschitz), np.finfo(float).tiny)
     step = 1.0 / lipschitz
     w_setup = (_EuclideanBall if geometry == "euclidean" else _EntropicL1Ball)(
@@ -366,10 +292,9 @@ def dual_extragradient(
 
     truth_features = np.zeros(n_weights)
     offsets = 0.0
-    for sub, units in chunks():
+    for sub, _, units in chunks:
         truth_features += structure.expected_features(sub, structure.encode(sub, Y[units]))
-        if hasattr(structure, "loss_offsets"):
-            offsets += float(structure.loss_offsets(sub, Y[units]).sum())
+        offsets += float(structure.loss_offsets(sub, Y[units]).sum())
 
     s_w = np.zeros(n_weights)
     w_bar = w_setup.initial()
@@ -398,7 +323,7 @@ def dual_extragradient(
             dir_w = truth_features.copy()
             features_u = np.zeros(n_weights)
             loss_u = 0.0
-            for sub, units in chunks():
+            for sub, _, units in chunks:
                 # s_z of the chunk rebuilt from w_bar: s_z = t (F^T w_bar + c)
                 losses_sub = structure.part_losses(sub, Y[units])
                 s_sub = t * (structure.part_scores(sub, w_bar) + losses_sub)
@@ -416,8 +341,8 @@ def dual_extragradient(
         result.coef, result.n_iter = w_bar, t + 1
 
         if track_objective:
-            max_part = _max_part(structure, chunks(), Y, w_bar) - float(w_bar @ truth_features)
-            objective = max_part + offsets
+            objective = float(example_losses(structure, chunks, w_bar, Y).sum())
+            max_part = objective - offsets
             min_part = w_setup.min_linear(feature_bar - truth_features) + loss_bar
             gap = max_part - min_part
             result.objective.append(objective)

@@ -31,8 +31,12 @@ iterate, so it reports a certified duality gap and stops on a relative gap of
 from dataclasses import dataclass
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
 
+from ..structures import UnsupportedOperation
+from ..structures._kernel import specialize
+from . import _subgradient_kernels
+from ._chunks import ExampleChunks
+from ._objective import example_losses
 from .l1_projection import project_l1_ball
 
 __all__ = ["StructuredHinge", "SubgradientResult", "l1_projected_subgradient"]
@@ -45,10 +49,8 @@ HINGE_OPERATIONS = (
     "part_losses",
     "loss_augmented_argmax",
 )
-
-
-def _chunk_loss_augmented_argmax(structure, batch, w, Y):
-    return structure.loss_augmented_argmax(batch, structure.part_scores(batch, w), Y)
+#: Kernel operations of the online (per-example) subgradient epoch.
+ONLINE_KERNEL_OPERATIONS = ("part_scores", "add_features", "argmax", "encode")
 
 
 class StructuredHinge:
@@ -70,8 +72,8 @@ class StructuredHinge:
     loss_offsets : ndarray of shape (n_samples,)
         Per-example constants completing the part losses: ``loss(y_i, y) =
         loss_offsets[i] + encode(y) . part_losses`` (the structure's
-        ``loss_offsets`` where it defines them -- matching, min-cut --, else 0).
-    nonnegative : ndarray of bool of shape (n_weights,) or None
+        ``loss_offsets``).
+    nonnegative : ndarray of bool of shape (n_weights,)
         Weights the structure needs non-negative (``nonnegative_weights``, the
         edge weights of a min-cut model); solvers keep them in the orthant.
 
@@ -91,35 +93,10 @@ class StructuredHinge:
         self.true_parts = structure.encode(batch, self.Y)
         self.part_losses = structure.part_losses(batch, self.Y)
         self.true_features = structure.expected_features(batch, self.true_parts)
-        self.loss_offsets = (
-            np.asarray(structure.loss_offsets(batch, self.Y), dtype=np.float64)
-            if hasattr(structure, "loss_offsets") else np.zeros(self.n_samples)
-        )
-        self.nonnegative = (
-            np.asarray(structure.nonnegative_weights(batch), dtype=bool)
-            if hasattr(structure, "nonnegative_weights") else None
-        )
+        self.loss_offsets = np.asarray(structure.loss_offsets(batch, self.Y), dtype=np.float64)
+        self.nonnegative = np.asarray(structure.nonnegative_weights(batch), dtype=bool)
+        self.chunks = ExampleChunks(structure, batch, n_jobs)
         self._example_batches = {}
-        self.n_jobs = n_jobs
-        n_chunks = min(effective_n_jobs(n_jobs), self.n_samples) if n_jobs not in (None, 1) else 1
-        self._chunks = []
-        if n_chunks > 1:
-            offsets = batch.unit_offsets
-            for indices in np.array_split(np.arange(self.n_samples), n_chunks):
-                units = np.concatenate(
-                    [np.arange(offsets[i], offsets[i + 1]) for i in indices]
-                ).astype(np.int64)
-                self._chunks.append((structure.take(batch, indices), self.Y[units]))
-
-    def most_violated(self, w):
-        """Loss-augmented predictions ``argmax_y loss(y_i, y) + w . f(x_i, y)``, all examples."""
-        if not self._chunks:
-            return _chunk_loss_augmented_argmax(self.structure, self.batch, w, self.Y)
-        outputs = Parallel(n_jobs=self.n_jobs)(
-            delayed(_chunk_loss_augmented_argmax)(self.structure, chunk, w, Y_chunk)
-            for chunk, Y_chunk in self._chunks
-        )
-        return np.concatenate(outputs)
 
     def evaluate(self, w):
         """Hinge terms, summed subgradient and most violated outputs at ``w``.
@@ -133,28 +110,16 @@ class StructuredHinge:
         violated_parts : ndarray
             Part encoding of the most violated outputs ``y*``.
         """
-        scores = self.structure.part_scores(self.batch, w)
-        Y_star = self.most_violated(w)
-        violated_parts = self.structure.encode(self.batch, Y_star)
-        per_part = (violated_parts - self.true_parts) * scores + violated_parts * self.part_losses
-        hinge = self.per_example_sums(per_part) + self.loss_offsets
-        # Exact inference makes H_i >= 0 (y = y_i scores 0); clip rounding noise.
-        np.maximum(hinge, 0.0, out=hinge)
+        hinge, violated_parts = example_losses(self.structure, self.chunks, w, self.Y,
+                                               return_worst=True)
         subgradient = (
             self.structure.expected_features(self.batch, violated_parts) - self.true_features
         )
         return hinge, subgradient, violated_parts
 
-    def per_example_sums(self, part_values):
-        """Sum of a vector over parts within each example."""
-        cumulative = np.concatenate([[0.0], np.cumsum(part_values)])
-        offsets = self.batch.part_offsets
-        return cumulative[offsets[1:]] - cumulative[offsets[:-1]]
-
     def example_features(self, i, parts_i):
         """``sum_r parts_i[r] phi(x_i, r)`` for the parts of example ``i`` alone."""
-        sub = self.example_batch(i)
-        return self.structure.expected_features(sub, parts_i)
+        return self.structure.expected_features(self.example_batch(i), parts_i)
 
     def example_batch(self, i):
         """Batch holding example ``i`` only (cached)."""
@@ -164,9 +129,9 @@ class StructuredHinge:
             self._example_batches[i] = sub
         return sub
 
-    def example_slice(self, i, kind="parts"):
-        """Slice of example ``i`` in part vectors (``kind="parts"``) or outputs (``"units"``)."""
-        offsets = self.batch.part_offsets if kind == "parts" else self.batch.unit_offsets
+    def example_slice(self, i):
+        """Slice of example ``i`` in part vectors."""
+        offsets = self.batch.part_offsets
         return slice(int(offsets[i]), int(offsets[i + 1]))
 
 
@@ -243,6 +208,12 @@ def l1_projected_subgradient(
     """
     if not radius > 0:
         raise ValueError(f"the L1-ball radius must be > 0, got {radius}.")
+    structure = hinge.structure
+    if online and not structure.kernel_supports(*ONLINE_KERNEL_OPERATIONS):
+        raise UnsupportedOperation(
+            f"{type(structure).__name__}: the online subgradient method runs inside numba and "
+            f"needs the kernel operations {', '.join(ONLINE_KERNEL_OPERATIONS)} (see "
+            "KernelOps); use online=False.")
     n = hinge.n_samples
     nonnegative = hinge.nonnegative
     w = (np.zeros(hinge.n_weights) if coef_init is None
@@ -298,24 +269,16 @@ def l1_projected_subgradient(
 
 
 def _online_epoch(hinge, w, radius, eta0, squared_norms, rng):
-    """One pass of per-example projected steps in a random order."""
-    structure = hinge.structure
-    for i in rng.permutation(hinge.n_samples):
-        sub = hinge.example_batch(i)
-        parts = hinge.example_slice(i)
-        Y_i = hinge.Y[hinge.example_slice(i, "units")]
-        violated = structure.encode(sub, _chunk_loss_augmented_argmax(structure, sub, w, Y_i))
-        difference = violated - hinge.true_parts[parts]
-        if not difference.any():
-            continue  # y_i itself is the most violated output: zero subgradient
-        g = hinge.example_features(i, difference)
-        g_norm2 = float(g @ g)
-        if g_norm2 == 0.0:
-            continue
-        squared_norms += g_norm2
-        w = project_l1_ball(w - eta0 * radius / np.sqrt(squared_norms) * g, radius,
-                            hinge.nonnegative)
-    return w, squared_norms
+    """One pass of per-example projected steps in a random order, inside numba."""
+    structure, batch = hinge.structure, hinge.batch
+    epoch = specialize(_subgradient_kernels.online_epoch, structure.kernel_ops)
+    w_kernel = structure.kernel_weights(batch, w)
+    nonnegative = structure.kernel_weights(batch, hinge.nonnegative.astype(np.float64)) > 0.0
+    squared_norms = epoch(rng.permutation(hinge.n_samples).astype(np.int64),
+                          structure.kernel_data(batch), batch.part_offsets, batch.unit_offsets,
+                          hinge.true_parts, hinge.part_losses, w_kernel, nonnegative,
+                          float(radius), float(eta0), float(squared_norms))
+    return structure.contract_weights(batch, w_kernel), squared_norms
 
 
 def _min_linear(g, radius, nonnegative):
@@ -324,5 +287,5 @@ def _min_linear(g, radius, nonnegative):
     A vertex of the set: ``-radius e_j`` (free ``j``, when ``g_j > 0``) or ``+radius e_j``
     (any ``j``, when ``g_j < 0``), or 0.
     """
-    best = np.abs(g) if nonnegative is None else np.where(nonnegative, -g, np.abs(g))
+    best = np.where(nonnegative, -g, np.abs(g))
     return -radius * max(0.0, float(best.max(initial=0.0)))
