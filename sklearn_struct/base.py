@@ -1,425 +1,368 @@
-"""Estimator plumbing shared by the structured learners of the package.
+"""The scikit-learn contract shared by every structured estimator of the package.
 
-Every estimator of ``sklearn_struct`` accepts two input forms:
+Every structured estimator (:class:`~sklearn_struct.EGCRF`,
+:class:`~sklearn_struct.EGStructuredSVM`, :class:`~sklearn_struct.L1M3N`,
+:class:`~sklearn_struct.DualExtragradientMatcher`) derives from
+:class:`StructuredEstimator`, which talks to its structure only through the
+structure protocol (:class:`~sklearn_struct.structures.BaseStructure`) and so
+works alike for every structure, built-in or not:
 
-* *flat*: ``X`` a 2-D array or sparse matrix ``(n_samples, n_features)`` with
-  ``y`` a 1-D array of labels -- a multiclass problem
-  (:class:`~sklearn_struct.structures.MulticlassStructure`);
-* *chains*: ``X`` a list of 2-D arrays or sparse matrices ``(T_i, n_features)``
-  (one row per token) with ``y`` a list of 1-D label arrays ``(T_i,)``
-  (:class:`~sklearn_struct.structures.ChainStructure`).
+* the ``structure`` parameter: ``None`` (multiclass for a 2-D array or sparse
+  matrix ``X``, a chain for a list of 2-D arrays; graphs are never guessed),
+  a name (``"multiclass"``, ``"chain"``, ``"matching"``, ``"mincut"``) or a
+  structure object, used as given and never modified;
+* validation: the structure checks the operations the learner needs before
+  any work, a flat structure's table ``X`` and ``y`` go through scikit-learn's
+  ``validate_data`` (its messages, ``n_features_in_`` and
+  ``feature_names_in_``), every other input through the structure's
+  ``make_batch`` and target codec, which name the offending example;
+* targets: ``codec = structure.target_codec(y)`` fixes ``classes_``, encodes
+  ``y`` and decodes predictions;
+* ``predict`` (MAP outputs), ``score`` (``structure.score_outputs``),
+  ``decision_function`` (per-unit part scores), ``predict_marginals``,
+  ``predict_proba`` and ``predict_log_proba`` (only where they work);
+* fitted weights: the flat weight vector ``weights_`` and the structure's
+  named views of it (``coef_``, ``transition_``, ...);
+* scikit-learn tags: an estimator over a structure with flat outputs
+  (``structure=None``, ``"multiclass"`` or a flat structure object) is a
+  classifier, so that stratified cross-validation, ``VotingClassifier`` and
+  ``StackingClassifier`` accept it.
 
-Estimators that support them also take *graphs*, named by their structure
-(never inferred from ``X``): ``X`` a list of per-graph tuples in the form the
-structure reads and ``y`` a list of 0/1 vectors, over the candidate edges
-(:class:`~sklearn_struct.structures.MatchingStructure`) or the nodes
-(:class:`~sklearn_struct.structures.MinCutStructure`).
+Sequences with ``structure=None`` are fitted by a classifier too (the tags
+depend on the parameters, not on the data): scikit-learn's ``check_cv`` then
+picks ``KFold`` for a list of label arrays, but rejects a ragged list of
+Python *lists* of labels ("legacy multi-label data representation"); give
+label arrays, or ``structure="chain"``, or an explicit ``cv=KFold(k)``.
 
-:class:`StructuredEstimatorMixin` turns these into a structure's batch and
-encoded outputs (``fit``), and encoded predictions back into labels
-(``predict``); :func:`resolve_structure` maps the ``structure`` parameter
-(``None``, a name or a structure object) to an object;
-:class:`LabelEncoding` handles labels of any hashable type.  The graph helpers
-(:func:`encode_binary_outputs`, :func:`split_units`, :func:`output_score`) are
-shared by every estimator that learns matchings or min-cuts.
+Every estimator's ``history_`` is a dict of 1-D arrays with one entry per
+iteration of its solver (:func:`as_history`).
 """
-
-import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator
 from sklearn.utils import ClassifierTags
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from .structures import BaseStructure, MatchingStructure, MinCutStructure, MulticlassStructure
+from .solvers.eg import predict_marginals, predict_outputs
+from .structures import (
+    BaseStructure,
+    ChainStructure,
+    MatchingStructure,
+    MinCutStructure,
+    MulticlassStructure,
+)
 from .structures._batch import check_sample_weight
+from .structures._targets import _label_kind  # noqa: F401  (used by sm.py)
 
-__all__ = [
-    "LabelEncoding",
-    "StructuredEstimatorMixin",
-    "encode_binary_outputs",
-    "is_flat_input",
-    "is_graph_structure",
-    "output_score",
-    "resolve_structure",
-    "split_units",
-    "unit_label_arrays",
-]
+__all__ = ["STRUCTURE_NAMES", "StructuredEstimator", "as_history", "resolve_structure"]
 
-STRUCTURE_NAMES = ("multiclass", "chain", "matching", "mincut")
+#: Structures that the ``structure`` parameter may name.
+_STRUCTURES = {
+    "multiclass": MulticlassStructure,
+    "chain": ChainStructure,
+    "matching": MatchingStructure,
+    "mincut": MinCutStructure,
+}
+STRUCTURE_NAMES = tuple(_STRUCTURES)
+
+_FORMS = {
+    "table": "a 2-D array or sparse matrix (one row per sample)",
+    "examples": "a list with one input per example (sequences or graphs)",
+}
 
 
-def is_flat_input(X):
-    """Whether ``X`` is one 2-D matrix (flat samples) rather than a list of sequences.
+def _input_form(X):
+    """``"table"`` (one matrix), ``"sequences"`` (2-D matrices) or ``"graphs"`` (tuples).
 
-    A sparse matrix, a non-object array, a DataFrame or a list of 1-D rows is
-    flat; a list whose first element is a 2-D array or sparse matrix holds sequences.
+    Only used to pick a structure for ``structure=None`` and to route table
+    inputs through scikit-learn's validation; never to ask what a structure is.
     """
-    if sp.issparse(X) or hasattr(X, "shape") and hasattr(X, "__array__"):
-        return not (isinstance(X, np.ndarray) and X.dtype == object)
-    if isinstance(X, (list, tuple)) and len(X):
+    if sp.issparse(X):
+        return "table"
+    if isinstance(X, np.ndarray) and X.dtype != object:
+        return "table"
+    if isinstance(X, (list, tuple, np.ndarray)):
+        if len(X) == 0:
+            return "table"
         first = X[0]
+        if isinstance(first, tuple) and any(
+            sp.issparse(item) or isinstance(item, np.ndarray) and item.ndim == 2 for item in first
+        ):
+            return "graphs"
         if sp.issparse(first):
-            return False
+            return "sequences"
         try:
-            return np.ndim(first) != 2
-        except ValueError:  # ragged rows
-            return False
-    return False
+            return "sequences" if np.ndim(first) >= 2 else "table"
+        except ValueError:  # a ragged 2-D list: not a row of numbers
+            return "sequences"
+    return "table"  # DataFrames and other array-likes: scikit-learn validates them
 
 
-def resolve_structure(structure, X):
-    """Structure object for the ``structure`` parameter and the input form of ``X``.
+def resolve_structure(structure, X=None):
+    """Structure object for a ``structure`` parameter and, for ``None``, the form of ``X``.
 
-    ``None`` picks multiclass for a flat ``X`` and a chain for a list of
-    sequences; ``"multiclass"``, ``"chain"``, ``"matching"`` and ``"mincut"``
-    name the default structures; a
-    :class:`~sklearn_struct.structures.BaseStructure` instance is used as given.
+    Parameters
+    ----------
+    structure : None, str or BaseStructure
+        ``None`` picks :class:`~sklearn_struct.structures.MulticlassStructure`
+        for a 2-D array or sparse matrix ``X`` and
+        :class:`~sklearn_struct.structures.ChainStructure` for a list of 2-D
+        arrays; a name among ``STRUCTURE_NAMES`` gives a new default
+        structure; a :class:`~sklearn_struct.structures.BaseStructure`
+        instance is returned as given.
+    X : object, default=None
+        Training inputs (only read for ``structure=None``).
+
+    Returns
+    -------
+    structure : BaseStructure
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or for graph inputs with ``structure=None``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.base import resolve_structure
+    >>> resolve_structure(None, np.ones((3, 2)))
+    MulticlassStructure(loss_weights=None)
+    >>> resolve_structure(None, [np.ones((3, 2))])
+    ChainStructure(start_end=True, loss_weights=None)
     """
     if isinstance(structure, BaseStructure):
         return structure
     if structure is None:
-        structure = "multiclass" if is_flat_input(X) else "chain"
-    if structure == "multiclass":
-        return MulticlassStructure()
-    if structure == "chain":
-        from .structures.chain import ChainStructure
-
-        return ChainStructure()
-    if structure == "matching":
-        return MatchingStructure()
-    if structure == "mincut":
-        return MinCutStructure()
+        form = _input_form(X)
+        if form == "graphs":
+            raise ValueError(
+                "X holds tuples of arrays (graphs) but structure is None; graphs are never "
+                "inferred from X: pass structure='matching' or 'mincut' (or a structure object)."
+            )
+        structure = "multiclass" if form == "table" else "chain"
+    if isinstance(structure, str) and structure in _STRUCTURES:
+        return _STRUCTURES[structure]()
     raise ValueError(
         f"structure must be None, one of {STRUCTURE_NAMES} or a BaseStructure instance, "
         f"got {structure!r}."
     )
 
 
-def _holds_graphs(X):
-    """Whether ``X`` is a list of tuples holding matrices (graph examples, not sequences)."""
-    if not isinstance(X, (list, tuple)) or not X or not isinstance(X[0], tuple):
-        return False
-    return any(sp.issparse(item) or isinstance(item, np.ndarray) and item.ndim == 2
-               for item in X[0])
+def _declared_structure(structure):
+    """The structure a parameter value stands for before fitting (None: multiclass), or None."""
+    if structure is None:
+        return MulticlassStructure()
+    try:
+        return resolve_structure(structure)
+    except ValueError:
+        return None
 
 
-def is_graph_structure(structure):
-    """Whether ``structure`` labels the units of graphs 0/1 (matching, min-cut)."""
-    return isinstance(structure, (MatchingStructure, MinCutStructure))
-
-
-def unit_label_arrays(batch, y, unit="unit"):
-    """One 1-D label array per example of ``batch``, of its number of output units.
-
-    ``unit`` names an output unit in the error messages (token, edge, node).
-    """
-    if y is None or isinstance(y, (str, bytes)) or not hasattr(y, "__len__"):
-        raise TypeError("y must be a list with one label vector per example.")
-    if len(y) != batch.n_samples:
-        raise ValueError(f"X has {batch.n_samples} examples but y has {len(y)}.")
-    lengths = np.diff(batch.unit_offsets)
-    labels = [np.asarray(yi) for yi in y]
-    for i, yi in enumerate(labels):
-        if yi.ndim != 1 or yi.shape[0] != lengths[i]:
-            raise ValueError(
-                f"example {i}: expected {lengths[i]} labels (one per {unit}), "
-                f"got shape {yi.shape}."
-            )
-    return labels
-
-
-def encode_binary_outputs(structure, batch, y):
-    """Flat int64 outputs from a list of 0/1 vectors, one per graph of ``batch``.
+def as_history(history):
+    """A solver's per-iteration record as a dict of 1-D arrays (the ``history_`` format).
 
     Parameters
     ----------
-    structure : MatchingStructure or MinCutStructure
-        Names the output units in error messages (edges or nodes).
-    batch : batch of ``structure``
-    y : list of array-like of shape (n_units_i,)
-        0/1 per candidate edge (matching) or per node (min-cut).
+    history : dict of sequence
+        One sequence of per-iteration values per key.
 
     Returns
     -------
-    Y : ndarray of int64 of shape (n_units_total,)
+    history : dict of ndarray
+        The same keys, each with a 1-D array (``float64`` for an empty record).
+
+    Examples
+    --------
+    >>> from sklearn_struct.base import as_history
+    >>> as_history({"objective": [3.0, 2.5], "n_nonzero": []})
+    {'objective': array([3. , 2.5]), 'n_nonzero': array([], dtype=float64)}
     """
-    unit = "edge" if isinstance(structure, MatchingStructure) else "node"
-    flat = np.concatenate(unit_label_arrays(batch, y, unit))
-    binary = np.isin(flat, (0, 1))
-    if not binary.all():
-        i = int(np.searchsorted(batch.unit_offsets, np.flatnonzero(~binary)[0], side="right") - 1)
-        raise ValueError(f"example {i}: labels must be 0 or 1.")
-    return flat.astype(np.int64, copy=False)
+    arrays = {}
+    for key, values in history.items():
+        array = np.asarray(values)
+        arrays[key] = array.reshape(-1) if array.size else np.zeros(0)
+    return arrays
 
 
-def split_units(batch, values):
-    """Flat per-unit values -> list of one array per example of ``batch``."""
-    return np.split(values, batch.unit_offsets[1:-1])
+def _check_two_classes(y, owner):
+    """Classifier targets need two classes; the message names them (``one class``)."""
+    labels = set(np.asarray(y).tolist())
+    if len(labels) < 2:
+        found = f" ({next(iter(labels))!r})" if labels else ""
+        raise ValueError(
+            f"{owner}: y has one class only{found}; a classifier needs samples of at least "
+            "two classes."
+        )
 
 
-def output_score(structure, batch, predicted, truth, sample_weight=None):
-    """F1 of the predicted edges (matching), else the accuracy over output units.
+class StructuredEstimator(BaseEstimator):
+    """Base of the structured estimators: the scikit-learn contract over the structure protocol.
 
-    Parameters
-    ----------
-    structure : BaseStructure
-    batch : batch of ``structure``
-    predicted, truth : ndarray of shape (n_units_total,)
-        Predicted and true outputs, flat (0/1 for matchings).
-    sample_weight : ndarray of shape (n_samples,), optional
-        Per-example weights, counted for each of the example's units.
+    A subclass has the parameters ``structure``, ``n_jobs`` (joblib workers,
+    also used by prediction) and its learner's, and implements ``fit``: it
+    calls :meth:`_validate_fit_data` (structure, targets, batch, sample
+    weights, before any work), runs its solver and stores the weights with
+    :meth:`_set_weights`.  Everything else -- ``predict``, ``score``,
+    ``decision_function``, ``predict_marginals``, ``predict_proba``,
+    ``predict_log_proba``, the tags and the fitted weight attributes -- comes
+    from here and asks the structure only through its protocol.
 
-    Returns
-    -------
-    score : float
-        For matchings, ``2 TP / (n_predicted + n_true)`` pooled over all graphs
-        (1.0 when neither has an edge); otherwise the fraction of correct units.
-    """
-    weights = (None if sample_weight is None
-               else np.repeat(sample_weight, np.diff(batch.unit_offsets)))
-    if isinstance(structure, MatchingStructure):
-        weights = np.ones(predicted.shape[0]) if weights is None else weights
-        true_positives = float(weights @ (predicted & truth))
-        denominator = float(weights @ (predicted + truth))
-        return 2.0 * true_positives / denominator if denominator else 1.0
-    return float(np.average(predicted == truth, weights=weights))
+    Notes
+    -----
+    Class attributes for subclasses:
 
+    _required_operations : tuple of str
+        Parts operations the learner needs (checked with
+        :meth:`~sklearn_struct.structures.BaseStructure.check_supports` when
+        ``fit`` starts); subclasses may compute them in
+        :meth:`_operations_needed`.
+    _probabilistic : bool
+        Whether the model is a Gibbs distribution (a CRF), so that
+        ``predict_marginals`` and, for flat outputs, ``predict_proba`` make sense.
 
-def _label_kind(value):
-    """Coarse type of a label, for refusing mixes such as strings with integers."""
-    if isinstance(value, (str, np.str_)):
-        return "str"
-    if isinstance(value, (bytes, np.bytes_)):
-        return "bytes"
-    if isinstance(value, (bool, np.bool_)):
-        return "bool"
-    if isinstance(value, numbers.Number):
-        return "number"
-    return type(value).__name__
-
-
-_DTYPE_KINDS = {"U": "str", "S": "bytes", "b": "bool", "i": "number", "u": "number", "f": "number"}
-
-
-def _sequence_kinds(labels, raw):
-    """Label kinds present in one label array (``raw`` is the user's container)."""
-    if labels.dtype.kind in _DTYPE_KINDS and isinstance(raw, np.ndarray):
-        return {_DTYPE_KINDS[labels.dtype.kind]}
-    # np.asarray silently turns ["a", 1] into strings: look at the elements themselves
-    return {_label_kind(v) for v in (raw.tolist() if isinstance(raw, np.ndarray) else raw)}
-
-
-class LabelEncoding:
-    """Labels of any hashable type <-> state indices ``0..n_classes-1``.
-
-    Classes are sorted when they are mutually comparable, else kept in order of
-    first appearance.  All labels must be of one kind (strings, numbers,
-    booleans, or one other type); a mix raises ``TypeError`` naming the example.
+    Fitted attributes set here: ``structure_``, ``classes_``,
+    ``n_features_in_``, ``feature_names_in_`` (table inputs with column
+    names), ``weights_`` and the structure's weight attributes.
     """
 
-    def __init__(self, classes):
-        self.classes_ = classes
-        self._index = {label: k for k, label in enumerate(classes.tolist())}
-
-    @classmethod
-    def fit(cls, sequences):
-        """Encoding of the labels of ``sequences`` (a list of 1-D label arrays)."""
-        kinds = None
-        for i, (labels, raw) in enumerate(sequences):
-            found = _sequence_kinds(labels, raw)
-            if kinds is None:
-                kinds = found
-            if len(found) > 1 or found != kinds:
-                raise TypeError(
-                    f"labels mix types: example {i} has labels of type "
-                    f"{' and '.join(sorted(found))} but earlier labels are "
-                    f"{' and '.join(sorted(kinds))}; use labels of one type."
-                )
-        flat = np.concatenate([labels for labels, _ in sequences])
-        if flat.dtype != object:
-            return cls(np.unique(flat))
-        unique = list(dict.fromkeys(flat.tolist()))
-        try:
-            unique = sorted(unique)
-        except TypeError:
-            pass
-        classes = np.empty(len(unique), dtype=object)
-        classes[:] = unique
-        return cls(classes)
-
-    def transform(self, labels, where="y"):
-        """Encoded states of a 1-D label array; unknown labels raise ``ValueError``."""
-        labels = np.asarray(labels)
-        if labels.dtype != object and self.classes_.dtype != object:
-            codes = np.searchsorted(self.classes_, labels)
-            codes = np.clip(codes, 0, len(self.classes_) - 1)
-            bad = self.classes_[codes] != labels
-        else:
-            codes = np.array([self._index.get(v, -1) for v in labels.tolist()], dtype=np.int64)
-            bad = codes < 0
-        if np.any(bad):
-            raise ValueError(
-                f"{where}: label {labels[np.flatnonzero(bad)[0]]!r} was not seen in training "
-                f"(classes: {self.classes_.tolist()})."
-            )
-        return codes.astype(np.int64)
-
-    def inverse_transform(self, codes):
-        return self.classes_[codes]
-
-
-def _as_label_array(labels, where):
-    raw = labels
-    labels = np.asarray(labels)
-    if labels.ndim == 2 and isinstance(raw, (list, tuple)):  # tuples as labels
-        labels = np.empty(len(raw), dtype=object)
-        for k, value in enumerate(raw):
-            labels[k] = value
-    if labels.ndim != 1:
-        raise ValueError(f"{where}: expected a 1-D sequence of labels, got shape {labels.shape}.")
-    return labels, raw
-
-
-class StructuredEstimatorMixin:
-    """Validation, label encoding, prediction and scoring for structured estimators.
-
-    An estimator whose ``structure`` is multiclass is a scikit-learn classifier
-    (stratified cross-validation and the classifier tools apply); with chains
-    ``y`` is a list of label sequences, which scikit-learn's classifier
-    machinery does not understand, so the estimator is then a plain estimator
-    (``cv=k`` means ``KFold``) scored by token accuracy.  Graph structures
-    (matching, min-cut) take a list of graphs and a list of 0/1 vectors;
-    ``classes_`` is ``[0, 1]`` and matchings are scored by edge F1.
-
-    A subclass sets ``self.structure`` (parameter) and implements
-    ``_predict_encoded(batch)`` (flat encoded outputs of a batch); ``fit``
-    calls :meth:`_validate_fit_data` and :meth:`_set_output_attributes`.
-    Class attribute ``_required_operations`` lists the structure operations the
-    learner needs; they are checked before any work.
-    """
-
-    _required_operations = ("part_scores", "expected_features", "encode", "argmax")
+    _required_operations = ("part_scores", "argmax")
+    _probabilistic = False
 
     # ---------------------------------------------------------------- fitting
+    def _operations_needed(self, structure):
+        """Parts operations ``fit`` needs from ``structure`` (default: the class attribute)."""
+        return self._required_operations
+
     def _validate_fit_data(self, X, y, sample_weight=None):
-        """Check ``X``, ``y`` and ``sample_weight``; set ``structure_``, ``classes_``.
+        """Resolve the structure, validate and encode the training data; set the data attributes.
+
+        Sets ``structure_``, ``classes_`` and ``n_features_in_`` (and
+        ``feature_names_in_`` for a table with column names).
 
         Returns
         -------
-        batch : the structure's batch of ``X``
-        Y : ndarray of int64, encoded outputs flat over output units
-        sample_weight : ndarray of float64 of shape (n_samples,) or None
+        batch : batch object
+            The structure's batch of ``X``.
+        Y : ndarray of int64 of shape (n_units_total,)
+            Encoded targets.
+        sample_weight : ndarray of shape (n_samples,) or None
+            Validated non-negative weights with a positive one.
         """
+        name = type(self).__name__
         structure = resolve_structure(self.structure, X)
-        structure.check_supports(*self._required_operations, needed_by=type(self).__name__)
-        flat = isinstance(structure, MulticlassStructure)
-        if is_graph_structure(structure):
-            batch = structure.make_batch(X)
-            Y = encode_binary_outputs(structure, batch, y)
-            encoding = LabelEncoding(np.array([0, 1]))
+        structure.check_supports(*self._operations_needed(structure), needed_by=name)
+        table = bool(structure.flat_outputs) and _input_form(X) == "table"
+        if table:
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+            check_classification_targets(y)
+            _check_two_classes(y, name)
         else:
-            batch, Y, encoding = self._encode_labels(structure, X, y, flat)
+            self.__dict__.pop("feature_names_in_", None)
+        codec = structure.target_codec(y)
+        batch = structure.make_batch(X, n_states=codec.n_states)
+        Y = codec.encode(batch, y)
         sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
         self.structure_ = structure
-        self.classes_ = encoding.classes_
-        self._label_encoding = encoding
-        self._flat_input = flat
-        self.n_features_in_ = batch.n_features
+        self.classes_ = codec.classes_
+        self.n_features_in_ = int(structure.n_features_in(batch))
+        self._codec = codec
+        self._table_input = table
         return batch, Y, sample_weight
 
-    def _encode_labels(self, structure, X, y, flat):
-        """Batch, encoded outputs and label encoding of flat or sequence data."""
-        if _holds_graphs(X):
-            raise ValueError(
-                f"{type(self).__name__}: X holds tuples of arrays (graphs) but the structure is "
-                f"{type(structure).__name__}; pass structure='matching' or 'mincut' (or a "
-                "structure object) for graphs."
-            )
-        if flat != is_flat_input(X):
-            form = ("a 2-D array or sparse matrix" if flat
-                    else "a list of 2-D arrays (one per sequence)")
-            raise ValueError(
-                f"{type(self).__name__}: structure {type(structure).__name__} expects X as "
-                f"{form}, got {type(X).__name__}."
-            )
-        sequences = self._label_sequences(X, y, flat)
-        encoding = LabelEncoding.fit(sequences)
-        n_classes = len(encoding.classes_)
-        if n_classes < 2:
-            raise ValueError(
-                f"{type(self).__name__}: y has a single class ({encoding.classes_[0]!r}); "
-                "at least two are needed."
-            )
-        batch = structure.make_batch(X, n_states=n_classes)
-        self._check_lengths(batch, sequences, flat)
-        Y = np.concatenate([encoding.transform(labels) for labels, _ in sequences])
-        return batch, Y, encoding
-
-    @staticmethod
-    def _label_sequences(X, y, flat):
-        if y is None:
-            raise ValueError("y is required: labels of every sample (or of every token).")
-        if flat:
-            labels, raw = _as_label_array(y, "y")
-            n_samples = X.shape[0] if hasattr(X, "shape") else len(X)
-            if labels.shape[0] != n_samples:
-                raise ValueError(
-                    f"X has {n_samples} samples but y has {labels.shape[0]} labels."
-                )
-            return [(labels, raw)]
-        if isinstance(y, (str, bytes)) or not hasattr(y, "__len__"):
-            raise TypeError(f"y must be a list of label sequences, got {type(y).__name__}.")
-        if len(y) != len(X):
-            raise ValueError(f"X has {len(X)} sequences but y has {len(y)} label sequences.")
-        return [_as_label_array(labels, f"y[{i}]") for i, labels in enumerate(y)]
-
-    @staticmethod
-    def _check_lengths(batch, sequences, flat):
-        if flat:
-            return
-        lengths = np.diff(batch.unit_offsets)
-        for i, (labels, _) in enumerate(sequences):
-            if labels.shape[0] != lengths[i]:
-                raise ValueError(
-                    f"sequence {i} has {lengths[i]} tokens in X but {labels.shape[0]} labels in y."
-                )
-
     def _check_sample_weight(self, sample_weight, n_samples):
-        sample_weight = check_sample_weight(sample_weight, n_samples, type(self).__name__)
+        """``None`` or finite non-negative per-example weights with at least one positive."""
+        name = type(self).__name__
+        sample_weight = check_sample_weight(sample_weight, n_samples, name)
         if sample_weight is None:
             return None
-        if (sample_weight < 0).any():
-            raise ValueError(f"{type(self).__name__}: sample_weight must be non-negative.")
+        negative = np.flatnonzero(sample_weight < 0)
+        if negative.size:
+            raise ValueError(
+                f"{name}: sample_weight must be non-negative; example {negative[0]} has weight "
+                f"{sample_weight[negative[0]]}."
+            )
         if not (sample_weight > 0).any():
-            raise ValueError("sample_weight must have at least one positive weight.")
+            raise ValueError(f"{name}: sample_weight is zero for every example; at least one "
+                             "weight must be positive.")
         return sample_weight
+
+    def _set_weights(self, batch, w):
+        """Store ``weights_`` and the structure's named views of it, dropping stale ones."""
+        for attribute in self.__dict__.pop("_weight_attribute_names", ()):
+            self.__dict__.pop(attribute, None)
+        self.weights_ = np.array(w, dtype=np.float64)
+        attributes = self.structure_.weight_attributes(batch, self.weights_)
+        for attribute, value in attributes.items():
+            setattr(self, attribute, value)
+        self._weight_attribute_names = tuple(attributes)
 
     # ------------------------------------------------------------- prediction
     def _validate_predict_data(self, X):
-        """Batch of ``X`` for a fitted estimator, checking the input form and width."""
+        """Batch of ``X`` for the fitted model, in the input form and width of ``fit``."""
         check_is_fitted(self)
-        if not is_graph_structure(self.structure_) and is_flat_input(X) != self._flat_input:
-            form = "a 2-D array or sparse matrix" if self._flat_input else "a list of 2-D arrays"
+        name = type(self).__name__
+        table = _input_form(X) == "table"
+        if table != self._table_input:
             raise ValueError(
-                f"{type(self).__name__} was fitted on {form}; got {type(X).__name__}."
+                f"{name} was fitted on {_FORMS['table' if self._table_input else 'examples']}; "
+                f"got {type(X).__name__}."
             )
-        batch = self.structure_.make_batch(X, n_states=len(self.classes_))
-        if batch.n_features != self.n_features_in_:
+        if table:
+            X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=np.float64)
+        batch = self.structure_.make_batch(X, n_states=self._codec.n_states)
+        n_features = int(self.structure_.n_features_in(batch))
+        if n_features != self.n_features_in_:
             raise ValueError(
-                f"X has {batch.n_features} features, but {type(self).__name__} was fitted "
-                f"with {self.n_features_in_} features."
+                f"X has {n_features} features, but {name} is expecting {self.n_features_in_} "
+                f"features as input (it was fitted with {self.n_features_in_})."
             )
         return batch
 
-    def _split_units(self, batch, values):
-        """Per-unit values -> 1-D array (flat input) or list of per-example arrays."""
-        if self._flat_input:
-            return values
-        return split_units(batch, values)
+    def _part_scores(self, batch):
+        return self.structure_.part_scores(batch, self.weights_)
+
+    def _predict_encoded(self, batch):
+        return predict_outputs(self.structure_, batch, self.weights_, self.n_jobs)
+
+    def _encode_scored(self, batch, y):
+        """Encoded true outputs for ``score``: labels unseen in training become -1 (wrong)."""
+        codec = self._codec
+        if codec.n_states is None:  # binary outputs: every value must be valid
+            return codec.encode(batch, y)
+        flat = self.structure_.flat_outputs
+        try:
+            groups = [y] if flat else list(y)
+        except TypeError:
+            return codec.encode(batch, y)  # the codec explains what y should be
+        known = set(codec.classes_.tolist())
+        fixed, unseen = [], []
+        for labels in groups:
+            array = np.asarray(labels)
+            if array.ndim != 1:
+                return codec.encode(batch, y)
+            try:
+                mask = np.fromiter((v not in known for v in array.tolist()), bool, len(array))
+            except TypeError:  # unhashable labels
+                return codec.encode(batch, y)
+            if mask.any():  # stand-ins that the codec accepts, marked -1 afterwards
+                labels = np.empty(len(array), dtype=object)
+                labels[:] = array.tolist()
+                labels[mask] = codec.classes_[0]
+                array = labels
+            fixed.append(array)
+            unseen.append(mask)
+        if not any(mask.any() for mask in unseen):
+            return codec.encode(batch, y)
+        Y = codec.encode(batch, fixed[0] if flat else fixed).copy()
+        Y[np.concatenate(unseen)] = -1
+        return Y
 
     def predict(self, X):
-        """Predict labels.
+        """Predict the best output of every example.
 
         Parameters
         ----------
@@ -436,18 +379,18 @@ class StructuredEstimatorMixin:
             candidate edge or per node).
         """
         batch = self._validate_predict_data(X)
-        codes = self._predict_encoded(batch)
-        return self._split_units(batch, self._label_encoding.inverse_transform(codes))
+        return self._codec.decode(batch, self._predict_encoded(batch))
 
     def score(self, X, y, sample_weight=None):
-        """Accuracy over labels (tokens, nodes), or edge F1 for matchings.
+        """Score of the predictions: the structure's ``score_outputs``.
+
+        Accuracy over samples, tokens or nodes; the F1 score of the predicted
+        edges for matchings.  Labels never seen in training count as wrong.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features), or list
-            Test inputs, in the form accepted by :meth:`predict`: one 2-D matrix
-            (flat samples), a list of ``(T_i, n_features)`` matrices (sequences)
-            or a list of graph tuples (matching, min-cut).
+            Test inputs, in the form accepted by :meth:`predict`.
         y : array-like of shape (n_samples,), or list of array-like of shape (n_units_i,)
             True labels, in the form given to ``fit``: one label per sample, or
             one label sequence per input sequence, or one 0/1 vector per graph.
@@ -458,28 +401,123 @@ class StructuredEstimatorMixin:
         Returns
         -------
         score : float
-            Weighted fraction of correctly predicted labels, in ``[0, 1]``; for
-            matchings the F1 score of the predicted edges pooled over all graphs
-            (1.0 when neither truth nor prediction has an edge).
+            For the built-in structures, the weighted fraction of correctly
+            predicted labels in ``[0, 1]``, or for matchings the F1 score of the
+            predicted edges pooled over all graphs.
         """
         batch = self._validate_predict_data(X)
-        codes = self._predict_encoded(batch)
-        if is_graph_structure(self.structure_):
-            predicted, truth = codes, encode_binary_outputs(self.structure_, batch, y)
-        else:
-            predicted = self._label_encoding.inverse_transform(codes)
-            sequences = self._label_sequences(X, y, self._flat_input)
-            self._check_lengths(batch, sequences, self._flat_input)
-            truth = np.concatenate([labels for labels, _ in sequences])
-        if sample_weight is not None:
-            sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
-        return output_score(self.structure_, batch, predicted, truth, sample_weight)
+        if self._table_input:  # as in fit: a column vector of labels is accepted
+            y = column_or_1d(y, warn=True)
+        Y_true = self._encode_scored(batch, y)
+        sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
+        Y_pred = self._predict_encoded(batch)
+        return float(self.structure_.score_outputs(batch, Y_pred, Y_true, sample_weight))
 
+    def decision_function(self, X):
+        """Part scores ``w . phi(x, r)`` of every output unit.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features), or list
+            Inputs in the form used for ``fit``.
+
+        Returns
+        -------
+        scores : ndarray or list of ndarray
+            The structure's per-unit view of the part scores
+            (:meth:`~sklearn_struct.structures.BaseStructure.unit_values`):
+            for flat samples an ``(n_samples, n_classes)`` array, or of shape
+            ``(n_samples,)`` with the score of ``classes_[1]`` minus that of
+            ``classes_[0]`` for two classes (scikit-learn's binary
+            convention); for sequences one ``(T_i, n_classes)`` array of label
+            scores per sequence (the transition scores add up along a path);
+            for graphs one array of part scores per graph.
+        """
+        batch = self._validate_predict_data(X)
+        values = self.structure_.unit_values(batch, self._part_scores(batch))
+        if self.structure_.flat_outputs and len(self.classes_) == 2:
+            values = np.asarray(values)
+            return values[:, 1] - values[:, 0]
+        return values
+
+    # -------------------------------------------------- probabilistic outputs
+    def _current_structure(self):
+        """The fitted structure, or the one the parameter stands for (None if invalid)."""
+        fitted = self.__dict__.get("structure_")
+        return fitted if fitted is not None else _declared_structure(self.structure)
+
+    def _marginals_available(self):
+        structure = self._current_structure()
+        return (self._probabilistic and structure is not None
+                and structure.supports("marginals"))
+
+    def _proba_available(self):
+        return self._marginals_available() and self._current_structure().flat_outputs
+
+    @available_if(_marginals_available)
+    def predict_marginals(self, X):
+        """Posterior marginal probabilities of every label of every output unit.
+
+        Only for probabilistic models (CRFs) over structures with marginals.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features), or list
+            Inputs in the form used for ``fit``.
+
+        Returns
+        -------
+        marginals : ndarray or list of ndarray
+            The structure's per-unit view of the part marginals: an
+            ``(n_samples, n_classes)`` array for flat samples, one
+            ``(T_i, n_classes)`` array per sequence.
+        """
+        batch = self._validate_predict_data(X)
+        mu = predict_marginals(self.structure_, batch, self.weights_, self.n_jobs)
+        return self.structure_.unit_values(batch, mu)
+
+    @available_if(_proba_available)
+    def predict_proba(self, X):
+        """Class probabilities of flat samples.
+
+        Only for probabilistic models over flat outputs (multiclass).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Flat samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probability of each class (columns ordered as ``classes_``).
+        """
+        return np.asarray(self.predict_marginals(X))
+
+    @available_if(_proba_available)
+    def predict_log_proba(self, X):
+        """Log class probabilities of flat samples.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Flat samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Natural logarithm of :meth:`predict_proba`.
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    # ------------------------------------------------------------------- tags
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.target_tags.required = True
-        if self.structure == "multiclass" or isinstance(self.structure, MulticlassStructure):
+        structure = _declared_structure(self.structure)
+        if structure is not None and structure.flat_outputs:
             tags.estimator_type = "classifier"
             tags.classifier_tags = ClassifierTags()
         return tags

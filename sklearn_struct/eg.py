@@ -12,21 +12,20 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import log_softmax
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .base import StructuredEstimatorMixin
-from .solvers.eg import eg_solve, predict_marginals, predict_outputs
-from .structures import BaseStructure, MulticlassStructure
+from .base import StructuredEstimator, as_history
+from .solvers.eg import eg_solve
+from .structures import BaseStructure
 
 __all__ = ["EGCRF", "EGStructuredSVM", "eg_path"]
 
 
-class _BaseEG(StructuredEstimatorMixin, BaseEstimator):
-    """Shared parameters, ``fit`` and fitted weights of the EG estimators."""
+class _BaseEG(StructuredEstimator):
+    """Shared parameters and ``fit`` of the EG estimators (the rest: the base class)."""
 
     _loss = None
 
@@ -65,12 +64,12 @@ class _BaseEG(StructuredEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    @property
-    def _required_operations(self):
+    def _operations_needed(self, structure):
         needed = ("part_scores", "expected_features", "encode", "part_losses", "marginals",
                   "argmax")
         return needed + (("loss_augmented_argmax",) if self._loss == "hinge" else ())
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model by exponentiated gradient on the dual.
 
@@ -90,14 +89,13 @@ class _BaseEG(StructuredEstimatorMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
-        self._validate_params()
         batch, Y, sample_weight = self._validate_fit_data(X, y, sample_weight)
         state = None
-        if self.warm_start and getattr(self, "_dual_state", None) is not None:
-            if len(self._dual_state_classes) == len(self.classes_) and np.all(
-                self._dual_state_classes == self.classes_
-            ):
-                state = self._dual_state
+        previous = self.__dict__.get("_dual_state") if self.warm_start else None
+        if previous is not None:
+            old_classes = self._dual_state_classes
+            if len(old_classes) == len(self.classes_) and np.all(old_classes == self.classes_):
+                state = previous
         result = eg_solve(
             self.structure_, batch, Y, loss=self._loss, C=float(self.C),
             sample_weight=sample_weight, solver=self.solver, order=self.order,
@@ -108,9 +106,9 @@ class _BaseEG(StructuredEstimatorMixin, BaseEstimator):
         )
         self._set_weights(batch, result.state.w)
         self.n_iter_ = result.n_iter
-        self.history_ = result.history
-        self.primal_objective_ = float(result.history["primal"][-1])
-        self.dual_objective_ = float(result.history["dual"][-1])
+        self.history_ = as_history(result.history)
+        self.primal_objective_ = float(self.history_["primal"][-1])
+        self.dual_objective_ = float(self.history_["dual"][-1])
         self.duality_gap_ = self.primal_objective_ - self.dual_objective_
         # the dual variables are as large as the training set: kept only for warm starts
         self._dual_state = result.state if self.warm_start else None
@@ -124,48 +122,9 @@ class _BaseEG(StructuredEstimatorMixin, BaseEstimator):
             )
         return self
 
-    # ---------------------------------------------------------------- weights
-    def _set_weights(self, batch, w):
-        if isinstance(self.structure_, MulticlassStructure):
-            self.coef_ = w.reshape(batch.n_states, batch.n_features).copy()
-        elif hasattr(self.structure_, "split_weights"):
-            W, transition, start, end = self.structure_.split_weights(batch, w)
-            self.coef_, self.transition_ = W.copy(), transition.copy()
-            if batch.start_end:
-                self.start_transition_, self.end_transition_ = start.copy(), end.copy()
-        else:  # any other structure: its own weight layout
-            self.coef_ = w.copy()
-
     def _weights(self):
-        if isinstance(self.structure_, MulticlassStructure) or not hasattr(self, "transition_"):
-            return self.coef_.ravel()
-        parts = [self.coef_.ravel(), self.transition_.ravel()]
-        if hasattr(self, "start_transition_"):
-            parts += [self.start_transition_, self.end_transition_]
-        return np.concatenate(parts)
-
-    # ------------------------------------------------------------- prediction
-    def _predict_encoded(self, batch):
-        return predict_outputs(self.structure_, batch, self._weights(), self.n_jobs)
-
-    def decision_function(self, X):
-        """Per-label scores of every sample (or of every token).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, or list of arrays / sparse matrices
-            Inputs as in :meth:`fit`.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, n_classes), or list of ndarray of
-            shape (T_i, n_classes)
-            ``coef_ @ x`` for each sample / token; for chains the transition
-            scores ``transition_`` add up along the predicted path.
-        """
-        batch = self._validate_predict_data(X)
-        scores = np.asarray(batch.X @ self.coef_.T)
-        return self._split_units(batch, scores)
+        """The flat weight vector (``weights_``)."""
+        return self.weights_
 
 
 class EGCRF(_BaseEG):
@@ -191,8 +150,10 @@ class EGCRF(_BaseEG):
     structure : {"multiclass", "chain"}, BaseStructure or None, default=None
         Output structure; ``None`` picks multiclass for flat ``X`` and a chain
         (with start/end parts) for a list of sequences.  Any structure object
-        supporting marginals works (non-built-in structures run the online
-        epoch in Python).
+        supporting marginals works (the online solver also needs its kernel
+        operations); it is used as given and never modified.  With flat
+        outputs (``None``, ``"multiclass"``) the estimator is a scikit-learn
+        classifier.
     solver : {"online", "batch"}, default="online"
         Online EG updates one example at a time (Figure 2/3 of the paper);
         batch EG updates all examples at once (Figure 1), much slower.
@@ -207,11 +168,12 @@ class EGCRF(_BaseEG):
     tol : float, default=1e-4
         Stop when the duality gap is at most ``tol`` times the primal objective.
     max_iter : float, default=100
-        Maximum number of effective passes (examples visited / n_samples,
-        every tried step size counting as a visit).
+        Maximum number of effective passes over the data (examples visited /
+        n_samples, every tried step size counting as a visit).
     warm_start : bool, default=False
-        Keep the dual variables and start the next ``fit`` from them (for a
-        path over ``C``; see :func:`eg_path`).
+        Start the next ``fit`` from the solution of the previous one: here the
+        dual variables, kept for that purpose (for a path over ``C``; see
+        :func:`eg_path`); the next ``fit`` must use the same examples.
     annealing : bool, default=True
         Section 7.1.1: a cold fit starts at a small ``C`` where the uniform
         dual start is sensible (see
@@ -223,8 +185,10 @@ class EGCRF(_BaseEG):
         large ``C`` the uniform start gives ``w(alpha)`` of size
         ``C * n_samples``, every example saturates and EG crawls.
     n_jobs : int, default=None
-        joblib workers for batch marginals, objective evaluation and
-        prediction (works with ``joblib.parallel_config(backend="dask")``).
+        joblib workers over chunks of examples, for batch marginals,
+        objective evaluation and prediction (works with
+        ``joblib.parallel_config(backend="dask")``); the online epoch itself
+        is sequential.
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the online updates.
     verbose : int, default=0
@@ -233,6 +197,10 @@ class EGCRF(_BaseEG):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        Labels seen in training (over all tokens for sequences).
+    weights_ : ndarray of shape (n_weights,)
+        All weights in the structure's layout; the attributes below are views
+        of it (the structure's ``weight_attributes``).
     coef_ : ndarray of shape (n_classes, n_features)
         Per-label input weights.
     transition_ : ndarray of shape (n_classes, n_classes)
@@ -240,7 +208,11 @@ class EGCRF(_BaseEG):
     start_transition_, end_transition_ : ndarray of shape (n_classes,)
         Chains with start/end parts only: scores of the first and last label.
     structure_ : BaseStructure
+        The structure used (the ``structure`` object itself when one is given).
     n_features_in_ : int
+        Number of input features (columns of ``X`` or of every sequence).
+    feature_names_in_ : ndarray of str
+        Column names of a flat ``X`` given as a DataFrame with string columns.
     n_iter_ : int
         Number of passes run (each of at most ``n_samples`` visits).
     history_ : dict of ndarray
@@ -254,6 +226,15 @@ class EGCRF(_BaseEG):
     --------
     EGStructuredSVM : the max-margin counterpart.
     eg_path : warm-started regularisation path.
+
+    Notes
+    -----
+    :meth:`predict_marginals` gives the posterior marginals of every label of
+    every sample or token; :meth:`predict_proba` and :meth:`predict_log_proba`
+    exist only for flat outputs (``hasattr(crf, "predict_proba")`` is False
+    once fitted on sequences).  For two classes :meth:`decision_function`
+    returns one score per sample, that of ``classes_[1]`` minus that of
+    ``classes_[0]``.
 
     Examples
     --------
@@ -270,65 +251,7 @@ class EGCRF(_BaseEG):
     """
 
     _loss = "log"
-
-    def predict_marginals(self, X):
-        """Posterior marginal probability of every label at every token.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, or list of arrays / sparse matrices
-            Inputs as in :meth:`fit`.
-
-        Returns
-        -------
-        marginals : ndarray of shape (n_samples, n_classes), or list of ndarray
-            of shape (T_i, n_classes)
-        """
-        batch = self._validate_predict_data(X)
-        mu = predict_marginals(self.structure_, batch, self._weights(), self.n_jobs)
-        K = len(self.classes_)
-        if self._flat_input:
-            return mu.reshape(-1, K)
-        node = mu[batch.node_part_starts[:, None] + np.arange(K)]
-        return self._split_units(batch, node)
-
-    def predict_proba(self, X):
-        """Class probabilities of flat samples.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Flat samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Probability of each class (columns ordered as ``classes_``).
-        """
-        self._check_flat("predict_proba")
-        return np.exp(self.predict_log_proba(X))
-
-    def predict_log_proba(self, X):
-        """Log class probabilities of flat samples.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Flat samples.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Log probability of each class (columns ordered as ``classes_``).
-        """
-        self._check_flat("predict_log_proba")
-        return log_softmax(self.decision_function(X), axis=1)
-
-    def _check_flat(self, method):
-        if not getattr(self, "_flat_input", True):
-            raise AttributeError(
-                f"{method} is for flat samples; use predict_marginals for sequences."
-            )
+    _probabilistic = True
 
 
 class EGStructuredSVM(_BaseEG):
@@ -371,8 +294,9 @@ class EGStructuredSVM(_BaseEG):
 
     Attributes
     ----------
-    classes_, coef_, transition_, start_transition_, end_transition_, structure_,
-    n_features_in_, n_iter_, history_, primal_objective_, dual_objective_, duality_gap_
+    classes_, weights_, coef_, transition_, start_transition_, end_transition_, \
+structure_, n_features_in_, feature_names_in_, n_iter_, history_, primal_objective_, \
+dual_objective_, duality_gap_
         As in :class:`EGCRF`.
 
     See Also

@@ -1,50 +1,47 @@
 """DualExtragradientMatcher: max-margin learning of matchings, min-cuts and chains."""
 
-import copy
 import numbers
+import time
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
-from .base import (
-    LabelEncoding,
-    encode_binary_outputs,
-    is_graph_structure,
-    output_score,
-    resolve_structure,
-    split_units,
-    unit_label_arrays,
-)
+from .base import StructuredEstimator
+from .solvers.eg import predict_outputs
 from .solvers.extragradient import dual_extragradient
 from .structures import BaseStructure
-from .structures.chain import ChainStructure
 
 __all__ = ["DualExtragradientMatcher"]
 
 
-class DualExtragradientMatcher(BaseEstimator):
+class DualExtragradientMatcher(StructuredEstimator):
     """Max-margin structured learner by the dual extragradient method.
 
     Solves ``min_{w in W} sum_i max_y [w.f_i(y) + loss_i(y)] - w.f_i(y_i)``
     (Taskar, Lacoste-Julien & Jordan 2006, eq. 8) as a saddle point with
-    ``W = {||w|| <= radius}`` (plus ``w_edge >= 0`` for min-cut), by the
-    Euclidean dual extragradient of Figure 2 or its Bregman version
-    (Figure 4), with step ``1/L`` and averaged output.
+    ``W = {||w|| <= radius}`` (plus the sign constraints of the structure,
+    ``w_edge >= 0`` for min-cut), by the Euclidean dual extragradient of
+    Figure 2 or its Bregman version (Figure 4), with step ``1/L`` and averaged
+    output.
 
     Parameters
     ----------
-    structure : {"matching", "mincut", "chain"} or BaseStructure, default="matching"
+    structure : {"matching", "mincut", "chain", "multiclass"}, BaseStructure or None, \
+            default="matching"
         ``"matching"``: ``X[i] = (edge_features, edges)`` and ``y[i]`` a 0/1
         vector over the edges (:class:`MatchingStructure`; pass
         ``MatchingStructure(false_positive_cost=1, false_negative_cost=3)`` for
         the costs of eq. 10).  ``"mincut"``: ``X[i] = (node_features, edges,
         edge_features)``, ``y[i]`` a 0/1 vector over the nodes.  ``"chain"``:
         ``X[i]`` a ``(T_i, d)`` array, ``y[i]`` labels of any type.
+        ``"multiclass"`` (or ``None`` with a 2-D ``X``): flat samples.  Any
+        structure object with loss-augmented inference and a projection (or
+        marginals, for ``geometry="entropic"``) works; it is used as given and
+        never modified.
     radius : float, default=inf
         ``gamma``, radius of the parameter ball (2-norm, or 1-norm with
         ``geometry="entropic"``).  Smaller = stronger regularisation; ``inf``
@@ -59,10 +56,11 @@ class DualExtragradientMatcher(BaseEstimator):
         steps, losses, objective, gap and step size are all computed chunk by
         chunk); same iterates.  Costs a copy of every chunk's rows per pass.
     max_iter : int, default=100
-        Passes over the training data.
+        Maximum number of passes over the training data.
     tol : float, default=1e-3
         Stop when the gap function (eq. 18) falls below ``tol`` times the
-        objective (finite radius only).
+        objective (finite radius only; with ``radius=inf`` the gap is
+        infinite and the fit runs ``max_iter`` passes or stops early).
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the examples, score the averaged
         weights after every pass, keep the best and stop after
@@ -73,25 +71,47 @@ class DualExtragradientMatcher(BaseEstimator):
     n_iter_no_change : int, default=10
         Passes without a better validation score after which early stopping
         stops; used only when ``early_stopping=True``.
-    random_state : int, RandomState or None, default=None
-        Only used for the validation split.
+    warm_start : bool, default=False
+        Accepted for the common interface of the structured estimators, but
+        every ``fit`` starts cold: the dual extragradient iterates are
+        averages of sums of past steps, and the solver takes no initial point
+        yet, so there is nothing to resume from.
+    n_jobs : int, default=None
+        joblib workers over chunks of examples for prediction, scoring and
+        the early-stopping validation; the extragradient passes themselves run
+        on the whole batch at once.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the only random choice of the method: the validation split of
+        early stopping.
+    verbose : int, default=0
+        Print one line per pass (its time, and the validation score with
+        early stopping), then the final objective and gap.
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_weights,)
-        Learned weights (the averaged iterate, or the best one on the
-        validation set with early stopping).
+    weights_ : ndarray of shape (n_weights,)
+        Learned weights in the structure's layout (the averaged iterate, or
+        the best one on the validation set with early stopping).
+    coef_ : ndarray
+        The structure's view of the weights (``weight_attributes``): the
+        weight vector itself for matching and min-cut, the per-label input
+        weights of shape (n_classes, n_features) for chains and flat samples
+        (chains add ``transition_``, ``start_transition_`` and
+        ``end_transition_``).
     structure_ : BaseStructure
-        The structure object used: a new one for a name, a copy of
-        ``structure`` when an object is passed (never modified).
+        The structure used: a new one for a name, the ``structure`` object
+        itself when one is passed (never modified).
     classes_ : ndarray
         Labels (``[0, 1]`` for matching and min-cut).
     n_iter_ : int
         Number of passes run.
-    objective_ : ndarray
-        Sum of training hinge losses after every pass.
-    gap_ : ndarray
-        Gap function after every pass (``inf`` for an infinite radius).
+    objective_ : float
+        Sum of training hinge losses at the returned weights.
+    history_ : dict of ndarray
+        Per pass: ``objective`` (sum of training hinge losses of the averaged
+        weights), ``gap`` (gap function, ``inf`` for an infinite radius),
+        ``seconds`` (wall time of the pass) and, with early stopping,
+        ``validation_score``.
     validation_scores_ : ndarray or None
         Score on the validation set after every pass (early stopping).
     best_iteration_ : int
@@ -99,7 +119,8 @@ class DualExtragradientMatcher(BaseEstimator):
     lipschitz_ : float
         ``L``; the step size is ``1/L``.
     n_features_in_ : int
-        Number of weights of the model (the length of ``coef_``).
+        Number of input features per unit (edge features of a matching,
+        token features of a chain); for min-cut, the number of weights.
 
     Examples
     --------
@@ -116,7 +137,8 @@ class DualExtragradientMatcher(BaseEstimator):
     """
 
     _parameter_constraints = {
-        "structure": [StrOptions({"matching", "mincut", "chain"}), BaseStructure],
+        "structure": [StrOptions({"matching", "mincut", "chain", "multiclass"}), BaseStructure,
+                      None],
         "radius": [Interval(numbers.Real, 0, np.inf, closed="right")],
         "geometry": [StrOptions({"euclidean", "entropic"})],
         "memory": [StrOptions({"full", "low"})],
@@ -125,7 +147,10 @@ class DualExtragradientMatcher(BaseEstimator):
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
+        "warm_start": ["boolean"],
+        "n_jobs": [None, numbers.Integral],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -140,7 +165,10 @@ class DualExtragradientMatcher(BaseEstimator):
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=10,
+        warm_start=False,
+        n_jobs=None,
         random_state=None,
+        verbose=0,
     ):
         self.structure = structure
         self.radius = radius
@@ -151,76 +179,42 @@ class DualExtragradientMatcher(BaseEstimator):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose
 
-    # ------------------------------------------------------------ plumbing
-    def _resolve_structure(self):
-        if isinstance(self.structure, BaseStructure):
-            # a copy: operations such as project() record diagnostics on the structure,
-            # and fit must not modify its parameters
-            return copy.deepcopy(self.structure)
-        return resolve_structure(self.structure, None)
-
-    def _encode(self, structure, batch, y, fitting):
-        """Flat encoded outputs from a list of per-example label vectors."""
-        if is_graph_structure(structure):
-            if fitting:
-                self.classes_ = np.array([0, 1])
-            return encode_binary_outputs(structure, batch, y)
-        labels = unit_label_arrays(
-            batch, y, "token" if isinstance(structure, ChainStructure) else "unit"
-        )
-        if fitting:
-            self._label_encoding = LabelEncoding.fit([(yi, yi) for yi in labels])
-            self.classes_ = self._label_encoding.classes_
-        return np.concatenate([self._label_encoding.transform(yi, where=f"y[{i}]")
-                               for i, yi in enumerate(labels)])
-
-    def _make_batch(self, structure, X):
-        n_states = len(self.classes_) if hasattr(self, "classes_") else None
-        return structure.make_batch(X, n_states=n_states)
+    def _operations_needed(self, structure):
+        z_step = ("marginals" if self.geometry == "entropic" and structure.supports("marginals")
+                  else "project")
+        return ("part_scores", "expected_features", "encode", "part_losses",
+                "loss_augmented_argmax", "argmax", z_step)
 
     # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Learn the weights.
 
         Parameters
         ----------
-        X : list
+        X : list, or array-like of shape (n_samples, n_features)
             Training inputs, one per example, in the form ``structure`` reads:
             ``(edge_features, edges)`` tuples (matching), ``(node_features,
-            edges, edge_features)`` tuples (min-cut) or ``(T_i, n_features)``
-            arrays (chain).
-        y : list of array-like of shape (n_units_i,)
+            edges, edge_features)`` tuples (min-cut), ``(T_i, n_features)``
+            arrays (chain) or one 2-D matrix (multiclass).
+        y : list of array-like of shape (n_units_i,), or array-like of shape (n_samples,)
             True output of every example: 0/1 per candidate edge (matching) or
-            per node (min-cut), one label per token (chain).
+            per node (min-cut), one label per token (chain) or per sample.
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
-        self._validate_params()
-        for name in ("classes_", "_label_encoding"):
-            self.__dict__.pop(name, None)
-        structure = self._resolve_structure()
-        needed = ("part_scores", "expected_features", "encode", "part_losses",
-                  "loss_augmented_argmax")
-        z_step = "marginals" if (self.geometry == "entropic"
-                                 and structure.supports("marginals")) else "project"
-        structure.check_supports(*needed, z_step, needed_by=type(self).__name__)
         if self.geometry == "entropic" and not np.isfinite(self.radius):
             raise ValueError("geometry='entropic' needs a finite radius (an L1 ball).")
-        if isinstance(structure, ChainStructure):
-            # labels first: the chain batch needs the number of states
-            if isinstance(y, (str, bytes)) or not hasattr(y, "__len__"):
-                raise TypeError("y must be a list with one label vector per example.")
-            self._label_encoding = LabelEncoding.fit([(np.asarray(yi), yi) for yi in y])
-            self.classes_ = self._label_encoding.classes_
-        batch = self._make_batch(structure, X)
-        Y = self._encode(structure, batch, y, fitting=True)
-        self.structure_ = structure
-        self.n_features_in_ = batch.n_weights
+        batch, Y, _ = self._validate_fit_data(X, y)
+        structure = self.structure_
 
         validation = None
         if self.early_stopping:
@@ -237,113 +231,63 @@ class DualExtragradientMatcher(BaseEstimator):
             Y = _take_units(batch, Y, train_idx)
             batch = structure.take(batch, train_idx)
 
-        scores, best = [], {"score": -np.inf, "coef": None, "iteration": 0}
+        scores, seconds = [], []
+        best = {"score": -np.inf, "coef": None, "iteration": 0}
+        clock = [time.perf_counter()]
 
         def callback(t, coef):
-            if validation is None:
-                return False
-            score = self._score_encoded(structure, validation[0], validation[1], coef)
-            scores.append(score)
-            if score > best["score"]:
-                best.update(score=score, coef=coef.copy(), iteration=t)
-            return t - best["iteration"] >= self.n_iter_no_change
+            now = time.perf_counter()
+            seconds.append(now - clock[0])
+            line = f"[DualExtragradient] pass {t}  ({seconds[-1]:.2f}s)"
+            stop = False
+            if validation is not None:
+                val_batch, val_Y = validation
+                predicted = predict_outputs(structure, val_batch, coef, self.n_jobs)
+                score = float(structure.score_outputs(val_batch, predicted, val_Y))
+                scores.append(score)
+                if score > best["score"]:
+                    best.update(score=score, coef=coef.copy(), iteration=t)
+                stop = t - best["iteration"] >= self.n_iter_no_change
+                line += f"  validation score {score:.6g}"
+            if self.verbose:
+                print(line)
+            clock[0] = time.perf_counter()
+            return stop
 
         result = dual_extragradient(
             structure, batch, Y, radius=float(self.radius), geometry=self.geometry,
             memory=self.memory, max_iter=self.max_iter, tol=self.tol, callback=callback,
         )
-        self.coef_ = result.coef if validation is None else best["coef"]
+        coef = result.coef if validation is None else best["coef"]
         self.best_iteration_ = result.n_iter if validation is None else best["iteration"]
+        self._set_weights(batch, coef)
         self.n_iter_ = result.n_iter
-        self.objective_ = np.asarray(result.objective)
-        self.gap_ = np.asarray(result.gap)
         self.lipschitz_ = result.lipschitz
-        self.validation_scores_ = np.asarray(scores) if validation is not None else None
+        history = {"objective": np.asarray(result.objective, dtype=float),
+                   "gap": np.asarray(result.gap, dtype=float),
+                   "seconds": np.asarray(seconds[:result.n_iter], dtype=float)}
+        if validation is not None:
+            history["validation_score"] = np.asarray(scores, dtype=float)
+        self.history_ = history
+        self.validation_scores_ = history.get("validation_score")
+        objective = history["objective"]
+        self.objective_ = (float(objective[self.best_iteration_ - 1]) if len(objective)
+                           else float("nan"))
+        if self.verbose:
+            print(f"[DualExtragradient] {self.n_iter_} passes: objective {self.objective_:.6g}, "
+                  f"gap {history['gap'][-1] if len(history['gap']) else float('nan'):.3g}")
         if (np.isfinite(self.radius) and not result.converged and validation is None
                 and self.tol > 0):
             warnings.warn(
                 f"DualExtragradientMatcher did not reach tol={self.tol} in {self.max_iter} "
-                f"passes (relative gap {self.gap_[-1] / max(self.objective_[-1], 1.0):.2e}); "
+                f"passes (relative gap {history['gap'][-1] / max(objective[-1], 1.0):.2e}); "
                 "increase max_iter.",
                 ConvergenceWarning,
             )
         return self
 
-    # -------------------------------------------------------------- predict
-    def _check_X(self, X):
-        check_is_fitted(self)
-        batch = self._make_batch(self.structure_, X)
-        if batch.n_weights != self.n_features_in_:
-            raise ValueError(
-                f"X gives {batch.n_weights} weights per model, but {type(self).__name__} was "
-                f"fitted with {self.n_features_in_}."
-            )
-        return batch
-
-    def decision_function(self, X):
-        """Part scores ``F^T w`` of every example, flat.
-
-        Parameters
-        ----------
-        X : list
-            Inputs, one per example, in the form used for :meth:`fit`.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_parts_total,)
-            Scores of the parts of all examples, concatenated: one per edge
-            (matching), per node then per edge (min-cut), or the parts of
-            every sequence in the :class:`~sklearn_struct.structures.ChainBatch`
-            layout (chain).
-        """
-        batch = self._check_X(X)
-        return self.structure_.part_scores(batch, self.coef_)
-
-    def predict(self, X):
-        """Best output of every example.
-
-        Parameters
-        ----------
-        X : list
-            Inputs, one per example, in the form used for :meth:`fit`.
-
-        Returns
-        -------
-        y : list of ndarray
-            0/1 per edge (matching) or per node (min-cut), labels per token (chain).
-        """
-        batch = self._check_X(X)
-        codes = self.structure_.argmax(batch, self.structure_.part_scores(batch, self.coef_))
-        if isinstance(self.structure_, ChainStructure):
-            codes = self._label_encoding.inverse_transform(codes)
-        return split_units(batch, codes)
-
-    def _score_encoded(self, structure, batch, Y, coef):
-        predicted = structure.argmax(batch, structure.part_scores(batch, coef))
-        return output_score(structure, batch, predicted, Y)
-
-    def score(self, X, y):
-        """F1 of the predicted edges (matching) or accuracy over nodes / tokens.
-
-        Parameters
-        ----------
-        X : list
-            Test inputs, one per example, in the form used for :meth:`fit`.
-        y : list of array-like of shape (n_units_i,)
-            True outputs, in the form used for :meth:`fit`.
-
-        Returns
-        -------
-        score : float
-            For matchings, the F1 score of the predicted edges pooled over all
-            examples (1.0 when neither truth nor prediction has an edge);
-            otherwise the fraction of correct node or token labels.
-        """
-        batch = self._check_X(X)
-        Y = self._encode(self.structure_, batch, y, fitting=False)
-        return self._score_encoded(self.structure_, batch, Y, self.coef_)
-
 
 def _take_units(batch, Y, indices):
+    """Encoded outputs of some examples of a batch (flat over their units)."""
     return np.concatenate([Y[batch.unit_offsets[i]:batch.unit_offsets[i + 1]]
                            for i in indices])

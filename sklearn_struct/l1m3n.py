@@ -4,13 +4,13 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .base import StructuredEstimatorMixin, is_graph_structure
+from .base import StructuredEstimator, as_history
 from .solvers.adaptive_m3n import adaptive_m3n
 from .solvers.cutting_plane import l1_cutting_plane
 from .solvers.subgradient import HINGE_OPERATIONS, StructuredHinge, l1_projected_subgradient
@@ -22,7 +22,7 @@ __all__ = ["L1M3N"]
 DEFAULT_MAX_ITER = {"cutting_plane": 200, "subgradient": 1000, "online_subgradient": 50, "em": 30}
 
 
-class L1M3N(StructuredEstimatorMixin, BaseEstimator):
+class L1M3N(StructuredEstimator):
     """Primal-sparse max-margin Markov network (L1-M3N).
 
     The structured hinge loss ``H_i(w) = max_y [loss(y_i, y) - w . (f(x_i, y_i)
@@ -85,15 +85,20 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         (node_features, edges, edge_features)`` and ``y[i]`` a 0/1 vector over
         the nodes; the edge weights are kept non-negative (submodular
         inference).  Must support loss-augmented inference (and marginals for
-        ``solver="em"``, which matchings and min-cuts lack).
+        ``solver="em"``, which matchings and min-cuts lack).  A structure
+        object is used as given and never modified.  With flat outputs
+        (``None``, ``"multiclass"``) the estimator is a scikit-learn classifier.
     solver : {"cutting_plane", "subgradient", "em"}, default="cutting_plane"
     C : float, default=1.0
         Weight of the summed hinge losses (cutting plane, EM).
     lam : float, default=1.0
         L1-ball radius (subgradient) or weight of ``||w||_1^2 / K`` (EM); > 0.
     max_iter : int or None, default=None
-        Cutting-plane passes (default 200), subgradient steps (1000) or epochs
-        when ``online`` (50), EM iterations (30; the paper runs 15).
+        Iterations of the solver: cutting-plane passes (default 200),
+        subgradient steps (1000) or epochs when ``online`` (50), EM iterations
+        (30; the paper runs 15).  (Unlike the EG estimators, whose
+        ``max_iter`` counts passes over the data, a subgradient step or an EM
+        iteration is not one pass.)
     tol : float, default=1e-3
         Subgradient: certified relative duality gap.  EM: largest change of
         a scaling factor ``beta_k`` in one iteration (``mean(beta^2) = 1``).
@@ -120,8 +125,8 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         plane with its first separation at the previous weights (its working
         sets restart, as they belong to the previous examples).
     n_jobs : int, default=None
-        Loss-augmented inference (and EM's EG evaluations) over examples in
-        parallel through joblib.
+        joblib workers over chunks of examples: loss-augmented inference (and
+        EM's EG evaluations) during training, and prediction.
     random_state : int, RandomState instance or None, default=None
         Example order of the online subgradient and EG steps.
     verbose : int, default=0
@@ -140,20 +145,28 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         the (non-negative) edge weights (min-cut).
     transition_ : ndarray of shape (n_classes, n_classes)
         Chains only: weights of label ``a`` followed by label ``b``.
+    start_transition_, end_transition_ : ndarray of shape (n_classes,)
+        Chains with start/end parts only: weights of the first and last label.
     weights_ : ndarray of shape (n_weights,)
-        All weights in the structure's layout.
+        All weights in the structure's layout; ``coef_`` and the transition
+        weights are views of it (the structure's ``weight_attributes``).
+    structure_ : BaseStructure
+        The structure used (the ``structure`` object itself when one is given).
     support_ : ndarray of bool of shape (n_features,)
         Input features with a non-zero weight for at least one label; for
         matching and min-cut, the non-zero weights (``n_features = n_weights``).
     n_features_in_ : int
         Number of input features; for matching and min-cut, the number of
         weights.
+    feature_names_in_ : ndarray of str
+        Column names of a flat ``X`` given as a DataFrame with string columns.
     n_iter_ : int
         Passes, steps/epochs or EM iterations run.
     objective_ : float
         Final objective of the solver's formulation (P1, P1' or P4).
-    history_ : dict of lists
-        Per-iteration objective, bounds and number of non-zero weights.
+    history_ : dict of ndarray
+        Per iteration of the solver: ``objective``, bounds (``lower_bound``,
+        ...) and ``n_nonzero`` weights, one 1-D array per key.
     beta_ : ndarray of shape (n_weights,)
         EM only: final scaling factors.
 
@@ -247,20 +260,25 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         self : L1M3N
             The fitted estimator.
         """
+        previous = self.__dict__.get("weights_") if self.warm_start else None
         batch, Y, _ = self._validate_fit_data(X, y)
-        previous = getattr(self, "weights_", None) if self.warm_start else None
         if previous is not None and previous.shape[0] != batch.n_weights:
             raise ValueError(
-                f"warm_start: the previous fit has {self.weights_.shape[0]} weights but this "
+                f"warm_start: the previous fit has {previous.shape[0]} weights but this "
                 f"data needs {batch.n_weights}; use the same features and labels or "
                 "warm_start=False."
             )
         hinge = StructuredHinge(self.structure_, batch, Y, n_jobs=self.n_jobs)
-        result = self._solve(hinge)
-        self._set_weights(result.coef, batch)
+        result = self._solve(hinge, previous)
+        self._set_weights(batch, result.coef)
+        self.support_ = np.asarray(self.structure_.feature_support(batch, self.weights_),
+                                   dtype=bool)
         self.n_iter_ = int(result.n_iter)
         self.objective_ = float(result.objective)
-        self.history_ = result.history
+        self.history_ = as_history(result.history)
+        if self.solver != "em":  # EM's scaling factors and duals of an earlier fit are stale
+            self.__dict__.pop("beta_", None)
+            self.__dict__.pop("_eg_state", None)
         if not result.converged:
             warnings.warn(
                 f"L1M3N(solver={self.solver!r}) did not converge in {self.n_iter_} iterations "
@@ -269,37 +287,9 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
             )
         return self
 
-    @property
-    def _required_operations(self):
+    def _operations_needed(self, structure):
         """Structure operations the chosen solver needs (checked before training)."""
         return HINGE_OPERATIONS + ("argmax",) + (("marginals",) if self.solver == "em" else ())
-
-    def decision_function(self, X):
-        """Part scores ``w . phi(x, r)``.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features), or list
-            Inputs as in :meth:`predict`: flat data, or one 2-D array / sparse
-            matrix per sequence, or one tuple per graph.
-
-        Returns
-        -------
-        scores : ndarray
-            Flat data: shape (n_samples, n_classes), or (n_samples,) with the
-            score of ``classes_[1]`` minus that of ``classes_[0]`` for two
-            classes (scikit-learn's binary convention).  Sequences and graphs:
-            the flat part-score vector of the structure's batch.
-        """
-        batch = self._validate_predict_data(X)
-        scores = self.structure_.part_scores(batch, self.weights_)
-        if not self._flat_input:
-            return scores
-        scores = scores.reshape(batch.n_samples, -1)
-        return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
-
-    def _predict_encoded(self, batch):
-        return self.structure_.argmax(batch, self.structure_.part_scores(batch, self.weights_))
 
     def get_support(self, indices=False):
         """Mask (or indices) of the input features used by the model.
@@ -319,9 +309,8 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
         return np.flatnonzero(self.support_) if indices else self.support_.copy()
 
     # ---------------------------------------------------------------- helpers
-    def _solve(self, hinge):
+    def _solve(self, hinge, previous):
         rng = check_random_state(self.random_state)
-        previous = self.weights_ if self.warm_start and hasattr(self, "weights_") else None
         if self.solver == "cutting_plane":
             return l1_cutting_plane(
                 hinge, self.C, epsilon=self.epsilon, coef_init=previous, verbose=self.verbose,
@@ -334,38 +323,22 @@ class L1M3N(StructuredEstimatorMixin, BaseEstimator):
                 eta0=self.eta0, online=self.online, coef_init=previous, random_state=rng,
                 verbose=self.verbose,
             )
+        eg_state = self.__dict__.get("_eg_state")
         same_examples = (
-            previous is not None and getattr(self, "_eg_state", None) is not None
-            and self._eg_state.theta.shape[0] == int(hinge.batch.part_offsets[-1])
+            previous is not None and eg_state is not None
+            and eg_state.theta.shape[0] == int(hinge.batch.part_offsets[-1])
         )
+        beta = self.__dict__.get("beta_") if previous is not None else None
         result = adaptive_m3n(
             hinge, self.lam, self.C, max_iter=self.max_iter or DEFAULT_MAX_ITER["em"],
             tol=self.tol, inner_max_iter=self.inner_max_iter,
-            tau_threshold=self.tau_threshold,
-            beta_init=self.beta_ if previous is not None and hasattr(self, "beta_") else None,
-            eg_state=self._eg_state if same_examples else None, random_state=rng,
+            tau_threshold=self.tau_threshold, beta_init=beta,
+            eg_state=eg_state if same_examples else None, random_state=rng,
             n_jobs=self.n_jobs, verbose=self.verbose,
         )
         self.beta_ = result.beta
         self._eg_state = result.eg_state
         return result
-
-    def _set_weights(self, w, batch):
-        self.weights_ = w
-        if is_graph_structure(self.structure_):
-            # graph models weigh input features directly: coef_ is w itself
-            self.__dict__.pop("transition_", None)
-            self.coef_ = w
-            self.support_ = w != 0.0
-            return
-        # Multiclass and chain layouts start with W.ravel(), W of shape (K, n_features).
-        K, d = self.classes_.shape[0], batch.n_features
-        self.coef_ = w[:K * d].reshape(K, d)
-        if self._flat_input:
-            self.__dict__.pop("transition_", None)
-        else:
-            self.transition_ = w[K * d:K * d + K * K].reshape(K, K)
-        self.support_ = np.any(self.coef_ != 0.0, axis=0)
 
     def _convergence_criterion(self):
         if self.solver == "cutting_plane":

@@ -414,12 +414,14 @@ def test_dask_backend_gives_the_same_fit_and_predictions():
         np.testing.assert_array_equal(a, b)
 
 
-def test_only_multiclass_estimators_are_classifiers():
+def test_flat_estimators_are_classifiers():
     from sklearn.base import is_classifier
 
     assert is_classifier(EGCRF(structure="multiclass"))
     assert is_classifier(EGStructuredSVM(structure=MulticlassStructure()))
-    assert not is_classifier(EGCRF())  # chains: y is a list of sequences
+    assert is_classifier(EGCRF())  # None: multiclass for a 2-D X
+    assert not is_classifier(EGCRF(structure="chain"))  # y is a list of sequences
+    assert not is_classifier(EGStructuredSVM(structure=ChainStructure()))
 
 
 def test_flat_grid_search_and_cross_val_score():
@@ -441,9 +443,9 @@ def test_convergence_warning_and_verbose(capsys):
 def test_bad_inputs_raise_clear_errors():
     X, y = make_chains(n=4, seed=21)
     crf = EGCRF()
-    with pytest.raises(ValueError, match="4 sequences but y has 3"):
+    with pytest.raises(ValueError, match="X has 4 examples but y has 3"):
         crf.fit(X, y[:3])
-    with pytest.raises(ValueError, match="sequence 2 has .* tokens in X but"):
+    with pytest.raises(ValueError, match=r"y\[2\]: expected 2 labels \(one per token\), got 3"):
         crf.fit(X, y[:2] + [np.append(y[2], 0)] + y[3:])
     with pytest.raises(ValueError, match="sequence 1 has 4 feature columns"):
         crf.fit([X[0], np.ones((2, 4))] + X[2:], y)
@@ -462,10 +464,10 @@ def test_bad_inputs_raise_clear_errors():
         with pytest.raises(ValueError, match="'C' parameter"):
             EGCRF(C=C).fit(X, y)
     Xf, yf = make_flat(n=10)
-    with pytest.raises(ValueError, match="X has 10 samples but y has 9"):
+    with pytest.raises(ValueError, match=r"inconsistent numbers of samples: \[10, 9\]"):
         crf.fit(Xf, yf[:9])
     fitted = EGCRF(max_iter=2, tol=0).fit(Xf, yf)
-    with pytest.raises(ValueError, match="X has 4 features, but EGCRF was fitted with 5"):
+    with pytest.raises(ValueError, match="X has 4 features, but EGCRF is expecting 5"):
         fitted.predict(np.ones((2, 4)))
     with pytest.raises(ValueError, match="fitted on a 2-D array"):
         fitted.predict(X)

@@ -1,6 +1,13 @@
-"""Structures: the parts abstraction and its inference (see :mod:`._base`)."""
+"""Structures: the parts abstraction and its inference (see :mod:`._base`).
+
+To add a structure, subclass :class:`BaseStructure`, give it per-example numba
+operations in a :class:`KernelOps` (every learner then runs it inside numba),
+and check it with :func:`sklearn_struct.utils.check_structure`.
+"""
 
 from ._base import BaseStructure, UnsupportedOperation
+from ._kernel import KernelOps
+from ._targets import BinaryUnitCodec, FlatLabelCodec, UnitLabelCodec
 from .chain import ChainBatch, ChainStructure
 from .matching import MatchingBatch, MatchingStructure
 from .mincut import MinCutBatch, MinCutStructure
@@ -8,13 +15,17 @@ from .multiclass import MulticlassBatch, MulticlassStructure
 
 __all__ = [
     "BaseStructure",
+    "BinaryUnitCodec",
     "ChainBatch",
     "ChainStructure",
+    "FlatLabelCodec",
+    "KernelOps",
     "MatchingBatch",
     "MatchingStructure",
     "MinCutBatch",
     "MinCutStructure",
     "MulticlassBatch",
     "MulticlassStructure",
+    "UnitLabelCodec",
     "UnsupportedOperation",
 ]

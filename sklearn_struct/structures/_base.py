@@ -701,6 +701,7 @@ class BaseStructure(ABC):
         batch : batch object
             A batch returned by :meth:`make_batch`.
         w : ndarray of shape (batch.n_weights,)
+            Weights in the structure's layout.
 
         Returns
         -------
@@ -741,6 +742,7 @@ class BaseStructure(ABC):
         Returns
         -------
         bounds : ndarray of shape (n_samples,)
+            The bound ``B_i`` of every example.
 
         Raises
         ------
@@ -801,7 +803,9 @@ class BaseStructure(ABC):
         Parameters
         ----------
         batch : batch object
+            A batch returned by :meth:`make_batch` (it fixes the layout).
         w : ndarray of shape (batch.n_weights,)
+            Weights in the structure's layout.
 
         Returns
         -------
@@ -818,7 +822,9 @@ class BaseStructure(ABC):
         Parameters
         ----------
         batch : batch object
+            A batch returned by :meth:`make_batch` (it fixes the layout).
         w_kernel : ndarray of shape (batch.n_weights,)
+            Weights in the kernels' layout.
 
         Returns
         -------
@@ -838,6 +844,7 @@ class BaseStructure(ABC):
         Returns
         -------
         supported : bool
+            Whether :attr:`kernel_ops` is set and provides them all.
         """
         return self.kernel_ops is not None and self.kernel_ops.provides(*operations)
 

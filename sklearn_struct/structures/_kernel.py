@@ -71,6 +71,21 @@ class KernelOps:
     key : str
         Digest of the operations' names and source code: the name under which
         the specialized loops are compiled and cached.
+
+    See Also
+    --------
+    sklearn_struct.structures.BaseStructure : Where a structure sets its ``kernel_ops``.
+
+    Examples
+    --------
+    The chain and multiclass structures share one set of operations:
+
+    >>> from sklearn_struct.structures import ChainStructure, MulticlassStructure
+    >>> ops = MulticlassStructure.kernel_ops
+    >>> ops.provides("part_scores", "marginals", "project")
+    True
+    >>> ChainStructure.kernel_ops.provides("project")
+    False
     """
 
     def __init__(self, *, part_scores, add_features, marginals=None, argmax=None, encode=None,
@@ -105,6 +120,7 @@ class KernelOps:
         Returns
         -------
         ops : KernelOps
+            A new object (its specialized loops are compiled separately).
         """
         given = {name: op for name, op in self.functions.items()
                  if name in self.provided and name not in names}
@@ -121,6 +137,7 @@ class KernelOps:
         Returns
         -------
         provided : bool
+            Whether all of them were given.
         """
         return all(name in self.provided for name in names)
 

@@ -152,6 +152,20 @@ class FlatLabelCodec:
         Sorted distinct labels (order of first appearance when not comparable).
     n_states : int
         ``n_classes``: the number of output states of the structure.
+
+    See Also
+    --------
+    UnitLabelCodec : One label per output unit of every example.
+
+    Examples
+    --------
+    >>> from sklearn_struct.structures import FlatLabelCodec, MulticlassStructure
+    >>> codec = FlatLabelCodec(["b", "a", "b"])
+    >>> codec.classes_, codec.n_states
+    (array(['a', 'b'], dtype='<U1'), 2)
+    >>> batch = MulticlassStructure().make_batch([[0.0], [1.0]], n_states=2)
+    >>> codec.encode(batch, ["b", "a"])
+    array([1, 0])
     """
 
     def __init__(self, y):
@@ -179,6 +193,7 @@ class FlatLabelCodec:
         Returns
         -------
         Y : ndarray of int64 of shape (n_samples,)
+            Encoded outputs (state indices).
         """
         labels, _ = self._check(y)
         if labels.shape[0] != batch.n_samples:
@@ -192,7 +207,9 @@ class FlatLabelCodec:
         Parameters
         ----------
         batch : batch object
+            The batch the outputs belong to.
         Y : ndarray of int of shape (n_samples,)
+            Encoded outputs (state indices).
 
         Returns
         -------
@@ -218,6 +235,22 @@ class UnitLabelCodec:
         Distinct labels over all examples.
     n_states : int
         ``n_classes``.
+
+    See Also
+    --------
+    FlatLabelCodec : One label per sample.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import ChainStructure, UnitLabelCodec
+    >>> codec = UnitLabelCodec([["B", "I"], ["O"]])
+    >>> batch = ChainStructure().make_batch([np.ones((2, 1)), np.ones((1, 1))], n_states=3)
+    >>> Y = codec.encode(batch, [["B", "I"], ["O"]])
+    >>> Y
+    array([0, 1, 2])
+    >>> [list(labels) for labels in codec.decode(batch, Y)]
+    [['B', 'I'], ['O']]
     """
 
     def __init__(self, y, unit="token"):
@@ -234,10 +267,12 @@ class UnitLabelCodec:
         batch : batch object
             Its ``unit_offsets`` fix how many labels each example needs.
         y : list of array-like of shape (n_units_i,)
+            Labels of every example, all seen in training.
 
         Returns
         -------
         Y : ndarray of int64 of shape (n_units_total,)
+            Encoded outputs, flat over the units of the batch.
         """
         pairs = _example_label_arrays(y, "example")
         _check_lengths(batch, [labels for labels, _ in pairs], self.unit)
@@ -250,11 +285,14 @@ class UnitLabelCodec:
         Parameters
         ----------
         batch : batch object
+            The batch the outputs belong to (its ``unit_offsets`` split them).
         Y : ndarray of int of shape (n_units_total,)
+            Encoded outputs, flat.
 
         Returns
         -------
         y : list of ndarray of shape (n_units_i,)
+            One array per example.
         """
         return np.split(self.classes_[Y], batch.unit_offsets[1:-1])
 
@@ -274,6 +312,18 @@ class BinaryUnitCodec:
     classes_ : ndarray ``[0, 1]``
     n_states : None
         Binary structures need no number of states.
+
+    See Also
+    --------
+    UnitLabelCodec : Labels of any type per output unit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import BinaryUnitCodec, ChainStructure
+    >>> batch = ChainStructure().make_batch([np.ones((3, 1))], n_states=2)
+    >>> BinaryUnitCodec([[0, 1, 1]], unit="node").encode(batch, [[0, 1, 1]])
+    array([0, 1, 1])
     """
 
     classes_ = np.array([0, 1])
@@ -289,11 +339,14 @@ class BinaryUnitCodec:
         Parameters
         ----------
         batch : batch object
+            Its ``unit_offsets`` fix how many values each example needs.
         y : list of array-like of shape (n_units_i,)
+            0/1 targets of every example.
 
         Returns
         -------
         Y : ndarray of int64 of shape (n_units_total,)
+            Encoded outputs, flat over the units of the batch.
         """
         labels = [labels for labels, _ in _example_label_arrays(y, "graph")]
         _check_lengths(batch, labels, self.unit)
@@ -311,11 +364,14 @@ class BinaryUnitCodec:
         Parameters
         ----------
         batch : batch object
+            The batch the outputs belong to (its ``unit_offsets`` split them).
         Y : ndarray of int of shape (n_units_total,)
+            Encoded outputs, flat.
 
         Returns
         -------
         y : list of ndarray of shape (n_units_i,)
+            One array per example.
         """
         return np.split(np.asarray(Y, dtype=np.int64), batch.unit_offsets[1:-1])
 
