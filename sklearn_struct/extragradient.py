@@ -72,10 +72,11 @@ class DualExtragradientMatcher(StructuredEstimator):
         Passes without a better validation score after which early stopping
         stops; used only when ``early_stopping=True``.
     warm_start : bool, default=False
-        Accepted for the common interface of the structured estimators, but
-        every ``fit`` starts cold: the dual extragradient iterates are
-        averages of sums of past steps, and the solver takes no initial point
-        yet, so there is nothing to resume from.
+        Continue the previous run of the solver (its accumulated directions
+        and averages) instead of starting from scratch: on the same training
+        examples, a fit of ``n`` passes after one of ``m`` passes gives the
+        weights of one fit of ``m + n`` passes.  Raises a ``ValueError`` on
+        different examples.
     n_jobs : int, default=None
         joblib workers over chunks of examples for prediction, scoring and
         the early-stopping validation; the extragradient passes themselves run
@@ -254,10 +255,14 @@ class DualExtragradientMatcher(StructuredEstimator):
             clock[0] = time.perf_counter()
             return stop
 
+        previous = getattr(self, "_solver_state", None) if self.warm_start else None
         result = dual_extragradient(
             structure, batch, Y, radius=float(self.radius), geometry=self.geometry,
             memory=self.memory, max_iter=self.max_iter, tol=self.tol, callback=callback,
+            state=previous,
         )
+        # as large as the weights: kept only for warm starts
+        self._solver_state = result.state if self.warm_start else None
         coef = result.coef if validation is None else best["coef"]
         self.best_iteration_ = result.n_iter if validation is None else best["iteration"]
         self._set_weights(batch, coef)

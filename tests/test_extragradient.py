@@ -214,3 +214,29 @@ def test_convergence_warning_and_bad_input():
     model = DualExtragradientMatcher(max_iter=2).fit(X, y)
     with pytest.raises(ValueError, match="fitted with 4"):
         model.predict([(np.ones((2, 3)), np.array([[0, 0], [1, 1]]))])
+
+
+@pytest.mark.parametrize("memory", ["full", "low"])
+def test_a_continued_run_gives_the_iterates_of_one_long_run(memory):
+    structure, batch, Y, _, _ = alignment_problem(30, seed=5)
+    kwargs = dict(radius=3.0, tol=0.0, memory=memory, chunk_parts=200)
+    long = dual_extragradient(structure, batch, Y, max_iter=10, **kwargs)
+    first = dual_extragradient(structure, batch, Y, max_iter=4, **kwargs)
+    second = dual_extragradient(structure, batch, Y, max_iter=6, state=first.state, **kwargs)
+    assert second.n_iter == 6
+    np.testing.assert_allclose(second.coef, long.coef, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(first.gap + second.gap, long.gap, rtol=1e-8, atol=1e-10)
+    other, other_batch, other_Y, _, _ = alignment_problem(12, seed=6)
+    with pytest.raises(ValueError, match="warm start: the stored run"):
+        dual_extragradient(other, other_batch, other_Y, max_iter=1, state=first.state, **kwargs)
+
+
+def test_estimator_warm_start_continues_the_run():
+    structure, batch, Y, X, y = alignment_problem(30, seed=7)
+    params = dict(radius=3.0, tol=0.0, random_state=0)
+    long = DualExtragradientMatcher(max_iter=10, **params).fit(X, y)
+    warm = DualExtragradientMatcher(max_iter=4, warm_start=True, **params).fit(X, y)
+    warm.set_params(max_iter=6).fit(X, y)
+    np.testing.assert_allclose(warm.coef_, long.coef_, rtol=1e-10, atol=1e-12)
+    cold = DualExtragradientMatcher(max_iter=4, **params).fit(X, y).set_params(max_iter=6)
+    assert not np.allclose(cold.fit(X, y).coef_, long.coef_)

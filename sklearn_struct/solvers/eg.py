@@ -139,7 +139,7 @@ def uniform_start_C(problem, state):
     """
     g0 = problem.weights(state.mu, 1.0)
     norm = float(g0 @ g0)
-    entropy = float(problem.sample_weight @ state.terms)
+    entropy = float(problem.sample_weight @ state.terms) + problem.dual_constant
     return 2.0 * entropy / norm if norm > 0.0 and entropy > 0.0 else np.inf
 
 
@@ -188,6 +188,10 @@ class _Problem:
         )
         self.truth = structure.encode(batch, Y)
         self.part_losses = structure.part_losses(batch, Y)
+        # the per-example dual terms are kept without the loss offsets (constant over
+        # alpha): their weighted sum enters the hinge dual here
+        self.dual_constant = (float(self.sample_weight @ structure.loss_offsets(batch, Y))
+                              if loss == "hinge" else 0.0)
         self.chunks = ExampleChunks(structure, batch, n_jobs)
         # the weighted observed features sum_i s_i phi(x_i, y_i), fixed during the fit
         self.observed = self.features(batch, self.truth, self.sample_weight)
@@ -207,7 +211,7 @@ class _Problem:
         return C * (self.observed - self.features(self.batch, mu, self.sample_weight))
 
     def dual(self, terms, w, C):
-        return C * float(self.sample_weight @ terms) - 0.5 * float(w @ w)
+        return C * (float(self.sample_weight @ terms) + self.dual_constant) - 0.5 * float(w @ w)
 
     def primal(self, w, C):
         losses = example_losses(self.structure, self.chunks, w, self.Y, self.loss,

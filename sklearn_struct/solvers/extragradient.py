@@ -56,6 +56,11 @@ class ExtragradientResult:
     gap : list of float
         Gap function (eq. 18) at ``(w_bar, z_bar)`` after every pass (``inf``
         when ``W`` is unbounded).
+    state : dict
+        Everything a later call needs to continue the same run
+        (``state=`` of :func:`dual_extragradient`): the accumulated direction
+        ``s_w``, the averages ``w_bar``, ``feature_bar`` and ``loss_bar``, the
+        number of passes ``t`` they cover, ``lipschitz`` and the part count.
     """
 
     coef: np.ndarray
@@ -64,6 +69,7 @@ class ExtragradientResult:
     lipschitz: float
     objective: list = field(default_factory=list)
     gap: list = field(default_factory=list)
+    state: dict = None
 
 
 # ------------------------------------------------------------ w-side setups
@@ -219,6 +225,7 @@ def dual_extragradient(
     track_objective=True,
     callback=None,
     chunk_parts=1 << 13,
+    state=None,
 ):
     """Learn ``w`` by the dual extragradient method.
 
@@ -256,6 +263,11 @@ def dual_extragradient(
         Called after every pass with the averaged weights; returning True stops.
     chunk_parts : int, default=8192
         Chunk size of ``memory="low"`` (ignored otherwise).
+    state : dict, optional
+        ``result.state`` of an earlier call on the same examples and
+        parameters: the run continues where it stopped (``s_z`` is rebuilt
+        from the averaged weights, ``s_z = t (F^T w_bar + c)``), so that two
+        calls of ``n`` passes give the iterates of one call of ``2 n``.
 
     Returns
     -------
@@ -274,6 +286,14 @@ def dual_extragradient(
     chunks = ExampleChunks(structure, batch, max_parts=chunk_parts)
     n_weights = batch.n_weights
     nonneg = np.asarray(structure.nonnegative_weights(batch), dtype=bool)
+    n_parts = int(batch.part_offsets[-1])
+    if state is not None:
+        if state["s_w"].shape != (n_weights,) or state["n_parts"] != n_parts:
+            raise ValueError(
+                f"warm start: the stored run has {state['s_w'].shape[0]} weights and "
+                f"{state['n_parts']} parts but this training set has {n_weights} and {n_parts}; "
+                "fit on the same examples or set warm_start=False.")
+        lipschitz = state["lipschitz"]
     if lipschitz is None:
         if geometry == "euclidean":
             lipschitz = estimate_lipschitz(structure, batch, chunk_parts=chunk_parts)
@@ -296,19 +316,21 @@ def dual_extragradient(
         truth_features += structure.expected_features(sub, structure.encode(sub, Y[units]))
         offsets += float(structure.loss_offsets(sub, Y[units]).sum())
 
-    s_w = np.zeros(n_weights)
-    w_bar = w_setup.initial()
-    # running means of F u_z and c . u_z, for the gap (both memory modes)
-    feature_bar = np.zeros(n_weights)
-    loss_bar = 0.0
+    if state is None:
+        t0, s_w, w_bar = 0, np.zeros(n_weights), w_setup.initial()
+        # running means of F u_z and c . u_z, for the gap (both memory modes)
+        feature_bar, loss_bar = np.zeros(n_weights), 0.0
+    else:
+        t0, s_w, w_bar = state["t"], state["s_w"].copy(), state["w_bar"].copy()
+        feature_bar, loss_bar = state["feature_bar"].copy(), state["loss_bar"]
     result = ExtragradientResult(coef=w_bar, n_iter=0, converged=False, lipschitz=lipschitz)
 
     if memory == "full":
         losses = structure.part_losses(batch, Y)
         centre = z_setup.centre(batch, Y)
-        s_z = np.zeros(batch.part_offsets[-1])
+        s_z = t0 * (structure.part_scores(batch, w_bar) + losses)
 
-    for t in range(max_iter):
+    for t in range(t0, t0 + max_iter):
         v_w = w_setup.from_sum(s_w)
         if memory == "full":
             v_z = z_setup.from_sum(batch, centre, s_z)
@@ -338,7 +360,9 @@ def dual_extragradient(
         w_bar = w_bar + (u_w - w_bar) / (t + 1)
         feature_bar += (features_u - feature_bar) / (t + 1)
         loss_bar += (loss_u - loss_bar) / (t + 1)
-        result.coef, result.n_iter = w_bar, t + 1
+        result.coef, result.n_iter = w_bar, t + 1 - t0
+        result.state = dict(t=t + 1, s_w=s_w.copy(), w_bar=w_bar, feature_bar=feature_bar.copy(),
+                            loss_bar=loss_bar, lipschitz=lipschitz, n_parts=n_parts)
 
         if track_objective:
             objective = float(example_losses(structure, chunks, w_bar, Y).sum())
@@ -349,7 +373,7 @@ def dual_extragradient(
             result.gap.append(gap)
             if gap <= tol * max(objective, 1.0):
                 result.converged = True
-        if callback is not None and callback(t + 1, w_bar):
+        if callback is not None and callback(t + 1 - t0, w_bar):
             break
         if result.converged:
             break
