@@ -219,14 +219,20 @@ def test_conll_shared_entity_counts_match_readme(conll_shared):
 
 
 def test_conll_shared_scheme_conversion(shared_data, conll_shared):
-    iob1 = conll_shared["conll2003_ner_en/eng.testa.gz"].tags
-    iob2 = load_conll(shared_data / "conll2003_ner_en/eng.testa.gz", tag_scheme="iob2").tags
+    iob1 = _lists(conll_shared["conll2003_ner_en/eng.testa.gz"].tags)
+    iob2 = _lists(load_conll(shared_data / "conll2003_ner_en/eng.testa.gz",
+                             tag_scheme="iob2").tags)
     pairs = [(prev, tag) for s in iob2 for prev, tag in zip(["O"] + s, s)]
     assert all(tag[0] != "I" or prev[2:] == tag[2:] for prev, tag in pairs)
     assert [chunk_spans(s) for s in iob2] == [chunk_spans(s) for s in iob1]
     assert [iob2_to_iob1(s) for s in iob2] == iob1  # the file is canonical IOB1
-    chunking = conll_shared["conll2000_chunking/test.txt.gz"].tags
+    chunking = _lists(conll_shared["conll2000_chunking/test.txt.gz"].tags)
     assert [iob1_to_iob2(s) for s in chunking] == chunking  # the file is IOB2
+
+
+def _lists(label_arrays):
+    """The loaders' per-sentence label arrays as lists of str, for comparisons."""
+    return [labels.tolist() for labels in label_arrays]
 
 
 def test_conll_small_file(tmp_path):
@@ -251,12 +257,13 @@ def test_conll_small_file(tmp_path):
         data = load_conll(path)
         assert data.word == [["EU", "rejects", "German"], ["Peter", "Blackburn"], ["Bonn", "Paris"]]
         assert data.pos[1] == ["NNP", "NNP"]
-        assert data.tags == [["I-ORG", "O", "I-MISC"], ["I-PER", "I-PER"], ["I-LOC", "B-LOC"]]
+        assert _lists(data.tags) == [
+            ["I-ORG", "O", "I-MISC"], ["I-PER", "I-PER"], ["I-LOC", "B-LOC"]]
     iob2 = load_conll(tmp_path / "plain.txt", tag_scheme="iob2")
-    assert iob2.tags == [["B-ORG", "O", "B-MISC"], ["B-PER", "I-PER"], ["B-LOC", "B-LOC"]]
+    assert _lists(iob2.tags) == [["B-ORG", "O", "B-MISC"], ["B-PER", "I-PER"], ["B-LOC", "B-LOC"]]
     assert iob2.chunk == [["I-NP", "I-VP", "I-NP"], ["I-NP", "I-NP"], ["I-NP", "I-NP"]]
     chunks = load_conll(tmp_path / "plain.txt", target="chunk", tag_scheme="iob2")
-    assert chunks.tags == [["B-NP", "B-VP", "B-NP"], ["B-NP", "I-NP"], ["B-NP", "I-NP"]]
+    assert _lists(chunks.tags) == [["B-NP", "B-VP", "B-NP"], ["B-NP", "I-NP"], ["B-NP", "I-NP"]]
     named = load_conll(tmp_path / "plain.txt", columns=["w", "p", "c", "n"], target="p")
     assert named.tags == named.p and named.w[2] == ["Bonn", "Paris"]
 

@@ -1,5 +1,6 @@
 """Loader for CoNLL column files (CoNLL-2000 chunking, CoNLL-2003 named entities)."""
 
+import numpy as np
 from sklearn.utils import Bunch
 
 from ._io import check_file, iter_lines, malformed
@@ -43,7 +44,9 @@ def load_conll(path, columns=None, target=None, tag_scheme=None, encoding="utf-8
     data : :class:`~sklearn.utils.Bunch`
         One key per column name holding a list (one per sentence) of lists of str, plus
         ``tags`` (the ``target`` column, converted to ``tag_scheme``), ``column_names``
-        and ``target_name``.
+        and ``target_name``.  The target column (and ``tags``, the same list) holds one
+        1-D array of str per sentence: the label form that scikit-learn's
+        cross-validation accepts for a classifier (it refuses ragged lists of lists).
 
     Raises
     ------
@@ -63,8 +66,10 @@ def load_conll(path, columns=None, target=None, tag_scheme=None, encoding="utf-8
     ...     path = Path(folder) / "tiny.txt"
     ...     _ = path.write_text("He PRP B-NP\\nran VBD B-VP\\n\\nOK UH B-INTJ\\n")
     ...     data = load_conll(path)
-    >>> data.word, data.tags
-    ([['He', 'ran'], ['OK']], [['B-NP', 'B-VP'], ['B-INTJ']])
+    >>> data.word
+    [['He', 'ran'], ['OK']]
+    >>> [tags.tolist() for tags in data.tags]
+    [['B-NP', 'B-VP'], ['B-INTJ']]
     >>> data.pos
     [['PRP', 'VBD'], ['UH']]
     """
@@ -113,7 +118,10 @@ def load_conll(path, columns=None, target=None, tag_scheme=None, encoding="utf-8
                         "('O', 'B-<type>' or 'I-<type>')",
                     )
         tags = [_CONVERTERS[tag_scheme](sentence_tags) for sentence_tags in tags]
-    data.tags = tags
+    # arrays, not lists: scikit-learn's type_of_target refuses ragged lists of lists,
+    # so cross_val_score(cv=k) of a (classifier-tagged) sequence model needs arrays
+    data.tags = data[target_name] = [np.asarray(sentence_tags, dtype=str)
+                                     for sentence_tags in tags]
     return data
 
 
