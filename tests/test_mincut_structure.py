@@ -3,10 +3,13 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_struct.structures import mincut
+from sklearn_struct.structures import BaseStructure, UnsupportedOperation, mincut
+from sklearn_struct.structures import _generic_kernels
+from sklearn_struct.structures._kernel import specialize
 from sklearn_struct.structures.mincut import MinCutStructure
 
 from _qp_reference import grid_edges, mincut_constraints, qp_project
@@ -28,8 +31,9 @@ def test_projection_matches_generic_qp(seed):
     v = np.r_[rng.randn(n_nodes) * scale + 0.5, rng.randn(len(edges)) * scale]
     structure = MinCutStructure()
     batch = structure.make_batch([(np.ones((n_nodes, 1)), edges, np.ones((len(edges), 1)))])
-    z = structure.project(batch, v)
-    assert structure.projection_residual_ <= 1e-9
+    state = {}
+    z = structure.project(batch, v, warm_start=state)
+    assert state["residual"] <= 1e-9
     reference = qp_project(v, *mincut_constraints(edges, n_nodes))
     np.testing.assert_allclose(z, reference, atol=1e-7)
 
@@ -98,7 +102,7 @@ def test_projection_kkt_certificate_on_degenerate_points(seed):
     state = {}
     z = structure.project(batch, v, warm_start=state)
     scale = max(1.0, np.abs(v).max())
-    assert structure.projection_residual_ <= 1e-12 * scale
+    assert state["residual"] <= 1e-12 * scale
     assert kkt_violation(v, edges, n_nodes, z, state["duals"]) <= 1e-9 * scale
     if kind == 1:
         np.testing.assert_allclose(z, v, atol=1e-12)  # a vertex projects to itself
@@ -203,7 +207,7 @@ def test_projection_of_far_points_converges(seed):
         warnings.simplefilter("error", ConvergenceWarning)
         z = structure.project(batch, v, warm_start=state)
     scale = np.abs(v).max()
-    assert structure.projection_residual_ <= 1e-12 * scale
+    assert state["residual"] <= 1e-12 * scale
     assert kkt_violation(v, edges, n_nodes, z, state["duals"]) <= 1e-9 * scale
 
 
@@ -215,8 +219,9 @@ def test_projection_of_far_points_on_a_grid_matches_generic_qp(scale):
     v = np.r_[(rng.randn(200) + 0.5) * scale, rng.randn(len(edges)) * scale]
     structure = MinCutStructure()
     batch = structure.make_batch([(np.ones((200, 1)), edges, np.ones((len(edges), 1)))])
-    z = structure.project(batch, v)
-    assert structure.projection_residual_ <= 1e-12 * scale
+    state = {}
+    z = structure.project(batch, v, warm_start=state)
+    assert state["residual"] <= 1e-12 * scale
     reference = qp_project(v, *mincut_constraints(edges, 200))
     np.testing.assert_allclose(z, reference, atol=1e-9 * scale)
 
@@ -235,7 +240,202 @@ def test_cold_and_warm_projections_agree(seed):
     structure.project(batch, other, warm_start=state)
     warm = structure.project(batch, v, warm_start=state)
     scale = max(1.0, np.abs(v).max())
-    assert structure.projection_residual_ <= 1e-12 * scale
+    assert state["residual"] <= 1e-12 * scale
     np.testing.assert_allclose(warm, cold, atol=1e-9 * scale)
     np.testing.assert_allclose(structure.project(batch, v, warm_start=state), cold,
                                atol=1e-9 * scale)
+
+
+# ------------------------------------------------------------ protocol methods
+
+
+def random_graphs(rng, n_graphs=5, sparse=False, d_node=3, d_edge=2):
+    """Random graphs of 1 to 7 nodes (some without edges), non-negative edge features."""
+    graphs = []
+    for _ in range(n_graphs):
+        n_nodes = rng.randint(1, 8)
+        pairs = np.array([(j, k) for j in range(n_nodes) for k in range(j + 1, n_nodes)],
+                         dtype=np.int64).reshape(-1, 2)
+        edges = pairs[rng.rand(len(pairs)) < 0.5]
+        node_features = rng.randn(n_nodes, d_node)
+        edge_features = rng.rand(len(edges), d_edge) * (rng.rand(len(edges), d_edge) < 0.7)
+        if sparse:
+            node_features, edge_features = sp.csr_matrix(node_features), sp.csr_matrix(
+                edge_features)
+        graphs.append((node_features, edges, edge_features))
+    return graphs
+
+
+def test_project_writes_nothing_on_the_structure():
+    rng = np.random.RandomState(0)
+    structure = MinCutStructure()
+    batch = structure.make_batch(random_graphs(rng))
+    before = dict(vars(structure))
+    v = rng.randn(batch.part_offsets[-1])
+    structure.project(batch, v)
+    state = {}
+    structure.project(batch, v, warm_start=state)
+    assert vars(structure) == before
+    assert set(state) == {"duals", "residual"}
+    assert 0.0 <= state["residual"] <= 1e-12 * max(1.0, np.abs(v).max())
+    assert state["duals"].shape == (int(batch.edge_offsets[-1]),)
+
+
+def test_target_codec_round_trip_and_errors():
+    rng = np.random.RandomState(1)
+    structure = MinCutStructure()
+    batch = structure.make_batch(random_graphs(rng, n_graphs=3))
+    Y = rng.randint(2, size=batch.unit_offsets[-1])
+    y = np.split(Y, batch.unit_offsets[1:-1])
+    codec = structure.target_codec(y)
+    np.testing.assert_array_equal(codec.classes_, [0, 1])
+    assert codec.n_states is None
+    np.testing.assert_array_equal(codec.encode(batch, y), Y)
+    for decoded, original in zip(codec.decode(batch, Y), y):
+        np.testing.assert_array_equal(decoded, original)
+    bad = [yi.copy() for yi in y]
+    bad[2][-1] = -1
+    with pytest.raises(ValueError, match=r"y\[2\]: value .*-1\)? at node \d+; labels must"):
+        codec.encode(batch, bad)
+    with pytest.raises(ValueError, match=r"y\[0\]: expected \d+ labels \(one per node\)"):
+        codec.encode(batch, [np.r_[y[0], 1]] + y[1:])
+
+
+def test_n_features_in_feature_bounds_and_score():
+    rng = np.random.RandomState(2)
+    structure = MinCutStructure()
+    for sparse in (False, True):
+        graphs = random_graphs(rng, sparse=sparse)
+        batch = structure.make_batch(graphs)
+        assert structure.n_features_in(batch) == 5 == batch.n_weights
+        bounds = structure.feature_bounds(batch, "euclidean")
+
+        def column_norm(X):
+            X = np.asarray(sp.csr_matrix(X).todense())
+            return np.sqrt((X ** 2).sum(axis=0)).max(initial=0.0)
+
+        expected = [max(column_norm(nodes), column_norm(edge_features))
+                    for nodes, _, edge_features in graphs]
+        np.testing.assert_allclose(bounds, expected)
+    with pytest.raises(UnsupportedOperation, match="MinCutStructure.*entropic"):
+        structure.feature_bounds(batch, "entropic")
+    with pytest.raises(ValueError, match="geometry"):
+        structure.feature_bounds(batch, "euclidian")
+    # the default score: node accuracy, sample weights repeated per node
+    Y = rng.randint(2, size=batch.unit_offsets[-1])
+    other = Y.copy()
+    other[0] = 1 - other[0]
+    n_units = Y.shape[0]
+    assert structure.score_outputs(batch, other, Y) == pytest.approx(1 - 1 / n_units)
+    weights = np.ones(batch.n_samples)
+    weights[0] = 0.0
+    assert structure.score_outputs(batch, other, Y, sample_weight=weights) == 1.0
+    np.testing.assert_allclose(structure.loss_offsets(batch, Y),
+                               np.add.reduceat(Y, batch.unit_offsets[:-1]))
+    mask = structure.nonnegative_weights(batch)
+    np.testing.assert_array_equal(mask, [False] * 3 + [True] * 2)
+
+
+# ------------------------------------------------------- per-example kernels
+
+
+@pytest.mark.parametrize("sparse", ["dense", "sparse", "mixed"])
+def test_kernel_feature_maps_match_batch_methods(sparse):
+    rng = np.random.RandomState(3)
+    structure = MinCutStructure()
+    graphs = random_graphs(rng, n_graphs=6, sparse=sparse == "sparse")
+    if sparse == "mixed":  # dense node features, sparse edge features
+        graphs = [(nodes, edges, sp.csr_matrix(features)) for nodes, edges, features in graphs]
+    batch = structure.make_batch(graphs)
+    data = structure.kernel_data(batch)
+    assert isinstance(data, tuple)
+    assert all(isinstance(x, (np.ndarray, int, float)) for x in data)
+    n_parts = int(batch.part_offsets[-1])
+    w, scale = rng.randn(5), rng.rand(5) + 0.5
+    np.testing.assert_allclose(BaseStructure.part_scores(structure, batch, w),
+                               structure.part_scores(batch, w), atol=1e-12)
+    out = np.full(n_parts, np.nan)
+    specialize(_generic_kernels.batch_part_scores, structure.kernel_ops)(
+        data, batch.part_offsets, w, scale, out)
+    np.testing.assert_allclose(out, structure.part_scores(batch, scale * w), atol=1e-12)
+    z, sample_weight = rng.randn(n_parts), rng.rand(batch.n_samples)
+    for weights in (None, sample_weight):
+        np.testing.assert_allclose(
+            BaseStructure.expected_features(structure, batch, z, sample_weight=weights),
+            structure.expected_features(batch, z, sample_weight=weights), atol=1e-12)
+    added = rng.randn(5)
+    expected = added + scale * structure.expected_features(batch, z, sample_weight)
+    specialize(_generic_kernels.batch_add_features, structure.kernel_ops)(
+        data, batch.part_offsets, z, sample_weight, scale, added)
+    np.testing.assert_allclose(added, expected, atol=1e-12)
+    Y = rng.randint(2, size=batch.unit_offsets[-1])
+    np.testing.assert_array_equal(BaseStructure.encode(structure, batch, Y),
+                                  structure.encode(batch, Y))
+    change_sq_norm = structure.kernel_ops.functions["change_sq_norm"]
+    lo, hi = batch.part_offsets[1], batch.part_offsets[2]
+    dmu = rng.randn(hi - lo)
+    z = np.zeros(n_parts)
+    z[lo:hi] = dmu
+    change = scale * structure.expected_features(batch, z)
+    value = change_sq_norm(data, 1, dmu, scale, np.zeros(5), np.zeros(3 * (hi - lo)))
+    assert value == pytest.approx(change @ change)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kernel_argmax_matches_batch_and_brute_force(seed):
+    rng = np.random.RandomState(seed)
+    structure = MinCutStructure()
+    graphs = random_graphs(rng, n_graphs=4)
+    batch = structure.make_batch(graphs)
+    w = np.r_[rng.randn(3), rng.rand(2) * 2]
+    scores = structure.part_scores(batch, w)
+    Y = BaseStructure.argmax(structure, batch, scores)
+    np.testing.assert_array_equal(Y, structure.argmax(batch, scores))
+    for i, graph in enumerate(graphs):
+        alone = structure.make_batch([graph])
+        own = structure.part_scores(alone, w)
+        n_nodes = alone.unit_offsets[-1]
+        best = max(own @ structure.encode(alone, np.array(y))
+                   for y in itertools.product([0, 1], repeat=n_nodes))
+        y_i = Y[batch.unit_offsets[i]:batch.unit_offsets[i + 1]]
+        assert own @ structure.encode(alone, y_i) == pytest.approx(best)
+    truth = rng.randint(2, size=batch.unit_offsets[-1])
+    np.testing.assert_array_equal(
+        BaseStructure.argmax(structure, batch, scores + structure.part_losses(batch, truth)),
+        structure.loss_augmented_argmax(batch, scores, truth))
+
+
+def test_kernel_argmax_clips_positive_edge_scores():
+    # the batch argmax refuses a positive edge score; the kernel treats it as 0
+    structure = MinCutStructure()
+    nodes, edges = np.ones((3, 2)), np.array([[0, 1], [1, 2]])
+    batch = structure.make_batch([(nodes, edges, np.ones((2, 1)))])
+    scores = np.array([1.0, -2.0, 0.5, 3.0, -0.25])
+    with pytest.raises(ValueError, match="submodular"):
+        structure.argmax(batch, scores)
+    clipped = np.r_[scores[:3], np.minimum(scores[3:], 0.0)]
+    np.testing.assert_array_equal(BaseStructure.argmax(structure, batch, scores),
+                                  structure.argmax(batch, clipped))
+    np.testing.assert_array_equal(structure.argmax(batch, clipped), [1, 0, 1])
+
+
+def test_kernel_project_matches_batch_project():
+    rng = np.random.RandomState(7)
+    structure = MinCutStructure()
+    grid = grid_edges(5, 6)
+    batch = structure.make_batch(random_graphs(rng, n_graphs=8)
+                                 + [(rng.randn(30, 3), grid, rng.rand(len(grid), 2))])
+    n_parts = int(batch.part_offsets[-1])
+    for v in (2.0 * rng.randn(n_parts), 1e3 * rng.randn(n_parts),
+              structure.encode(batch, rng.randint(2, size=batch.unit_offsets[-1]))):
+        z = BaseStructure.project(structure, batch, v)
+        np.testing.assert_allclose(z, structure.project(batch, v),
+                                   atol=1e-9 * max(1.0, np.abs(v).max()))
+    project = structure.kernel_ops.functions["project"]
+    data = structure.kernel_data(batch)
+    i = batch.n_samples - 1
+    lo, hi = batch.part_offsets[i], batch.part_offsets[i + 1]
+    out = np.full(hi - lo, np.nan)
+    project(data, i, v[lo:hi].copy(), out)
+    np.testing.assert_allclose(out, structure.project(structure.take(batch, [i]), v[lo:hi]),
+                               atol=1e-12)

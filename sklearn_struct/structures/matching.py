@@ -1,11 +1,9 @@
 """Bipartite matchings (word alignment): one part per candidate edge."""
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
-from sklearn.exceptions import ConvergenceWarning
 
 from . import _flow_kernels as kernels
 from ._base import OPERATIONS, BaseStructure
@@ -17,63 +15,22 @@ from ._batch import (
     check_same_width,
     check_sample_weight,
     check_take_indices,
+    example_column_norms,
     ragged_positions,
     stack_rows,
     take_ragged_rows,
 )
+from ._graph import (
+    MAX_NEWTON_ITER,
+    PROJECTION_TOL,
+    check_edge_list,
+    check_geometry,
+    newton_projection,
+)
+from ._graph_kernels import MATCHING_KERNEL_OPS, matching_kernel_data
+from ._targets import BinaryUnitCodec
 
-__all__ = ["MatchingBatch", "MatchingStructure", "check_edge_list"]
-
-#: KKT residual the projections reach, relative to max(1, max |v|) (see
-#: ``projection_residual_``).
-PROJECTION_TOL = 1e-12
-#: Cap on the Newton iterations of one projection (a handful are typical).
-MAX_NEWTON_ITER = 500
-
-
-def newton_projection(owner, kernel, v, graph, n_duals, warm_start, max_iter):
-    """Run a semismooth Newton projection kernel over a batch of graphs.
-
-    ``kernel(v, *graph, z, duals, tol, max_iter)`` fills the projection ``z`` and
-    the dual variables ``duals`` (warm-started from ``warm_start["duals"]`` when
-    they fit, stored back there) and returns its KKT residual; ``tol`` is
-    ``PROJECTION_TOL * max(1, max |v|)``.  Returns ``z`` and the residual, with a
-    ConvergenceWarning when the residual stayed above ``tol``.
-    """
-    z = np.empty_like(v)
-    duals = None if warm_start is None else warm_start.get("duals")
-    duals = np.zeros(n_duals) if duals is None or duals.shape != (n_duals,) else duals
-    tol = PROJECTION_TOL * max(1.0, float(np.abs(v).max(initial=0.0)))
-    residual = kernel(v, *graph, z, duals, tol, max_iter)
-    if residual > tol:
-        warnings.warn(
-            f"{owner}: the projection stopped after {max_iter} Newton iterations at "
-            f"KKT residual {residual:.2e} > {tol:.2e}.", ConvergenceWarning, stacklevel=3,
-        )
-    if warm_start is not None:
-        warm_start["duals"] = duals
-    return z, residual
-
-
-def check_edge_list(edges, n_edges, where):
-    """Validate an ``(n_edges, 2)`` array of non-negative integer node indices."""
-    edges = np.asarray(edges)
-    if edges.ndim != 2 or edges.shape[1] != 2:
-        raise ValueError(
-            f"{where}: edges must be an (n_edges, 2) integer array of (source, target) "
-            f"node indices, got shape {edges.shape}."
-        )
-    if edges.shape[0] != n_edges:
-        raise ValueError(
-            f"{where}: {edges.shape[0]} edges but {n_edges} rows of edge features."
-        )
-    if edges.size and not np.issubdtype(edges.dtype, np.integer):
-        if not (np.issubdtype(edges.dtype, np.floating) and np.all(edges == np.round(edges))):
-            raise TypeError(f"{where}: edge endpoints must be integers, got dtype {edges.dtype}.")
-    edges = edges.astype(np.int64)
-    if edges.size and edges.min() < 0:
-        raise ValueError(f"{where}: edge endpoints must be non-negative node indices.")
-    return edges
+__all__ = ["MatchingBatch", "MatchingStructure"]
 
 
 @dataclass(frozen=True)
@@ -175,8 +132,15 @@ class MatchingStructure(BaseStructure):
       :func:`scipy.optimize.linear_sum_assignment`); ``loss_augmented_argmax``
       runs it on ``scores + part_losses``.
     * :meth:`project` is the exact Euclidean projection onto the matching
-      polytope (Figure 3).
-    * Marginals of matchings are #P-hard: ``marginals`` is unsupported.
+      polytope (Figure 3), warm-started from the caller's ``warm_start``
+      dict.
+    * Marginals of matchings are #P-hard: ``marginals`` is unsupported, and
+      so is the entropic geometry of :meth:`feature_bounds`.
+    * :meth:`score_outputs` is the F1 of the predicted edges.
+    * ``kernel_ops`` gives the same operations one graph at a time in numba
+      (the argmax by a shortest-augmenting-path assignment solver, the
+      projection cold-started), for the online solvers and the generic
+      batch loops.
 
     Examples
     --------
@@ -192,6 +156,7 @@ class MatchingStructure(BaseStructure):
 
     # marginals of matchings are #P-hard
     supported_operations = tuple(op for op in OPERATIONS if op != "marginals")
+    kernel_ops = MATCHING_KERNEL_OPS
 
     def __init__(self, false_positive_cost=1.0, false_negative_cost=1.0):
         self.false_positive_cost = false_positive_cost
@@ -376,8 +341,8 @@ class MatchingStructure(BaseStructure):
         The quadratic min-cost flow of Figure 3 is solved through its dual,
         one price per node (``z_e = max(v_e - p_source - p_target, 0)``), by
         a globalised semismooth Newton method: exact, its KKT residual
-        (``max_node |min(p, 1 - degree)|``, stored in
-        ``self.projection_residual_``) is at most ``1e-12 * max(1, max |v|)``.
+        ``max_node |min(p, 1 - degree)|`` is at most
+        ``1e-12 * max(1, max |v|)``.  The structure is not modified.
 
         Parameters
         ----------
@@ -386,10 +351,12 @@ class MatchingStructure(BaseStructure):
         v : array-like of shape (n_parts_total,)
             Point to project, one value per edge.
         warm_start : dict or None, default=None
-            State carried between calls on the same batch: the node prices
-            of the last projection are kept in ``warm_start["duals"]`` and
-            start the next one (iterative solvers project nearby points
-            again and again).
+            A dictionary owned by the caller, carried between calls on the
+            same batch (iterative solvers project nearby points again and
+            again): the node prices of the last projection are kept in
+            ``warm_start["duals"]`` and start the next one, and the KKT
+            residual reached is stored in ``warm_start["residual"]``.
+            ``None``: a cold start, nothing is kept.
 
         Returns
         -------
@@ -402,9 +369,122 @@ class MatchingStructure(BaseStructure):
             If the Newton iterations stop above the tolerance.
         """
         v = check_part_vector(v, batch.part_offsets[-1], "MatchingStructure", "v")
-        z, self.projection_residual_ = newton_projection(
+        return newton_projection(
             "MatchingStructure", kernels.matching_project_batch, v,
             (batch.edges, batch.unit_offsets, batch.node_counts),
             int(batch.node_counts.sum()), warm_start, MAX_NEWTON_ITER,
         )
-        return z
+
+    def feature_bounds(self, batch, geometry):
+        """Per-example feature bounds ``B_i`` for the step sizes of the entropic extragradient.
+
+        Parameters
+        ----------
+        batch : MatchingBatch
+            A batch returned by :meth:`make_batch`.
+        geometry : {"euclidean", "entropic"}
+            How the output side is stepped; matchings have Euclidean steps
+            only (projections), their marginals being #P-hard.
+
+        Returns
+        -------
+        bounds : ndarray of shape (n_samples,)
+            For ``"euclidean"``, the largest 2-norm of a feature column over
+            the edges of every graph.
+
+        Raises
+        ------
+        UnsupportedOperation
+            For ``geometry="entropic"``.
+        ValueError
+            For any other geometry.
+        """
+        check_geometry(self, geometry)
+        return example_column_norms(batch.X, batch.unit_offsets, 2)
+
+    # --------------------------------------------------------------- targets
+    def n_features_in(self, batch):
+        """Number of input features: ``batch.n_weights``, one weight per edge feature.
+
+        Parameters
+        ----------
+        batch : MatchingBatch
+            A batch returned by :meth:`make_batch`.
+
+        Returns
+        -------
+        n_features : int
+            The number of edge features.
+        """
+        return int(batch.n_weights)
+
+    def target_codec(self, y):
+        """Validate training targets: one 0/1 vector per graph, a value per candidate edge.
+
+        Parameters
+        ----------
+        y : list of array-like of shape (n_edges_i,)
+            1 for the edges of the true matching of every graph, 0 for the
+            others.
+
+        Returns
+        -------
+        codec : BinaryUnitCodec
+            Encodes targets of a batch (checking one 0/1 value per edge and
+            naming the offending graph) and decodes outputs back into one
+            vector per graph.
+
+        Raises
+        ------
+        ValueError or TypeError
+            If ``y`` is not a list of label vectors, naming the offending graph.
+        """
+        return BinaryUnitCodec(y, unit="edge")
+
+    def score_outputs(self, batch, Y_pred, Y_true, sample_weight=None):
+        """F1 of the predicted edges, pooled over all graphs (the estimators' ``score``).
+
+        Parameters
+        ----------
+        batch : MatchingBatch
+            A batch returned by :meth:`make_batch`.
+        Y_pred, Y_true : ndarray of int of shape (n_edges_total,)
+            Predicted and true 0/1 edge outputs, flat.
+        sample_weight : ndarray of shape (n_samples,), default=None
+            Per-graph weights, counted for each of the graph's edges.
+
+        Returns
+        -------
+        score : float
+            ``2 TP / (n_predicted + n_true)`` with weighted counts of edges
+            over all graphs; 1.0 when neither has an edge.
+        """
+        Y_pred = np.asarray(Y_pred, dtype=np.int64)
+        Y_true = np.asarray(Y_true, dtype=np.int64)
+        weights = (np.ones(Y_pred.shape[0]) if sample_weight is None
+                   else np.repeat(sample_weight, np.diff(batch.unit_offsets)))
+        true_positives = float(weights @ (Y_pred & Y_true))
+        denominator = float(weights @ (Y_pred + Y_true))
+        return 2.0 * true_positives / denominator if denominator else 1.0
+
+    # --------------------------------------------------------------- kernels
+    def kernel_data(self, batch, training=False):
+        """Arguments of the per-example kernel operations for a batch.
+
+        Parameters
+        ----------
+        batch : MatchingBatch
+            A batch returned by :meth:`make_batch`.
+        training : bool, default=False
+            Ignored: the operations need nothing more for training.
+
+        Returns
+        -------
+        data : tuple
+            The edge features (dense or CSR arrays), edge offsets, endpoints,
+            node counts, and the projection's relative tolerance and Newton
+            iteration cap (layout in
+            :mod:`sklearn_struct.structures._graph_kernels`).
+        """
+        return matching_kernel_data(batch.X, batch.edges, batch.unit_offsets, batch.node_counts,
+                                    PROJECTION_TOL, MAX_NEWTON_ITER)

@@ -15,11 +15,20 @@ from ._batch import (
     check_same_width,
     check_sample_weight,
     check_take_indices,
+    example_column_norms,
     ragged_positions,
     stack_rows,
     take_ragged_rows,
 )
-from .matching import MAX_NEWTON_ITER, check_edge_list, newton_projection
+from ._graph import (
+    MAX_NEWTON_ITER,
+    PROJECTION_TOL,
+    check_edge_list,
+    check_geometry,
+    newton_projection,
+)
+from ._graph_kernels import MINCUT_KERNEL_OPS, mincut_kernel_data
+from ._targets import BinaryUnitCodec
 
 __all__ = ["MinCutBatch", "MinCutStructure"]
 
@@ -137,8 +146,14 @@ class MinCutStructure(BaseStructure):
       capacities) and raises ``ValueError`` for a positive edge score (a
       negative edge weight); ``loss_augmented_argmax`` runs it on
       ``scores + part_losses``.
-    * :meth:`project` solves the quadratic flow problem of Appendix A.
-    * Marginals are #P-hard: ``marginals`` is unsupported.
+    * :meth:`project` solves the quadratic flow problem of Appendix A,
+      warm-started from the caller's ``warm_start`` dict.
+    * Marginals are #P-hard: ``marginals`` is unsupported, and so is the
+      entropic geometry of :meth:`feature_bounds`.
+    * ``kernel_ops`` gives the same operations one graph at a time in numba
+      (the argmax clips positive edge scores to 0 instead of raising, the
+      projection is cold-started), for the online solvers and the generic
+      batch loops.
 
     Examples
     --------
@@ -154,6 +169,7 @@ class MinCutStructure(BaseStructure):
 
     # marginals of min-cut models are #P-hard
     supported_operations = tuple(op for op in OPERATIONS if op != "marginals")
+    kernel_ops = MINCUT_KERNEL_OPS
 
     def __repr__(self):
         return "MinCutStructure()"
@@ -366,8 +382,8 @@ class MinCutStructure(BaseStructure):
         Eliminating the edge parts (``z_jk = max(|z_j - z_k|, v_jk)``) leaves
         a node problem whose dual is the quadratic flow problem of eq. (22),
         one signed flow per edge; it is solved by a globalised semismooth
-        Newton method: exact, its KKT residual (stored in
-        ``self.projection_residual_``) is at most ``1e-12 * max(1, max |v|)``.
+        Newton method: exact, its KKT residual is at most
+        ``1e-12 * max(1, max |v|)``.  The structure is not modified.
 
         Parameters
         ----------
@@ -376,10 +392,12 @@ class MinCutStructure(BaseStructure):
         v : array-like of shape (n_parts_total,)
             Point to project (node parts then edge parts of every graph).
         warm_start : dict or None, default=None
-            State carried between calls on the same batch: the edge flows
-            of the last projection are kept in ``warm_start["duals"]`` and
-            start the next one (iterative solvers project nearby points
-            again and again).
+            A dictionary owned by the caller, carried between calls on the
+            same batch (iterative solvers project nearby points again and
+            again): the edge flows of the last projection are kept in
+            ``warm_start["duals"]`` and start the next one, and the KKT
+            residual reached is stored in ``warm_start["residual"]``.
+            ``None``: a cold start, nothing is kept.
 
         Returns
         -------
@@ -392,9 +410,98 @@ class MinCutStructure(BaseStructure):
             If the Newton iterations stop above the tolerance.
         """
         v = check_part_vector(v, batch.part_offsets[-1], "MinCutStructure", "v")
-        z, self.projection_residual_ = newton_projection(
+        return newton_projection(
             "MinCutStructure", kernels.mincut_project_batch, v,
             (batch.part_offsets, batch.unit_offsets, batch.edges, batch.edge_offsets),
             int(batch.edge_offsets[-1]), warm_start, MAX_NEWTON_ITER,
         )
-        return z
+
+    def feature_bounds(self, batch, geometry):
+        """Per-example feature bounds ``B_i`` for the step sizes of the entropic extragradient.
+
+        Parameters
+        ----------
+        batch : MinCutBatch
+            A batch returned by :meth:`make_batch`.
+        geometry : {"euclidean", "entropic"}
+            How the output side is stepped; min-cut models have Euclidean
+            steps only (projections), their marginals being #P-hard.
+
+        Returns
+        -------
+        bounds : ndarray of shape (n_samples,)
+            For ``"euclidean"``, the largest 2-norm of a feature column over
+            the node rows or over the edge rows of every graph (node and edge
+            weights are distinct columns).
+
+        Raises
+        ------
+        UnsupportedOperation
+            For ``geometry="entropic"``.
+        ValueError
+            For any other geometry.
+        """
+        check_geometry(self, geometry)
+        return np.maximum(example_column_norms(batch.node_X, batch.unit_offsets, 2),
+                          example_column_norms(batch.edge_X, batch.edge_offsets, 2))
+
+    # --------------------------------------------------------------- targets
+    def n_features_in(self, batch):
+        """Number of input features: ``batch.n_weights``, node then edge features.
+
+        Parameters
+        ----------
+        batch : MinCutBatch
+            A batch returned by :meth:`make_batch`.
+
+        Returns
+        -------
+        n_features : int
+            ``n_node_features + n_edge_features`` (a graph has no single
+            input width; the model weighs every feature directly).
+        """
+        return int(batch.n_weights)
+
+    def target_codec(self, y):
+        """Validate training targets: one 0/1 vector per graph, a label per node.
+
+        Parameters
+        ----------
+        y : list of array-like of shape (n_nodes_i,)
+            The 0/1 node labels of every graph.
+
+        Returns
+        -------
+        codec : BinaryUnitCodec
+            Encodes targets of a batch (checking one 0/1 label per node and
+            naming the offending graph) and decodes outputs back into one
+            vector per graph.
+
+        Raises
+        ------
+        ValueError or TypeError
+            If ``y`` is not a list of label vectors, naming the offending graph.
+        """
+        return BinaryUnitCodec(y, unit="node")
+
+    # --------------------------------------------------------------- kernels
+    def kernel_data(self, batch, training=False):
+        """Arguments of the per-example kernel operations for a batch.
+
+        Parameters
+        ----------
+        batch : MinCutBatch
+            A batch returned by :meth:`make_batch`.
+        training : bool, default=False
+            Ignored: the operations need nothing more for training.
+
+        Returns
+        -------
+        data : tuple
+            The node and edge features (dense or CSR arrays), the node and
+            edge offsets, the edge endpoints, and the projection's relative
+            tolerance and Newton iteration cap (layout in
+            :mod:`sklearn_struct.structures._graph_kernels`).
+        """
+        return mincut_kernel_data(batch.node_X, batch.edge_X, batch.edges, batch.unit_offsets,
+                                  batch.edge_offsets, PROJECTION_TOL, MAX_NEWTON_ITER)
