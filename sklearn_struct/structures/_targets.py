@@ -22,6 +22,11 @@ import numpy as np
 __all__ = ["BinaryUnitCodec", "FlatLabelCodec", "UnitLabelCodec"]
 
 
+def _plain(value):
+    """A numpy scalar as the Python value it holds (for readable error messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _label_kind(value):
     """Coarse type of a label, for refusing mixes such as strings with integers."""
     if isinstance(value, (str, np.str_)):
@@ -110,7 +115,7 @@ class _Labels:
             classes[:] = unique
         if len(classes) < 2:
             raise ValueError(
-                f"y has a single class ({classes[0]!r}); at least two are needed."
+                f"y has a single class ({_plain(classes[0])!r}); at least two are needed."
                 if len(classes) else "y holds no labels."
             )
         self.classes_ = classes
@@ -131,8 +136,8 @@ class _Labels:
         if np.any(bad):
             position = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"{where}: label {labels[position]!r} at position {position} was not seen in "
-                f"training (classes: {self.classes_.tolist()})."
+                f"{where}: label {_plain(labels[position])!r} at position {position} was not "
+                f"seen in training (classes: {self.classes_.tolist()})."
             )
         return codes.astype(np.int64)
 
@@ -354,7 +359,8 @@ class BinaryUnitCodec:
             bad = np.flatnonzero(~np.isin(yi, (0, 1)))
             if bad.size:
                 raise ValueError(
-                    f"y[{i}]: value {yi[bad[0]]!r} at {self.unit} {bad[0]}; labels must be 0 or 1."
+                    f"y[{i}]: value {_plain(yi[bad[0]])!r} at {self.unit} {bad[0]}; labels must "
+                    "be 0 or 1."
                 )
         return np.concatenate(labels).astype(np.int64)
 
