@@ -122,10 +122,6 @@ class _BaseEG(StructuredEstimator):
             )
         return self
 
-    def _weights(self):
-        """The flat weight vector (``weights_``)."""
-        return self.weights_
-
 
 class EGCRF(_BaseEG):
     """Conditional random field (multinomial logistic regression) trained by EG.

@@ -140,7 +140,7 @@ def test_crf_matches_scipy_on_enumerated_primal(start_end, use_weights):
     crf = EGCRF(C=C, structure=ChainStructure(start_end=start_end), tol=1e-9, max_iter=2000,
                 random_state=0)
     crf.fit(X, y, sample_weight=weights if use_weights else None)
-    w = crf._weights()
+    w = crf.weights_
     # the solver's own primal evaluation agrees with the enumeration ...
     assert crf.primal_objective_ == pytest.approx(primal_log(w, problem, C, weights)[0], rel=1e-10)
     # ... and reaches the optimum
@@ -159,7 +159,7 @@ def test_structured_svm_matches_scipy_qp(start_end):
     optimum = solve_hinge_qp(problem, C, weights, dim)
     svm = EGStructuredSVM(C=C, structure=ChainStructure(start_end=start_end), tol=1e-5,
                           max_iter=20000, random_state=0).fit(X, y)
-    w = svm._weights()
+    w = svm.weights_
     assert svm.primal_objective_ == pytest.approx(primal_hinge(w, problem, C, weights), rel=1e-10)
     assert svm.primal_objective_ == pytest.approx(optimum, rel=1e-4)
     assert svm.dual_objective_ <= optimum * (1 + 1e-7)
@@ -273,7 +273,7 @@ def test_dense_and_sparse_tokens_give_the_same_model():
 def test_predict_marginals_match_enumeration():
     X, y = make_chains(n=4, seed=10, max_len=3)
     crf = EGCRF(C=1.0, random_state=0).fit(X, y)
-    w = crf._weights()
+    w = crf.weights_
     for x, marg, predicted in zip(X, crf.predict_marginals(X), crf.predict(X)):
         outputs = list(itertools.product(range(3), repeat=len(x)))
         scores = np.array([joint_features(x, out, 3, True) @ w for out in outputs])
