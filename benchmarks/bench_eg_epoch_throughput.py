@@ -103,7 +103,7 @@ def main():
                         help="commit with the structure-specific epoch (default: the last one)")
     parser.add_argument("--candidate", default=None,
                         help="commit to compare (default: the working tree)")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--passes", type=float, default=3)
     parser.add_argument("--n-sentences", type=int, default=2000)
@@ -144,15 +144,18 @@ def main():
     for name in PROBLEMS:
         per = {side: np.median([p for run in runs for p in run[name]["per_pass"]])
                for side, runs in results.items()}
-        first = {side: np.median([run[name]["first_fit"] for run in runs])
+        first = {side: np.median([run[name]["first_fit"] for run in runs[1:]])
                  for side, runs in results.items()}
+        cold = {side: runs[0][name]["first_fit"] for side, runs in results.items()}
         primal = {side: runs[-1][name]["primal"] for side, runs in results.items()}
         difference = abs(primal["candidate"] - primal["baseline"]) / abs(primal["baseline"])
         rows.append([name, f"{per['baseline']:.3f}", f"{per['candidate']:.3f}",
                      f"{per['candidate'] / per['baseline']:.3f}",
+                     f"{cold['baseline']:.2f}", f"{cold['candidate']:.2f}",
                      f"{first['baseline']:.2f}", f"{first['candidate']:.2f}",
                      f"{difference:.1e}"])
     header = ["problem", f"s/pass {base_rev}", f"s/pass {cand_rev}", "ratio",
+              f"compile s {base_rev}", f"compile s {cand_rev}",
               f"first fit s {base_rev}", f"first fit s {cand_rev}", "rel. primal diff"]
     table = markdown_table(header, rows)
     print(table)
@@ -163,8 +166,10 @@ def main():
         f"(sparse chain, no start/end parts) and MNIST first {cli.n_images} training images "
         f"(dense multiclass), C = {cli.C}, annealing off, same seed: both versions visit the "
         "same examples in the same order (the last column compares their final primal). "
-        "'first fit' is a one-pass fit on 3 examples in a fresh process with a warm numba "
-        f"cache (import + cache load). Load average at the start: {load:.2f}."
+        "'compile' is a one-pass fit on 3 examples in the first process of each checkout "
+        "(empty numba cache: compilation, in problem order, so a kernel shared by several "
+        "problems is counted once); 'first fit' is the same in the later fresh processes "
+        f"(warm cache: import and cache load). Load average at the start: {load:.2f}."
     )
     command = "cd benchmarks && python bench_eg_epoch_throughput.py" + "".join(
         f" {a}" for a in sys.argv[1:])
