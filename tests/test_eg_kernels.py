@@ -100,3 +100,18 @@ def test_numba_epoch_takes_the_steps_of_the_python_reference(structure, loss, sp
     np.testing.assert_allclose(fast.w, problem.weights(fast.mu, C), atol=1e-10)
     if scaled:
         assert np.all(fast.w[scale == 0.0] == 0.0)
+
+
+def test_sequences_without_feature_columns_train_on_transitions():
+    """Dense tokens with 0 columns (once a crash: dense_width == 0 is the CSR flag)."""
+    from sklearn_struct import EGCRF
+
+    rng = np.random.RandomState(0)
+    y = [rng.randint(0, 3, rng.randint(1, 5)) for _ in range(10)]
+    empty = [np.zeros((len(labels), 0)) for labels in y]
+    zero_column = [np.zeros((len(labels), 1)) for labels in y]
+    a = EGCRF(tol=0, max_iter=5, random_state=0).fit(empty, y)
+    b = EGCRF(tol=0, max_iter=5, random_state=0).fit(zero_column, y)
+    assert a.coef_.shape == (3, 0)
+    np.testing.assert_allclose(a.transition_, b.transition_, rtol=1e-12, atol=1e-14)
+    assert [p.tolist() for p in a.predict(empty)] == [p.tolist() for p in b.predict(zero_column)]

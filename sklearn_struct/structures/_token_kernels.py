@@ -306,7 +306,10 @@ TOKEN_KERNEL_OPS = KernelOps(
 
 def token_kernel_data(X, unit_offsets, n_states, chain, start_end, training):
     """Kernel data of token features ``X`` (dense or CSR) stacked by ``unit_offsets``."""
-    if sp.issparse(X):
+    if sp.issparse(X) or X.shape[1] == 0:
+        # a dense matrix without columns travels as CSR with empty rows: dense_width == 0
+        # is the kernels' CSR flag
+        X = sp.csr_matrix(X)
         values, indices, indptr, dense_width = X.data, X.indices, X.indptr, 0
     else:
         values = X.reshape(-1)
