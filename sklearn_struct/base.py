@@ -95,10 +95,30 @@ def _input_form(X):
         if sp.issparse(first):
             return "sequences"
         try:
-            return "sequences" if np.ndim(first) >= 2 else "table"
+            if np.ndim(first) >= 2:
+                return "sequences"
         except ValueError:  # a ragged 2-D list: not a row of numbers
             return "sequences"
+        if isinstance(first, np.ndarray) and len({np.shape(row) for row in X}) > 1:
+            return "sequences"  # 1-D arrays of different lengths: not the rows of a table
+        return "table"
     return "table"  # DataFrames and other array-likes: scikit-learn validates them
+
+
+def _check_finite_rows(X, owner):
+    """Name the first row of a numeric table holding NaN or infinity (scikit-learn does not)."""
+    values = X.tocsr() if sp.issparse(X) else X
+    if sp.issparse(values):
+        bad = ~np.isfinite(values.data)
+        if bad.any():
+            row = int(np.searchsorted(values.indptr, np.flatnonzero(bad)[0], side="right") - 1)
+            raise ValueError(f"{owner}: X row {row} contains NaN or infinity.")
+        return
+    if isinstance(values, np.ndarray) and values.dtype.kind == "f" and values.ndim == 2:
+        bad = ~np.isfinite(values).all(axis=1)
+        if bad.any():
+            raise ValueError(
+                f"{owner}: X row {int(np.flatnonzero(bad)[0])} contains NaN or infinity.")
 
 
 def resolve_structure(structure, X=None):
@@ -253,10 +273,19 @@ class StructuredEstimator(BaseEstimator):
             Validated non-negative weights with a positive one.
         """
         name = type(self).__name__
+        if isinstance(X, (list, tuple)) and len(X) == 0:
+            raise ValueError(f"{name}: X is an empty list; expected at least one sample (a 2-D "
+                             "array) or one example (a list of sequences or graphs).")
+        if isinstance(X, np.ndarray) and X.ndim == 3 and X.dtype != object:
+            raise ValueError(
+                f"{name}: X is a 3-D array of shape {X.shape}; pass sequences as a list of 2-D "
+                "arrays, one (n_tokens, n_features) array per sequence, or flat samples as one "
+                "2-D array.")
         structure = resolve_structure(self.structure, X)
         structure.check_supports(*self._operations_needed(structure), needed_by=name)
         table = bool(structure.flat_outputs) and _input_form(X) == "table"
         if table:
+            _check_finite_rows(X, name)
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
             check_classification_targets(y)
             _check_two_classes(y, name)
@@ -312,6 +341,7 @@ class StructuredEstimator(BaseEstimator):
                 f"got {type(X).__name__}."
             )
         if table:
+            _check_finite_rows(X, name)
             X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=np.float64)
         batch = self.structure_.make_batch(X, n_states=self._codec.n_states)
         n_features = int(self.structure_.n_features_in(batch))

@@ -366,9 +366,12 @@ def eg_path(estimator, X, y, Cs, *, sample_weight=None, X_val=None, y_val=None):
     >>> bool(path["converged"].all())
     True
     """
+    Cs = sorted(float(c) for c in Cs)
+    if not Cs:
+        raise ValueError("eg_path: Cs holds no value of C; pass at least one.")
     model = clone(estimator).set_params(warm_start=True)
     rows = []
-    for C in sorted(float(c) for c in Cs):
+    for C in Cs:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             model.set_params(C=C).fit(X, y, sample_weight=sample_weight)

@@ -186,6 +186,12 @@ class DualExtragradientMatcher(StructuredEstimator):
         self.verbose = verbose
 
     def _operations_needed(self, structure):
+        if (self.geometry == "euclidean" and not structure.supports("project")
+                and structure.supports("marginals")):
+            raise ValueError(
+                f"{type(structure).__name__} has no Euclidean projection for "
+                "geometry='euclidean'; use geometry='entropic' with a finite radius (KL steps "
+                "on its marginals, Example 2 of the paper).")
         z_step = ("marginals" if self.geometry == "entropic" and structure.supports("marginals")
                   else "project")
         return ("part_scores", "expected_features", "encode", "part_losses",

@@ -94,13 +94,19 @@ class _Labels:
         kinds = None
         for i, (labels, raw) in enumerate(pairs):
             found = _kinds(labels, raw)
+            if not found:  # an empty label array has no type (its length is checked later)
+                continue
             if kinds is None:
                 kinds = found
-            if len(found) > 1 or found != kinds:
+            if len(found) > 1:
                 raise TypeError(
-                    f"labels mix types: example {i} has labels of type "
-                    f"{' and '.join(sorted(found))} but earlier labels are "
-                    f"{' and '.join(sorted(kinds))}; use labels of one type."
+                    f"labels mix types: example {i} has labels of types "
+                    f"{' and '.join(sorted(found))}; use labels of one type."
+                )
+            if found != kinds:
+                raise TypeError(
+                    f"labels mix types: example {i} has labels of type {next(iter(found))} but "
+                    f"earlier labels are of type {next(iter(kinds))}; use labels of one type."
                 )
         flat = np.concatenate([labels for labels, _ in pairs])
         if flat.dtype != object:
