@@ -8,6 +8,7 @@ import pytest
 from scipy.special import logsumexp
 
 from sklearn_struct.structures._tree_inference import (
+    chu_liu_edmonds,
     eisner,
     matrix_tree_marginals,
     projective_marginals,
@@ -156,3 +157,32 @@ def test_loss_augmented_argmax_is_the_argmax_of_augmented_scores():
     hamming = (trees != truth).sum(axis=1)
     best = (tree_scores(S, trees) + hamming).max()
     assert tree_scores(S, heads[None])[0] + (heads != truth).sum() == pytest.approx(best)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_chu_liu_edmonds_finds_the_best_tree(n, single_root):
+    rng = np.random.RandomState(20 + n)
+    trees = TREES[n, False, single_root]
+    for trial in range(30):
+        S = random_scores(n, rng, scale=1e3 if trial % 5 == 0 else 1.0)
+        heads = np.zeros(n, dtype=np.int64)
+        score = chu_liu_edmonds(S, single_root, heads)
+        assert score == pytest.approx(tree_scores(S, trees).max(), rel=1e-12)
+        assert tuple(heads) in {tuple(t) for t in trees}
+        assert tree_scores(S, heads[None])[0] == pytest.approx(score, rel=1e-12)
+
+
+def test_chu_liu_edmonds_agrees_with_networkx():
+    nx = pytest.importorskip("networkx")
+    rng = np.random.RandomState(7)
+    for n in (6, 12, 30):
+        for _ in range(5):
+            S = rng.randn(n + 1, n + 1)
+            graph = nx.DiGraph()
+            graph.add_weighted_edges_from((h, m, S[h, m]) for h in range(n + 1)
+                                          for m in range(1, n + 1) if h != m)
+            tree = nx.maximum_spanning_arborescence(graph)
+            expected = sum(S[h, m] for h, m in tree.edges)
+            heads = np.zeros(n, dtype=np.int64)
+            assert chu_liu_edmonds(S, False, heads) == pytest.approx(expected, rel=1e-12)

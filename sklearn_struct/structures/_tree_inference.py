@@ -329,3 +329,144 @@ def matrix_tree_marginals(S, single_root, marginals_out):
             off = 0.0 if (single_root and h == 1) else inverse[j, h - 1]
             marginals_out[h, m] = A[h, m] * (diagonal - off)
     return log_det + n * top
+
+
+@njit(cache=True, nogil=True)
+def _find_cycle(best_in, active, n_nodes, stamp, cycle):
+    """Members of a cycle of the ``best_in`` pointers among active nodes; returns its size."""
+    stamp[:n_nodes] = -1
+    for start in range(1, n_nodes):
+        if not active[start] or stamp[start] != -1:
+            continue
+        node = start
+        while node != 0 and stamp[node] == -1:
+            stamp[node] = start
+            node = best_in[node]
+        if node != 0 and stamp[node] == start:  # walked into this walk's own path: a cycle
+            size = 0
+            member = node
+            while True:
+                cycle[size] = member
+                size += 1
+                member = best_in[member]
+                if member == node:
+                    return size
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _maximum_arborescence(S, heads_out):
+    """Chu-Liu-Edmonds: best tree rooted at 0 (any number of root children); its score."""
+    N = S.shape[0]
+    M = 2 * N  # every contraction adds a node
+    W = np.full((M, M), NEG_INF)
+    for h in range(N):
+        for m in range(1, N):
+            if h != m:
+                W[h, m] = S[h, m]
+    active = np.zeros(M, dtype=np.bool_)
+    active[:N] = True
+    best_in = np.zeros(M, dtype=np.int64)
+    cycle_head = np.full(M, -1, dtype=np.int64)
+    parent = np.full(M, -1, dtype=np.int64)
+    enter = np.full((M, M), -1, dtype=np.int64)
+    leave = np.full((M, M), -1, dtype=np.int64)
+    stamp = np.empty(M, dtype=np.int64)
+    cycle = np.empty(M, dtype=np.int64)
+    n_nodes = N
+    while True:
+        for v in range(1, n_nodes):
+            if active[v]:
+                best, arg = NEG_INF, 0
+                for u in range(n_nodes):
+                    if active[u] and u != v and W[u, v] > best:
+                        best, arg = W[u, v], u
+                best_in[v] = arg
+        size = _find_cycle(best_in, active, n_nodes, stamp, cycle)
+        if size == 0:
+            break
+        c = n_nodes
+        n_nodes += 1
+        for j in range(size):
+            v = cycle[j]
+            active[v] = False
+            parent[v] = c
+            cycle_head[v] = best_in[v]
+        for u in range(c):
+            if not active[u]:
+                continue
+            best, arg = NEG_INF, -1
+            for j in range(size):  # entering the cycle at v breaks the arc best_in[v] -> v
+                v = cycle[j]
+                value = W[u, v] - W[cycle_head[v], v]
+                if value > best:
+                    best, arg = value, v
+            W[u, c], enter[c, u] = best, arg
+            best, arg = NEG_INF, -1
+            for j in range(size):
+                v = cycle[j]
+                if W[v, u] > best:
+                    best, arg = W[v, u], v
+            W[c, u], leave[c, u] = best, arg
+        W[c, 0] = NEG_INF
+        active[c] = True
+    head = np.full(M, -1, dtype=np.int64)
+    for v in range(1, n_nodes):
+        if active[v]:
+            head[v] = best_in[v]
+    for c in range(n_nodes - 1, N - 1, -1):  # expand the newest contraction first
+        u = head[c]
+        for v in range(c):
+            if parent[v] == c:
+                head[v] = cycle_head[v]
+        head[enter[c, u]] = u
+        for w in range(n_nodes):
+            if head[w] == c:
+                head[w] = leave[c, w]
+    score = 0.0
+    for m in range(1, N):
+        heads_out[m - 1] = head[m]
+        score += S[head[m], m]
+    return score
+
+
+@njit(cache=True, nogil=True)
+def chu_liu_edmonds(S, single_root, heads_out):
+    """Highest-scoring tree, projective or not (Chu-Liu-Edmonds); returns its score.
+
+    With ``single_root`` and an unconstrained optimum with several root
+    children, the best tree is searched among those whose only root arc is
+    ``(0, c)``, for every token ``c`` (exact; ``n`` more runs in that case).
+
+    Parameters
+    ----------
+    S : ndarray of shape (n + 1, n + 1)
+        Arc scores ``S[h, m]``.
+    single_root : bool
+        Only trees with exactly one root child.
+    heads_out : ndarray of int64 of shape (n,)
+        Overwritten with the heads of the best tree.
+
+    Returns
+    -------
+    score : float
+    """
+    N = S.shape[0]
+    score = _maximum_arborescence(S, heads_out)
+    n_root_children = 0
+    for m in range(N - 1):
+        if heads_out[m] == 0:
+            n_root_children += 1
+    if not single_root or n_root_children <= 1:
+        return score
+    best = NEG_INF
+    candidate = np.empty(N - 1, dtype=np.int64)
+    restricted = S.copy()
+    for c in range(1, N):
+        for m in range(1, N):
+            restricted[0, m] = S[0, m] if m == c else NEG_INF
+        value = _maximum_arborescence(restricted, candidate)
+        if value > best:
+            best = value
+            heads_out[:] = candidate
+    return best
