@@ -39,6 +39,13 @@ def _log_add(a, b):
 
 
 @njit(cache=True, nogil=True)
+def _span_tables(N):
+    """Empty (-inf) tables of complete and incomplete spans: CL, CR, IL, IR."""
+    return (np.full((N, N), NEG_INF), np.full((N, N), NEG_INF), np.full((N, N), NEG_INF),
+            np.full((N, N), NEG_INF))
+
+
+@njit(cache=True, nogil=True)
 def _inside(S, first, last, CL, CR, IL, IR):
     """Inside log-scores of all spans over positions ``first..last`` (tables indexed by position).
 
@@ -144,10 +151,7 @@ def projective_marginals(S, single_root, marginals_out):
     """
     N = S.shape[0]
     n = N - 1
-    CL = np.full((N, N), NEG_INF)
-    CR = np.full((N, N), NEG_INF)
-    IL = np.full((N, N), NEG_INF)
-    IR = np.full((N, N), NEG_INF)
+    CL, CR, IL, IR = _span_tables(N)
     gCL = np.zeros((N, N))
     gCR = np.zeros((N, N))
     gIL = np.zeros((N, N))
@@ -248,10 +252,7 @@ def eisner(S, single_root, heads_out):
     """
     N = S.shape[0]
     n = N - 1
-    CL = np.full((N, N), NEG_INF)
-    CR = np.full((N, N), NEG_INF)
-    IL = np.full((N, N), NEG_INF)
-    IR = np.full((N, N), NEG_INF)
+    CL, CR, IL, IR = _span_tables(N)
     bCL = np.zeros((N, N), dtype=np.int64)
     bCR = np.zeros((N, N), dtype=np.int64)
     bI = np.zeros((N, N), dtype=np.int64)
