@@ -5,6 +5,7 @@ Sequence metrics take ``y_true`` and ``y_pred`` as lists (one entry per sequence
 per sentence pair, a collection of ``(english, french)`` position pairs.
 """
 
+import unicodedata
 from collections import Counter
 
 import numpy as np
@@ -14,6 +15,7 @@ from .datasets._iob import chunk_ends, chunk_starts, split_tag
 __all__ = [
     "alignment_error_rate",
     "alignment_precision_recall",
+    "attachment_score",
     "chunk_classification_report",
     "chunk_f1_score",
     "chunk_precision_recall_fscore_support",
@@ -85,6 +87,66 @@ def token_accuracy_score(y_true, y_pred):
         raise ValueError("y_true and y_pred hold no token")
     n_correct = sum(int(np.sum(t == p)) for t, p in zip(true_list, pred_list))
     return n_correct / n_tokens
+
+
+def attachment_score(y_true, y_pred, *, forms=None):
+    """Unlabelled attachment score (UAS): the fraction of words given their true head.
+
+    Parameters
+    ----------
+    y_true, y_pred : list of array-like of int
+        One head array per sentence (``heads[m - 1]`` the head of word ``m``,
+        0 the root), as predicted by a dependency parser.
+    forms : list of list of str, default=None
+        The words of every sentence.  When given, words whose form consists
+        entirely of punctuation characters (Unicode categories ``P*``) are not
+        scored: the CoNLL-X shared-task convention ("punctuation excluded").
+
+    Returns
+    -------
+    score : float
+        Correct heads over scored words, in ``[0, 1]``.
+
+    Raises
+    ------
+    ValueError
+        If the numbers of sentences or of words differ, naming the sentence, or
+        if no word is left to score.
+
+    See Also
+    --------
+    token_accuracy_score : The same count for any labels.
+
+    Examples
+    --------
+    >>> from sklearn_struct.metrics import attachment_score
+    >>> attachment_score([[2, 0, 2]], [[2, 0, 1]])
+    0.6666666666666666
+    >>> attachment_score([[2, 0, 2]], [[2, 0, 1]], forms=[["It", "rains", "."]])
+    1.0
+    """
+    true_list, pred_list = _check_sequences(y_true, y_pred)
+    if forms is not None:
+        if len(forms) != len(true_list):
+            raise ValueError(f"forms has {len(forms)} sentences but y_true has "
+                             f"{len(true_list)}")
+        for index, (words, heads) in enumerate(zip(forms, true_list)):
+            if len(words) != len(heads):
+                raise ValueError(f"sentence {index}: {len(words)} forms but {len(heads)} heads")
+    correct = total = 0
+    for index, (true_heads, pred_heads) in enumerate(zip(true_list, pred_list)):
+        scored = np.ones(len(true_heads), dtype=bool)
+        if forms is not None:
+            scored = np.array([not _is_punctuation(word) for word in forms[index]], dtype=bool)
+        correct += int(np.sum((true_heads == pred_heads) & scored))
+        total += int(scored.sum())
+    if total == 0:
+        raise ValueError("no word to score (every word is punctuation)")
+    return correct / total
+
+
+def _is_punctuation(word):
+    return len(word) > 0 and all(unicodedata.category(c).startswith("P") for c in word)
 
 
 def sequence_accuracy_score(y_true, y_pred):

@@ -8,6 +8,7 @@ the line. Nothing is ever unpickled.
 from ._alignment_features import AlignmentFeatureExtractor, alignment_targets, edges_to_links
 from ._cachopo import load_cachopo_text
 from ._conll import load_conll
+from ._conllu import check_heads, filter_projective, is_projective, load_conllu, projectivize
 from ._hansards import load_hansards_alignments, load_hansards_sentence_pairs
 from ._horses import load_weizmann_horses, make_horse_segmentation
 from ._iob import chunk_spans, iob1_to_iob2, iob2_to_iob1
@@ -18,6 +19,10 @@ from ._synthetic import make_correlated_chains
 __all__ = [
     "AlignmentFeatureExtractor",
     "alignment_targets",
+    "check_heads",
+    "filter_projective",
+    "is_projective",
+    "projectivize",
     "edges_to_links",
     "load_weizmann_horses",
     "make_horse_segmentation",
@@ -26,6 +31,7 @@ __all__ = [
     "iob2_to_iob1",
     "load_cachopo_text",
     "load_conll",
+    "load_conllu",
     "load_hansards_alignments",
     "load_hansards_sentence_pairs",
     "load_mnist_idx",

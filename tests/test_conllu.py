@@ -1,0 +1,128 @@
+"""CoNLL-U loading, tree helpers and the attachment score."""
+
+import gzip
+import itertools
+
+import numpy as np
+import pytest
+
+from sklearn_struct.datasets import (
+    check_heads,
+    filter_projective,
+    is_projective,
+    load_conllu,
+    projectivize,
+)
+from sklearn_struct.metrics import attachment_score
+
+LINE = "{id}\t{form}\t{form}\tX\tXX\t_\t{head}\tdep\t_\t_"
+
+
+def _write(path, text, compress=False):
+    data = text.encode()
+    path.write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_small_file(tmp_path, compress):
+    text = "\n".join([
+        "# newdoc id = d1", "# sent_id = a", "# text = I don't",
+        LINE.format(id=1, form="I", head=2),
+        "2-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_",
+        LINE.format(id=2, form="do", head=0),
+        LINE.format(id=3, form="n't", head=2),
+        "3.1\tgone\t_\t_\t_\t_\t_\t_\t_\t_",
+        "",
+        LINE.format(id=1, form="Hi", head=0),
+        "",
+    ])
+    data = load_conllu(_write(tmp_path / "x.conllu", text, compress))
+    assert data.form == [["I", "do", "n't"], ["Hi"]]
+    assert [h.tolist() for h in data.head] == [[2, 0, 2], [0]]
+    assert data.sent_id == ["a", None] and data.text == ["I don't", None]
+    assert data.upos[0] == ["X", "X", "X"] and data.deprel[1] == ["dep"]
+
+
+@pytest.mark.parametrize("lines, message", [
+    ([LINE.format(id=1, form="a", head=0).replace("\t", " ")], "expected 10 tab-separated"),
+    ([LINE.format(id=2, form="a", head=0)], "word id '2' where 1 was expected"),
+    ([LINE.format(id=1, form="a", head="_")], "is not an integer"),
+    ([LINE.format(id=1, form="a", head=3)], "head 3 is outside 0..1"),
+    ([LINE.format(id=1, form="a", head=2), LINE.format(id=2, form="b", head=1)], "cycle"),
+])
+def test_malformed_files_name_the_line(tmp_path, lines, message):
+    path = _write(tmp_path / "bad.conllu", "\n".join(["# c"] + lines + [""]))
+    with pytest.raises(ValueError, match=rf"bad.conllu.*line \d+.*{message}|{message}"):
+        load_conllu(path)
+
+
+def _crossing(heads):
+    arcs = [(min(h, m), max(h, m)) for m, h in enumerate(heads, start=1)]
+    return any(a < c < b < d for a, b in arcs for c, d in arcs)
+
+
+def _trees(n):
+    for heads in itertools.product(range(n + 1), repeat=n):
+        try:
+            yield check_heads(heads)
+        except ValueError:
+            continue
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_projectivity_against_crossing_arcs_on_every_tree(n):
+    for heads in _trees(n):
+        assert is_projective(heads) == (not _crossing(heads))
+        lifted = projectivize(heads)
+        assert is_projective(lifted)
+        if is_projective(heads):
+            assert np.array_equal(lifted, heads)
+
+
+def test_check_heads_errors():
+    with pytest.raises(ValueError, match="word 2 has head 2"):
+        check_heads([0, 2])
+    with pytest.raises(ValueError, match="cycle through word"):
+        check_heads([2, 1])
+    with pytest.raises(ValueError, match="word 1 has head 5"):
+        check_heads([5])
+
+
+def test_filter_projective_counts():
+    X, y, dropped = filter_projective(["a", "b", "c"], [[2, 0, 2], [3, 4, 0, 3], [0]])
+    assert X == ["a", "c"] and dropped == 1
+
+
+def test_attachment_score_conventions():
+    y_true = [[2, 0, 2], [0, 1]]
+    y_pred = [[2, 0, 1], [0, 0]]
+    assert attachment_score(y_true, y_pred) == pytest.approx(3 / 5)
+    forms = [["It", "rains", "."], ["Yes", "!?"]]
+    assert attachment_score(y_true, y_pred, forms=forms) == pytest.approx(3 / 3)
+    with pytest.raises(ValueError, match="sequence 1: y_true has 2 labels but y_pred has 1"):
+        attachment_score(y_true, [[2, 0, 2], [0]])
+    with pytest.raises(ValueError, match="sentence 1: 1 forms but 2 heads"):
+        attachment_score(y_true, y_pred, forms=[forms[0], ["Yes"]])
+
+
+SHARED = {
+    # file: (sentences, words, projective), from each folder's README
+    "ud_en_ewt_r2.16/en_ewt-ud-train.conllu.gz": (12544, 204577, 12256),
+    "ud_en_ewt_r2.16/en_ewt-ud-dev.conllu.gz": (2001, 25147, 1970),
+    "ud_en_ewt_r2.16/en_ewt-ud-test.conllu.gz": (2077, 25094, 2051),
+    "ud_es_ancora_r2.8_devtest/es_ancora-ud-dev.conllu.gz": (1654, 53423, 1534),
+    "ud_es_ancora_r2.8_devtest/es_ancora-ud-test.conllu.gz": (1721, 53599, 1625),
+    "ud_es_gsd_r2.16_devtest/es_gsd-ud-dev.conllu.gz": (1400, 37154, 1294),
+    "ud_es_gsd_r2.16_devtest/es_gsd-ud-test.conllu.gz": (427, 12002, 387),
+}
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_shared_treebanks_match_their_readme(shared_data, name):
+    data = load_conllu(shared_data / name)
+    n_sentences, n_words, n_projective = SHARED[name]
+    assert len(data.head) == n_sentences
+    assert sum(len(heads) for heads in data.head) == n_words
+    assert sum(is_projective(heads) for heads in data.head) == n_projective
+    assert all(len(f) == len(h) for f, h in zip(data.form, data.head))
