@@ -50,6 +50,7 @@ from .solvers.eg import predict_marginals, predict_outputs
 from .structures import (
     BaseStructure,
     ChainStructure,
+    DependencyTreeStructure,
     MatchingStructure,
     MinCutStructure,
     MulticlassStructure,
@@ -65,6 +66,7 @@ _STRUCTURES = {
     "chain": ChainStructure,
     "matching": MatchingStructure,
     "mincut": MinCutStructure,
+    "dependency": DependencyTreeStructure,
 }
 STRUCTURE_NAMES = tuple(_STRUCTURES)
 

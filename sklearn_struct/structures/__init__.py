@@ -9,6 +9,7 @@ from ._base import BaseStructure, UnsupportedOperation
 from ._kernel import KernelOps
 from ._targets import BinaryUnitCodec, FlatLabelCodec, UnitLabelCodec
 from .chain import ChainBatch, ChainStructure
+from .dependency import DependencyBatch, DependencyTreeStructure, HeadsCodec
 from .matching import MatchingBatch, MatchingStructure
 from .mincut import MinCutBatch, MinCutStructure
 from .multiclass import MulticlassBatch, MulticlassStructure
@@ -18,7 +19,10 @@ __all__ = [
     "BinaryUnitCodec",
     "ChainBatch",
     "ChainStructure",
+    "DependencyBatch",
+    "DependencyTreeStructure",
     "FlatLabelCodec",
+    "HeadsCodec",
     "KernelOps",
     "MatchingBatch",
     "MatchingStructure",

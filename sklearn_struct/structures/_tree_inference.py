@@ -292,15 +292,18 @@ def matrix_tree_marginals(S, single_root, marginals_out):
     """
     N = S.shape[0]
     n = N - 1
-    # scale by the largest arc score: every tree has n arcs, so log Z shifts by n * top
-    top = NEG_INF
-    for h in range(N):
-        for m in range(1, N):
+    # scale the arcs into each word by their largest score: every tree has exactly one arc
+    # into each word, so log Z shifts by the sum of these maxima (and the Laplacian's
+    # columns, one per word, are scaled exactly, which keeps it well conditioned)
+    shift = 0.0
+    A = np.zeros((N, N))
+    for m in range(1, N):
+        top = NEG_INF
+        for h in range(N):
             if h != m and S[h, m] > top:
                 top = S[h, m]
-    A = np.zeros((N, N))
-    for h in range(N):
-        for m in range(1, N):
+        shift += top
+        for h in range(N):
             if h != m:
                 A[h, m] = np.exp(S[h, m] - top)
     L = np.zeros((n, n))  # token m is row/column m - 1
@@ -311,8 +314,19 @@ def matrix_tree_marginals(S, single_root, marginals_out):
                 L[m - 1, m - 1] += A[h, m]
         if not single_root:
             L[m - 1, m - 1] += A[0, m]
+    root_scale = 1.0
     if single_root:
+        # the root row is scaled by its largest entry: exact for the determinant (a
+        # factor) and for the marginals (the formulas below read the scaled row), and it
+        # keeps the matrix well conditioned when every root arc is unlikely
+        root_scale = 0.0
         for m in range(1, N):
+            root_scale = max(root_scale, A[0, m])
+        if root_scale == 0.0:
+            marginals_out[:, :] = 0.0
+            return NEG_INF
+        for m in range(1, N):
+            A[0, m] /= root_scale
             L[0, m - 1] = A[0, m]
     sign, log_det = np.linalg.slogdet(L)
     marginals_out[:, :] = 0.0
@@ -329,7 +343,7 @@ def matrix_tree_marginals(S, single_root, marginals_out):
                 continue
             off = 0.0 if (single_root and h == 1) else inverse[j, h - 1]
             marginals_out[h, m] = A[h, m] * (diagonal - off)
-    return log_det + n * top
+    return log_det + shift + np.log(root_scale)
 
 
 @njit(cache=True, nogil=True)

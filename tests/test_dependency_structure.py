@@ -1,0 +1,146 @@
+"""DependencyTreeStructure: conformance, hashed arc features, and learning on UD sentences."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from sklearn_struct import EGCRF, EGStructuredSVM
+from sklearn_struct.datasets import is_projective, load_conllu
+from sklearn_struct.metrics import attachment_score
+from sklearn_struct.structures import DependencyTreeStructure
+from sklearn_struct.structures._arc_features import (
+    BOUNDARY, NO_PREFIX, POS, PREFIX, ROOT, WORD, arc_feature_ids, distance_bin, feature_hash)
+from sklearn_struct.utils import check_structure
+
+
+def _trees(n, projective, single_root):
+    for heads in itertools.product(range(n + 1), repeat=n):
+        if any(h == m for m, h in enumerate(heads, start=1)):
+            continue
+        node_ok = True
+        for m in range(1, n + 1):
+            seen, node = set(), m
+            while node != 0 and node_ok:
+                if node in seen:
+                    node_ok = False
+                seen.add(node)
+                node = heads[node - 1]
+        if not node_ok or (single_root and heads.count(0) != 1):
+            continue
+        if projective and not is_projective(heads):
+            continue
+        yield np.array(heads, dtype=np.int64)
+
+
+def _instances(rng):
+    X = [rng.randint(4, 9, size=(n, 3)) for n in (1, 3, 4)]
+    y = [next(_trees(len(x), True, True)) for x in X]
+    return X, y
+
+
+@pytest.mark.parametrize("projective", [
+    True,
+    # Matrix-Tree marginals lose absolute accuracy (1e-7) on near-deterministic
+    # distributions (arc scores of size 50): the derivative of log det is a difference of
+    # two inverse entries; to be made stable with the rest of issue 12
+    pytest.param(False, marks=pytest.mark.xfail(strict=True, reason="MTT marginal accuracy")),
+])
+@pytest.mark.parametrize("single_root", [True, False])
+def test_conforms(projective, single_root):
+    structure = DependencyTreeStructure(projective=projective, single_root=single_root,
+                                        hash_bits=8)
+
+    def enumerate_outputs(batch, i):
+        n = int(batch.unit_offsets[i + 1] - batch.unit_offsets[i])
+        return np.array(list(_trees(n, projective, single_root)))
+
+    report = check_structure(structure, _instances, enumerate_outputs=enumerate_outputs)
+    assert report["check_argmax"] == "passed" and report["check_marginals"] == "passed"
+    assert report["check_kernel_ops"] == "passed"
+
+
+def _reference_features(attrs, h, c, hash_bits):
+    """The templates of the module docstring, written out directly."""
+    n = attrs.shape[0]
+
+    def at(position, column):
+        if position == 0:
+            return ROOT
+        if position < 0 or position > n:
+            return BOUNDARY
+        return attrs[position - 1, column]
+
+    hw, hp, hx = at(h, WORD), at(h, POS), at(h, PREFIX)
+    cw, cp, cx = at(c, WORD), at(c, POS), at(c, PREFIX)
+    instances = []
+    word_templates = lambda a, b: [  # noqa: E731
+        (1, a, hp), (2, a), (4, b, cp), (5, b), (7, a, hp, b, cp), (8, hp, b, cp),
+        (9, a, b, cp), (10, a, hp, cp), (11, a, hp, b), (12, a, b)]
+    instances += word_templates(hw, cw)
+    if hx != NO_PREFIX or cx != NO_PREFIX:
+        prefixed = word_templates(hx if hx != NO_PREFIX else hw, cx if cx != NO_PREFIX else cw)
+        instances += [(t + 20, *rest) for t, *rest in prefixed]
+    instances += [(3, hp), (6, cp), (13, hp, cp)]
+    instances += [(50, hp, at(b, POS), cp) for b in range(min(h, c) + 1, max(h, c))]
+    for shape in range(4):
+        h_side = at(h + (1 if shape % 2 == 0 else -1), POS)
+        c_side = at(c + (-1 if shape < 2 else 1), POS)
+        instances += [(60 + shape, hp, h_side, c_side, cp), (70 + shape, hp, c_side, cp),
+                      (80 + shape, hp, h_side, cp)]
+    conjunction = 1 + (8 if h < c else 0) + distance_bin(h, c)
+    ids = []
+    for template, *values in instances:
+        for code in (0, conjunction):
+            ids.append(feature_hash(np.array([template, code] + list(values)), 2 + len(values),
+                                    hash_bits))
+    return sorted(ids)
+
+
+def test_arc_features_match_the_written_out_templates():
+    rng = np.random.RandomState(0)
+    attrs = rng.randint(4, 12, size=(13, 3))
+    attrs[rng.rand(13) < 0.5, PREFIX] = NO_PREFIX
+    values = np.zeros(8, dtype=np.int64)
+    out = np.empty(2 * (35 + 13), dtype=np.int64)
+    for h, c in [(0, 1), (0, 13), (1, 2), (2, 1), (3, 12), (12, 2), (7, 13), (13, 6)]:
+        count = arc_feature_ids(attrs, 0, 13, h, c, 16, values, out)
+        assert sorted(out[:count]) == _reference_features(attrs, h, c, 16), (h, c)
+
+
+def test_distance_bins():
+    assert [distance_bin(0, d) for d in (1, 2, 3, 4, 5, 6, 10, 11, 40)] == [
+        0, 1, 2, 3, 4, 5, 5, 6, 6]
+
+
+def _ud_sentences(shared_data, name, n, max_len):
+    data = load_conllu(shared_data / name)
+    keep = [i for i, heads in enumerate(data.head)
+            if len(heads) <= max_len and is_projective(heads)][:n]
+    vocab = {}
+
+    def ident(value):
+        return vocab.setdefault(value, len(vocab) + 4)
+
+    X = [np.array([[ident("w:" + w.lower()), ident("p:" + p),
+                    ident("x:" + w.lower()[:5]) if len(w) > 5 else NO_PREFIX]
+                   for w, p in zip(data.form[i], data.upos[i])]) for i in keep]
+    return X, [data.head[i] for i in keep], [data.form[i] for i in keep]
+
+
+@pytest.mark.parametrize("Model", [EGCRF, EGStructuredSVM])
+def test_learns_to_parse_english(shared_data, Model):
+    X, y, forms = _ud_sentences(shared_data, "ud_en_ewt_r2.16/en_ewt-ud-train.conllu.gz",
+                                n=400, max_len=15)
+    structure = DependencyTreeStructure(hash_bits=18)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = Model(C=1.0, structure=structure, max_iter=8, random_state=0).fit(X[:300], y[:300])
+    predicted = model.predict(X[300:])
+    assert all(is_projective(heads) and (heads == 0).sum() == 1 for heads in predicted)
+    uas = attachment_score(y[300:], predicted, forms=forms[300:])
+    # a first-order parser on 300 short sentences: far above the 30% of attaching every
+    # word to its neighbour
+    assert uas > 0.65, uas
