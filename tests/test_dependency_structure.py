@@ -144,3 +144,24 @@ def test_learns_to_parse_english(shared_data, Model):
     # a first-order parser on 300 short sentences: far above the 30% of attaching every
     # word to its neighbour
     assert uas > 0.65, uas
+
+
+def test_marginals_matrices_and_the_l1_solvers(shared_data):
+    from sklearn_struct import L1M3N
+
+    X, y, _ = _ud_sentences(shared_data, "ud_en_ewt_r2.16/en_ewt-ud-dev.conllu.gz",
+                            n=60, max_len=10)
+    structure = DependencyTreeStructure(hash_bits=14)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        crf = EGCRF(C=1.0, structure=structure, max_iter=3, random_state=0).fit(X, y)
+        for solver in ("subgradient", "cutting_plane"):
+            sparse = L1M3N(structure=structure, solver=solver, max_iter=5, random_state=0)
+            assert sparse.fit(X[:20], y[:20]).score(X[:20], y[:20]) > 0.3
+    marginals = crf.predict_marginals(X[:5])
+    for matrix, x in zip(marginals, X[:5]):
+        n = len(x)
+        assert matrix.shape == (n + 1, n)
+        np.testing.assert_allclose(matrix.sum(axis=0), 1.0, atol=1e-9)  # one head per word
+        assert np.all(matrix[np.arange(1, n + 1), np.arange(n)] == 0.0)  # no self-loop
+    assert structure.__dict__ == DependencyTreeStructure(hash_bits=14).__dict__
