@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .base import StructuredEstimator, as_history
+from .base import STRUCTURE_NAMES, StructuredEstimator, as_history
 from .solvers.eg import eg_solve
 from .structures import BaseStructure
 
@@ -31,7 +31,7 @@ class _BaseEG(StructuredEstimator):
 
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither")],
-        "structure": [None, StrOptions({"multiclass", "chain"}), BaseStructure],
+        "structure": [None, StrOptions(set(STRUCTURE_NAMES)), BaseStructure],
         "solver": [StrOptions({"online", "batch"})],
         "order": [StrOptions({"random", "cyclic"})],
         "learning_rate": [StrOptions({"adaptive"}), Interval(Real, 0, None, closed="neither")],
@@ -143,9 +143,13 @@ class EGCRF(_BaseEG):
     C : float, default=1.0
         Inverse regularisation strength (scikit-learn convention; the paper's
         ``C`` is ``1 / C``).
-    structure : {"multiclass", "chain"}, BaseStructure or None, default=None
+    structure : {"multiclass", "chain", "dependency"}, BaseStructure or None, \
+            default=None
         Output structure; ``None`` picks multiclass for flat ``X`` and a chain
-        (with start/end parts) for a list of sequences.  Any structure object
+        (with start/end parts) for a list of sequences; ``"dependency"`` is
+        :class:`~sklearn_struct.structures.DependencyTreeStructure` (sentences
+        encoded by :class:`~sklearn_struct.preprocessing.DependencyTokenEncoder`,
+        one head array per sentence as ``y``).  Any structure object
         supporting marginals works (the online solver also needs its kernel
         operations); it is used as given and never modified.  With flat
         outputs (``None``, ``"multiclass"``) the estimator is a scikit-learn
@@ -264,7 +268,8 @@ class EGStructuredSVM(_BaseEG):
     ----------
     C : float, default=1.0
         Inverse regularisation strength (scikit-learn convention).
-    structure : {"multiclass", "chain"}, BaseStructure or None, default=None
+    structure : {"multiclass", "chain", "dependency"}, BaseStructure or None, \
+            default=None
         See :class:`EGCRF`.
     solver : {"online", "batch"}, default="online"
     order : {"random", "cyclic"}, default="random"

@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .base import StructuredEstimator
+from .base import STRUCTURE_NAMES, StructuredEstimator
 from .solvers.eg import predict_outputs
 from .solvers.extragradient import dual_extragradient
 from .structures import BaseStructure
@@ -138,7 +138,7 @@ class DualExtragradientMatcher(StructuredEstimator):
     """
 
     _parameter_constraints = {
-        "structure": [StrOptions({"matching", "mincut", "chain", "multiclass"}), BaseStructure,
+        "structure": [StrOptions(set(STRUCTURE_NAMES)), BaseStructure,
                       None],
         "radius": [Interval(numbers.Real, 0, np.inf, closed="right")],
         "geometry": [StrOptions({"euclidean", "entropic"})],

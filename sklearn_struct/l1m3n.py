@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .base import StructuredEstimator, as_history
+from .base import STRUCTURE_NAMES, StructuredEstimator, as_history
 from .solvers.adaptive_m3n import adaptive_m3n
 from .solvers.cutting_plane import l1_cutting_plane
 from .solvers.subgradient import HINGE_OPERATIONS, StructuredHinge, l1_projected_subgradient
@@ -183,7 +183,7 @@ class L1M3N(StructuredEstimator):
     """
 
     _parameter_constraints = {
-        "structure": [BaseStructure, StrOptions({"multiclass", "chain", "matching", "mincut"}),
+        "structure": [BaseStructure, StrOptions(set(STRUCTURE_NAMES)),
                       None],
         "solver": [StrOptions({"cutting_plane", "subgradient", "em"})],
         "C": [Interval(Real, 0, None, closed="neither")],

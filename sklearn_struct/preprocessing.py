@@ -7,10 +7,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.feature_extraction import FeatureHasher
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["SequenceDictVectorizer", "conll_token_features"]
+__all__ = ["DependencyTokenEncoder", "SequenceDictVectorizer", "conll_token_features"]
 
 
 class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
@@ -395,3 +395,136 @@ def conll_token_features(words, pos_tags=None, window=1):
             features["EOS"] = True
         sentence.append(features)
     return sentence
+
+
+class DependencyTokenEncoder(TransformerMixin, BaseEstimator):
+    """Words and tags of sentences to the token attribute ids of a dependency parser.
+
+    Turns sentences into the input of
+    :class:`~sklearn_struct.structures.DependencyTreeStructure`: one ``(n_words, 3)``
+    int64 array per sentence with the ids of each word's form, POS tag and
+    5-character prefix (words longer than 5 characters; shorter words get the
+    reserved "no prefix" id), from vocabularies fitted on the training
+    sentences.  Values unseen in training map to id 0.
+
+    Parameters
+    ----------
+    pos : {"upos", "xpos", "both"}, default="upos"
+        The tag column(s) forming the POS attribute ("both": their pair).
+    lowercase : bool, default=True
+        Lower-case words (and prefixes) before looking them up.
+    min_count : int, default=1
+        Words seen fewer times in training are unknown (id 0).
+
+    Attributes
+    ----------
+    vocabulary_ : dict of str to int
+        Ids of the words, tags (prefixed ``"p:"``) and prefixes (``"x:"``).
+
+    Examples
+    --------
+    >>> from sklearn_struct.preprocessing import DependencyTokenEncoder
+    >>> sentences = [{"form": ["Dogs", "bark"], "upos": ["NOUN", "VERB"]}]
+    >>> encoder = DependencyTokenEncoder().fit(sentences)
+    >>> encoder.transform([{"form": ["dogs", "meow"], "upos": ["NOUN", "VERB"]}])[0].shape
+    (2, 3)
+    """
+
+    _parameter_constraints = {
+        "pos": [StrOptions({"upos", "xpos", "both"})],
+        "lowercase": ["boolean"],
+        "min_count": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, pos="upos", lowercase=True, min_count=1):
+        self.pos = pos
+        self.lowercase = lowercase
+        self.min_count = min_count
+
+    def _sentences(self, X):
+        """A list of (forms, tags) pairs from sentence dicts or a ``load_conllu`` Bunch."""
+        if isinstance(X, dict) and "form" in X and isinstance(X["form"], list) and X["form"] \
+                and isinstance(X["form"][0], list):
+            X = [{key: X[key][i] for key in ("form", "upos", "xpos") if key in X}
+                 for i in range(len(X["form"]))]
+        if isinstance(X, (str, bytes, dict)) or not hasattr(X, "__len__"):
+            raise TypeError("X must be a list of sentences, each a dict with 'form' and tag "
+                            "lists (or the Bunch returned by load_conllu).")
+        columns = ("upos", "xpos") if self.pos == "both" else (self.pos,)
+        pairs = []
+        for i, sentence in enumerate(X):
+            if not isinstance(sentence, dict) or "form" not in sentence:
+                raise TypeError(f"sentence {i}: expected a dict with a 'form' list, got "
+                                f"{type(sentence).__name__}.")
+            forms = list(sentence["form"])
+            missing = [c for c in columns if c not in sentence]
+            if missing:
+                raise ValueError(f"sentence {i}: no {missing[0]!r} list (pos={self.pos!r}).")
+            tags = [list(sentence[c]) for c in columns]
+            if any(len(t) != len(forms) for t in tags) or not forms:
+                raise ValueError(f"sentence {i}: {len(forms)} forms but tag lists of lengths "
+                                 f"{[len(t) for t in tags]}; expected equal, non-zero lengths.")
+            words = [w.lower() if self.lowercase else w for w in forms]
+            pairs.append((words, ["|".join(parts) for parts in zip(*tags)]))
+        return pairs
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the vocabularies of words, tags and prefixes.
+
+        Parameters
+        ----------
+        X : list of dict, or Bunch
+            Training sentences: dicts with ``"form"`` and ``"upos"`` and/or
+            ``"xpos"`` lists, or the Bunch returned by
+            :func:`~sklearn_struct.datasets.load_conllu`.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : DependencyTokenEncoder
+            The fitted encoder.
+        """
+        from .structures._arc_features import FIRST_ID
+
+        counts = {}
+        vocabulary = {}
+        for words, tags in self._sentences(X):
+            for word, tag in zip(words, tags):
+                counts[word] = counts.get(word, 0) + 1
+                vocabulary.setdefault("p:" + tag, len(vocabulary) + FIRST_ID)
+                if len(word) > 5:
+                    vocabulary.setdefault("x:" + word[:5], len(vocabulary) + FIRST_ID)
+        for word, count in counts.items():
+            if count >= self.min_count:
+                vocabulary["w:" + word] = len(vocabulary) + FIRST_ID
+        self.vocabulary_ = vocabulary
+        return self
+
+    def transform(self, X):
+        """Token attribute ids of sentences.
+
+        Parameters
+        ----------
+        X : list of dict, or Bunch
+            Sentences in the form given to :meth:`fit`.
+
+        Returns
+        -------
+        attributes : list of ndarray of int64 of shape (n_words_i, 3)
+            ``(word, POS, prefix)`` ids per word.
+        """
+        from .structures._arc_features import NO_PREFIX
+
+        check_is_fitted(self)
+        vocabulary = self.vocabulary_
+        out = []
+        for words, tags in self._sentences(X):
+            rows = np.empty((len(words), 3), dtype=np.int64)
+            for k, (word, tag) in enumerate(zip(words, tags)):
+                rows[k, 0] = vocabulary.get("w:" + word, 0)
+                rows[k, 1] = vocabulary.get("p:" + tag, 0)
+                rows[k, 2] = vocabulary.get("x:" + word[:5], 0) if len(word) > 5 else NO_PREFIX
+            out.append(rows)
+        return out

@@ -10,6 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn_struct import EGCRF, EGStructuredSVM
 from sklearn_struct.datasets import is_projective, load_conllu
 from sklearn_struct.metrics import attachment_score
+from sklearn_struct.preprocessing import DependencyTokenEncoder
 from sklearn_struct.structures import DependencyTreeStructure
 from sklearn_struct.structures._arc_features import (
     BOUNDARY, NO_PREFIX, POS, PREFIX, ROOT, WORD, arc_feature_ids, distance_bin, feature_hash)
@@ -116,28 +117,37 @@ def test_distance_bins():
 
 
 def _ud_sentences(shared_data, name, n, max_len):
+    """The first ``n`` projective sentences of at most ``max_len`` words, encoded."""
     data = load_conllu(shared_data / name)
     keep = [i for i, heads in enumerate(data.head)
             if len(heads) <= max_len and is_projective(heads)][:n]
-    vocab = {}
-
-    def ident(value):
-        return vocab.setdefault(value, len(vocab) + 4)
-
-    X = [np.array([[ident("w:" + w.lower()), ident("p:" + p),
-                    ident("x:" + w.lower()[:5]) if len(w) > 5 else NO_PREFIX]
-                   for w, p in zip(data.form[i], data.upos[i])]) for i in keep]
+    sentences = [{"form": data.form[i], "upos": data.upos[i]} for i in keep]
+    X = DependencyTokenEncoder().fit(sentences).transform(sentences)
     return X, [data.head[i] for i in keep], [data.form[i] for i in keep]
+
+
+def test_token_encoder():
+    sentences = [{"form": ["Dogs", "bark", "loudly"], "upos": ["NOUN", "VERB", "ADV"],
+                  "xpos": ["NNS", "VBP", "RB"]}]
+    encoder = DependencyTokenEncoder(pos="both").fit(sentences)
+    X = encoder.transform(sentences + [{"form": ["Cats"], "upos": ["NOUN"], "xpos": ["NNS"]}])
+    assert X[0].shape == (3, 3) and X[0][2, PREFIX] == encoder.vocabulary_["x:loudl"]
+    assert X[0][0, PREFIX] == NO_PREFIX and X[1][0, WORD] == 0  # short word; unknown word
+    assert X[1][0, POS] == X[0][0, POS]
+    with pytest.raises(ValueError, match="sentence 0: no 'xpos' list"):
+        DependencyTokenEncoder(pos="xpos").fit([{"form": ["a"], "upos": ["X"]}])
+    with pytest.raises(ValueError, match="sentence 1: 1 forms but tag lists"):
+        encoder.transform(sentences + [{"form": ["a"], "upos": [], "xpos": []}])
 
 
 @pytest.mark.parametrize("Model", [EGCRF, EGStructuredSVM])
 def test_learns_to_parse_english(shared_data, Model):
     X, y, forms = _ud_sentences(shared_data, "ud_en_ewt_r2.16/en_ewt-ud-train.conllu.gz",
                                 n=400, max_len=15)
-    structure = DependencyTreeStructure(hash_bits=18)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = Model(C=1.0, structure=structure, max_iter=8, random_state=0).fit(X[:300], y[:300])
+        model = Model(C=1.0, structure="dependency", max_iter=8, random_state=0).fit(
+            X[:300], y[:300])
     predicted = model.predict(X[300:])
     assert all(is_projective(heads) and (heads == 0).sum() == 1 for heads in predicted)
     uas = attachment_score(y[300:], predicted, forms=forms[300:])
