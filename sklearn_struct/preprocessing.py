@@ -401,11 +401,11 @@ class DependencyTokenEncoder(TransformerMixin, BaseEstimator):
     """Words and tags of sentences to the token attribute ids of a dependency parser.
 
     Turns sentences into the input of
-    :class:`~sklearn_struct.structures.DependencyTreeStructure`: one ``(n_words, 3)``
+    :class:`~sklearn_struct.structures.DependencyTreeStructure`: one ``(n_words, 4)``
     int64 array per sentence with the ids of each word's form, POS tag and
     5-character prefix (words longer than 5 characters; shorter words get the
     reserved "no prefix" id), from vocabularies fitted on the training
-    sentences.  Values unseen in training map to id 0.
+    sentences, and a punctuation flag.  Values unseen in training map to id 0.
 
     Parameters
     ----------
@@ -427,7 +427,7 @@ class DependencyTokenEncoder(TransformerMixin, BaseEstimator):
     >>> sentences = [{"form": ["Dogs", "bark"], "upos": ["NOUN", "VERB"]}]
     >>> encoder = DependencyTokenEncoder().fit(sentences)
     >>> encoder.transform([{"form": ["dogs", "meow"], "upos": ["NOUN", "VERB"]}])[0].shape
-    (2, 3)
+    (2, 4)
     """
 
     _parameter_constraints = {
@@ -512,19 +512,22 @@ class DependencyTokenEncoder(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        attributes : list of ndarray of int64 of shape (n_words_i, 3)
-            ``(word, POS, prefix)`` ids per word.
+        attributes : list of ndarray of int64 of shape (n_words_i, 4)
+            ``(word, POS, prefix)`` ids per word and a 1 for words made of
+            punctuation characters only (the CoNLL-X rule), else 0.
         """
+        from .metrics import _is_punctuation
         from .structures._arc_features import NO_PREFIX
 
         check_is_fitted(self)
         vocabulary = self.vocabulary_
         out = []
         for words, tags in self._sentences(X):
-            rows = np.empty((len(words), 3), dtype=np.int64)
+            rows = np.empty((len(words), 4), dtype=np.int64)
             for k, (word, tag) in enumerate(zip(words, tags)):
                 rows[k, 0] = vocabulary.get("w:" + word, 0)
                 rows[k, 1] = vocabulary.get("p:" + tag, 0)
                 rows[k, 2] = vocabulary.get("x:" + word[:5], 0) if len(word) > 5 else NO_PREFIX
+                rows[k, 3] = _is_punctuation(word)
             out.append(rows)
         return out

@@ -131,7 +131,7 @@ def test_token_encoder():
                   "xpos": ["NNS", "VBP", "RB"]}]
     encoder = DependencyTokenEncoder(pos="both").fit(sentences)
     X = encoder.transform(sentences + [{"form": ["Cats"], "upos": ["NOUN"], "xpos": ["NNS"]}])
-    assert X[0].shape == (3, 3) and X[0][2, PREFIX] == encoder.vocabulary_["x:loudl"]
+    assert X[0].shape == (3, 4) and X[0][2, PREFIX] == encoder.vocabulary_["x:loudl"]
     assert X[0][0, PREFIX] == NO_PREFIX and X[1][0, WORD] == 0  # short word; unknown word
     assert X[1][0, POS] == X[0][0, POS]
     with pytest.raises(ValueError, match="sentence 0: no 'xpos' list"):
@@ -175,3 +175,17 @@ def test_marginals_matrices_and_the_l1_solvers(shared_data):
         np.testing.assert_allclose(matrix.sum(axis=0), 1.0, atol=1e-9)  # one head per word
         assert np.all(matrix[np.arange(1, n + 1), np.arange(n)] == 0.0)  # no self-loop
     assert structure.__dict__ == DependencyTreeStructure(hash_bits=14).__dict__
+
+
+def test_punctuation_weight_in_the_loss():
+    sentence = np.array([[5, 6, NO_PREFIX, 0], [7, 8, NO_PREFIX, 0], [9, 10, NO_PREFIX, 1]])
+    truth = np.array([2, 0, 2])
+    for weight in (1.0, 0.0, 0.5):
+        structure = DependencyTreeStructure(hash_bits=8, punctuation_weight=weight)
+        batch = structure.make_batch([sentence])
+        losses = structure.part_losses(batch, truth)
+        for heads in _trees(3, True, True):
+            expected = float(np.sum((heads != truth) * np.array([1.0, 1.0, weight])))
+            assert structure.encode(batch, heads) @ losses == pytest.approx(expected)
+    with pytest.raises(ValueError, match="sentence 0: the fourth column flags punctuation"):
+        DependencyTreeStructure().make_batch([np.array([[5, 6, 3, 2]])])

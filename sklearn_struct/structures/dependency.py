@@ -20,12 +20,13 @@ class DependencyBatch:
 
     Parameters
     ----------
-    attrs : ndarray of int64 of shape (n_tokens, 3)
-        Token attribute ids ``(WORD, POS, PREFIX)`` of all sentences, stacked.
+    attrs : ndarray of int64 of shape (n_tokens, 4)
+        Token attribute ids ``(WORD, POS, PREFIX)`` and the punctuation flag of
+        all sentences, stacked.
     n_samples : int
         Number of sentences.
     n_features : int
-        Number of attribute columns (3).
+        Number of attribute columns (4).
     unit_offsets : ndarray of int64 of shape (n_samples + 1,)
         Sentence ``i`` owns tokens ``unit_offsets[i]:unit_offsets[i + 1]``: one
         output unit (its head) per token.
@@ -212,6 +213,10 @@ class DependencyTreeStructure(BaseStructure):
         convention).
     hash_bits : int, default=20
         The weight vector has ``2 ** hash_bits`` entries.
+    punctuation_weight : float, default=1.0
+        Loss of a wrong head on a word flagged as punctuation (the optional
+        fourth input column); 0 trains with the CoNLL-X convention of
+        evaluation, punctuation excluded.
 
     See Also
     --------
@@ -235,14 +240,16 @@ class DependencyTreeStructure(BaseStructure):
                            marginals=dependency_marginals, argmax=dependency_argmax,
                            encode=dependency_encode)
 
-    def __init__(self, projective=True, single_root=True, hash_bits=20):
+    def __init__(self, projective=True, single_root=True, hash_bits=20, punctuation_weight=1.0):
         self.projective = projective
         self.single_root = single_root
         self.hash_bits = hash_bits
+        self.punctuation_weight = punctuation_weight
 
     def __repr__(self):
         return (f"DependencyTreeStructure(projective={self.projective!r}, "
-                f"single_root={self.single_root!r}, hash_bits={self.hash_bits!r})")
+                f"single_root={self.single_root!r}, hash_bits={self.hash_bits!r}, "
+                f"punctuation_weight={self.punctuation_weight!r})")
 
     # ------------------------------------------------------------------ data
     def make_batch(self, X, n_states=None):
@@ -250,9 +257,10 @@ class DependencyTreeStructure(BaseStructure):
 
         Parameters
         ----------
-        X : list of array-like of int of shape (n_i, 3)
+        X : list of array-like of int of shape (n_i, 3) or (n_i, 4)
             One array per sentence with the ``(WORD, POS, PREFIX)`` ids of its
-            words (:class:`~sklearn_struct.preprocessing.DependencyTokenEncoder`).
+            words and optionally a 0/1 punctuation flag
+            (:class:`~sklearn_struct.preprocessing.DependencyTokenEncoder`).
         n_states : None
             Ignored (heads are positions).
 
@@ -269,18 +277,24 @@ class DependencyTreeStructure(BaseStructure):
         if not isinstance(self.hash_bits, (int, np.integer)) or not 1 <= self.hash_bits <= 30:
             raise ValueError(f"hash_bits must be an integer in 1..30, got {self.hash_bits!r}.")
         if isinstance(X, np.ndarray) or not hasattr(X, "__len__") or len(X) == 0:
-            raise TypeError("X must be a non-empty list with one (n_words, 3) array of token "
-                            "attribute ids per sentence.")
+            raise TypeError("X must be a non-empty list with one (n_words, 3) or (n_words, 4) "
+                            "array of token attribute ids per sentence.")
         rows = []
         for i, x in enumerate(X):
             array = np.asarray(x)
-            if array.ndim != 2 or array.shape[1] != 3 or array.shape[0] == 0 or not (
+            if array.ndim != 2 or array.shape[1] not in (3, 4) or array.shape[0] == 0 or not (
                     np.issubdtype(array.dtype, np.integer)):
                 raise ValueError(
-                    f"sentence {i}: expected an (n_words, 3) array of integer token attribute "
-                    f"ids with n_words >= 1, got {array.dtype} of shape {array.shape}.")
+                    f"sentence {i}: expected an (n_words, 3) or (n_words, 4) array of integer "
+                    f"token attribute ids with n_words >= 1, got {array.dtype} of shape "
+                    f"{array.shape}.")
             if (array < 0).any():
                 raise ValueError(f"sentence {i}: attribute ids must be non-negative.")
+            if array.shape[1] == 3:  # no punctuation flags
+                array = np.column_stack([array, np.zeros(len(array), dtype=np.int64)])
+            elif not np.isin(array[:, 3], (0, 1)).all():
+                raise ValueError(f"sentence {i}: the fourth column flags punctuation with 0 or "
+                                 "1.")
             rows.append(array.astype(np.int64))
         return self._batch(np.concatenate(rows), offsets_from_lengths([len(r) for r in rows]))
 
@@ -329,9 +343,12 @@ class DependencyTreeStructure(BaseStructure):
     # ----------------------------------------------------------------- parts
     def part_losses(self, batch, Y):
         Y = self.check_outputs(batch, Y)
-        losses = np.ones(int(batch.part_offsets[-1]))
+        word_weight = np.where(batch.attrs[:, 3] == 1, float(self.punctuation_weight), 1.0)
+        lengths = np.diff(batch.unit_offsets)
+        # every arc into word m costs its weight, but the true one
+        losses = np.repeat(word_weight, np.repeat(lengths, lengths))
         for i in range(batch.n_samples):
-            n = batch.unit_offsets[i + 1] - batch.unit_offsets[i]
+            n = lengths[i]
             p0 = batch.part_offsets[i]
             heads = Y[batch.unit_offsets[i]:batch.unit_offsets[i + 1]]
             for m in range(1, n + 1):
