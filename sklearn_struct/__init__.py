@@ -6,6 +6,7 @@ from . import datasets, metrics, preprocessing  # noqa: E402
 from .eg import EGCRF, EGStructuredSVM, eg_path  # noqa: E402
 from .extragradient import DualExtragradientMatcher  # noqa: E402
 from .l1m3n import L1M3N  # noqa: E402
+from .perceptron import StructuredPerceptron  # noqa: E402
 from .sm import SMAdaBoostClassifier, SMLogisticRegression, fit_log_linear  # noqa: E402
 from .structures import (  # noqa: E402
     BaseStructure,
@@ -33,6 +34,7 @@ __all__ = [
     "preprocessing",
     "SMAdaBoostClassifier",
     "SMLogisticRegression",
+    "StructuredPerceptron",
     "UnsupportedOperation",
     "__version__",
 ]

@@ -1,0 +1,123 @@
+"""Dependency parsing on UD English-EWT: EGCRF, EGStructuredSVM and an averaged perceptron.
+
+All models share the input (gold UPOS+XPOS, ``DependencyTokenEncoder(pos="both")``
+fitted on train) and the features (the hashed first-order templates of
+McDonald et al. 2005, ``2 ** hash_bits`` weights) and decode with single-root
+Eisner (``projective``) or single-root Chu-Liu-Edmonds (``--non-projective``).
+The projective models train on the projective training sentences (the others
+are dropped and counted); the non-projective ones on all of them.  After every
+pass the script scores dev and test (UAS, punctuation excluded by the CoNLL-X
+rule, and included); the pass reported is the one with the best dev UAS.
+
+Each model is one run (they can go in separate processes side by side):
+EG runs continue one effective pass per ``fit`` with ``warm_start=True``
+(dual variables and the annealing schedule carry over; each pass gets its own
+visiting-order seed); the perceptron runs one epoch per ``fit`` likewise.
+
+Run from benchmarks/:
+    python bench_dependency_ewt.py --model egcrf --C 0.1 --passes 15
+    python bench_dependency_ewt.py --model perceptron --passes 10 [--non-projective]
+"""
+
+import argparse
+import os
+import resource
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from sklearn.exceptions import ConvergenceWarning
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _record import markdown_table, record  # noqa: E402
+
+from sklearn_struct import EGCRF, EGStructuredSVM, StructuredPerceptron  # noqa: E402
+from sklearn_struct.datasets import filter_projective, load_conllu  # noqa: E402
+from sklearn_struct.metrics import attachment_score  # noqa: E402
+from sklearn_struct.preprocessing import DependencyTokenEncoder  # noqa: E402
+from sklearn_struct.structures import DependencyTreeStructure  # noqa: E402
+
+MODELS = {"egcrf": EGCRF, "egssvm": EGStructuredSVM, "perceptron": StructuredPerceptron}
+
+
+def sentences(data):
+    return [{"form": f, "upos": u, "xpos": x} for f, u, x in zip(data.form, data.upos, data.xpos)]
+
+
+def build(args, structure):
+    if args.model == "perceptron":
+        return StructuredPerceptron(structure=structure, max_iter=1, warm_start=True)
+    return MODELS[args.model](C=args.C, structure=structure, max_iter=1, warm_start=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    default = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud_en_ewt_r2.16"
+    parser.add_argument("--data", type=Path, default=default)
+    parser.add_argument("--model", choices=sorted(MODELS), required=True)
+    parser.add_argument("--C", type=float, default=0.1, help="EG models only")
+    parser.add_argument("--passes", type=int, default=10)
+    parser.add_argument("--non-projective", action="store_true")
+    parser.add_argument("--hash-bits", type=int, default=23)
+    args = parser.parse_args()
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    load = os.getloadavg()[0]
+    split = {name: load_conllu(args.data / f"en_ewt-ud-{name}.conllu.gz")
+             for name in ("train", "dev", "test")}
+    train_sentences, y_train = sentences(split["train"]), split["train"].head
+    dropped = 0
+    if not args.non_projective:
+        train_sentences, y_train, dropped = filter_projective(train_sentences, y_train)
+    encoder = DependencyTokenEncoder(pos="both").fit(train_sentences)
+    X_train = encoder.transform(train_sentences)
+    X_eval = {name: encoder.transform(sentences(split[name])) for name in ("dev", "test")}
+    structure = DependencyTreeStructure(projective=not args.non_projective,
+                                        hash_bits=args.hash_bits)
+    model = build(args, structure)
+    rows, best = [], None
+    for epoch in range(1, args.passes + 1):
+        model.set_params(random_state=epoch)
+        start = time.perf_counter()
+        model.fit(X_train, y_train)
+        fit_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        heads = {name: model.predict(X) for name, X in X_eval.items()}
+        predict_seconds = time.perf_counter() - start
+        uas = {name: 100 * attachment_score(split[name].head, heads[name],
+                                            forms=split[name].form) for name in heads}
+        uas_all = 100 * attachment_score(split["test"].head, heads["test"])
+        history = model.history_
+        if "mistakes" in history:
+            objective = (f"{int(history['mistakes'][-1])} sentences wrong", "", "")
+        else:
+            objective = (f"{history['primal'][-1]:.6g}",
+                         f"{history['gap'][-1] / history['primal'][-1]:.2e}",
+                         f"{history['C'][-1]:.3g}")
+        row = [epoch, *objective, f"{fit_seconds:.1f}", f"{predict_seconds:.1f}",
+               f"{uas['dev']:.2f}", f"{uas['test']:.2f}", f"{uas_all:.2f}"]
+        rows.append(row)
+        print(" | ".join(map(str, row)), flush=True)
+        if best is None or uas["dev"] > best[0]:
+            best = (uas["dev"], uas["test"], uas_all, epoch)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+    kind = "non-projective" if args.non_projective else "projective"
+    name = {"egcrf": f"EGCRF C={args.C:g}", "egssvm": f"EGStructuredSVM C={args.C:g}",
+            "perceptron": "averaged perceptron"}[args.model]
+    table = markdown_table(
+        ["pass", "primal / mistakes", "relative gap", "C (annealed)", "fit s", "predict dev+test s",
+         "dev UAS", "test UAS (punct. excluded)", "test UAS (all)"], rows)
+    summary = (f"**{name}, {kind}**: best dev UAS {best[0]:.2f} at pass {best[3]}, where test "
+               f"UAS is **{best[1]:.2f}** (punctuation excluded) and {best[2]:.2f} (all words). "
+               f"{len(X_train)} training sentences ({dropped} non-projective dropped), "
+               f"2^{args.hash_bits} hashed weights, peak RSS {peak:.2f} GB, load average "
+               f"{load:.2f} at the start.")
+    print(summary)
+    argv = " ".join(sys.argv[1:])
+    record(f"Dependency parsing on EWT: {name}, {kind}", f"{summary}\n\n{table}",
+           f"cd benchmarks && python bench_dependency_ewt.py {argv}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""The averaged structured perceptron (Collins 2002): a baseline for every structure."""
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .base import STRUCTURE_NAMES, StructuredEstimator, as_history
+from .solvers.perceptron import perceptron_solve
+from .structures import BaseStructure
+
+__all__ = ["StructuredPerceptron"]
+
+
+class StructuredPerceptron(StructuredEstimator):
+    """Structured perceptron with weight averaging (Collins 2002).
+
+    Visits the training examples one at a time, predicts each with the
+    structure's argmax under the current weights and, when the prediction is
+    wrong, adds ``f(x_i, y_i) - f(x_i, y^)`` to the weights.  The averaged
+    perceptron keeps the average of the weights over all visits, which
+    generalises much better than the last iterate.  There is no loss and no
+    regularisation parameter: the number of epochs is the only control.  It is
+    the usual baseline of structured learning; on identical features, compare
+    it with :class:`~sklearn_struct.EGCRF` and
+    :class:`~sklearn_struct.EGStructuredSVM`.
+
+    Every epoch runs inside numba through the structure's kernel operations
+    (``part_scores``, ``add_features``, ``argmax``, ``encode``).
+
+    Parameters
+    ----------
+    structure : {"multiclass", "chain", "dependency"}, BaseStructure or None, default=None
+        Output structure; ``None`` picks multiclass for flat ``X`` and a
+        chain for a list of sequences (as in :class:`~sklearn_struct.EGCRF`).
+        Any structure with the four kernel operations above works; it is
+        used as given and never modified.
+    max_iter : int, default=10
+        Maximum number of epochs (passes over the training set).
+    average : bool, default=True
+        Predict with the averaged weights (else the last ones).
+    shuffle : bool, default=True
+        Visit the examples in a new random order every epoch.
+    warm_start : bool, default=False
+        Continue the previous run (weights, running average and visit count)
+        on the same training examples: ``max_iter=1`` fits then run one epoch
+        each.
+    n_jobs : int, default=None
+        joblib workers over chunks of examples, for prediction.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the visiting order.
+    verbose : int, default=0
+        Print one line per epoch.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,) or None
+        Labels seen in training (over all tokens for sequences); ``None`` for
+        structures whose outputs are not labels (dependency heads).
+    weights_ : ndarray of shape (n_weights,)
+        The (averaged) weights in the structure's layout; ``coef_`` and the
+        other weight attributes of the structure are views of it.
+    structure_ : BaseStructure
+        The structure used.
+    n_features_in_ : int
+        Number of input features.
+    n_iter_ : int
+        Epochs run by the last ``fit``.
+    history_ : dict of ndarray
+        Per epoch: ``mistakes`` (training examples predicted wrong during the
+        epoch) and ``seconds``.
+
+    See Also
+    --------
+    EGCRF, EGStructuredSVM : Regularised models on the same structures.
+
+    References
+    ----------
+    M. Collins. "Discriminative training methods for hidden Markov models:
+    theory and experiments with perceptron algorithms." EMNLP 2002.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct import StructuredPerceptron
+    >>> X = [np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[0.0, 1.0], [1.0, 0.0]])]
+    >>> y = [np.array(["a", "b"]), np.array(["b", "a"])]
+    >>> model = StructuredPerceptron(random_state=0).fit(X, y)
+    >>> [labels.tolist() for labels in model.predict(X)]
+    [['a', 'b'], ['b', 'a']]
+    """
+
+    _parameter_constraints = {
+        "structure": [None, StrOptions(set(STRUCTURE_NAMES)), BaseStructure],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "average": ["boolean"],
+        "shuffle": ["boolean"],
+        "warm_start": ["boolean"],
+        "n_jobs": [None, Integral],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+    _required_operations = ("part_scores", "argmax", "encode")
+
+    def __init__(self, *, structure=None, max_iter=10, average=True, shuffle=True,
+                 warm_start=False, n_jobs=None, random_state=None, verbose=0):
+        self.structure = structure
+        self.max_iter = max_iter
+        self.average = average
+        self.shuffle = shuffle
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Run perceptron epochs over the training examples.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features), or list
+            of examples
+            Flat samples (multiclass) or one input per example (a feature
+            matrix per sequence, token attributes per sentence, ...).
+        y : array-like of shape (n_samples,), or list of array-like
+            Labels (flat) or one output per example.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Scales every update made on an example.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        batch, Y, sample_weight = self._validate_fit_data(X, y, sample_weight)
+        state = self.__dict__.get("_perceptron_state") if self.warm_start else None
+        if state is not None and (self._state_parts != batch.part_offsets[-1]
+                                  or not np.array_equal(self._state_classes, self.classes_)):
+            state = None  # another training set: start afresh
+        w, state, history, _ = perceptron_solve(
+            self.structure_, batch, Y, max_iter=self.max_iter, average=self.average,
+            shuffle=self.shuffle, sample_weight=sample_weight, state=state,
+            random_state=check_random_state(self.random_state), verbose=self.verbose)
+        self._set_weights(batch, w)
+        self.n_iter_ = len(history["mistakes"])
+        self.history_ = as_history(history)
+        # the running sum is as large as the weights: kept only for warm starts
+        self._perceptron_state = state if self.warm_start else None
+        self._state_parts = batch.part_offsets[-1]
+        self._state_classes = self.classes_
+        return self

@@ -1,0 +1,58 @@
+"""The structured perceptron epoch (Collins 2002), for any structure with kernel operations.
+
+A template for :func:`sklearn_struct.structures._kernel.specialize`: it calls
+the structure's kernel operations ``part_scores_op``, ``argmax_op``,
+``encode_op`` and ``add_features_op`` one example at a time, so the whole
+epoch runs inside numba.  Weights are in the structure's kernel layout.
+"""
+
+import numpy as np
+
+# The ``*_op`` names are bound by ``specialize``; flake8 cannot see them.
+# flake8: noqa: F821
+
+
+def perceptron_epoch(order, data, part_offsets, unit_offsets, true_parts, sample_weight, w,
+                     w_sum, n_steps):
+    """Visit the examples of ``order``: on a wrong prediction, ``w += s_i (f(x_i, y_i) - f(x_i, y^))``.
+
+    ``w_sum`` accumulates ``(t - 1) * update`` for the update at visit ``t``
+    (counted from the start of training), so that the average of the weights
+    after each of the ``n_steps`` visits so far is ``w - w_sum / n_steps``
+    (Daume's trick: O(n_weights) memory).  Both
+    are updated in place; returns ``(n_steps, number of wrong predictions)``.
+    """
+    max_parts = 0
+    max_units = 0
+    for i in range(part_offsets.shape[0] - 1):
+        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
+        max_units = max(max_units, unit_offsets[i + 1] - unit_offsets[i])
+    scores_buf = np.empty(max_parts)
+    z_buf = np.empty(max_parts)
+    y_buf = np.empty(max_units, dtype=np.int64)
+    no_scale = np.zeros(0)
+    mistakes = 0
+    for i in order:
+        n_steps += 1
+        if sample_weight[i] == 0.0:
+            continue
+        p0 = part_offsets[i]
+        n_parts = part_offsets[i + 1] - p0
+        scores = scores_buf[:n_parts]
+        z = z_buf[:n_parts]
+        y_hat = y_buf[:unit_offsets[i + 1] - unit_offsets[i]]
+        part_scores_op(data, i, w, no_scale, scores)
+        argmax_op(data, i, scores, y_hat)
+        encode_op(data, i, y_hat, z)
+        differs = False
+        for r in range(n_parts):
+            z[r] = sample_weight[i] * (true_parts[p0 + r] - z[r])
+            differs = differs or z[r] != 0.0
+        if not differs:
+            continue
+        mistakes += 1
+        add_features_op(data, i, z, no_scale, w)
+        for r in range(n_parts):
+            z[r] *= n_steps - 1
+        add_features_op(data, i, z, no_scale, w_sum)
+    return n_steps, mistakes
