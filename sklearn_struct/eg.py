@@ -92,10 +92,8 @@ class _BaseEG(StructuredEstimator):
         batch, Y, sample_weight = self._validate_fit_data(X, y, sample_weight)
         state = None
         previous = self.__dict__.get("_dual_state") if self.warm_start else None
-        if previous is not None:
-            old_classes = self._dual_state_classes
-            if len(old_classes) == len(self.classes_) and np.all(old_classes == self.classes_):
-                state = previous
+        if previous is not None and np.array_equal(self._dual_state_classes, self.classes_):
+            state = previous  # (classes_ is None for outputs that are not labels)
         result = eg_solve(
             self.structure_, batch, Y, loss=self._loss, C=float(self.C),
             sample_weight=sample_weight, solver=self.solver, order=self.order,

@@ -189,3 +189,21 @@ def test_punctuation_weight_in_the_loss():
             assert structure.encode(batch, heads) @ losses == pytest.approx(expected)
     with pytest.raises(ValueError, match="sentence 0: the fourth column flags punctuation"):
         DependencyTreeStructure().make_batch([np.array([[5, 6, 3, 2]])])
+
+
+@pytest.mark.parametrize("Model", [EGCRF, EGStructuredSVM])
+def test_warm_start_continues_on_head_arrays(Model):
+    # heads are not labels (classes_ is None): a warm start must still keep the duals
+    rng = np.random.RandomState(0)
+    X = [rng.randint(4, 40, size=(n, 3)) for n in (3, 5, 4, 6, 2)]
+    y = [next(_trees(len(x), True, True)) for x in X]
+    structure = DependencyTreeStructure(hash_bits=10)
+    stepwise = Model(C=1.0, structure=structure, max_iter=1, warm_start=True, order="cyclic",
+                     annealing=False, tol=0.0)
+    whole = Model(C=1.0, structure=structure, max_iter=2, order="cyclic", annealing=False,
+                  tol=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        stepwise.fit(X, y).fit(X, y)
+        whole.fit(X, y)
+    np.testing.assert_allclose(stepwise.weights_, whole.weights_, rtol=1e-12, atol=1e-12)
