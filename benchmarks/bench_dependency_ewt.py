@@ -8,9 +8,9 @@ The projective models train on the projective training sentences (the others
 are dropped and counted); the non-projective ones on all of them.  After every
 pass the script scores dev and test (UAS, punctuation excluded by the CoNLL-X
 rule, and included); the pass reported is the one with the best dev UAS.
-EG starts from the uniform dual at the target C (no annealing: with trees of
-30 words the uniform-start C is about 1e-4, and annealing from there to C=0.1
-takes about ten passes).
+EG anneals C (section 7.1.1, the estimators' default): from the uniform dual at
+the target C = 0.1 the weights start huge (every sentence saturates) and test
+UAS fell from 74% to 63% in four passes while the primal shrank.
 
 Each model is one run (they can go in separate processes side by side):
 EG runs continue one effective pass per ``fit`` with ``warm_start=True``
@@ -51,8 +51,7 @@ def sentences(data):
 def build(args, structure):
     if args.model == "perceptron":
         return StructuredPerceptron(structure=structure, max_iter=1, warm_start=True)
-    return MODELS[args.model](C=args.C, structure=structure, max_iter=1, warm_start=True,
-                              annealing=args.annealing)
+    return MODELS[args.model](C=args.C, structure=structure, max_iter=1, warm_start=True)
 
 
 def main():
@@ -63,9 +62,6 @@ def main():
     parser.add_argument("--model", choices=sorted(MODELS), required=True)
     parser.add_argument("--C", type=float, default=0.1, help="EG models only")
     parser.add_argument("--passes", type=int, default=10)
-    parser.add_argument("--annealing", action="store_true",
-                        help="EG: anneal C from the uniform-start value (section 7.1.1); off "
-                        "by default, as at these C it spends ~10 passes on small C")
     parser.add_argument("--non-projective", action="store_true")
     parser.add_argument("--hash-bits", type=int, default=23)
     args = parser.parse_args()

@@ -326,7 +326,7 @@ dual_objective_, duality_gap_
         )
 
 
-def eg_path(estimator, X, y, Cs, *, sample_weight=None, X_val=None, y_val=None):
+def eg_path(estimator, X, y, Cs, *, sample_weight=None, X_val=None, y_val=None, scoring=None):
     """Fit a sequence of ``C`` values, each warm-started from the previous dual.
 
     Section 7.1.2 of Collins et al. (2008): start at the strongest
@@ -347,7 +347,11 @@ def eg_path(estimator, X, y, Cs, *, sample_weight=None, X_val=None, y_val=None):
     sample_weight : array-like of shape (n_samples,), default=None
         Weight of each example's loss term.
     X_val, y_val : validation data, optional
-        When given, the path reports ``estimator.score(X_val, y_val)`` per ``C``.
+        When given, the path reports a validation score per ``C``.
+    scoring : callable, default=None
+        ``scoring(estimator, X_val, y_val) -> float`` (a scikit-learn scorer,
+        e.g. from :func:`sklearn.metrics.make_scorer`, or any function of that
+        signature); ``None`` uses ``estimator.score``.
 
     Returns
     -------
@@ -372,6 +376,9 @@ def eg_path(estimator, X, y, Cs, *, sample_weight=None, X_val=None, y_val=None):
     Cs = sorted(float(c) for c in Cs)
     if not Cs:
         raise ValueError("eg_path: Cs holds no value of C; pass at least one.")
+    if scoring is not None and not callable(scoring):
+        raise TypeError(f"eg_path: scoring must be a callable (estimator, X_val, y_val) -> "
+                        f"float, got {scoring!r}.")
     model = clone(estimator).set_params(warm_start=True)
     rows = []
     for C in Cs:
@@ -379,7 +386,10 @@ def eg_path(estimator, X, y, Cs, *, sample_weight=None, X_val=None, y_val=None):
             warnings.simplefilter("always", ConvergenceWarning)
             model.set_params(C=C).fit(X, y, sample_weight=sample_weight)
         history = model.history_
-        score = model.score(X_val, y_val) if X_val is not None else np.nan
+        if X_val is None:
+            score = np.nan
+        else:
+            score = model.score(X_val, y_val) if scoring is None else scoring(model, X_val, y_val)
         rows.append((C, history["passes"][-1], history["seconds"].sum(), model.primal_objective_,
                      model.duality_gap_,
                      not any(issubclass(w.category, ConvergenceWarning) for w in caught), score))

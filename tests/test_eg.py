@@ -313,6 +313,29 @@ def test_warm_start_path_needs_fewer_passes():
     assert path["estimator"].C == Cs[-1]
 
 
+def test_path_scoring_callable():
+    from sklearn.metrics import accuracy_score, make_scorer
+
+    X, y = make_chains(n=20, seed=3, max_len=4)
+    calls = []
+
+    def first_token_accuracy(estimator, X_val, y_val):
+        calls.append(estimator.C)
+        return np.mean([p[0] == t[0] for p, t in zip(estimator.predict(X_val), y_val)])
+
+    template = EGCRF(tol=1e-4, random_state=0)
+    path = eg_path(template, X, y, [0.5, 0.1], X_val=X, y_val=y, scoring=first_token_accuracy)
+    assert calls == [0.1, 0.5]
+    final = path["estimator"]
+    assert path["validation_score"][-1] == first_token_accuracy(final, X, y)
+    flat_X, flat_y = np.eye(4).repeat(3, axis=0), np.arange(12) % 4
+    scorer = make_scorer(accuracy_score)
+    flat = eg_path(template, flat_X, flat_y, [1.0], X_val=flat_X, y_val=flat_y, scoring=scorer)
+    assert flat["validation_score"][0] == flat["estimator"].score(flat_X, flat_y)
+    with pytest.raises(TypeError, match="scoring must be a callable"):
+        eg_path(template, flat_X, flat_y, [1.0], X_val=flat_X, y_val=flat_y, scoring="uas")
+
+
 def test_one_pass_warm_fits_retrace_one_annealed_fit():
     X, y = make_chains(n=40, n_features=6, max_len=6, seed=16, signal=2.0)
     long = EGCRF(C=50.0, tol=0, max_iter=40, random_state=np.random.RandomState(1)).fit(X, y)

@@ -122,6 +122,38 @@ def test_marginals_and_log_partition_match_enumeration(n, single_root, projectiv
         np.testing.assert_allclose(mu, expected, atol=1e-9)
 
 
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_matrix_tree_is_accurate_or_refuses_on_dominant_cycles(n, single_root):
+    # dominant arcs forming a cycle make the Laplacian nearly singular: the result must
+    # then be accurate to the guard's tolerance or NaN, never silently wrong
+    trees = TREES[n, False, single_root]
+    rng = np.random.RandomState(n)
+    refused = 0
+    for size in (5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 80.0, 200.0):
+        S = random_scores(n, rng)
+        cycle = rng.permutation(np.arange(1, n + 1))[:max(2, n - 1)]
+        for a, b in zip(cycle, np.roll(cycle, -1)):
+            S[a, b] += size
+        mu = np.empty_like(S)
+        log_z = matrix_tree_marginals(S, single_root, mu)
+        if np.isnan(log_z):
+            assert np.isnan(mu).all()
+            refused += 1
+            continue
+        scores = tree_scores(S, trees)
+        expected_log_z = logsumexp(scores)
+        p = np.exp(scores - expected_log_z)
+        expected = np.zeros_like(S)
+        for weight, heads in zip(p, trees):
+            expected[heads, np.arange(1, n + 1)] += weight
+        np.testing.assert_allclose(mu, expected, atol=5e-7)
+        assert log_z == pytest.approx(expected_log_z, rel=1e-6)
+        if size <= 20.0:
+            assert np.isfinite(log_z)
+    assert refused < 8
+
+
 @pytest.mark.parametrize("projective", [True, False])
 @pytest.mark.parametrize("single_root", [True, False])
 def test_marginals_are_the_gradient_of_log_z(single_root, projective):

@@ -20,10 +20,12 @@ Templates of an arc from head ``h`` to modifier ``c`` (``w`` word, ``p`` POS,
   context);
 
 every one alone and conjoined with the arc direction and a distance bin (1, 2,
-3, 4, 5, 6-10, more than 10).  A feature is the FNV-1a hash of its template id,
-the conjunction code and its attribute ids, modulo ``2**hash_bits``; its value
-is 1.  Features are generated on the fly: the arcs of a sentence are never
-stored as a feature matrix.
+3, 4, 5, 6-10, more than 10).  A feature is a hash of its template id, its
+attribute ids and the conjunction code (one multiply-xorshift round per 64-bit
+id and the MurmurHash3 finaliser: a tenth of the work of byte-wise FNV-1a,
+which dominated training), cut to ``hash_bits`` bits; its value is 1.
+Features are generated on the fly: the arcs of a sentence are never stored as a
+feature matrix.
 """
 
 import numpy as np
@@ -36,21 +38,48 @@ NO_PREFIX = 3
 FIRST_ID = 4
 WORD, POS, PREFIX = 0, 1, 2
 
-_FNV_OFFSET = np.uint64(14695981039346656037)
-_FNV_PRIME = np.uint64(1099511628211)
-_BYTE = np.uint64(255)
+_SEED = np.uint64(0x243F6A8885A308D3)
+_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+_FINAL_1 = np.uint64(0xFF51AFD7ED558CCD)
+_FINAL_2 = np.uint64(0xC4CEB9FE1A85EC53)
+_U32 = np.uint64(32)
+_U33 = np.uint64(33)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _absorb(h, value):
+    """Mix one 64-bit value into the running hash (a multiply-xorshift round)."""
+    h = (h ^ np.uint64(value)) * _MULTIPLIER
+    return h ^ (h >> _U32)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _finish(h, hash_bits):
+    """The MurmurHash3 finaliser, then the top ``hash_bits`` bits."""
+    h = (h ^ (h >> _U33)) * _FINAL_1
+    h = (h ^ (h >> _U33)) * _FINAL_2
+    h = h ^ (h >> _U33)
+    return np.int64(h >> np.uint64(64 - hash_bits))
+
+
+@njit(cache=True, nogil=True)
+def _prefix_hash(values, count):
+    """Running hash of the template id ``values[0]`` and the attributes ``values[2:count]``."""
+    h = _absorb(_SEED, values[0])
+    for j in range(2, count):
+        h = _absorb(h, values[j])
+    return h
 
 
 @njit(cache=True, nogil=True)
 def feature_hash(values, count, hash_bits):
-    """FNV-1a over the 8 bytes of each of ``values[:count]`` (int64), modulo ``2**hash_bits``."""
-    h = _FNV_OFFSET
-    for j in range(count):
-        v = np.uint64(values[j])
-        for _ in range(8):
-            h = (h ^ (v & _BYTE)) * _FNV_PRIME
-            v = v >> np.uint64(8)
-    return np.int64(h & ((np.uint64(1) << np.uint64(hash_bits)) - np.uint64(1)))
+    """Id in ``0 .. 2**hash_bits - 1`` of the feature ``values[:count]``.
+
+    ``values`` is ``(template id, conjunction code, attribute ids...)``.  The
+    conjunction code is absorbed last, so that a template's plain (code 0) and
+    conjoined copies share the hashing of its attributes.
+    """
+    return _finish(_absorb(_prefix_hash(values, count), values[1]), hash_bits)
 
 
 @njit(cache=True, nogil=True)
@@ -64,10 +93,9 @@ def distance_bin(h, c):
 @njit(cache=True, nogil=True)
 def _emit(out, count, values, n_values, conjunction, hash_bits):
     """Hash one template instance alone (conjunction 0) and conjoined; returns the new count."""
-    values[1] = 0
-    out[count] = feature_hash(values, n_values, hash_bits)
-    values[1] = conjunction
-    out[count + 1] = feature_hash(values, n_values, hash_bits)
+    h = _prefix_hash(values, n_values)
+    out[count] = _finish(_absorb(h, 0), hash_bits)
+    out[count + 1] = _finish(_absorb(h, conjunction), hash_bits)
     return count + 2
 
 
@@ -206,3 +234,38 @@ def arc_add_features(data, i, coef, scale, w):
             count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
             for j in range(count):
                 w[ids[j]] += value * scale[ids[j]] if scaled else value
+
+
+@njit(cache=True, nogil=True)
+def arc_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
+    """``||scale * F_i dmu||^2`` in two feature passes instead of the default's four.
+
+    Accumulates ``F_i dmu`` in ``w_scratch`` (zero on entry), then reads each
+    touched weight once, squaring and clearing it (zero on exit).
+    """
+    attrs, unit_offsets, hash_bits = data[0], data[1], data[2]
+    tok0 = unit_offsets[i]
+    n = unit_offsets[i + 1] - tok0
+    values = np.zeros(8, dtype=np.int64)
+    ids = np.empty(2 * (35 + n), dtype=np.int64)
+    scaled = scale.shape[0] > 0
+    for c in range(1, n + 1):
+        for h in range(n + 1):
+            if h == c or dmu[arc_index(h, c, n)] == 0.0:
+                continue
+            count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
+            for j in range(count):
+                w_scratch[ids[j]] += dmu[arc_index(h, c, n)]
+    total = 0.0
+    for c in range(1, n + 1):
+        for h in range(n + 1):
+            if h == c or dmu[arc_index(h, c, n)] == 0.0:
+                continue
+            count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
+            for j in range(count):
+                value = w_scratch[ids[j]]
+                if value != 0.0:
+                    value = value * scale[ids[j]] if scaled else value
+                    total += value * value
+                    w_scratch[ids[j]] = 0.0
+    return total

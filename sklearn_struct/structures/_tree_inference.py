@@ -272,6 +272,10 @@ def eisner(S, single_root, heads_out):
     return best
 
 
+#: Largest error of a Matrix-Tree marginal's column sum accepted (see matrix_tree_marginals).
+MTT_TOLERANCE = 1e-7
+
+
 @njit(cache=True, nogil=True)
 def matrix_tree_marginals(S, single_root, marginals_out):
     """Arc marginals over all (non-projective) trees and ``log Z`` by the Matrix-Tree theorem.
@@ -289,6 +293,11 @@ def matrix_tree_marginals(S, single_root, marginals_out):
     Returns
     -------
     log_z : float
+        NaN (and NaN marginals) when the result would not be accurate: the
+        marginals of each word must sum to one within ``MTT_TOLERANCE``,
+        which fails only for near-deterministic scores whose dominant arcs
+        form a cycle (a nearly singular Laplacian; differences of arc scores
+        beyond about 40 with multiple roots).
     """
     N = S.shape[0]
     n = N - 1
@@ -302,6 +311,9 @@ def matrix_tree_marginals(S, single_root, marginals_out):
         for h in range(N):
             if h != m and S[h, m] > top:
                 top = S[h, m]
+        if top == NEG_INF:  # a word no arc can reach: no tree at all
+            marginals_out[:, :] = 0.0
+            return NEG_INF
         shift += top
         for h in range(N):
             if h != m:
@@ -330,8 +342,9 @@ def matrix_tree_marginals(S, single_root, marginals_out):
             L[0, m - 1] = A[0, m]
     sign, log_det = np.linalg.slogdet(L)
     marginals_out[:, :] = 0.0
-    if sign <= 0.0:
-        return NEG_INF
+    if sign <= 0.0:  # every word reachable, so Z > 0: rounding ate the determinant
+        marginals_out[:, :] = np.nan
+        return np.nan
     inverse = np.linalg.inv(L)
     for m in range(1, N):
         j = m - 1
@@ -343,6 +356,19 @@ def matrix_tree_marginals(S, single_root, marginals_out):
                 continue
             off = 0.0 if (single_root and h == 1) else inverse[j, h - 1]
             marginals_out[h, m] = A[h, m] * (diagonal - off)
+    # Near-deterministic scores whose dominant arcs form a cycle make the Laplacian
+    # nearly singular: its determinant and the differences of inverse entries above
+    # then cancel catastrophically.  Every word has exactly one head, so the error
+    # shows in the column sums: beyond MTT_TOLERANCE the result is refused (NaN).
+    for m in range(1, N):
+        total = 0.0
+        for h in range(N):
+            total += marginals_out[h, m]
+            if marginals_out[h, m] < -MTT_TOLERANCE:
+                total = np.nan
+        if not abs(total - 1.0) <= MTT_TOLERANCE:
+            marginals_out[:, :] = np.nan
+            return np.nan
     return log_det + shift + np.log(root_scale)
 
 
