@@ -18,7 +18,8 @@ CL[1, m] + CR[m, n]``.
 Non-projective trees: :func:`matrix_tree_marginals` (the Matrix-Tree theorem,
 Koo, Globerson, Carreras & Collins 2007: ``Z`` is the determinant of a
 Laplacian of the exponentiated scores, the single-root variant replacing one
-row by the root scores; marginals from its inverse).
+row by the root scores; marginals from its inverse; a subtraction-free route
+where that Laplacian is too ill-conditioned).
 """
 
 import numpy as np
@@ -272,8 +273,171 @@ def eisner(S, single_root, heads_out):
     return best
 
 
-#: Largest error of a Matrix-Tree marginal's column sum accepted (see matrix_tree_marginals).
-MTT_TOLERANCE = 1e-7
+#: The determinant-and-inverse route is taken when the multi-root Laplacian keeps at
+#: least this fraction of every diagonal entry through elimination (errors of
+#: about ``eps / ratio``), and its marginals then sum to one per word within
+#: MTT_TOLERANCE; otherwise the subtraction-free route.
+CONDITION_LIMIT = 1e-5
+MTT_TOLERANCE = 1e-10
+#: Single root by the subtraction-free route: root weights scaled down by ``t``
+#: until the expected number of root children exceeds one by at most this.
+SINGLE_ROOT_SLACK = 1e-12
+
+
+@njit(cache=True, nogil=True)
+def _gth_log_det(W, r):
+    """``log det`` of the Laplacian ``L[j, j] = r[j] + sum_i W[i, j]``, ``L[i, j] = -W[i, j]``.
+
+    Gaussian elimination in the Grassmann-Taksar-Heyman way: eliminating a node
+    adds non-negative terms to the remaining arc and root weights, and each
+    pivot is recomputed as a sum of non-negative terms, never as a difference,
+    so every pivot is accurate to rounding whatever the conditioning.
+    ``W`` (arc weights ``i -> j`` between nodes, zero diagonal) and ``r`` are
+    overwritten.  Also returns the smallest ratio of a pivot to its column's
+    diagonal entry before elimination: what plain elimination would have kept
+    after cancelling, so ``eps / ratio`` bounds the relative error of the
+    determinant-and-inverse route.
+    """
+    n = r.shape[0]
+    diagonal = r.copy()
+    for k in range(n):
+        for i in range(n):
+            diagonal[k] += W[i, k] if i != k else 0.0
+    log_det = 0.0
+    smallest_ratio = 1.0
+    for k in range(n):
+        pivot = r[k]
+        for i in range(k + 1, n):
+            pivot += W[i, k]
+        if pivot <= 0.0:
+            return NEG_INF, 0.0
+        log_det += np.log(pivot)
+        smallest_ratio = min(smallest_ratio, pivot / diagonal[k])
+        for j in range(k + 1, n):
+            share = W[k, j] / pivot
+            if share == 0.0:
+                continue
+            r[j] += r[k] * share
+            for i in range(k + 1, n):
+                if i != j:
+                    W[i, j] += W[i, k] * share
+    return log_det, smallest_ratio
+
+
+@njit(cache=True, nogil=True)
+def _escape_probabilities(W, r, target, work, values_out):
+    """``values_out[j]``: probability that the walk from ``j`` reaches the root before ``target``.
+
+    The walk leaves node ``j`` for node ``i`` at rate ``W[i, j]`` (towards a
+    head) and for the root at rate ``r[j]``; ``target`` absorbs.  Solved by
+    censoring the nodes one by one (GTH elimination, subtraction-free) and
+    substituting back.  ``work`` is an ``(n, n)`` scratch.
+    """
+    n = r.shape[0]
+    # rates[j, i]: from j to i; to_root[j], to_target[j]
+    rates = work
+    to_root = np.empty(n)
+    to_target = np.empty(n)
+    out = np.empty(n)
+    for j in range(n):
+        to_root[j] = r[j]
+        to_target[j] = W[target, j]
+        for i in range(n):
+            rates[j, i] = W[i, j] if (i != j and i != target and j != target) else 0.0
+    order = np.empty(n - 1, dtype=np.int64)
+    count = 0
+    for j in range(n):
+        if j != target:
+            order[count] = j
+            count += 1
+    for step in range(n - 1):
+        k = order[step]
+        total = to_root[k] + to_target[k]
+        for later in range(step + 1, n - 1):
+            total += rates[k, order[later]]
+        out[k] = total
+        if total == 0.0:
+            continue
+        for later in range(step + 1, n - 1):
+            j = order[later]
+            share = rates[j, k] / total
+            if share == 0.0:
+                continue
+            to_root[j] += share * to_root[k]
+            to_target[j] += share * to_target[k]
+            for later2 in range(step + 1, n - 1):
+                i = order[later2]
+                if i != j:
+                    rates[j, i] += share * rates[k, i]
+    values_out[target] = 0.0
+    for step in range(n - 2, -1, -1):
+        k = order[step]
+        if out[k] == 0.0:
+            values_out[k] = 0.0
+            continue
+        value = to_root[k]
+        for later in range(step + 1, n - 1):
+            value += rates[k, order[later]] * values_out[order[later]]
+        values_out[k] = value / out[k]
+
+
+@njit(cache=True, nogil=True)
+def _stable_multi_root(A, root, marginals_out):
+    """Multi-root ``log Z`` (without shifts) and marginals, subtraction-free, in O(n^4).
+
+    ``A[h, m]`` (tokens ``1..n``) and ``root[m]`` are exponentiated scores.
+    Column ``m`` of the marginals is a normalised distribution: the root with
+    weight ``root[m]``, token ``h`` with weight ``A[h, m]`` times the
+    probability that the walk from ``h`` up its head candidates reaches the
+    root without passing through ``m`` (then adding ``h -> m`` closes no cycle).
+    """
+    N = A.shape[0]
+    n = N - 1
+    W = np.zeros((n, n))
+    r = np.empty(n)
+    for m in range(1, N):
+        r[m - 1] = root[m]
+        for h in range(1, N):
+            W[h - 1, m - 1] = A[h, m] if h != m else 0.0
+    log_z = _gth_log_det(W.copy(), r.copy())[0]
+    work = np.empty((n, n))
+    escape = np.empty(n)
+    for m in range(1, N):
+        _escape_probabilities(W, r, m - 1, work, escape)
+        total = r[m - 1]
+        for h in range(1, N):
+            if h != m:
+                total += W[h - 1, m - 1] * escape[h - 1]
+        marginals_out[0, m] = r[m - 1] / total
+        for h in range(1, N):
+            if h != m:
+                marginals_out[h, m] = W[h - 1, m - 1] * escape[h - 1] / total
+    return log_z
+
+
+@njit(cache=True, nogil=True)
+def _stable_matrix_tree(A, root, single_root, marginals_out):
+    """The subtraction-free route: multi-root directly; single root as the limit of
+    multi-root trees with the root weights scaled by ``t -> 0`` (``Z(t) = t Z_1 +
+    t^2 Z_2 + ...``), ``t`` shrunk until the expected number of root children is
+    one within ``SINGLE_ROOT_SLACK``, and ``log Z_1 = log Z(t) - log t - (that excess)``
+    to first order."""
+    if not single_root:
+        return _stable_multi_root(A, root, marginals_out)
+    N = A.shape[0]
+    t = 1e-6
+    scaled = np.empty(N)
+    for attempt in range(40):
+        for m in range(N):
+            scaled[m] = t * root[m]
+        log_z = _stable_multi_root(A, scaled, marginals_out)
+        excess = -1.0
+        for m in range(1, N):
+            excess += marginals_out[0, m]
+        if excess <= SINGLE_ROOT_SLACK:
+            return log_z - np.log(t) - max(excess, 0.0)
+        t *= max(1e-8, 0.5 * SINGLE_ROOT_SLACK / excess)
+    return np.nan
 
 
 @njit(cache=True, nogil=True)
@@ -293,11 +457,18 @@ def matrix_tree_marginals(S, single_root, marginals_out):
     Returns
     -------
     log_z : float
-        NaN (and NaN marginals) when the result would not be accurate: the
-        marginals of each word must sum to one within ``MTT_TOLERANCE``,
-        which fails only for near-deterministic scores whose dominant arcs
-        form a cycle (a nearly singular Laplacian; differences of arc scores
-        beyond about 40 with multiple roots).
+
+    Notes
+    -----
+    The inverse of the Laplacian (O(n^3)) loses accuracy on near-deterministic
+    scores whose dominant arcs form a cycle: the Laplacian is then nearly
+    singular (arc score differences beyond about 10).  Its elimination is
+    first done without subtractions (Grassmann-Taksar-Heyman), which gives
+    ``log Z`` with multiple roots and measures how much plain elimination
+    would cancel.  Beyond ``CONDITION_LIMIT``, or when the marginals of a
+    word do not sum to one within ``MTT_TOLERANCE``, everything is computed
+    by a subtraction-free route (escape probabilities of a walk up the head
+    candidates for the marginals, O(n^4)), accurate to rounding.
     """
     N = S.shape[0]
     n = N - 1
@@ -340,11 +511,23 @@ def matrix_tree_marginals(S, single_root, marginals_out):
         for m in range(1, N):
             A[0, m] /= root_scale
             L[0, m - 1] = A[0, m]
-    sign, log_det = np.linalg.slogdet(L)
+    # elimination of the multi-root Laplacian without subtractions: its log det (exact
+    # for multiple roots) and how much plain elimination would cancel
+    W = np.zeros((n, n))
+    for m in range(1, N):
+        for h in range(1, N):
+            if h != m:
+                W[h - 1, m - 1] = A[h, m]
+    log_det, ratio = _gth_log_det(W, A[0, 1:].copy())
     marginals_out[:, :] = 0.0
-    if sign <= 0.0:  # every word reachable, so Z > 0: rounding ate the determinant
-        marginals_out[:, :] = np.nan
-        return np.nan
+    if ratio < CONDITION_LIMIT:
+        return _stable_matrix_tree(A, A[0], single_root, marginals_out) + shift + \
+            np.log(root_scale)
+    if single_root:
+        sign, log_det = np.linalg.slogdet(L)
+        if sign <= 0.0:  # every word reachable, so Z > 0: rounding ate the determinant
+            return _stable_matrix_tree(A, A[0], single_root, marginals_out) + shift + \
+                np.log(root_scale)
     inverse = np.linalg.inv(L)
     for m in range(1, N):
         j = m - 1
@@ -356,10 +539,7 @@ def matrix_tree_marginals(S, single_root, marginals_out):
                 continue
             off = 0.0 if (single_root and h == 1) else inverse[j, h - 1]
             marginals_out[h, m] = A[h, m] * (diagonal - off)
-    # Near-deterministic scores whose dominant arcs form a cycle make the Laplacian
-    # nearly singular: its determinant and the differences of inverse entries above
-    # then cancel catastrophically.  Every word has exactly one head, so the error
-    # shows in the column sums: beyond MTT_TOLERANCE the result is refused (NaN).
+    # a last check: every word has exactly one head
     for m in range(1, N):
         total = 0.0
         for h in range(N):
@@ -367,8 +547,8 @@ def matrix_tree_marginals(S, single_root, marginals_out):
             if marginals_out[h, m] < -MTT_TOLERANCE:
                 total = np.nan
         if not abs(total - 1.0) <= MTT_TOLERANCE:
-            marginals_out[:, :] = np.nan
-            return np.nan
+            return _stable_matrix_tree(A, A[0], single_root, marginals_out) + shift + \
+                np.log(root_scale)
     return log_det + shift + np.log(root_scale)
 
 
