@@ -16,7 +16,9 @@ the same code (the structure's inside-outside for the log loss, its
 loss-augmented Eisner for the hinge):
 
 ``--experiment lbfgs-sgd`` (section 7.2, Figure 12)
-    EGCRF (online EG, adaptive rates, from the uniform dual at the target C)
+    EGCRF (online EG, adaptive rates, C annealed from where the uniform dual
+    start is sensible, section 7.1.1: from the uniform dual at the target C,
+    every sentence saturates and test UAS fell to 14-31% at C = 0.1 and 1)
     against L-BFGS (``scipy.optimize.minimize(method="L-BFGS-B")``, objective
     and gradient from inside-outside; every evaluation is one effective pass)
     and SGD (the paper's ``w -= eta (grad loss_i + w / (C n))``, ``eta =
@@ -147,8 +149,7 @@ def sgd_epoch(order, data, part_offsets, true_parts, w, scale, eta0, k, n, C):
 
 
 def run_eg(problem, Model, C, passes, rows, label):
-    model = Model(C=C, structure=problem.structure, max_iter=1, warm_start=True,
-                  annealing=False)
+    model = Model(C=C, structure=problem.structure, max_iter=1, warm_start=True)
     seconds = 0.0
     for epoch in range(1, passes + 1):
         model.set_params(random_state=epoch).fit(problem.X, problem.y)
