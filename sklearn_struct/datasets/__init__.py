@@ -14,10 +14,16 @@ from ._horses import load_weizmann_horses, make_horse_segmentation
 from ._iob import chunk_spans, iob1_to_iob2, iob2_to_iob1
 from ._mnist import load_mnist_idx, read_idx
 from ._ocr import load_ocr_default, load_ocr_letters
+from ._ptb import Tree, binarize, clean_tree, load_ptb, unbinarize
 from ._synthetic import make_correlated_chains
 
 __all__ = [
     "AlignmentFeatureExtractor",
+    "Tree",
+    "binarize",
+    "clean_tree",
+    "load_ptb",
+    "unbinarize",
     "alignment_targets",
     "check_heads",
     "filter_projective",
