@@ -1,4 +1,5 @@
-"""Metrics for structured outputs: token and sequence accuracy, chunk F1, alignment error rate.
+"""Metrics for structured outputs: token and sequence accuracy, chunk F1, alignment error rate,
+attachment score and labelled brackets.
 
 Sequence metrics take ``y_true`` and ``y_pred`` as lists (one entry per sequence) of
 1-D arrays or lists of labels, as chain estimators return them. Alignment metrics take,
@@ -19,6 +20,7 @@ __all__ = [
     "chunk_classification_report",
     "chunk_f1_score",
     "chunk_precision_recall_fscore_support",
+    "parseval",
     "sequence_accuracy_score",
     "token_accuracy_score",
 ]
@@ -461,3 +463,83 @@ def alignment_precision_recall(sure, possible, predicted):
     precision = hit_possible / n_predicted if n_predicted else 0.0
     recall = hit_sure / n_sure if n_sure else 0.0
     return precision, recall
+
+
+# ------------------------------------------------------------------------ constituents
+#: Part-of-speech tags of the words evalb's COLLINS.prm leaves out of the brackets.
+EVALB_PUNCTUATION = (",", ":", "``", "''", ".")
+
+
+def parseval(y_true, y_pred, *, punctuation_tags=EVALB_PUNCTUATION, ignore_labels=("TOP",),
+             equivalent_labels=(("ADVP", "PRT"),)):
+    """Labelled bracket precision, recall and F1 of predicted parse trees (evalb conventions).
+
+    The brackets of a tree are its constituents above the part-of-speech
+    level as labelled spans.  As evalb does with ``COLLINS.prm``: words
+    tagged as punctuation (in the *gold* tree) are deleted before the spans
+    are computed, constituents left empty are dropped, the labels in
+    ``ignore_labels`` (the outermost ``TOP``) are not scored, equivalent
+    labels count as one, and brackets are matched as multisets over the whole
+    corpus (micro average).
+
+    Parameters
+    ----------
+    y_true, y_pred : list of Tree
+        Gold and predicted trees (:class:`~sklearn_struct.datasets.Tree`),
+        the same words in the same order for each sentence.
+    punctuation_tags : sequence of str, default=EVALB_PUNCTUATION
+        Tags of the words left out.
+    ignore_labels : sequence of str, default=("TOP",)
+        Constituent labels not scored.
+    equivalent_labels : sequence of (str, str), default=(("ADVP", "PRT"),)
+        Pairs of labels that match each other.
+
+    Returns
+    -------
+    scores : dict
+        ``precision``, ``recall``, ``f1``, the bracket counts ``n_correct``,
+        ``n_true``, ``n_pred``, and ``exact_match`` (fraction of sentences
+        whose scored brackets all match).
+
+    Examples
+    --------
+    >>> from sklearn_struct.datasets import Tree
+    >>> from sklearn_struct.metrics import parseval
+    >>> gold = Tree.fromstring("(TOP (S (NP (DT The) (NN dog)) (VP (VBZ barks)) (. .)))")
+    >>> pred = Tree.fromstring("(TOP (S (DT The) (VP (NN dog) (VBZ barks)) (. .)))")
+    >>> scores = parseval([gold], [pred])
+    >>> scores["precision"], scores["recall"]
+    (0.5, 0.3333333333333333)
+    """
+    if len(y_true) != len(y_pred):
+        raise ValueError(f"y_true has {len(y_true)} trees but y_pred has {len(y_pred)}.")
+    canonical = {}
+    for a, b in equivalent_labels:
+        canonical[b] = canonical.get(a, a)
+    punctuation, ignored = set(punctuation_tags), set(ignore_labels)
+    n_correct = n_true = n_pred = exact = 0
+    for index, (gold, pred) in enumerate(zip(y_true, y_pred)):
+        if gold.leaves() != pred.leaves():
+            raise ValueError(f"sentence {index}: the predicted tree has other words than the "
+                             f"gold tree ({pred.leaves()[:8]} vs {gold.leaves()[:8]}).")
+        kept = np.cumsum([0] + [tag not in punctuation for tag in gold.tags()])
+        true, predicted = (Counter(_scored_brackets(tree, kept, ignored, canonical))
+                           for tree in (gold, pred))
+        correct = sum((true & predicted).values())
+        n_correct += correct
+        n_true += sum(true.values())
+        n_pred += sum(predicted.values())
+        exact += true == predicted
+    precision, recall, f1 = _prf(n_correct, n_true, n_pred)
+    return {"precision": precision, "recall": recall, "f1": f1, "n_correct": n_correct,
+            "n_true": n_true, "n_pred": n_pred, "exact_match": exact / max(len(y_true), 1)}
+
+
+def _scored_brackets(tree, kept, ignored, canonical):
+    """Labelled spans over the kept words (``kept[i]``: kept words before word ``i``)."""
+    for label, start, end in tree.brackets():
+        if label in ignored:
+            continue
+        start, end = kept[start], kept[end]
+        if end > start:
+            yield canonical.get(label, label), int(start), int(end)
