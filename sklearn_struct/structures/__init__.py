@@ -6,6 +6,7 @@ and check it with :func:`sklearn_struct.utils.check_structure`.
 """
 
 from ._base import BaseStructure, UnsupportedOperation
+from ._grammar import Grammar
 from ._kernel import KernelOps
 from ._targets import BinaryUnitCodec, FlatLabelCodec, UnitLabelCodec
 from .chain import ChainBatch, ChainStructure
@@ -22,6 +23,7 @@ __all__ = [
     "DependencyBatch",
     "DependencyTreeStructure",
     "FlatLabelCodec",
+    "Grammar",
     "HeadsCodec",
     "KernelOps",
     "MatchingBatch",

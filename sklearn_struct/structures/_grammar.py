@@ -1,0 +1,175 @@
+"""Context-free grammars in Chomsky normal form, read off binarised treebank trees."""
+
+from collections import Counter
+
+import numpy as np
+
+__all__ = ["Grammar"]
+
+
+class Grammar:
+    """A grammar in Chomsky normal form over part-of-speech terminals.
+
+    Rules are binary, ``A -> B C``, or lexical, ``A -> a`` with ``a`` a
+    part-of-speech tag (the tags are the terminals: words enter a parser's
+    features, not its grammar).  Symbols are numbered: ``nonterminals[k]``
+    is symbol ``k``, ``terminals[t]`` tag ``t``.  Build one from binarised
+    trees with :meth:`from_trees`.
+
+    Parameters
+    ----------
+    nonterminals : sequence of str
+        Symbol names.
+    terminals : sequence of str
+        Tag names.
+    binary_rules : array-like of int of shape (n_binary, 3)
+        ``(A, B, C)`` per rule.
+    lexical_rules : array-like of int of shape (n_lexical, 2)
+        ``(A, a)`` per rule.
+    roots : array-like of int
+        Symbols allowed over a whole sentence.
+    counts : dict, optional
+        Treebank counts ``binary``, ``lexical`` (per rule) and ``roots`` (per
+        root symbol), for :meth:`log_probabilities`.
+
+    Attributes
+    ----------
+    binary_rules, lexical_rules, roots : ndarray of int64
+        As given, lexical rules sorted by terminal.
+    lexical_offsets : ndarray of int64 of shape (n_terminals + 1,)
+        The lexical rules of tag ``a`` are rows ``lexical_offsets[a]:lexical_offsets[a + 1]``.
+
+    Examples
+    --------
+    >>> from sklearn_struct.datasets import Tree, binarize
+    >>> from sklearn_struct.structures import Grammar
+    >>> tree = binarize(Tree.fromstring("(S (NP (DT a) (NN dog)) (VP (VBZ barks)))"))
+    >>> grammar = Grammar.from_trees([tree])
+    >>> grammar.rule_names()
+    ['S -> NP VP+VBZ', 'NP -> DT NN', 'DT -> DT', 'NN -> NN', 'VP+VBZ -> VBZ']
+    """
+
+    def __init__(self, nonterminals, terminals, binary_rules, lexical_rules, roots,
+                 counts=None):
+        self.nonterminals = list(nonterminals)
+        self.terminals = list(terminals)
+        binary = np.asarray(binary_rules, dtype=np.int64).reshape(-1, 3)
+        lexical = np.asarray(lexical_rules, dtype=np.int64).reshape(-1, 2)
+        n_symbols, n_tags = len(self.nonterminals), len(self.terminals)
+        if binary.size and (binary.min() < 0 or binary.max() >= n_symbols):
+            raise ValueError(f"binary_rules: symbols must be in 0..{n_symbols - 1}.")
+        if lexical.size and (lexical[:, 0].min() < 0 or lexical[:, 0].max() >= n_symbols
+                             or lexical[:, 1].min() < 0 or lexical[:, 1].max() >= n_tags):
+            raise ValueError(f"lexical_rules: symbols must be in 0..{n_symbols - 1} and tags in "
+                             f"0..{n_tags - 1}.")
+        order = np.argsort(lexical[:, 1], kind="stable")
+        self.binary_rules = binary
+        self.lexical_rules = lexical[order]
+        self.lexical_offsets = np.searchsorted(self.lexical_rules[:, 1],
+                                               np.arange(n_tags + 1)).astype(np.int64)
+        self.roots = np.unique(np.asarray(roots, dtype=np.int64))
+        if self.roots.size == 0:
+            raise ValueError("roots: at least one symbol must be allowed over a sentence.")
+        self.counts = None
+        if counts is not None:
+            self.counts = {"binary": np.asarray(counts["binary"], dtype=np.float64),
+                           "lexical": np.asarray(counts["lexical"], dtype=np.float64)[order],
+                           "roots": dict(counts["roots"])}
+
+    @classmethod
+    def from_trees(cls, trees, min_count=1):
+        """Read the rules off binarised trees (see :func:`~sklearn_struct.datasets.binarize`).
+
+        Parameters
+        ----------
+        trees : list of Tree
+            Binary trees: every constituent has two children or is a
+            (possibly collapsed) preterminal.
+        min_count : int, default=1
+            Keep the binary rules seen at least this often (every lexical rule
+            is kept, so that every tag of the training trees can be parsed).
+
+        Returns
+        -------
+        grammar : Grammar
+            Symbols and tags numbered in sorted order, with the treebank counts.
+        """
+        if min_count < 1:
+            raise ValueError(f"min_count must be >= 1, got {min_count}.")
+        binary, lexical, roots = Counter(), Counter(), Counter()
+        for index, tree in enumerate(trees):
+            roots[tree.label] += 1
+            for node in _constituents(tree):
+                if node.is_preterminal():
+                    lexical[node.label, node.label.split("+")[-1]] += 1
+                elif len(node.children) == 2:
+                    binary[node.label, node.children[0].label, node.children[1].label] += 1
+                else:
+                    raise ValueError(f"tree {index}: {node.label!r} has {len(node.children)} "
+                                     "children; binarise the trees first (binarize).")
+        binary = {rule: n for rule, n in binary.items() if n >= min_count}
+        symbols = sorted({label for rule in binary for label in rule}
+                         | {label for label, _ in lexical} | set(roots))
+        tags = sorted({tag for _, tag in lexical})
+        symbol_id = {label: k for k, label in enumerate(symbols)}
+        tag_id = {tag: k for k, tag in enumerate(tags)}
+        binary_rules = [[symbol_id[a], symbol_id[b], symbol_id[c]] for a, b, c in binary]
+        lexical_rules = [[symbol_id[a], tag_id[t]] for a, t in lexical]
+        counts = {"binary": list(binary.values()), "lexical": list(lexical.values()),
+                  "roots": {symbol_id[label]: n for label, n in roots.items()}}
+        return cls(symbols, tags, binary_rules, lexical_rules,
+                   [symbol_id[label] for label in roots], counts)
+
+    def rule_names(self):
+        """Readable rules: binary ones first, then lexical ones (``A -> tag``).
+
+        Returns
+        -------
+        names : list of str
+            One per rule, in the order of ``binary_rules`` then ``lexical_rules``.
+        """
+        names = [f"{self.nonterminals[a]} -> {self.nonterminals[b]} {self.nonterminals[c]}"
+                 for a, b, c in self.binary_rules]
+        names += [f"{self.nonterminals[a]} -> {self.terminals[t]}" for a, t in self.lexical_rules]
+        return names
+
+    def log_probabilities(self):
+        """The relative-frequency PCFG of the treebank counts.
+
+        ``log P(A -> rhs | A)`` for every rule (counts of the kept rules,
+        normalised per left-hand side) and ``log P(root = A)``.
+
+        Returns
+        -------
+        binary : ndarray of shape (n_binary,)
+            Log-probability of each binary rule.
+        lexical : ndarray of shape (n_lexical,)
+            Log-probability of each lexical rule.
+        roots : ndarray of shape (n_nonterminals,)
+            Log-probability of each symbol at the root, ``-inf`` for symbols
+            never seen there.
+        """
+        if self.counts is None:
+            raise ValueError("this grammar has no treebank counts (build it with from_trees).")
+        totals = np.zeros(len(self.nonterminals))
+        np.add.at(totals, self.binary_rules[:, 0], self.counts["binary"])
+        np.add.at(totals, self.lexical_rules[:, 0], self.counts["lexical"])
+        binary = np.log(self.counts["binary"] / totals[self.binary_rules[:, 0]])
+        lexical = np.log(self.counts["lexical"] / totals[self.lexical_rules[:, 0]])
+        roots = np.full(len(self.nonterminals), -np.inf)
+        n_trees = sum(self.counts["roots"].values())
+        for symbol, n in self.counts["roots"].items():
+            roots[symbol] = np.log(n / n_trees)
+        return binary, lexical, roots
+
+    def __repr__(self):
+        return (f"Grammar({len(self.nonterminals)} nonterminals, {len(self.terminals)} "
+                f"terminals, {len(self.binary_rules)} binary and {len(self.lexical_rules)} lexical "
+                f"rules)")
+
+
+def _constituents(tree):
+    yield tree
+    if not tree.is_preterminal():
+        for child in tree.children:
+            yield from _constituents(child)

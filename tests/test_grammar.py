@@ -1,0 +1,69 @@
+"""Grammar: rules read off binarised trees, pruning, and the relative-frequency PCFG."""
+
+import numpy as np
+import pytest
+
+from sklearn_struct.datasets import Tree, binarize, load_ptb
+from sklearn_struct.structures import Grammar
+
+TREES = [binarize(Tree.fromstring(text)) for text in (
+    "(TOP (S (NP (DT the) (NN dog)) (VP (VBZ barks))))",
+    "(TOP (S (NP (DT a) (NN cat)) (VP (VBZ sees) (NP (DT the) (NN dog)))))",
+    "(TOP (NP (DT the) (NN dog)))",
+)]
+
+
+def test_rules_and_counts():
+    grammar = Grammar.from_trees(TREES)
+    names = grammar.rule_names()
+    assert set(names) == {"TOP+S -> NP VP+VBZ", "TOP+S -> NP VP", "VP -> VBZ NP",
+                          "NP -> DT NN", "TOP+NP -> DT NN", "DT -> DT", "NN -> NN",
+                          "VBZ -> VBZ", "VP+VBZ -> VBZ"}
+    counts = dict(zip(names, np.r_[grammar.counts["binary"], grammar.counts["lexical"]]))
+    assert counts["NP -> DT NN"] == 3 and counts["DT -> DT"] == 4
+    assert sorted(grammar.nonterminals[r] for r in grammar.roots) == ["TOP+NP", "TOP+S"]
+    # the lexical rules of each tag are contiguous
+    for tag, name in enumerate(grammar.terminals):
+        rows = grammar.lexical_rules[grammar.lexical_offsets[tag]:grammar.lexical_offsets[tag + 1]]
+        assert (rows[:, 1] == tag).all() and len(rows) >= 1, name
+
+
+def test_pcfg_probabilities_sum_to_one_per_left_hand_side():
+    grammar = Grammar.from_trees(TREES)
+    binary, lexical, roots = grammar.log_probabilities()
+    totals = np.zeros(len(grammar.nonterminals))
+    np.add.at(totals, grammar.binary_rules[:, 0], np.exp(binary))
+    np.add.at(totals, grammar.lexical_rules[:, 0], np.exp(lexical))
+    used = np.unique(np.r_[grammar.binary_rules[:, 0], grammar.lexical_rules[:, 0]])
+    np.testing.assert_allclose(totals[used], 1.0)
+    assert np.exp(roots[np.isfinite(roots)]).sum() == pytest.approx(1.0)
+    top_s = grammar.nonterminals.index("TOP+S")
+    assert np.exp(roots[top_s]) == pytest.approx(2 / 3)
+
+
+def test_min_count_prunes_binary_rules_only():
+    grammar = Grammar.from_trees(TREES, min_count=2)
+    assert grammar.rule_names()[:1] == ["NP -> DT NN"] and len(grammar.binary_rules) == 1
+    assert len(grammar.lexical_rules) == 4
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="tree 0: 'S' has 3 children; binarise"):
+        Grammar.from_trees([Tree.fromstring("(S (A a) (B b) (C c))")])
+    with pytest.raises(ValueError, match="min_count"):
+        Grammar.from_trees(TREES, min_count=0)
+    with pytest.raises(ValueError, match="binary_rules: symbols"):
+        Grammar(["A"], ["a"], [[0, 0, 1]], [[0, 0]], [0])
+    with pytest.raises(ValueError, match="roots"):
+        Grammar(["A"], ["a"], [], [[0, 0]], [])
+    with pytest.raises(ValueError, match="no treebank counts"):
+        Grammar(["A"], ["a"], [], [[0, 0]], [0]).log_probabilities()
+
+
+def test_penn_treebank_grammar(shared_data):
+    data = load_ptb(shared_data / "ptb_wsj_nltk_sample" / "wsj_sample.mrg.gz")
+    grammar = Grammar.from_trees([binarize(t) for t in data.trees[:1000]])
+    pruned = Grammar.from_trees([binarize(t) for t in data.trees[:1000]], min_count=3)
+    assert len(pruned.binary_rules) < len(grammar.binary_rules) / 2
+    assert len(grammar.terminals) > 40  # the PTB tag set, punctuation included
+    assert "Grammar(" in repr(grammar)
