@@ -94,7 +94,10 @@ class Tree:
         return [word for child in self.children for word in child.leaves()]
 
     def tags(self):
-        """The part-of-speech tags (preterminal labels), left to right.
+        """The part-of-speech tags, left to right.
+
+        The preterminal labels, or for a unary chain collapsed by
+        :func:`binarize` (``VP+VBZ``) its last label.
 
         Returns
         -------
@@ -102,8 +105,18 @@ class Tree:
             One per word.
         """
         if self.is_preterminal():
-            return [self.label]
+            return [self.label.split(UNARY_JOIN)[-1]]
         return [tag for child in self.children for tag in child.tags()]
+
+    def pos(self):
+        """The ``(word, tag)`` pairs, left to right: a parser's input.
+
+        Returns
+        -------
+        pairs : list of tuple (str, str)
+            One per word.
+        """
+        return list(zip(self.leaves(), self.tags()))
 
     def brackets(self, start=0):
         """Labelled spans of the constituents above the preterminals.

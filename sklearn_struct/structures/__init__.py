@@ -11,6 +11,7 @@ from ._kernel import KernelOps
 from ._targets import BinaryUnitCodec, FlatLabelCodec, UnitLabelCodec
 from .chain import ChainBatch, ChainStructure
 from .dependency import DependencyBatch, DependencyTreeStructure, HeadsCodec
+from .grammar import ParseBatch, TreeCodec, WeightedCFGStructure
 from .matching import MatchingBatch, MatchingStructure
 from .mincut import MinCutBatch, MinCutStructure
 from .multiclass import MulticlassBatch, MulticlassStructure
@@ -32,6 +33,9 @@ __all__ = [
     "MinCutStructure",
     "MulticlassBatch",
     "MulticlassStructure",
+    "ParseBatch",
+    "TreeCodec",
+    "WeightedCFGStructure",
     "UnitLabelCodec",
     "UnsupportedOperation",
 ]
