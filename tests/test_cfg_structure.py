@@ -150,3 +150,56 @@ def test_every_tree_is_reachable_by_argmax():
         units = codec.encode(batch, [tree])
         scores = STRUCTURE.encode(batch, units) - 0.5
         assert codec.decode(batch, STRUCTURE.argmax(batch, scores)) == [tree]
+
+
+def test_viterbi_parse_of_a_pcfg_matches_nltk():
+    nltk = pytest.importorskip("nltk")
+    rng = np.random.RandomState(0)
+    totals = np.zeros(3)
+    binary_w = rng.uniform(0.2, 1.0, len(GRAMMAR.binary_rules))
+    lexical_w = rng.uniform(0.2, 1.0, len(GRAMMAR.lexical_rules))
+    np.add.at(totals, GRAMMAR.binary_rules[:, 0], binary_w)
+    np.add.at(totals, GRAMMAR.lexical_rules[:, 0], lexical_w)
+    binary_p = binary_w / totals[GRAMMAR.binary_rules[:, 0]]
+    lexical_p = lexical_w / totals[GRAMMAR.lexical_rules[:, 0]]
+    root_p = np.array([0.3, 0.0, 0.7])  # A or S over the sentence
+    lines = [f"ROOT -> {NAMES[r]} [{float(root_p[r])!r}]" for r in GRAMMAR.roots]
+    lines += [f"{NAMES[a]} -> {NAMES[b]} {NAMES[c]} [{float(p)!r}]"
+              for (a, b, c), p in zip(GRAMMAR.binary_rules, binary_p)]
+    lines += [f"{NAMES[a]} -> '{GRAMMAR.terminals[t]}' [{float(p)!r}]"
+              for (a, t), p in zip(GRAMMAR.lexical_rules, lexical_p)]
+    pcfg = nltk.PCFG.fromstring("\n".join(lines))
+    parser = nltk.ViterbiParser(pcfg)
+    with np.errstate(divide="ignore"):
+        root_scores = np.log(root_p)
+    codec = STRUCTURE.target_codec(None)
+    compared = 0
+    for trial in range(30):
+        tags = list(rng.choice(["a", "b"], size=rng.randint(1, 8)))
+        words = [f"w{k}" for k in range(len(tags))]
+        batch = STRUCTURE.make_batch([list(zip(words, tags))])
+        scores = STRUCTURE.rule_scores(batch, np.log(binary_p), np.log(lexical_p), root_scores)
+        nltk_trees = list(parser.parse(tags))
+        if not nltk_trees:
+            with pytest.raises(ValueError, match="no derivation"):
+                STRUCTURE.argmax(batch, scores)
+            continue
+        units = STRUCTURE.argmax(batch, scores)
+        ours = codec.decode(batch, units)[0]
+        # the same best log-probability; the trees agree unless several trees reach it
+        # (this grammar makes such ties: the same rules in another arrangement)
+        best = np.log(nltk_trees[0].prob())
+        assert STRUCTURE.encode(batch, units) @ scores == pytest.approx(best, rel=1e-10)
+        theirs = _from_nltk(nltk_trees[0][0], iter(words))
+        assert codec.encode(batch, [ours]).tolist() == units.tolist()
+        theirs_score = STRUCTURE.encode(batch, codec.encode(batch, [theirs])) @ scores
+        assert theirs_score == pytest.approx(best, rel=1e-10)
+        compared += 1
+    assert compared >= 20
+
+
+def _from_nltk(node, words):
+    """NLTK's tree over the tags as a Tree over our words."""
+    if isinstance(node[0], str):
+        return Tree(node.label(), [next(words)])
+    return Tree(node.label(), [_from_nltk(child, words) for child in node])

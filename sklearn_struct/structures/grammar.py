@@ -439,6 +439,58 @@ class WeightedCFGStructure(BaseStructure):
         z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
         return self.argmax(batch, z)
 
+    def rule_scores(self, batch, binary, lexical, root=None):
+        """Part scores that give every anchored copy of a rule that rule's score.
+
+        With the log-probabilities of a PCFG (:meth:`Grammar.log_probabilities`)
+        the argmax is the Viterbi parse and ``log Z`` the log-probability of
+        the tag sequence: the generative baseline of a discriminative parser.
+
+        Parameters
+        ----------
+        batch : ParseBatch
+            A batch returned by :meth:`make_batch`.
+        binary : array-like of shape (n_binary,)
+            Score of each binary rule.
+        lexical : array-like of shape (n_lexical,)
+            Score of each lexical rule.
+        root : array-like of shape (n_nonterminals,), default=None
+            Added to the parts over a whole sentence, by their symbol (read
+            for the grammar's root symbols only).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_parts_total,)
+            Flat part scores.
+        """
+        g = self.grammar
+        binary = np.asarray(binary, dtype=np.float64)
+        lexical = np.asarray(lexical, dtype=np.float64)
+        if binary.shape != (len(g.binary_rules),) or lexical.shape != (len(g.lexical_rules),):
+            raise ValueError(f"expected {len(g.binary_rules)} binary and {len(g.lexical_rules)} "
+                             f"lexical rule scores, got {binary.shape} and {lexical.shape}.")
+        n_rules = len(g.binary_rules)
+        scores = []
+        for i in range(batch.n_samples):
+            tags = batch.tokens[batch.token_offsets[i]:batch.token_offsets[i + 1], 1]
+            n = len(tags)
+            block = np.tile(binary, n_binary_parts(n, n_rules) // max(n_rules, 1))
+            lexical_part = np.concatenate(
+                [lexical[g.lexical_offsets[t]:g.lexical_offsets[t + 1]] for t in tags])
+            if root is not None:
+                # only root symbols can span a sentence: the others' entries are unused
+                root = np.where(np.isin(np.arange(len(g.nonterminals)), g.roots),
+                                np.asarray(root, dtype=np.float64), 0.0)
+                if n == 1:
+                    lexical_part = lexical_part + root[g.lexical_rules[
+                        g.lexical_offsets[tags[0]]:g.lexical_offsets[tags[0] + 1], 0]]
+                else:
+                    # the whole sentence is the last span block: (n - 1) splits of every rule
+                    whole = (n - 1) * n_rules
+                    block[-whole:] += np.tile(root[g.binary_rules[:, 0]], n - 1)
+            scores.append(np.concatenate([block, lexical_part]))
+        return np.concatenate(scores)
+
     # ----------------------------------------------------- targets, weights
     def target_codec(self, y):
         return TreeCodec(self.grammar)
