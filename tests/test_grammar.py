@@ -45,6 +45,11 @@ def test_min_count_prunes_binary_rules_only():
     grammar = Grammar.from_trees(TREES, min_count=2)
     assert grammar.rule_names()[:1] == ["NP -> DT NN"] and len(grammar.binary_rules) == 1
     assert len(grammar.lexical_rules) == 4
+    assert [grammar.covers(tree) for tree in TREES] == [False, False, False]
+    twice = Grammar.from_trees(TREES + TREES[2:], min_count=2)
+    assert [twice.covers(tree) for tree in TREES] == [False, False, True]
+    assert all(Grammar.from_trees(TREES).covers(tree) for tree in TREES)
+    assert not grammar.covers(Tree.fromstring("(S (DT a))"))  # not a root
 
 
 def test_errors():

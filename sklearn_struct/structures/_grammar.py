@@ -120,6 +120,37 @@ class Grammar:
         return cls(symbols, tags, binary_rules, lexical_rules,
                    [symbol_id[label] for label in roots], counts)
 
+    def covers(self, tree):
+        """Whether the grammar derives a binarised tree (its root and every rule are in it).
+
+        Parameters
+        ----------
+        tree : Tree
+            A binarised tree.
+
+        Returns
+        -------
+        covered : bool
+            False when a rule was pruned (``min_count``) or never seen.
+        """
+        if not hasattr(self, "_rule_sets"):
+            names, tags = self.nonterminals, self.terminals
+            self._rule_sets = (
+                {(names[a], names[b], names[c]) for a, b, c in self.binary_rules},
+                {(names[a], tags[t]) for a, t in self.lexical_rules},
+                {names[r] for r in self.roots})
+        binary, lexical, roots = self._rule_sets
+        if tree.label not in roots:
+            return False
+        for node in _constituents(tree):
+            if node.is_preterminal():
+                if (node.label, node.label.split("+")[-1]) not in lexical:
+                    return False
+            elif len(node.children) != 2 or (node.label, node.children[0].label,
+                                             node.children[1].label) not in binary:
+                return False
+        return True
+
     def rule_names(self):
         """Readable rules: binary ones first, then lexical ones (``A -> tag``).
 
