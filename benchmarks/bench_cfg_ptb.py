@@ -76,9 +76,9 @@ def main():
     default = Path(__file__).resolve().parents[2] / "shared" / "data" / "ptb_wsj_nltk_sample"
     parser.add_argument("--data", type=Path, default=default)
     parser.add_argument("--max-len", type=int, default=15)
-    parser.add_argument("--markov", type=int, default=1)
-    parser.add_argument("--min-count", type=int, default=5)
-    parser.add_argument("--passes", type=int, default=15)
+    parser.add_argument("--markov", type=int, default=0)
+    parser.add_argument("--min-count", type=int, default=1)
+    parser.add_argument("--passes", type=int, default=10)
     parser.add_argument("--C-crf", type=float, default=1.0)
     parser.add_argument("--C-svm", type=float, default=0.1)
     parser.add_argument("--hash-bits", type=int, default=20)
