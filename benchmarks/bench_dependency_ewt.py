@@ -53,7 +53,8 @@ def sentences(data):
 def build(args, structure):
     if args.model == "perceptron":
         return StructuredPerceptron(structure=structure, max_iter=1, warm_start=True)
-    return MODELS[args.model](C=args.C, structure=structure, max_iter=1, warm_start=True)
+    return MODELS[args.model](C=args.C[0], structure=structure, max_iter=1, warm_start=True,
+                              annealing=not args.no_annealing)
 
 
 def main():
@@ -70,6 +71,9 @@ def main():
     parser.add_argument("--tol", type=float, default=0.01,
                         help="EG: move to the next C (or stop) at this relative duality gap")
     parser.add_argument("--non-projective", action="store_true")
+    parser.add_argument("--no-annealing", action="store_true",
+                        help="EG: start from the uniform dual at the first C (sensible at small "
+                        "C; the hinge loss's gated annealing can take 20 passes)")
     parser.add_argument("--hash-bits", type=int, default=23)
     args = parser.parse_args()
     warnings.simplefilter("ignore", ConvergenceWarning)
