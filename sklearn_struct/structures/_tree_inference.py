@@ -305,6 +305,7 @@ def _gth_log_det(W, r):
             diagonal[k] += W[i, k] if i != k else 0.0
     log_det = 0.0
     smallest_ratio = 1.0
+    shares = np.empty(n)
     for k in range(n):
         pivot = r[k]
         for i in range(k + 1, n):
@@ -314,13 +315,15 @@ def _gth_log_det(W, r):
         log_det += np.log(pivot)
         smallest_ratio = min(smallest_ratio, pivot / diagonal[k])
         for j in range(k + 1, n):
-            share = W[k, j] / pivot
-            if share == 0.0:
+            shares[j] = W[k, j] / pivot
+            r[j] += r[k] * shares[j]
+        for i in range(k + 1, n):  # row by row: contiguous in W
+            into_k = W[i, k]
+            if into_k == 0.0:
                 continue
-            r[j] += r[k] * share
-            for i in range(k + 1, n):
-                if i != j:
-                    W[i, j] += W[i, k] * share
+            for j in range(k + 1, n):
+                if j != i:
+                    W[i, j] += into_k * shares[j]
     return log_det, smallest_ratio
 
 
