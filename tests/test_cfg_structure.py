@@ -1,6 +1,7 @@
 """WeightedCFGStructure: anchored rules, CKY and inside-outside against enumerating derivations."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -203,3 +204,36 @@ def _from_nltk(node, words):
     if isinstance(node[0], str):
         return Tree(node.label(), [next(words)])
     return Tree(node.label(), [_from_nltk(child, words) for child in node])
+
+
+@pytest.mark.parametrize("Model", ["EGCRF", "EGStructuredSVM", "StructuredPerceptron"])
+def test_estimators_learn_to_parse(Model):
+    import sklearn_struct
+
+    # the word decides the bracketing: "l" words attach left, "r" words right
+    rng = np.random.RandomState(1)
+    X, y = [], []
+    for _ in range(40):
+        tags = list(rng.choice(["a", "b"], size=rng.randint(2, 5)))
+        trees = list(derivations([f"x{k}" for k in range(len(tags))], tags))
+        if not trees:
+            continue
+        tree = trees[0]
+        words = [("l" if k % 2 else "r") + str(len(tags)) for k in range(len(tags))]
+        X.append(list(zip(words, tags)))
+        y.append(_relabel(tree, iter(words)))
+    params = {} if Model == "StructuredPerceptron" else {"C": 10.0}
+    model = getattr(sklearn_struct, Model)(structure=STRUCTURE, max_iter=30, random_state=0,
+                                           **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y)
+    predicted = model.predict(X)
+    assert all(isinstance(tree, Tree) for tree in predicted)
+    assert np.mean([p == t for p, t in zip(predicted, y)]) >= 0.9
+
+
+def _relabel(tree, words):
+    if tree.is_preterminal():
+        return Tree(tree.label, [next(words)])
+    return Tree(tree.label, [_relabel(child, words) for child in tree.children])
