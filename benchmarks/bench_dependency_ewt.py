@@ -141,7 +141,8 @@ def main():
                f"{load:.2f} at the start.")
     print(summary)
     argv = " ".join(sys.argv[1:])
-    record(f"Dependency parsing on EWT: {name}, {kind}", f"{summary}\n\n{table}",
+    weights = "" if args.hash_bits == 23 else f", 2^{args.hash_bits} weights"
+    record(f"Dependency parsing on EWT: {name}, {kind}{weights}", f"{summary}\n\n{table}",
            f"cd benchmarks && python bench_dependency_ewt.py {argv}")
 
 
