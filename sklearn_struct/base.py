@@ -54,6 +54,7 @@ from .structures import (
     MatchingStructure,
     MinCutStructure,
     MulticlassStructure,
+    TreeStructure,
 )
 from .structures._batch import check_sample_weight
 from .structures._targets import _label_kind  # noqa: F401  (used by sm.py)
@@ -67,6 +68,7 @@ _STRUCTURES = {
     "matching": MatchingStructure,
     "mincut": MinCutStructure,
     "dependency": DependencyTreeStructure,
+    "tree": TreeStructure,
 }
 STRUCTURE_NAMES = tuple(_STRUCTURES)
 

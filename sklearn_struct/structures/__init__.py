@@ -15,6 +15,7 @@ from .grammar import ParseBatch, TreeCodec, WeightedCFGStructure
 from .matching import MatchingBatch, MatchingStructure
 from .mincut import MinCutBatch, MinCutStructure
 from .multiclass import MulticlassBatch, MulticlassStructure
+from .tree import TreeBatch, TreeStructure
 
 __all__ = [
     "BaseStructure",
@@ -34,7 +35,9 @@ __all__ = [
     "MulticlassBatch",
     "MulticlassStructure",
     "ParseBatch",
+    "TreeBatch",
     "TreeCodec",
+    "TreeStructure",
     "WeightedCFGStructure",
     "UnitLabelCodec",
     "UnsupportedOperation",
