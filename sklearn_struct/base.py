@@ -9,8 +9,8 @@ works alike for every structure, built-in or not:
 
 * the ``structure`` parameter: ``None`` (multiclass for a 2-D array or sparse
   matrix ``X``, a chain for a list of 2-D arrays; graphs are never guessed),
-  a name (``"multiclass"``, ``"chain"``, ``"matching"``, ``"mincut"``) or a
-  structure object, used as given and never modified;
+  a name (``"multiclass"``, ``"chain"``, ``"matching"``, ``"mincut"``,
+  ``"dependency"``, ``"tree"``) or a structure object, used as given and never modified;
 * validation: the structure checks the operations the learner needs before
   any work, a flat structure's table ``X`` and ``y`` go through scikit-learn's
   ``validate_data`` (its messages, ``n_features_in_`` and
@@ -165,7 +165,8 @@ def resolve_structure(structure, X=None):
         if form == "graphs":
             raise ValueError(
                 "X holds tuples of arrays (graphs) but structure is None; graphs are never "
-                "inferred from X: pass structure='matching' or 'mincut' (or a structure object)."
+                "inferred from X: pass structure='matching', 'mincut' or 'tree' (or a structure "
+                "object)."
             )
         structure = "multiclass" if form == "table" else "chain"
     if isinstance(structure, str) and structure in _STRUCTURES:
