@@ -507,4 +507,4 @@ def test_structure_without_marginals_is_refused():
     with pytest.raises(UnsupportedOperation, match="NoMarginals does not support marginals"):
         EGCRF(structure=NoMarginals()).fit(X, y)
     with pytest.raises(ValueError, match="structure"):
-        EGCRF(structure="tree").fit(X, y)
+        EGCRF(structure="hypergraph").fit(X, y)

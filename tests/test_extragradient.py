@@ -206,7 +206,7 @@ def test_convergence_warning_and_bad_input():
     with pytest.raises(ValueError, match=r"y\[0\].*0 or 1"):
         DualExtragradientMatcher().fit(X, [2 * y[0], y[1], y[2]])
     with pytest.raises(ValueError, match="structure"):
-        DualExtragradientMatcher(structure="tree").fit(X, y)
+        DualExtragradientMatcher(structure="hypergraph").fit(X, y)
     seg_X, seg_y = segmentation_problem(2)
     bad = [(seg_X[0][0], seg_X[0][1], -seg_X[0][2])]
     with pytest.raises(ValueError, match="non-negative"):

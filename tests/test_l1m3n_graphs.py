@@ -309,7 +309,8 @@ def test_bad_input():
         L1M3N(structure="mincut").fit(cut.X, [cut.y[0][:3]] + cut.y[1:])
     with pytest.raises(ValueError, match="non-negative"):
         L1M3N(structure="mincut").fit([(v, e, -f) for v, e, f in cut.X], cut.y)
-    with pytest.raises(ValueError, match="tuples of arrays.*structure='matching' or 'mincut'"):
+    with pytest.raises(ValueError,
+                       match="tuples of arrays.*structure='matching', 'mincut' or 'tree'"):
         L1M3N().fit(X, y)  # graphs are never guessed from X
     model = L1M3N(structure="matching").fit(X, y)
     with pytest.raises(ValueError, match="2 features.*fitted with 3"):
