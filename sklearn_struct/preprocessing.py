@@ -410,7 +410,9 @@ class DependencyTokenEncoder(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     pos : {"upos", "xpos", "both"}, default="upos"
-        The tag column(s) forming the POS attribute ("both": their pair).
+        The tag column(s) of the POS attribute.  "both": UPOS as the POS and
+        XPOS as a second tag set, so that every POS template of the parser is
+        instantiated with each (gold UPOS+XPOS).
     lowercase : bool, default=True
         Lower-case words (and prefixes) before looking them up.
     min_count : int, default=1
@@ -465,7 +467,7 @@ class DependencyTokenEncoder(TransformerMixin, BaseEstimator):
                 raise ValueError(f"sentence {i}: {len(forms)} forms but tag lists of lengths "
                                  f"{[len(t) for t in tags]}; expected equal, non-zero lengths.")
             words = [w.lower() if self.lowercase else w for w in forms]
-            pairs.append((words, ["|".join(parts) for parts in zip(*tags)]))
+            pairs.append((words, list(zip(*tags))))
         return pairs
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -491,9 +493,10 @@ class DependencyTokenEncoder(TransformerMixin, BaseEstimator):
         counts = {}
         vocabulary = {}
         for words, tags in self._sentences(X):
-            for word, tag in zip(words, tags):
+            for word, word_tags in zip(words, tags):
                 counts[word] = counts.get(word, 0) + 1
-                vocabulary.setdefault("p:" + tag, len(vocabulary) + FIRST_ID)
+                for tag in word_tags:
+                    vocabulary.setdefault("p:" + tag, len(vocabulary) + FIRST_ID)
                 if len(word) > 5:
                     vocabulary.setdefault("x:" + word[:5], len(vocabulary) + FIRST_ID)
         for word, count in counts.items():
@@ -512,22 +515,27 @@ class DependencyTokenEncoder(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        attributes : list of ndarray of int64 of shape (n_words_i, 4)
-            ``(word, POS, prefix)`` ids per word and a 1 for words made of
-            punctuation characters only (the CoNLL-X rule), else 0.
+        attributes : list of ndarray of int64 of shape (n_words_i, 4) or (n_words_i, 5)
+            ``(word, POS, prefix)`` ids per word, a 1 for words made of
+            punctuation characters only (the CoNLL-X rule), else 0, and with
+            ``pos="both"`` the XPOS id.
         """
         from .metrics import _is_punctuation
-        from .structures._arc_features import NO_PREFIX
+        from .structures._arc_features import (
+            NO_PREFIX, POS, PREFIX, PUNCTUATION, SECOND_POS, WORD)
 
         check_is_fitted(self)
         vocabulary = self.vocabulary_
         out = []
         for words, tags in self._sentences(X):
-            rows = np.empty((len(words), 4), dtype=np.int64)
-            for k, (word, tag) in enumerate(zip(words, tags)):
-                rows[k, 0] = vocabulary.get("w:" + word, 0)
-                rows[k, 1] = vocabulary.get("p:" + tag, 0)
-                rows[k, 2] = vocabulary.get("x:" + word[:5], 0) if len(word) > 5 else NO_PREFIX
-                rows[k, 3] = _is_punctuation(word)
+            rows = np.empty((len(words), 3 + len(tags[0])), dtype=np.int64)
+            for k, (word, word_tags) in enumerate(zip(words, tags)):
+                rows[k, WORD] = vocabulary.get("w:" + word, 0)
+                rows[k, POS] = vocabulary.get("p:" + word_tags[0], 0)
+                rows[k, PREFIX] = (vocabulary.get("x:" + word[:5], 0) if len(word) > 5
+                                   else NO_PREFIX)
+                rows[k, PUNCTUATION] = _is_punctuation(word)
+                if len(word_tags) == 2:
+                    rows[k, SECOND_POS] = vocabulary.get("p:" + word_tags[1], 0)
             out.append(rows)
         return out

@@ -13,7 +13,8 @@ from sklearn_struct.metrics import attachment_score
 from sklearn_struct.preprocessing import DependencyTokenEncoder
 from sklearn_struct.structures import DependencyTreeStructure
 from sklearn_struct.structures._arc_features import (
-    BOUNDARY, NO_PREFIX, POS, PREFIX, ROOT, WORD, arc_feature_ids, distance_bin, feature_hash)
+    BOUNDARY, NO_PREFIX, POS, PREFIX, ROOT, SECOND_POS, WORD, arc_feature_ids, distance_bin,
+    feature_hash, max_arc_features)
 from sklearn_struct.utils import check_structure
 
 
@@ -68,23 +69,28 @@ def _reference_features(attrs, h, c, hash_bits):
             return BOUNDARY
         return attrs[position - 1, column]
 
-    hw, hp, hx = at(h, WORD), at(h, POS), at(h, PREFIX)
-    cw, cp, cx = at(c, WORD), at(c, POS), at(c, PREFIX)
+    hw, hx, cw, cx = at(h, WORD), at(h, PREFIX), at(c, WORD), at(c, PREFIX)
     instances = []
-    word_templates = lambda a, b: [  # noqa: E731
-        (1, a, hp), (2, a), (4, b, cp), (5, b), (7, a, hp, b, cp), (8, hp, b, cp),
-        (9, a, b, cp), (10, a, hp, cp), (11, a, hp, b), (12, a, b)]
-    instances += word_templates(hw, cw)
-    if hx != NO_PREFIX or cx != NO_PREFIX:
-        prefixed = word_templates(hx if hx != NO_PREFIX else hw, cx if cx != NO_PREFIX else cw)
-        instances += [(t + 20, *rest) for t, *rest in prefixed]
-    instances += [(3, hp), (6, cp), (13, hp, cp)]
-    instances += [(50, hp, at(b, POS), cp) for b in range(min(h, c) + 1, max(h, c))]
-    for shape in range(4):
-        h_side = at(h + (1 if shape % 2 == 0 else -1), POS)
-        c_side = at(c + (-1 if shape < 2 else 1), POS)
-        instances += [(60 + shape, hp, h_side, c_side, cp), (70 + shape, hp, c_side, cp),
-                      (80 + shape, hp, h_side, cp)]
+    for offset, column in [(0, POS), (100, SECOND_POS)][:2 if attrs.shape[1] == 5 else 1]:
+        hp, cp = at(h, column), at(c, column)
+        word_templates = lambda a, b: [  # noqa: E731
+            (1, a, hp), (2, a), (4, b, cp), (5, b), (7, a, hp, b, cp), (8, hp, b, cp),
+            (9, a, b, cp), (10, a, hp, cp), (11, a, hp, b), (12, a, b)]
+        words = word_templates(hw, cw)
+        if hx != NO_PREFIX or cx != NO_PREFIX:
+            prefixed = word_templates(hx if hx != NO_PREFIX else hw,
+                                      cx if cx != NO_PREFIX else cw)
+            words += [(t + 20, *rest) for t, *rest in prefixed]
+        if offset:  # the templates without a POS only once
+            words = [instance for instance in words if instance[0] % 20 not in (2, 5, 12)]
+        tagged = words + [(3, hp), (6, cp), (13, hp, cp)]
+        tagged += [(50, hp, at(b, column), cp) for b in range(min(h, c) + 1, max(h, c))]
+        for shape in range(4):
+            h_side = at(h + (1 if shape % 2 == 0 else -1), column)
+            c_side = at(c + (-1 if shape < 2 else 1), column)
+            tagged += [(60 + shape, hp, h_side, c_side, cp), (70 + shape, hp, c_side, cp),
+                       (80 + shape, hp, h_side, cp)]
+        instances += [(t + offset, *rest) for t, *rest in tagged]
     conjunction = 1 + (8 if h < c else 0) + distance_bin(h, c)
     ids = []
     for template, *values in instances:
@@ -94,12 +100,13 @@ def _reference_features(attrs, h, c, hash_bits):
     return sorted(ids)
 
 
-def test_arc_features_match_the_written_out_templates():
+@pytest.mark.parametrize("n_columns", [4, 5])
+def test_arc_features_match_the_written_out_templates(n_columns):
     rng = np.random.RandomState(0)
-    attrs = rng.randint(4, 12, size=(13, 3))
+    attrs = rng.randint(4, 12, size=(13, n_columns))
     attrs[rng.rand(13) < 0.5, PREFIX] = NO_PREFIX
     values = np.zeros(8, dtype=np.int64)
-    out = np.empty(2 * (35 + 13), dtype=np.int64)
+    out = np.empty(max_arc_features(13), dtype=np.int64)
     for h, c in [(0, 1), (0, 13), (1, 2), (2, 1), (3, 12), (12, 2), (7, 13), (13, 6)]:
         count = arc_feature_ids(attrs, 0, 13, h, c, 16, values, out)
         assert sorted(out[:count]) == _reference_features(attrs, h, c, 16), (h, c)
@@ -125,7 +132,9 @@ def test_token_encoder():
                   "xpos": ["NNS", "VBP", "RB"]}]
     encoder = DependencyTokenEncoder(pos="both").fit(sentences)
     X = encoder.transform(sentences + [{"form": ["Cats"], "upos": ["NOUN"], "xpos": ["NNS"]}])
-    assert X[0].shape == (3, 4) and X[0][2, PREFIX] == encoder.vocabulary_["x:loudl"]
+    assert X[0].shape == (3, 5) and X[0][2, PREFIX] == encoder.vocabulary_["x:loudl"]
+    assert [X[0][0, POS], X[0][0, SECOND_POS]] == [encoder.vocabulary_["p:NOUN"],
+                                                   encoder.vocabulary_["p:NNS"]]
     assert X[0][0, PREFIX] == NO_PREFIX and X[1][0, WORD] == 0  # short word; unknown word
     assert X[1][0, POS] == X[0][0, POS]
     with pytest.raises(ValueError, match="sentence 0: no 'xpos' list"):
@@ -201,3 +210,9 @@ def test_warm_start_continues_on_head_arrays(Model):
         stepwise.fit(X, y).fit(X, y)
         whole.fit(X, y)
     np.testing.assert_allclose(stepwise.weights_, whole.weights_, rtol=1e-12, atol=1e-12)
+
+
+def test_a_second_tag_set_is_given_for_every_sentence_or_none():
+    structure = DependencyTreeStructure(hash_bits=10)
+    with pytest.raises(ValueError, match="sentence 1: 4 columns where sentence 0 has 5"):
+        structure.make_batch([np.full((2, 5), 4), np.full((3, 4), 4) % 2])

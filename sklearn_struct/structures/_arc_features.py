@@ -1,7 +1,8 @@
 """First-order arc features of McDonald, Crammer & Pereira (2005), hashed inside numba.
 
-Tokens arrive as integer attribute rows ``(WORD, POS, PREFIX)``
-(:class:`~sklearn_struct.preprocessing.DependencyTokenEncoder`); the root is
+Tokens arrive as integer attribute rows ``(WORD, POS, PREFIX, PUNCTUATION[,
+SECOND_POS])`` (:class:`~sklearn_struct.preprocessing.DependencyTokenEncoder`),
+``SECOND_POS`` the tag of a second tag set (XPOS next to UPOS); the root is
 given the reserved id ``ROOT`` in every column and positions outside the
 sentence the id ``BOUNDARY``.  ``PREFIX`` is the id of the 5-character prefix
 of a word longer than 5 characters, ``NO_PREFIX`` otherwise.
@@ -19,8 +20,9 @@ Templates of an arc from head ``h`` to modifier ``c`` (``w`` word, ``p`` POS,
   (each 4-gram without its head-side context, and without its modifier-side
   context);
 
-every one alone and conjoined with the arc direction and a distance bin (1, 2,
-3, 4, 5, 6-10, more than 10).  A feature is a hash of its template id, its
+with a second tag set, every template holding a POS once more with its tags
+(as MSTParser uses coarse and fine tags); every one alone and conjoined with
+the arc direction and a distance bin (1, 2, 3, 4, 5, 6-10, more than 10).  A feature is a hash of its template id, its
 attribute ids and the conjunction code (one multiply-xorshift round per 64-bit
 id and the MurmurHash3 finaliser: a tenth of the work of byte-wise FNV-1a,
 which dominated training), cut to ``hash_bits`` bits; its value is 1.
@@ -36,7 +38,8 @@ BOUNDARY = 2
 NO_PREFIX = 3
 #: First id free for vocabulary entries (0 is the unknown value).
 FIRST_ID = 4
-WORD, POS, PREFIX = 0, 1, 2
+#: Columns of a token row; PUNCTUATION is read by the loss only, SECOND_POS is optional.
+WORD, POS, PREFIX, PUNCTUATION, SECOND_POS = 0, 1, 2, 3, 4
 
 _SEED = np.uint64(0x243F6A8885A308D3)
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
@@ -113,82 +116,97 @@ def arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, out):
     """Hashed ids of every template instance of arc ``(h, c)``; returns how many.
 
     ``attrs`` stacks the token rows of all sentences; the sentence starts at
-    row ``tok0`` and has ``n`` tokens.  ``values`` is a scratch of at least 8
-    int64; ``out`` must hold ``2 * (35 + n)`` ids.
+    row ``tok0`` and has ``n`` tokens.  With a fifth column (a second tag set),
+    every template holding a POS is instantiated once per tag set.  ``values``
+    is a scratch of at least 8 int64; ``out`` must hold
+    :func:`max_arc_features` ``(n)`` ids.
     """
-    hw = _attribute(attrs, tok0, n, h, WORD)
-    hp = _attribute(attrs, tok0, n, h, POS)
-    hx = _attribute(attrs, tok0, n, h, PREFIX)
-    cw = _attribute(attrs, tok0, n, c, WORD)
-    cp = _attribute(attrs, tok0, n, c, POS)
-    cx = _attribute(attrs, tok0, n, c, PREFIX)
     conjunction = 1 + (1 if h < c else 0) * 8 + distance_bin(h, c)
+    hx = _attribute(attrs, tok0, n, h, PREFIX)
+    cx = _attribute(attrs, tok0, n, c, PREFIX)
     count = 0
-    # word templates, then (template ids + 20) the same with prefixes
-    for variant in range(2):
-        if variant == 1:
-            if hx == NO_PREFIX and cx == NO_PREFIX:
-                break
-            hw = hx if hx != NO_PREFIX else hw
-            cw = cx if cx != NO_PREFIX else cw
-        base = 20 * variant
-        values[0] = base + 1
-        values[2], values[3] = hw, hp
-        count = _emit(out, count, values, 4, conjunction, hash_bits)
-        values[0] = base + 2
+    for tag_set in range(2 if attrs.shape[1] > SECOND_POS else 1):
+        column = POS if tag_set == 0 else SECOND_POS
+        offset = 100 * tag_set  # the second tag set's templates get their own ids
+        hw = _attribute(attrs, tok0, n, h, WORD)
+        cw = _attribute(attrs, tok0, n, c, WORD)
+        hp = _attribute(attrs, tok0, n, h, column)
+        cp = _attribute(attrs, tok0, n, c, column)
+        # word templates, then (template ids + 20) the same with prefixes; the
+        # templates without a POS (2, 5, 12) only with the first tag set
+        for variant in range(2):
+            if variant == 1:
+                if hx == NO_PREFIX and cx == NO_PREFIX:
+                    break
+                hw = hx if hx != NO_PREFIX else hw
+                cw = cx if cx != NO_PREFIX else cw
+            base = offset + 20 * variant
+            values[0] = base + 1
+            values[2], values[3] = hw, hp
+            count = _emit(out, count, values, 4, conjunction, hash_bits)
+            if tag_set == 0:
+                values[0] = base + 2
+                count = _emit(out, count, values, 3, conjunction, hash_bits)
+            values[0] = base + 4
+            values[2], values[3] = cw, cp
+            count = _emit(out, count, values, 4, conjunction, hash_bits)
+            if tag_set == 0:
+                values[0] = base + 5
+                count = _emit(out, count, values, 3, conjunction, hash_bits)
+            values[0] = base + 7
+            values[2], values[3], values[4], values[5] = hw, hp, cw, cp
+            count = _emit(out, count, values, 6, conjunction, hash_bits)
+            values[0] = base + 8
+            values[2], values[3], values[4] = hp, cw, cp
+            count = _emit(out, count, values, 5, conjunction, hash_bits)
+            values[0] = base + 9
+            values[2], values[3], values[4] = hw, cw, cp
+            count = _emit(out, count, values, 5, conjunction, hash_bits)
+            values[0] = base + 10
+            values[2], values[3], values[4] = hw, hp, cp
+            count = _emit(out, count, values, 5, conjunction, hash_bits)
+            values[0] = base + 11
+            values[2], values[3], values[4] = hw, hp, cw
+            count = _emit(out, count, values, 5, conjunction, hash_bits)
+            if tag_set == 0:
+                values[0] = base + 12
+                values[2], values[3] = hw, cw
+                count = _emit(out, count, values, 4, conjunction, hash_bits)
+        # POS-only templates
+        values[0] = offset + 3
+        values[2] = hp
         count = _emit(out, count, values, 3, conjunction, hash_bits)
-        values[0] = base + 4
-        values[2], values[3] = cw, cp
-        count = _emit(out, count, values, 4, conjunction, hash_bits)
-        values[0] = base + 5
+        values[0] = offset + 6
+        values[2] = cp
         count = _emit(out, count, values, 3, conjunction, hash_bits)
-        values[0] = base + 7
-        values[2], values[3], values[4], values[5] = hw, hp, cw, cp
-        count = _emit(out, count, values, 6, conjunction, hash_bits)
-        values[0] = base + 8
-        values[2], values[3], values[4] = hp, cw, cp
-        count = _emit(out, count, values, 5, conjunction, hash_bits)
-        values[0] = base + 9
-        values[2], values[3], values[4] = hw, cw, cp
-        count = _emit(out, count, values, 5, conjunction, hash_bits)
-        values[0] = base + 10
-        values[2], values[3], values[4] = hw, hp, cp
-        count = _emit(out, count, values, 5, conjunction, hash_bits)
-        values[0] = base + 11
-        values[2], values[3], values[4] = hw, hp, cw
-        count = _emit(out, count, values, 5, conjunction, hash_bits)
-        values[0] = base + 12
-        values[2], values[3] = hw, cw
+        values[0] = offset + 13
+        values[2], values[3] = hp, cp
         count = _emit(out, count, values, 4, conjunction, hash_bits)
-    # POS-only templates
-    values[0] = 3
-    values[2] = hp
-    count = _emit(out, count, values, 3, conjunction, hash_bits)
-    values[0] = 6
-    values[2] = cp
-    count = _emit(out, count, values, 3, conjunction, hash_bits)
-    values[0] = 13
-    values[2], values[3] = hp, cp
-    count = _emit(out, count, values, 4, conjunction, hash_bits)
-    # in-between POS
-    values[0] = 50
-    for b in range(min(h, c) + 1, max(h, c)):
-        values[2], values[3], values[4] = hp, _attribute(attrs, tok0, n, b, POS), cp
-        count = _emit(out, count, values, 5, conjunction, hash_bits)
-    # surrounding POS: 4-grams and their two trigram back-offs
-    for shape in range(4):
-        h_side = _attribute(attrs, tok0, n, h + (1 if shape % 2 == 0 else -1), POS)
-        c_side = _attribute(attrs, tok0, n, c + (-1 if shape < 2 else 1), POS)
-        values[0] = 60 + shape
-        values[2], values[3], values[4], values[5] = hp, h_side, c_side, cp
-        count = _emit(out, count, values, 6, conjunction, hash_bits)
-        values[0] = 70 + shape
-        values[2], values[3], values[4] = hp, c_side, cp
-        count = _emit(out, count, values, 5, conjunction, hash_bits)
-        values[0] = 80 + shape
-        values[2], values[3], values[4] = hp, h_side, cp
-        count = _emit(out, count, values, 5, conjunction, hash_bits)
+        # in-between POS
+        values[0] = offset + 50
+        for b in range(min(h, c) + 1, max(h, c)):
+            values[2], values[3], values[4] = hp, _attribute(attrs, tok0, n, b, column), cp
+            count = _emit(out, count, values, 5, conjunction, hash_bits)
+        # surrounding POS: 4-grams and their two trigram back-offs
+        for shape in range(4):
+            h_side = _attribute(attrs, tok0, n, h + (1 if shape % 2 == 0 else -1), column)
+            c_side = _attribute(attrs, tok0, n, c + (-1 if shape < 2 else 1), column)
+            values[0] = offset + 60 + shape
+            values[2], values[3], values[4], values[5] = hp, h_side, c_side, cp
+            count = _emit(out, count, values, 6, conjunction, hash_bits)
+            values[0] = offset + 70 + shape
+            values[2], values[3], values[4] = hp, c_side, cp
+            count = _emit(out, count, values, 5, conjunction, hash_bits)
+            values[0] = offset + 80 + shape
+            values[2], values[3], values[4] = hp, h_side, cp
+            count = _emit(out, count, values, 5, conjunction, hash_bits)
     return count
+
+
+@njit(cache=True, nogil=True)
+def max_arc_features(n):
+    """An upper bound on the ids of one arc in a sentence of ``n`` tokens, two tag sets."""
+    return 4 * (35 + n)
 
 
 @njit(cache=True, nogil=True)
@@ -203,7 +221,7 @@ def arc_part_scores(data, i, w, scale, out):
     tok0 = unit_offsets[i]
     n = unit_offsets[i + 1] - tok0
     values = np.zeros(8, dtype=np.int64)
-    ids = np.empty(2 * (35 + n), dtype=np.int64)
+    ids = np.empty(max_arc_features(n), dtype=np.int64)
     scaled = scale.shape[0] > 0
     for c in range(1, n + 1):
         for h in range(n + 1):
@@ -222,7 +240,7 @@ def arc_add_features(data, i, coef, scale, w):
     tok0 = unit_offsets[i]
     n = unit_offsets[i + 1] - tok0
     values = np.zeros(8, dtype=np.int64)
-    ids = np.empty(2 * (35 + n), dtype=np.int64)
+    ids = np.empty(max_arc_features(n), dtype=np.int64)
     scaled = scale.shape[0] > 0
     for c in range(1, n + 1):
         for h in range(n + 1):
@@ -247,7 +265,7 @@ def arc_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
     tok0 = unit_offsets[i]
     n = unit_offsets[i + 1] - tok0
     values = np.zeros(8, dtype=np.int64)
-    ids = np.empty(2 * (35 + n), dtype=np.int64)
+    ids = np.empty(max_arc_features(n), dtype=np.int64)
     scaled = scale.shape[0] > 0
     for c in range(1, n + 1):
         for h in range(n + 1):

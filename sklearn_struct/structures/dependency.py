@@ -5,7 +5,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._arc_features import arc_add_features, arc_change_sq_norm, arc_index, arc_part_scores
+from ._arc_features import (
+    PUNCTUATION, arc_add_features, arc_change_sq_norm, arc_index, arc_part_scores)
 from ._base import BaseStructure
 from ._batch import check_part_vector, check_take_indices, offsets_from_lengths
 from ._kernel import KernelOps
@@ -257,10 +258,12 @@ class DependencyTreeStructure(BaseStructure):
 
         Parameters
         ----------
-        X : list of array-like of int of shape (n_i, 3) or (n_i, 4)
+        X : list of array-like of int of shape (n_i, 3), (n_i, 4) or (n_i, 5)
             One array per sentence with the ``(WORD, POS, PREFIX)`` ids of its
-            words and optionally a 0/1 punctuation flag
-            (:class:`~sklearn_struct.preprocessing.DependencyTokenEncoder`).
+            words, optionally a 0/1 punctuation flag, and optionally the tag
+            of a second tag set (every POS template then also uses it;
+            :class:`~sklearn_struct.preprocessing.DependencyTokenEncoder`
+            with ``pos="both"``).  All sentences have the same columns.
         n_states : None
             Ignored (heads are positions).
 
@@ -277,24 +280,28 @@ class DependencyTreeStructure(BaseStructure):
         if not isinstance(self.hash_bits, (int, np.integer)) or not 1 <= self.hash_bits <= 30:
             raise ValueError(f"hash_bits must be an integer in 1..30, got {self.hash_bits!r}.")
         if isinstance(X, np.ndarray) or not hasattr(X, "__len__") or len(X) == 0:
-            raise TypeError("X must be a non-empty list with one (n_words, 3) or (n_words, 4) "
-                            "array of token attribute ids per sentence.")
+            raise TypeError("X must be a non-empty list with one (n_words, 3), (n_words, 4) or "
+                            "(n_words, 5) array of token attribute ids per sentence.")
         rows = []
         for i, x in enumerate(X):
             array = np.asarray(x)
-            if array.ndim != 2 or array.shape[1] not in (3, 4) or array.shape[0] == 0 or not (
+            if array.ndim != 2 or array.shape[1] not in (3, 4, 5) or array.shape[0] == 0 or not (
                     np.issubdtype(array.dtype, np.integer)):
                 raise ValueError(
-                    f"sentence {i}: expected an (n_words, 3) or (n_words, 4) array of integer "
-                    f"token attribute ids with n_words >= 1, got {array.dtype} of shape "
-                    f"{array.shape}.")
+                    f"sentence {i}: expected an (n_words, 3), (n_words, 4) or (n_words, 5) "
+                    f"array of integer token attribute ids with n_words >= 1, got "
+                    f"{array.dtype} of shape {array.shape}.")
             if (array < 0).any():
                 raise ValueError(f"sentence {i}: attribute ids must be non-negative.")
             if array.shape[1] == 3:  # no punctuation flags
                 array = np.column_stack([array, np.zeros(len(array), dtype=np.int64)])
-            elif not np.isin(array[:, 3], (0, 1)).all():
+            elif not np.isin(array[:, PUNCTUATION], (0, 1)).all():
                 raise ValueError(f"sentence {i}: the fourth column flags punctuation with 0 or "
                                  "1.")
+            if rows and array.shape[1] != rows[0].shape[1]:
+                raise ValueError(
+                    f"sentence {i}: {array.shape[1]} columns where sentence 0 has "
+                    f"{rows[0].shape[1]} (a second tag set must be given for every sentence).")
             rows.append(array.astype(np.int64))
         return self._batch(np.concatenate(rows), offsets_from_lengths([len(r) for r in rows]))
 
@@ -343,7 +350,7 @@ class DependencyTreeStructure(BaseStructure):
     # ----------------------------------------------------------------- parts
     def part_losses(self, batch, Y):
         Y = self.check_outputs(batch, Y)
-        word_weight = np.where(batch.attrs[:, 3] == 1, float(self.punctuation_weight), 1.0)
+        word_weight = np.where(batch.attrs[:, PUNCTUATION] == 1, float(self.punctuation_weight), 1.0)
         lengths = np.diff(batch.unit_offsets)
         # every arc into word m costs its weight, but the true one
         losses = np.repeat(word_weight, np.repeat(lengths, lengths))
