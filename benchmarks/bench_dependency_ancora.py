@@ -5,7 +5,8 @@ size of the paper's 2,306-sentence CoNLL-X Spanish training set) and scored on
 the test file (1,721 sentences), which plays the paper's validation role
 (choosing C and SGD's learning rate), as there is no third split here.  The
 parser is projective, single-root, first-order: ``DependencyTreeStructure``
-over ``DependencyTokenEncoder(pos="both")`` (gold UPOS+XPOS), hashed to
+over ``DependencyTokenEncoder(pos="upos")`` (gold UPOS: AnCora r2.8 has no
+XPOS, every one is ``_``), hashed to
 ``2 ** hash_bits`` weights; non-projective training sentences are dropped and
 counted; every test sentence is scored (UAS, punctuation excluded, CoNLL-X
 rule).
@@ -79,7 +80,7 @@ class Problem:
         train = load_conllu(data_dir / "es_ancora-ud-dev.conllu.gz")
         self.test = load_conllu(data_dir / "es_ancora-ud-test.conllu.gz")
         train_sentences, self.y, self.dropped = filter_projective(sentences(train), train.head)
-        encoder = DependencyTokenEncoder(pos="both").fit(train_sentences)
+        encoder = DependencyTokenEncoder(pos="upos").fit(train_sentences)
         self.X = encoder.transform(train_sentences)
         self.X_test = encoder.transform(sentences(self.test))
         self.structure = DependencyTreeStructure(hash_bits=hash_bits)
