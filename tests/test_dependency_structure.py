@@ -215,4 +215,6 @@ def test_warm_start_continues_on_head_arrays(Model):
 def test_a_second_tag_set_is_given_for_every_sentence_or_none():
     structure = DependencyTreeStructure(hash_bits=10)
     with pytest.raises(ValueError, match="sentence 1: 4 columns where sentence 0 has 5"):
-        structure.make_batch([np.full((2, 5), 4), np.full((3, 4), 4) % 2])
+        first, second = np.full((2, 5), 4), np.full((3, 4), 4)
+        first[:, 3] = second[:, 3] = 0  # the punctuation flags are valid
+        structure.make_batch([first, second])

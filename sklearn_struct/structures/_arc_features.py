@@ -22,10 +22,11 @@ Templates of an arc from head ``h`` to modifier ``c`` (``w`` word, ``p`` POS,
 
 with a second tag set, every template holding a POS once more with its tags
 (as MSTParser uses coarse and fine tags); every one alone and conjoined with
-the arc direction and a distance bin (1, 2, 3, 4, 5, 6-10, more than 10).  A feature is a hash of its template id, its
-attribute ids and the conjunction code (one multiply-xorshift round per 64-bit
-id and the MurmurHash3 finaliser: a tenth of the work of byte-wise FNV-1a,
-which dominated training), cut to ``hash_bits`` bits; its value is 1.
+the arc direction and a distance bin (1, 2, 3, 4, 5, 6-10, more than 10).  A
+feature is a hash of its template id, its attribute ids and the conjunction
+code (one multiply-xorshift round per 64-bit id and the MurmurHash3 finaliser:
+a tenth of the work of byte-wise FNV-1a, which dominated training), cut to
+``hash_bits`` bits; its value is 1.
 Features are generated on the fly: the arcs of a sentence are never stored as a
 feature matrix.
 """

@@ -350,7 +350,8 @@ class DependencyTreeStructure(BaseStructure):
     # ----------------------------------------------------------------- parts
     def part_losses(self, batch, Y):
         Y = self.check_outputs(batch, Y)
-        word_weight = np.where(batch.attrs[:, PUNCTUATION] == 1, float(self.punctuation_weight), 1.0)
+        word_weight = np.where(batch.attrs[:, PUNCTUATION] == 1,
+                               float(self.punctuation_weight), 1.0)
         lengths = np.diff(batch.unit_offsets)
         # every arc into word m costs its weight, but the true one
         losses = np.repeat(word_weight, np.repeat(lengths, lengths))
