@@ -265,8 +265,11 @@ class StructuredEstimator(BaseEstimator):
     def _validate_fit_data(self, X, y, sample_weight=None):
         """Resolve the structure, validate and encode the training data; set the data attributes.
 
-        Sets ``structure_``, ``classes_`` and ``n_features_in_`` (and
-        ``feature_names_in_`` for a table with column names).
+        Sets ``structure_`` (the structure resolved for the classes, see
+        :meth:`~sklearn_struct.structures.BaseStructure.for_classes`),
+        ``classes_`` and ``n_features_in_`` (and ``feature_names_in_`` for a
+        table with column names).  Learners run their inference on
+        ``structure_.training_structure()``; predictions use ``structure_``.
 
         Returns
         -------
@@ -297,8 +300,10 @@ class StructuredEstimator(BaseEstimator):
         else:
             self.__dict__.pop("feature_names_in_", None)
         codec = structure.target_codec(y)
+        structure = structure.for_classes(codec.classes_)
         batch = structure.make_batch(X, n_states=codec.n_states)
         Y = codec.encode(batch, y)
+        structure.training_structure().check_outputs(batch, Y)
         sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
         self.structure_ = structure
         self.classes_ = codec.classes_

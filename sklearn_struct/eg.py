@@ -95,7 +95,7 @@ class _BaseEG(StructuredEstimator):
         if previous is not None and np.array_equal(self._dual_state_classes, self.classes_):
             state = previous  # (classes_ is None for outputs that are not labels)
         result = eg_solve(
-            self.structure_, batch, Y, loss=self._loss, C=float(self.C),
+            self.structure_.training_structure(), batch, Y, loss=self._loss, C=float(self.C),
             sample_weight=sample_weight, solver=self.solver, order=self.order,
             learning_rate=self.learning_rate, eta0=self.eta0, tol=self.tol,
             max_iter=self.max_iter, annealing=self.annealing, state=state,

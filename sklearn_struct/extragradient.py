@@ -263,9 +263,9 @@ class DualExtragradientMatcher(StructuredEstimator):
 
         previous = getattr(self, "_solver_state", None) if self.warm_start else None
         result = dual_extragradient(
-            structure, batch, Y, radius=float(self.radius), geometry=self.geometry,
-            memory=self.memory, max_iter=self.max_iter, tol=self.tol, callback=callback,
-            state=previous,
+            structure.training_structure(), batch, Y, radius=float(self.radius),
+            geometry=self.geometry, memory=self.memory, max_iter=self.max_iter, tol=self.tol,
+            callback=callback, state=previous,
         )
         # as large as the weights: kept only for warm starts
         self._solver_state = result.state if self.warm_start else None

@@ -268,7 +268,8 @@ class L1M3N(StructuredEstimator):
                 f"data needs {batch.n_weights}; use the same features and labels or "
                 "warm_start=False."
             )
-        hinge = StructuredHinge(self.structure_, batch, Y, n_jobs=self.n_jobs)
+        hinge = StructuredHinge(self.structure_.training_structure(), batch, Y,
+                                n_jobs=self.n_jobs)
         result = self._solve(hinge, previous)
         self._set_weights(batch, result.coef)
         self.support_ = np.asarray(self.structure_.feature_support(batch, self.weights_),
