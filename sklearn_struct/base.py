@@ -38,6 +38,8 @@ Every estimator's ``history_`` is a dict of 1-D arrays with one entry per
 iteration of its solver (:func:`as_history`).
 """
 
+from collections.abc import Mapping
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
@@ -107,6 +109,28 @@ def _input_form(X):
             return "sequences"  # 1-D arrays of different lengths: not the rows of a table
         return "table"
     return "table"  # DataFrames and other array-likes: scikit-learn validates them
+
+
+def _reject_token_dicts(X, owner):
+    """Token feature dicts (sklearn-crfsuite's input) need vectorising: say so before any work.
+
+    Only lists and tuples are looked at (arrays and sparse matrices hold no dicts).
+    """
+    if not isinstance(X, (list, tuple)):
+        return
+    for i, example in enumerate(X):
+        if isinstance(example, Mapping):
+            found = f"X[{i}] is a dict"
+        elif isinstance(example, (list, tuple)) and any(isinstance(token, Mapping)
+                                                        for token in example):
+            found = f"X[{i}] is a sequence of dicts (token features, the sklearn-crfsuite format)"
+        else:
+            continue
+        raise TypeError(
+            f"{owner}: {found}; estimators take numbers: one (n_tokens, n_features) matrix per "
+            "sequence. Turn token dicts into such matrices with "
+            "sklearn_struct.preprocessing.SequenceDictVectorizer, e.g. "
+            f"make_pipeline(SequenceDictVectorizer(), {owner}()).fit(X, y).")
 
 
 def _check_finite_rows(X, owner):
@@ -284,6 +308,7 @@ class StructuredEstimator(BaseEstimator):
         if isinstance(X, (list, tuple)) and len(X) == 0:
             raise ValueError(f"{name}: X is an empty list; expected at least one sample (a 2-D "
                              "array) or one example (a list of sequences or graphs).")
+        _reject_token_dicts(X, name)
         if isinstance(X, np.ndarray) and X.ndim == 3 and X.dtype != object:
             raise ValueError(
                 f"{name}: X is a 3-D array of shape {X.shape}; pass sequences as a list of 2-D "
@@ -344,6 +369,7 @@ class StructuredEstimator(BaseEstimator):
         """Batch of ``X`` for the fitted model, in the input form and width of ``fit``."""
         check_is_fitted(self)
         name = type(self).__name__
+        _reject_token_dicts(X, name)
         table = _input_form(X) == "table"
         if table != self._table_input:
             raise ValueError(
