@@ -190,7 +190,10 @@ class EGCRF(_BaseEG):
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the online updates.
     verbose : int, default=0
-        Print one line per pass.
+        Print one line per pass: the ``C`` of the pass (followed by
+        ``(annealing towards C=...)`` while it is still being annealed towards
+        the target), the primal and dual objectives at that ``C`` and their
+        relative gap.
 
     Attributes
     ----------
@@ -289,7 +292,10 @@ class EGStructuredSVM(_BaseEG):
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the online updates.
     verbose : int, default=0
-        Print one line per pass.
+        Print one line per pass: the ``C`` of the pass (followed by
+        ``(annealing towards C=...)`` while it is still being annealed towards
+        the target), the primal and dual objectives at that ``C`` and their
+        relative gap.
 
     Attributes
     ----------
