@@ -209,7 +209,9 @@ class EGCRF(_BaseEG):
     start_transition_, end_transition_ : ndarray of shape (n_classes,)
         Chains with start/end parts only: scores of the first and last label.
     structure_ : BaseStructure
-        The structure used (the ``structure`` object itself when one is given).
+        The structure used (the ``structure`` object itself when one is given,
+        unless it names labels to resolve, such as a chain's tagging scheme:
+        see :meth:`~sklearn_struct.structures.BaseStructure.for_classes`).
     n_features_in_ : int
         Number of input features (columns of ``X`` or of every sequence).
     feature_names_in_ : ndarray of str

@@ -101,7 +101,8 @@ class DualExtragradientMatcher(StructuredEstimator):
         ``end_transition_``).
     structure_ : BaseStructure
         The structure used: a new one for a name, the ``structure`` object
-        itself when one is passed (never modified).
+        itself when one is passed (never modified), unless it names labels to
+        resolve (:meth:`~sklearn_struct.structures.BaseStructure.for_classes`).
     classes_ : ndarray
         Labels (``[0, 1]`` for matching and min-cut).
     n_iter_ : int

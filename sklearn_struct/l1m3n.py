@@ -151,7 +151,9 @@ class L1M3N(StructuredEstimator):
         All weights in the structure's layout; ``coef_`` and the transition
         weights are views of it (the structure's ``weight_attributes``).
     structure_ : BaseStructure
-        The structure used (the ``structure`` object itself when one is given).
+        The structure used (the ``structure`` object itself when one is given,
+        unless it names labels to resolve, such as a chain's tagging scheme:
+        see :meth:`~sklearn_struct.structures.BaseStructure.for_classes`).
     support_ : ndarray of bool of shape (n_features,)
         Input features with a non-zero weight for at least one label; for
         matching and min-cut, the non-zero weights (``n_features = n_weights``).
