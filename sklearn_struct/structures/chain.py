@@ -319,20 +319,19 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
             ``self`` when unconstrained or with ``constrain_training=True``, else
             a new chain without constraints.
         """
-        if self.constrain_training or self._constraint_masks(None) is None:
+        if self.constrain_training or not self._has_constraints():
             return self
         return type(self)(start_end=self.start_end, loss_weights=self.loss_weights)
 
-    def _constraint_masks(self, n_states):
-        """``(transitions, start, end)`` boolean masks, or None without constraints.
+    def _has_constraints(self):
+        return any(mask is not None for mask in
+                   (self.allowed_transitions, self.allowed_start, self.allowed_end))
 
-        ``n_states=None`` only tells whether there are constraints.
-        """
-        given = (self.allowed_transitions, self.allowed_start, self.allowed_end)
-        if all(mask is None for mask in given):
+    def _constraint_masks(self, n_states):
+        """``(transitions, start, end)`` boolean masks, or None without constraints."""
+        if not self._has_constraints():
             return None
-        if n_states is None:
-            return given
+        given = (self.allowed_transitions, self.allowed_start, self.allowed_end)
         name = type(self).__name__
         if isinstance(self.allowed_transitions, str):
             raise ValueError(
