@@ -38,6 +38,8 @@ Every estimator's ``history_`` is a dict of 1-D arrays with one entry per
 iteration of its solver (:func:`as_history`).
 """
 
+from collections.abc import Mapping
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
@@ -107,6 +109,28 @@ def _input_form(X):
             return "sequences"  # 1-D arrays of different lengths: not the rows of a table
         return "table"
     return "table"  # DataFrames and other array-likes: scikit-learn validates them
+
+
+def _reject_token_dicts(X, owner):
+    """Token feature dicts (sklearn-crfsuite's input) need vectorising: say so before any work.
+
+    Only lists and tuples are looked at (arrays and sparse matrices hold no dicts).
+    """
+    if not isinstance(X, (list, tuple)):
+        return
+    for i, example in enumerate(X):
+        if isinstance(example, Mapping):
+            found = f"X[{i}] is a dict"
+        elif isinstance(example, (list, tuple)) and any(isinstance(token, Mapping)
+                                                        for token in example):
+            found = f"X[{i}] is a sequence of dicts (token features, the sklearn-crfsuite format)"
+        else:
+            continue
+        raise TypeError(
+            f"{owner}: {found}; estimators take numbers: one (n_tokens, n_features) matrix per "
+            "sequence. Turn token dicts into such matrices with "
+            "sklearn_struct.preprocessing.SequenceDictVectorizer, e.g. "
+            f"make_pipeline(SequenceDictVectorizer(), {owner}()).fit(X, y).")
 
 
 def _check_finite_rows(X, owner):
@@ -265,8 +289,11 @@ class StructuredEstimator(BaseEstimator):
     def _validate_fit_data(self, X, y, sample_weight=None):
         """Resolve the structure, validate and encode the training data; set the data attributes.
 
-        Sets ``structure_``, ``classes_`` and ``n_features_in_`` (and
-        ``feature_names_in_`` for a table with column names).
+        Sets ``structure_`` (the structure resolved for the classes, see
+        :meth:`~sklearn_struct.structures.BaseStructure.for_classes`),
+        ``classes_`` and ``n_features_in_`` (and ``feature_names_in_`` for a
+        table with column names).  Learners run their inference on
+        ``structure_.training_structure()``; predictions use ``structure_``.
 
         Returns
         -------
@@ -281,6 +308,7 @@ class StructuredEstimator(BaseEstimator):
         if isinstance(X, (list, tuple)) and len(X) == 0:
             raise ValueError(f"{name}: X is an empty list; expected at least one sample (a 2-D "
                              "array) or one example (a list of sequences or graphs).")
+        _reject_token_dicts(X, name)
         if isinstance(X, np.ndarray) and X.ndim == 3 and X.dtype != object:
             raise ValueError(
                 f"{name}: X is a 3-D array of shape {X.shape}; pass sequences as a list of 2-D "
@@ -297,8 +325,10 @@ class StructuredEstimator(BaseEstimator):
         else:
             self.__dict__.pop("feature_names_in_", None)
         codec = structure.target_codec(y)
+        structure = structure.for_classes(codec.classes_)
         batch = structure.make_batch(X, n_states=codec.n_states)
         Y = codec.encode(batch, y)
+        structure.training_structure().check_outputs(batch, Y)
         sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
         self.structure_ = structure
         self.classes_ = codec.classes_
@@ -339,6 +369,7 @@ class StructuredEstimator(BaseEstimator):
         """Batch of ``X`` for the fitted model, in the input form and width of ``fit``."""
         check_is_fitted(self)
         name = type(self).__name__
+        _reject_token_dicts(X, name)
         table = _input_form(X) == "table"
         if table != self._table_input:
             raise ValueError(

@@ -95,7 +95,7 @@ class _BaseEG(StructuredEstimator):
         if previous is not None and np.array_equal(self._dual_state_classes, self.classes_):
             state = previous  # (classes_ is None for outputs that are not labels)
         result = eg_solve(
-            self.structure_, batch, Y, loss=self._loss, C=float(self.C),
+            self.structure_.training_structure(), batch, Y, loss=self._loss, C=float(self.C),
             sample_weight=sample_weight, solver=self.solver, order=self.order,
             learning_rate=self.learning_rate, eta0=self.eta0, tol=self.tol,
             max_iter=self.max_iter, annealing=self.annealing, state=state,
@@ -190,7 +190,10 @@ class EGCRF(_BaseEG):
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the online updates.
     verbose : int, default=0
-        Print one line per pass.
+        Print one line per pass: the ``C`` of the pass (followed by
+        ``(annealing towards C=...)`` while it is still being annealed towards
+        the target), the primal and dual objectives at that ``C`` and their
+        relative gap.
 
     Attributes
     ----------
@@ -206,7 +209,9 @@ class EGCRF(_BaseEG):
     start_transition_, end_transition_ : ndarray of shape (n_classes,)
         Chains with start/end parts only: scores of the first and last label.
     structure_ : BaseStructure
-        The structure used (the ``structure`` object itself when one is given).
+        The structure used (the ``structure`` object itself when one is given,
+        unless it names labels to resolve, such as a chain's tagging scheme:
+        see :meth:`~sklearn_struct.structures.BaseStructure.for_classes`).
     n_features_in_ : int
         Number of input features (columns of ``X`` or of every sequence).
     feature_names_in_ : ndarray of str
@@ -289,7 +294,10 @@ class EGStructuredSVM(_BaseEG):
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the online updates.
     verbose : int, default=0
-        Print one line per pass.
+        Print one line per pass: the ``C`` of the pass (followed by
+        ``(annealing towards C=...)`` while it is still being annealed towards
+        the target), the primal and dual objectives at that ``C`` and their
+        relative gap.
 
     Attributes
     ----------

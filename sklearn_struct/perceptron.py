@@ -141,8 +141,8 @@ class StructuredPerceptron(StructuredEstimator):
                                   or not np.array_equal(self._state_classes, self.classes_)):
             state = None  # another training set: start afresh
         w, state, history, _ = perceptron_solve(
-            self.structure_, batch, Y, max_iter=self.max_iter, average=self.average,
-            shuffle=self.shuffle, sample_weight=sample_weight, state=state,
+            self.structure_.training_structure(), batch, Y, max_iter=self.max_iter,
+            average=self.average, shuffle=self.shuffle, sample_weight=sample_weight, state=state,
             random_state=check_random_state(self.random_state), verbose=self.verbose)
         self._set_weights(batch, w)
         self.n_iter_ = len(history["mistakes"])

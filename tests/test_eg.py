@@ -517,6 +517,21 @@ def test_convergence_warning_and_verbose(capsys):
     assert "[EG] pass" in capsys.readouterr().out
 
 
+def test_verbose_says_when_C_is_annealed(capsys):
+    X, y = make_chains(n=20, seed=20)
+    crf = EGCRF(C=50.0, tol=1e-6, max_iter=200, verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    Cs = crf.history_["C"]
+    assert len(lines) == len(Cs) and Cs[0] < 50.0 == Cs[-1]  # annealed, then at the target
+    for line, C in zip(lines, Cs):
+        if C < 50.0:
+            assert f"C={C:.4g} (annealing towards C=50)  primal=" in line
+        else:
+            assert "C=50  primal=" in line and "annealing" not in line
+    EGCRF(C=50.0, annealing=False, max_iter=3, tol=1e-2, verbose=1).fit(X, y)
+    assert "annealing" not in capsys.readouterr().out
+
+
 # ------------------------------------------------------------------ errors
 def test_bad_inputs_raise_clear_errors():
     X, y = make_chains(n=4, seed=21)

@@ -470,9 +470,11 @@ def eg_solve(
                            ("eval_seconds", time.perf_counter() - start)):
             history[key].append(value)
         if verbose:
-            print(f"[EG] pass {total_tries / n:7.2f}  C={C_now:.4g}  primal={primal:.8g}  "
-                  f"dual={dual:.8g}  rel.gap={gap / max(abs(primal), 1e-300):.3e}  "
-                  f"({elapsed:.2f}s)")
+            # objectives and gap are those of the current C, not yet of the target
+            annealed = f" (annealing towards C={C:.4g})" if C_now != C else ""
+            print(f"[EG] pass {total_tries / n:7.2f}  C={C_now:.4g}{annealed}  "
+                  f"primal={primal:.8g}  dual={dual:.8g}  "
+                  f"rel.gap={gap / max(abs(primal), 1e-300):.3e}  ({elapsed:.2f}s)")
         if callback is not None:
             if solver == "batch":
                 epoch_runner.store(state)

@@ -43,7 +43,10 @@ which structure they hold.  It has four groups of operations:
 * data: :meth:`~BaseStructure.make_batch`, :meth:`~BaseStructure.take`,
   :meth:`~BaseStructure.check_outputs`, :meth:`~BaseStructure.n_features_in`;
 * targets: :meth:`~BaseStructure.target_codec` (validate, encode and decode
-  the user's ``y``), :meth:`~BaseStructure.score_outputs`,
+  the user's ``y``), :meth:`~BaseStructure.for_classes` (settings given by
+  label names resolved against the classes),
+  :meth:`~BaseStructure.training_structure` (the structure learning runs its
+  inference on), :meth:`~BaseStructure.score_outputs`,
   :attr:`~BaseStructure.flat_outputs`;
 * weights: :meth:`~BaseStructure.weight_attributes` (fitted attributes such
   as ``coef_`` and ``transition_``), :meth:`~BaseStructure.feature_support`,
@@ -629,6 +632,45 @@ class BaseStructure(ABC):
             For malformed targets, naming the offending example.
         """
         return UnitLabelCodec(y, unit="unit")
+
+    def for_classes(self, classes):
+        """The structure for outputs whose state ``k`` has the label ``classes[k]``.
+
+        Estimators call it once the target codec has fixed the classes, and
+        keep the result as ``structure_``: a structure with settings given by
+        label names (a chain's tagging scheme) returns a new structure with
+        them resolved into state indices; the given structure is not modified.
+
+        Parameters
+        ----------
+        classes : array-like of shape (n_states,)
+            The label of every output state (the codec's ``classes_``).
+
+        Returns
+        -------
+        structure : BaseStructure
+            By default ``self``.
+
+        Raises
+        ------
+        ValueError or TypeError
+            If the labels do not fit the structure's settings.
+        """
+        return self
+
+    def training_structure(self):
+        """The structure whose inference a learner runs while fitting.
+
+        A structure with constraints that only apply to decoding (a chain's
+        allowed transitions without ``constrain_training``) returns a new one
+        without them; predictions use the structure itself.
+
+        Returns
+        -------
+        structure : BaseStructure
+            By default ``self``.  It builds the same batches and weight layout.
+        """
+        return self
 
     def score_outputs(self, batch, Y_pred, Y_true, sample_weight=None):
         """Score of predicted outputs against the truth (the estimators' ``score``).
