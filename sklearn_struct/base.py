@@ -352,6 +352,25 @@ class StructuredEstimator(BaseEstimator):
             setattr(self, attribute, value)
         self._weight_attribute_names = tuple(attributes)
 
+    def _pass_callback(self, callback, batch, weights_of):
+        """The solver's per-pass callback that shows ``callback`` the model of that pass.
+
+        ``weights_of(solver_state)`` gives the current weight vector; the
+        estimator gets it (``coef_``, ``predict``, ... work) and
+        ``callback(pass_number, estimator)`` is called.  ``None`` for none.
+        """
+        if callback is None:
+            return None
+        if not callable(callback):
+            raise TypeError(f"{type(self).__name__}.fit: callback must be callable "
+                            f"(pass_number, estimator), got {callback!r}.")
+
+        def on_pass(pass_number, state):
+            self._set_weights(batch, weights_of(state))
+            callback(pass_number, self)
+
+        return on_pass
+
     def _weight_attributes(self):
         return {name: getattr(self, name) for name in self._weight_attribute_names}
 
