@@ -56,15 +56,18 @@ Run "sklearn-struct COMMAND --help" for the options of a command.
 """
 
 _TEMPLATE_HELP = """\
-feature templates (default: window).
-"window": CRFsuite's chunking templates.  For every attribute column a
-(in a column file: every column but the label; the first is named w, the
-second pos, the next c2, c3, ...) and offset i in -W..W: a[i], a[i]|a[i+1],
-and for every column but the first a[i]|a[i+1]|a[i+2]; plus a bias and
-__BOS__/__EOS__ on the first/last token.
-"words": conll_token_features: the word, lower case, 2-3 letter suffixes,
-shape, case and digit flags, POS (second column) and its first two letters,
-and the lower case, case flags and POS of the neighbours within W.
+feature templates (default: window)
+window: CRFsuite's chunking templates.  For each
+  input column a and offset i in -W..W: a[i] and
+  a[i]|a[i+1]; for every column but the first also
+  a[i]|a[i+1]|a[i+2]; a bias; __BOS__ and __EOS__
+  on the first and last token.  In a column file
+  the input columns are all but the label, named
+  w (the first), pos (the second), c2, c3, ...
+words: conll_token_features: the word, its lower
+  case, suffixes, shape, case and digit flags, the
+  POS (second column) and the lower case, case
+  flags and POS of the neighbours within W
 """
 
 
@@ -410,7 +413,7 @@ def _parser():
                        "perceptron: averaged StructuredPerceptron")
     learn.add_argument("--C", type=_positive_float,
                        help="inverse regularisation strength (crf, svm; default 1.0)")
-    learn.add_argument("--max-iter", type=_positive_int,
+    learn.add_argument("--max-iter", type=_positive_int, metavar="N",
                        help="maximum passes over the training set\n"
                        "(default: 100 for crf and svm, 10 for the perceptron)")
     learn.add_argument("--tol", type=_positive_float,
@@ -420,10 +423,10 @@ def _parser():
     learn.add_argument("--window", type=_non_negative_int, default=2, metavar="W",
                        help="neighbours on each side used by the templates (default: 2)")
     learn.add_argument("--prune", type=_non_negative_float, metavar="T",
-                       help="set the weights of magnitude below T to zero, for a smaller\n"
-                       "model file (EG weights are dense)")
-    learn.add_argument("--n-jobs", type=int, help="joblib workers (inference and prediction)")
-    learn.add_argument("--random-state", type=int, default=0,
+                       help="set the weights of magnitude below T to zero\n"
+                       "(a smaller model file; EG weights are dense)")
+    learn.add_argument("--n-jobs", type=int, metavar="N", help="joblib workers (inference and prediction)")
+    learn.add_argument("--random-state", type=int, default=0, metavar="SEED",
                        help="seed of the order of the training examples (default: 0)")
     learn.add_argument("-v", "--verbose", action="store_true",
                        help="print one line per pass (objective, duality gap, time)")
