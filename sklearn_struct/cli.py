@@ -425,7 +425,8 @@ def _parser():
     learn.add_argument("--prune", type=_non_negative_float, metavar="T",
                        help="set the weights of magnitude below T to zero\n"
                        "(a smaller model file; EG weights are dense)")
-    learn.add_argument("--n-jobs", type=int, metavar="N", help="joblib workers (inference and prediction)")
+    learn.add_argument("--n-jobs", type=int, metavar="N",
+                       help="joblib workers (inference and prediction)")
     learn.add_argument("--random-state", type=int, default=0, metavar="SEED",
                        help="seed of the order of the training examples (default: 0)")
     learn.add_argument("-v", "--verbose", action="store_true",
