@@ -70,7 +70,7 @@ class _BaseEG(StructuredEstimator):
         return needed + (("loss_augmented_argmax",) if self._loss == "hinge" else ())
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, callback=None):
         """Fit the model by exponentiated gradient on the dual.
 
         Parameters
@@ -83,6 +83,11 @@ class _BaseEG(StructuredEstimator):
             Labels of any hashable type (one kind: all strings, all numbers, ...).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weight of each example's loss term.
+        callback : callable, default=None
+            Called after every pass as ``callback(pass_number, estimator)``,
+            the estimator holding the weights of that pass (so that
+            ``estimator.predict`` or ``score`` on a development set work);
+            its return value is ignored.  Training does not depend on it.
 
         Returns
         -------
@@ -90,6 +95,7 @@ class _BaseEG(StructuredEstimator):
             The fitted estimator.
         """
         batch, Y, sample_weight = self._validate_fit_data(X, y, sample_weight)
+        on_pass = self._pass_callback(callback, batch, lambda state: state.w)
         state = None
         previous = self.__dict__.get("_dual_state") if self.warm_start else None
         if previous is not None and np.array_equal(self._dual_state_classes, self.classes_):
@@ -100,7 +106,7 @@ class _BaseEG(StructuredEstimator):
             learning_rate=self.learning_rate, eta0=self.eta0, tol=self.tol,
             max_iter=self.max_iter, annealing=self.annealing, state=state,
             random_state=check_random_state(self.random_state), n_jobs=self.n_jobs,
-            verbose=self.verbose,
+            verbose=self.verbose, callback=on_pass,
         )
         self._set_weights(batch, result.state.w)
         self.n_iter_ = result.n_iter

@@ -184,6 +184,8 @@ class L1M3N(StructuredEstimator):
     array([0, 1])
     """
 
+    _weights_prunable = False  # support_ follows the zeros of the L1 solution
+
     _parameter_constraints = {
         "structure": [BaseStructure, StrOptions(set(STRUCTURE_NAMES)),
                       None],

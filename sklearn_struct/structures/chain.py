@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _chain_kernels as kernels
-from ._base import OPERATIONS, BaseStructure
+from ._base import OPERATIONS, BaseStructure, label_weight_names
 from ._targets import UnitLabelCodec
 from ._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
 from ._batch import (
@@ -716,6 +716,10 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
         if batch.start_end:
             attributes.update(start_transition_=start, end_transition_=end)
         return attributes
+
+    def named_weights(self, attributes, feature_names, classes):
+        return label_weight_names(attributes["coef_"], attributes["transition_"], feature_names,
+                                  classes)
 
     def feature_support(self, batch, w):
         return np.any(self.split_weights(batch, w)[0] != 0.0, axis=0)
