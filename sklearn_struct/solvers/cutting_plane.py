@@ -71,13 +71,10 @@ class CuttingPlaneResult:
     history: dict
 
 
-def solve_l1_margin_lp(rows, losses, owners, n_samples, *, C=None, radius=None,
-                       nonnegative=None):
-    """Solve the L1 margin LP over an explicit set of constraints.
+def solve_l1_margin_lp(rows, losses, owners, n_samples, *, C, nonnegative=None):
+    """Solve the L1 margin LP P1, ``min ||w||_1 + C sum xi``, over explicit constraints.
 
-    With ``C``: P1, ``min ||w||_1 + C sum xi``.  With ``radius``: P1',
-    ``min 1/N sum xi`` subject to ``||w||_1 <= radius``.  Constraint ``c`` reads
-    ``w . rows[c] >= losses[c] - xi[owners[c]]``.
+    Constraint ``c`` reads ``w . rows[c] >= losses[c] - xi[owners[c]]``.
 
     Parameters
     ----------
@@ -87,8 +84,7 @@ def solve_l1_margin_lp(rows, losses, owners, n_samples, *, C=None, radius=None,
     owners : ndarray of int of shape (n_constraints,)
         Example index of each constraint.
     n_samples : int
-    C, radius : float
-        Exactly one of them.
+    C : float
     nonnegative : ndarray of bool of shape (n_weights,), optional
         Weights constrained to be ``>= 0`` (``nu_j = 0``).
 
@@ -108,15 +104,7 @@ def solve_l1_margin_lp(rows, losses, owners, n_samples, *, C=None, radius=None,
     # Variables [mu, nu, xi] >= 0;  -df.mu + df.nu - xi_i <= -loss.
     A_ub = sp.hstack([-rows, rows, slack_columns], format="csr")
     b_ub = -np.asarray(losses, dtype=np.float64)
-    if C is not None:
-        cost = np.concatenate([np.ones(2 * n_weights), np.full(n_samples, float(C))])
-    else:
-        cost = np.concatenate([np.zeros(2 * n_weights), np.full(n_samples, 1.0 / n_samples)])
-        ball = sp.csr_matrix(
-            np.concatenate([np.ones(2 * n_weights), np.zeros(n_samples)])[None, :]
-        )
-        A_ub = sp.vstack([A_ub, ball], format="csr")
-        b_ub = np.append(b_ub, float(radius))
+    cost = np.concatenate([np.ones(2 * n_weights), np.full(n_samples, float(C))])
     bounds = np.zeros((cost.size, 2))
     bounds[:, 1] = np.inf
     if nonnegative is not None:
