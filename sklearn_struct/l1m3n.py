@@ -75,17 +75,26 @@ class L1M3N(StructuredEstimator):
     duality gap ``tol`` (EG's dual distributions are dual points of P1).
 
     Numerical range.  Scaling the features by ``s`` is the same problem as
-    multiplying ``C`` by ``s`` (``F`` is divided by ``s``), so the range is one
-    of ``C`` times the feature scale.  Measured on a 60 x 8 standardised
-    problem (the test suite runs these cases): the cutting plane converges
-    to the LP's optimum for ``C`` from ``1e-8`` to ``1e8`` and features
-    scaled by ``1e-6`` to ``1e6``; the subgradient method and EM converge
-    to ``tol`` for ``C * scale`` up to about 1 (both certify ``w = 0`` at once
-    below ``l1m3n_min_C``), and above, where P1 becomes a hard-margin
-    problem on which subgradient steps and EG crawl, they stop at
-    ``max_iter`` with a :class:`~sklearn.exceptions.ConvergenceWarning`
-    giving the certified gap -- never a silent wrong answer.  Results are
-    finite throughout.
+    multiplying ``C`` by ``s`` (``F`` is divided by ``s``), and
+    :func:`l1m3n_min_C` scales as ``1 / s``, so ``C / l1m3n_min_C`` is the
+    scale-free measure of how hard a problem is.  Measured on a 60 x 8
+    standardised problem (``tests/test_l1m3n_limits.py`` runs ``C`` from
+    ``1e-8`` to ``1e8`` and features scaled by ``1e-6`` to ``1e6``):
+
+    * every solver certifies ``w = 0`` at once for ``C <= l1m3n_min_C``;
+    * the cutting plane converges to the LP optimum (relative gap ``< tol``)
+      for ``C`` times the feature scale up to about ``1e12``; beyond, ``C``
+      multiplies the rounding of the hinge losses, the objective is not
+      resolved in double precision and it warns;
+    * the subgradient method certifies ``tol = 1e-3`` within its 1000 steps
+      for ``C`` up to about 10 times ``l1m3n_min_C``, EM (30 iterations) up
+      to about 100 times; above, P1 approaches a hard-margin problem on
+      which subgradient steps and EG crawl, and they stop at ``max_iter``
+      with a :class:`~sklearn.exceptions.ConvergenceWarning` giving the
+      certified gap and what failed -- never a silent wrong answer.
+
+    Results are finite throughout, and ``objective_`` and ``lower_bound_``
+    bracket the optimum.
 
     Parameters
     ----------
@@ -115,8 +124,9 @@ class L1M3N(StructuredEstimator):
         ``max_iter`` counts passes over the data, a subgradient step or an EM
         iteration is not one pass.)
     tol : float, default=1e-3
-        Subgradient and EM: certified relative duality gap ``(F - lower bound)
-        / F`` at which they stop.  (The cutting plane stops on ``epsilon``.)
+        Certified relative duality gap ``(F - lower bound) / F`` at which the
+        subgradient method and EM stop; the cutting plane, which stops on
+        ``epsilon``, warns when its final gap exceeds it.
     epsilon : float, default=1e-3
         Cutting-plane precision: outputs violating their margin by more than
         ``epsilon`` beyond the current slack enter the working set.
@@ -330,7 +340,8 @@ class L1M3N(StructuredEstimator):
         rng = check_random_state(self.random_state)
         if self.solver == "cutting_plane":
             return l1_cutting_plane(
-                hinge, self.C, epsilon=self.epsilon, coef_init=previous, verbose=self.verbose,
+                hinge, self.C, epsilon=self.epsilon, tol=self.tol, coef_init=previous,
+                verbose=self.verbose,
                 max_iter=self.max_iter or DEFAULT_MAX_ITER["cutting_plane"],
             )
         if self.solver == "subgradient":
@@ -352,11 +363,17 @@ class L1M3N(StructuredEstimator):
 
     def _convergence_failure(self, result):
         """What failed, for the ConvergenceWarning."""
-        if self.solver == "cutting_plane":
-            return (f"outputs still violate their margin by more than epsilon={self.epsilon} "
-                    f"(objective {result.objective:.6g}, LP lower bound "
-                    f"{result.lower_bound:.6g}); increase max_iter.")
         gap = (result.objective - result.lower_bound) / max(result.objective, 1e-300)
+        if self.solver == "cutting_plane":
+            if result.n_iter == (self.max_iter or DEFAULT_MAX_ITER["cutting_plane"]):
+                return (f"outputs still violate their margin by more than epsilon="
+                        f"{self.epsilon} (objective {result.objective:.6g}, LP lower bound "
+                        f"{result.lower_bound:.6g}); increase max_iter.")
+            return (f"no output violates its margin, but the relative gap {gap:.3g} between "
+                    f"the objective {result.objective:.6g} and the LP lower bound "
+                    f"{result.lower_bound:.6g} exceeds tol={self.tol}: C times the feature "
+                    "scale is too large for the hinge losses to be resolved in double "
+                    "precision; rescale the features or lower C.")
         advice = ("increase max_iter, or use solver='cutting_plane', which is exact at any C "
                   "and feature scale")
         if self.solver == "em" and not all(result.history["eg_converged"]):

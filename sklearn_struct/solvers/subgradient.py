@@ -63,6 +63,8 @@ HINGE_OPERATIONS = (
     "part_losses",
     "loss_augmented_argmax",
 )
+#: Relative rounding allowance of a lower bound computed as a difference of large terms.
+ROUNDING = 1e-12
 #: Relative cuts tried by :func:`sparsest_certified` (fractions of ``||w||_1``).
 SPARSITY_CUTS = (1e-4, 1e-3, 1e-2, 3e-2, 1e-1)
 #: Dual points (most violated outputs of recent iterations) kept for the aggregated
@@ -201,8 +203,12 @@ def l1_hinge_lower_bound(C, expected_loss, G, nonnegative, upper=np.inf):
     """
     nu = l1_dual_norm(G, nonnegative)
     scaled = C * expected_loss * min(1.0, 1.0 / (C * nu)) if C * nu > 0 else C * expected_loss
-    full = (C * expected_loss - (C * nu - 1.0) * upper if C * nu > 1.0 and np.isfinite(upper)
-            else -np.inf)
+    full = -np.inf
+    if C * nu > 1.0 and np.isfinite(upper):
+        # a difference of two large terms: less their rounding error, so that a huge C
+        # cannot turn rounding into a bound above the optimum
+        big = C * expected_loss + C * nu * upper
+        full = C * expected_loss - (C * nu - 1.0) * upper - ROUNDING * big
     return max(0.0, scaled, full)
 
 
@@ -237,7 +243,7 @@ def aggregated_lower_bound(C, expected_losses, Gs, nonnegative):
         return 0.0
     # re-derive the bound from the normalised combination (valid whatever HiGHS's
     # tolerances; the scaling s of l1_hinge_lower_bound replaces the LP's total weight)
-    weights = result.x
+    weights = np.maximum(result.x, 0.0)  # HiGHS may leave a weight below 0 by its tolerance
     if not weights.sum() > 0.0:
         return 0.0
     weights = weights / weights.sum()
