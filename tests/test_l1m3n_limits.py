@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _qp_reference import enumerated_l1_lp
+from _qp_reference import multiclass_l1_lp
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_struct import L1M3N, l1m3n_min_C
@@ -22,18 +22,7 @@ y = (X[:, 0] + X[:, 1] > 0).astype(int)
 
 
 def optimum(scale, C):
-    """P1 over both labels of every example (weights laid out label by label), by HiGHS."""
-    n, d = X.shape
-    rows, losses, owners = [], [], []
-    for i in range(n):
-        for label in (0, 1):
-            row = np.zeros((2, d))
-            row[y[i]] += scale * X[i]
-            row[label] -= scale * X[i]
-            rows.append(row.ravel())
-            losses.append(float(label != y[i]))
-            owners.append(i)
-    return enumerated_l1_lp(rows, losses, owners, n, C=C)[0]
+    return multiclass_l1_lp(scale * X, y, C)[0]
 
 
 def fit(solver, scale, C):
