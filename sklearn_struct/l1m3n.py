@@ -25,6 +25,10 @@ from .structures import BaseStructure
 
 __all__ = ["L1M3N", "l1m3n_min_C", "l1m3n_path"]
 
+#: Inverse temperature of the Gibbs distribution of the part losses that
+#: :func:`l1m3n_min_C` uses to spread over the outputs of maximal loss
+#: (others keep a mass of about ``exp(-TIE_SHARPNESS * loss gap)``).
+TIE_SHARPNESS = 50.0
 #: Default number of iterations of each solver when ``max_iter=None``.
 DEFAULT_MAX_ITER = {"cutting_plane": 200, "subgradient": 1000, "online_subgradient": 50, "em": 30}
 
@@ -390,16 +394,24 @@ def l1m3n_min_C(estimator, X, y):
     ``w = 0`` minimises ``||w||_1 + C sum_i H_i(w)`` when some subgradient ``g``
     of ``sum_i H_i`` at 0 has ``C ||g||_inf <= 1`` (``max(-g_j, 0)`` on weights
     kept non-negative), the analogue of ``alpha_max`` for scikit-learn's
-    ``Lasso``.  The subgradient used is the one of the most violated outputs at
-    ``w = 0``, so every ``C`` up to the returned value gives ``w = 0``; when
-    several outputs maximise the loss at ``w = 0`` (ties, e.g. multiclass with
-    more than two classes), the exact threshold can be larger.
+    ``Lasso``.  At ``w = 0`` every output of maximal loss is a most violated
+    one, and any mixture of them gives a subgradient: the one of a single
+    loss-augmented prediction, and -- for structures with marginals -- the
+    mixture that spreads evenly over the tied outputs (the Gibbs distribution
+    of the part losses at a high inverse temperature, ``TIE_SHARPNESS``), whose
+    features average out and so usually give a larger threshold.  The larger
+    of the two thresholds is returned.  It is exact when the most violated
+    output is unique (e.g. two labels); with ties (more labels, chains) the
+    exact threshold, the smallest norm over all mixtures, can be larger still.
 
     Parameters
     ----------
     estimator : L1M3N
         Template whose ``structure`` reads the data (not modified).
-    X, y : training data as in :meth:`L1M3N.fit`
+    X : array-like or sparse matrix, or list
+        Training inputs as in :meth:`L1M3N.fit`.
+    y : array-like, or list of array-like
+        Training labels as in :meth:`L1M3N.fit`.
 
     Returns
     -------
@@ -417,9 +429,17 @@ def l1m3n_min_C(estimator, X, y):
     """
     model = clone(estimator)
     batch, Y, _ = model._validate_fit_data(X, y)
-    hinge = StructuredHinge(model.structure_, batch, Y, n_jobs=model.n_jobs)
+    structure = model.structure_
+    hinge = StructuredHinge(structure, batch, Y, n_jobs=model.n_jobs)
     _, subgradient, _ = hinge.evaluate(np.zeros(hinge.n_weights))
     norm = l1_dual_norm(subgradient, hinge.nonnegative)
+    if structure.supports("marginals"):
+        spread = structure.marginals(batch, TIE_SHARPNESS * hinge.part_losses)[0]
+        # the mixture's expected loss must be the maximal one, up to rounding
+        if hinge.expected_loss(spread) >= (1 - 1e-12) * hinge.expected_loss(
+                structure.encode(batch, structure.loss_augmented_argmax(
+                    batch, np.zeros_like(hinge.part_losses), Y))):
+            norm = min(norm, l1_dual_norm(hinge.dual_pair(spread)[1], hinge.nonnegative))
     return 1.0 / norm if norm > 0.0 else np.inf
 
 
@@ -438,7 +458,10 @@ def l1m3n_path(estimator, X, y, Cs=None, *, n_Cs=10, C_ratio=1e3, X_val=None, y_
     ----------
     estimator : L1M3N
         Template (cloned; ``warm_start`` is switched on).
-    X, y : training data as in :meth:`L1M3N.fit`
+    X : array-like or sparse matrix, or list
+        Training inputs as in :meth:`L1M3N.fit`.
+    y : array-like, or list of array-like
+        Training labels as in :meth:`L1M3N.fit`.
     Cs : sequence of float, default=None
         Values of ``C``; fitted in increasing order.  ``None``: the data-derived grid.
     n_Cs : int, default=10
