@@ -30,7 +30,7 @@ __all__ = ["L1M3N", "l1m3n_min_C", "l1m3n_path"]
 #: (others keep a mass of about ``exp(-TIE_SHARPNESS * loss gap)``).
 TIE_SHARPNESS = 50.0
 #: Default number of iterations of each solver when ``max_iter=None``.
-DEFAULT_MAX_ITER = {"cutting_plane": 200, "subgradient": 1000, "online_subgradient": 50, "em": 30}
+DEFAULT_MAX_ITER = {"cutting_plane": 200, "subgradient": 1000, "online_subgradient": 50, "em": 60}
 
 
 class L1M3N(StructuredEstimator):
@@ -91,9 +91,11 @@ class L1M3N(StructuredEstimator):
       multiplies the rounding of the hinge losses, the objective is not
       resolved in double precision and it warns;
     * the subgradient method certifies ``tol = 1e-3`` within its 1000 steps
-      for ``C`` up to about 10 times ``l1m3n_min_C``, EM (30 iterations) up
-      to about 100 times; above, P1 approaches a hard-margin problem on
-      which subgradient steps and EG crawl, and they stop at ``max_iter``
+      for ``C`` up to about 10 times ``l1m3n_min_C``, EM (60 iterations) up
+      to about 100 times, and on smaller problems further (the 17-example
+      problem of issue 16: up to ``C = 1e8`` and features x1e6); above, P1
+      approaches a hard-margin problem on which subgradient steps and EG
+      crawl, and they stop at ``max_iter``
       with a :class:`~sklearn.exceptions.ConvergenceWarning` giving the
       certified gap and what failed -- never a silent wrong answer.
 
@@ -124,7 +126,8 @@ class L1M3N(StructuredEstimator):
     max_iter : int or None, default=None
         Iterations of the solver: cutting-plane passes (default 200),
         subgradient steps (1000) or epochs when ``online`` (50), EM iterations
-        (30; the paper runs 15).  (Unlike the EG estimators, whose
+        (60; the paper runs 15, but certifying the optimum at large ``C``
+        takes up to about 50).  (Unlike the EG estimators, whose
         ``max_iter`` counts passes over the data, a subgradient step or an EM
         iteration is not one pass.)
     tol : float, default=1e-3
