@@ -115,7 +115,7 @@ def adaptive_m3n(
     hinge,
     C,
     *,
-    max_iter=30,
+    max_iter=60,
     tol=1e-3,
     inner_max_iter=200,
     inner_tol=1e-3,
@@ -135,7 +135,8 @@ def adaptive_m3n(
     C : float
         Weight of the summed hinge losses (``> 0``).
     max_iter : int
-        EM iterations (the paper uses 15).
+        EM iterations (the paper uses 15; certifying the optimum at large ``C``
+        takes up to about 50).
     tol : float
         Stop when the certified relative duality gap of P1 is ``<= tol``.
     inner_max_iter, inner_tol : float
@@ -225,7 +226,8 @@ def adaptive_m3n(
         if eg.converged or improved:
             tau = _next_variances(w, G, C, tau_threshold, nonnegative, tau)
         # else: an unsolved M3N step that made no progress on P1 says nothing about the
-        # variances (re-weighting from it can diverge); go on solving it
+        # variances (re-weighting from it diverged, measured); keep them and solve the
+        # step again (EG visits the examples in a new random order)
     return AdaptiveM3NResult(best_coef, tau, best_objective, lower_bound, n_iter, converged,
                              history)
 
