@@ -207,3 +207,14 @@ def test_bad_C():
         l1_proximal_subgradient(hinge, 0.0)
     with pytest.raises(ValueError, match="C must be > 0"):
         adaptive_m3n(hinge, -1.0)
+
+
+@pytest.mark.parametrize("C", [0.5, 5.0])
+def test_p1_solution_solves_the_ball_form_at_its_norm(problem, C):
+    """The user guide's mapping: P1 at C solves P1' (the paper's L1 ball) at ||w*_C||_1."""
+    structure, batch, Y, _, _ = problem
+    hinge = StructuredHinge(structure, batch, Y)
+    _, w = enumerated_lp(problem, C=C)
+    radius = np.abs(w).sum()
+    ball_optimum, _ = enumerated_lp(problem, radius=radius)
+    assert hinge.evaluate(w)[0].mean() == pytest.approx(ball_optimum, rel=1e-6, abs=1e-9)
