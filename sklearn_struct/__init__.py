@@ -5,7 +5,7 @@ __version__ = "0.1.0.dev0"
 from . import datasets, metrics, preprocessing  # noqa: E402
 from .eg import EGCRF, EGStructuredSVM, eg_path  # noqa: E402
 from .extragradient import DualExtragradientMatcher  # noqa: E402
-from .l1m3n import L1M3N  # noqa: E402
+from .l1m3n import L1M3N, l1m3n_min_C, l1m3n_path  # noqa: E402
 from .perceptron import StructuredPerceptron  # noqa: E402
 from .sm import SMAdaBoostClassifier, SMLogisticRegression, fit_log_linear  # noqa: E402
 from .structures import (  # noqa: E402
@@ -27,6 +27,8 @@ __all__ = [
     "EGStructuredSVM",
     "fit_log_linear",
     "L1M3N",
+    "l1m3n_min_C",
+    "l1m3n_path",
     "MatchingStructure",
     "metrics",
     "MinCutStructure",

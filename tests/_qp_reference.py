@@ -132,3 +132,23 @@ def enumerated_l1_lp(rows, losses, owners, n_samples, C=None, radius=None, nonne
     result = linprog(cost, A_ub=A, b_ub=b, bounds=bounds, method="highs")
     assert result.status == 0
     return result.fun, result.x[:n_weights] - result.x[n_weights:2 * n_weights]
+
+
+def multiclass_l1_lp(X, y, C):
+    """P1 for flat data with 0/1 loss, every label of every example enumerated.
+
+    Weights laid out label by label (``L1M3N.weights_`` of a multiclass model);
+    ``y`` holds label indices.  Returns the optimal value and ``w``.
+    """
+    n, d = X.shape
+    n_labels = int(np.max(y)) + 1
+    rows, losses, owners = [], [], []
+    for i in range(n):
+        for label in range(n_labels):
+            row = np.zeros((n_labels, d))
+            row[y[i]] += X[i]
+            row[label] -= X[i]
+            rows.append(row.ravel())
+            losses.append(float(label != y[i]))
+            owners.append(i)
+    return enumerated_l1_lp(rows, losses, owners, n, C=C)

@@ -337,7 +337,7 @@ def test_eg_learns_subsets(Model):
 def test_l1m3n_subgradient_learns_subsets(online):
     X, y = planted_subsets()
     # the objective settles long before the subgradient method certifies it: score only
-    _check_fit(L1M3N(structure=SubsetStructure(k=2), solver="subgradient", lam=5.0,
+    _check_fit(L1M3N(structure=SubsetStructure(k=2), solver="subgradient", C=5.0,
                      max_iter=100 if online else 1000, online=online, random_state=0), X, y,
                converges=False)
     assert _compiled_for(_subgradient_kernels.online_epoch) or not online
@@ -346,7 +346,7 @@ def test_l1m3n_subgradient_learns_subsets(online):
 def test_l1m3n_cutting_plane_and_em_learn_subsets():
     X, y = planted_subsets()
     for solver in ("cutting_plane", "em"):
-        _check_fit(L1M3N(structure=SubsetStructure(k=2), solver=solver, C=1.0, lam=1.0,
+        _check_fit(L1M3N(structure=SubsetStructure(k=2), solver=solver, C=1.0,
                          random_state=0), X, y, converges=False)
 
 

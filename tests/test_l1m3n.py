@@ -40,8 +40,8 @@ def sparse_chains(n=40, d=10, n_relevant=2, seed=0):
 
 @pytest.mark.parametrize(
     "params",
-    [dict(solver="cutting_plane", C=0.05), dict(solver="subgradient", lam=1.0, max_iter=300),
-     dict(solver="em", C=1.0, lam=1000.0, max_iter=20)],
+    [dict(solver="cutting_plane", C=0.05), dict(solver="subgradient", C=0.05, max_iter=300),
+     dict(solver="em", C=0.05, max_iter=20)],
     ids=["cutting_plane", "subgradient", "em"],
 )
 def test_flat_l1m3n_discards_irrelevant_features_where_l2_svm_does_not(params):
@@ -83,13 +83,15 @@ def test_select_from_model_keeps_the_support():
     assert pipeline.score(X, y) >= 0.9
 
 
-def test_grid_search_over_C_and_lam():
+@pytest.mark.parametrize("solver", ["cutting_plane", "subgradient", "em"])
+def test_grid_search_over_C_means_the_same_for_every_solver(solver):
     X, y = sparse_flat(n=80)
-    search = GridSearchCV(L1M3N(), {"C": [0.01, 0.3]}, cv=3).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        search = GridSearchCV(L1M3N(solver=solver, max_iter=200), {"C": [0.01, 0.3]},
+                              cv=3).fit(X, y)
     assert search.best_params_["C"] == 0.3  # C = 0.01 empties the model
-    search = GridSearchCV(L1M3N(solver="subgradient", max_iter=200), {"lam": [0.01, 3.0]},
-                          cv=3).fit(X, y)
-    assert search.best_params_["lam"] == 3.0
+    assert not search.best_estimator_.set_params(C=0.01).fit(X, y).weights_.any()
 
 
 def test_regularisation_path_is_monotone_in_sparsity():
@@ -102,11 +104,10 @@ def test_regularisation_path_is_monotone_in_sparsity():
 @pytest.mark.parametrize("solver", ["cutting_plane", "subgradient", "em"])
 def test_chains(solver):
     X, y = sparse_chains()
-    params = {"cutting_plane": dict(C=0.02), "subgradient": dict(lam=1.0, max_iter=300),
-              "em": dict(C=1.0, lam=1000.0, max_iter=20)}[solver]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = L1M3N(solver=solver, **params).fit(X, y)
+        model = L1M3N(solver=solver, C=0.02, max_iter=300 if solver == "subgradient" else None
+                      ).fit(X, y)
     assert isinstance(model.structure_, ChainStructure)
     predictions = model.predict(X[:3])
     assert [p.shape for p in predictions] == [x.shape[:1] for x in X[:3]]
@@ -117,25 +118,25 @@ def test_chains(solver):
 
 
 def test_em_tau_threshold_removes_irrelevant_features_of_the_synthetic_chains():
-    # Section 5.1 data (30 relevant of 100 features).  The paper's threshold 1e-4
-    # read on tau_k = beta_k^2 / lam removes the irrelevant features within its 15
-    # EM iterations; read on beta_k (tau_k < 1e-8 / lam) they only fade
-    # geometrically (measured: 1 vs 30 of 70 irrelevant features left).  Both reach
-    # the same squared-L1 objective P4, and the L2 M3N uses every feature.
+    # Section 5.1 data (30 relevant of 100 features).  With the threshold, the
+    # irrelevant features leave the model within the paper's 15 EM iterations;
+    # without it their variances only fade geometrically (measured at C=0.02: 1 vs
+    # 70 irrelevant features left) for the same objective, and the L2 M3N uses
+    # every feature.
     X, y = make_correlated_chains(n_samples=80, random_state=0)
     fits = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        for tau_threshold in (1e-4, 1e-8 / 3000.0):
-            fits[tau_threshold] = L1M3N(solver="em", C=1.0, lam=3000.0, max_iter=15,
+        for tau_threshold in (1e-3, 0.0):
+            fits[tau_threshold] = L1M3N(solver="em", C=0.02, max_iter=15,
                                         tau_threshold=tau_threshold, random_state=0).fit(X, y)
         l2 = EGStructuredSVM(C=0.1, random_state=0).fit(X, y)
-    pruned, unpruned = fits[1e-4], fits[1e-8 / 3000.0]
+    pruned, unpruned = fits[1e-3], fits[0.0]
     assert pruned.support_[30:].sum() <= 2
-    assert pruned.support_[:30].sum() >= 10
+    assert pruned.support_[:30].sum() >= 5
     assert unpruned.support_[30:].sum() >= 20
-    assert pruned.objective_ == pytest.approx(unpruned.objective_, rel=1e-3)
-    assert np.all(pruned.beta_[pruned.weights_ == 0.0] == 0.0)
+    assert pruned.objective_ == pytest.approx(unpruned.objective_, rel=3e-3)
+    assert np.all(pruned.weights_[pruned.tau_ == 0.0] == 0.0)
     assert np.any(l2.coef_ != 0.0, axis=0)[30:].all()
 
 
@@ -147,25 +148,25 @@ def test_warm_start_reuses_the_solution():
     # but separates first at the previous weights; the optimum is the same.
     model.fit(X, y)
     assert model.objective_ == pytest.approx(cold_objective, rel=1e-8)
-    em = L1M3N(solver="em", lam=1000.0, max_iter=5, warm_start=True)
+    em = L1M3N(solver="em", C=0.5, max_iter=3, warm_start=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         em.fit(X, y)
-        beta_before = em.beta_.copy()
-        em.fit(X, y)  # continues from the previous scaling factors
-    assert np.count_nonzero(em.beta_) <= np.count_nonzero(beta_before)
+        first = em.objective_
+        em.fit(X, y)  # continues from the previous variances
+    assert em.objective_ <= first * (1 + 1e-3)
     with pytest.raises(ValueError, match="warm_start"):
         model.fit(X[:, :5], y)
 
 
 def test_parallel_inference_and_determinism():
     X, y = sparse_chains(n=20)
-    one = L1M3N(solver="subgradient", lam=2.0, online=True, max_iter=5, random_state=3)
-    two = L1M3N(solver="subgradient", lam=2.0, online=True, max_iter=5, random_state=3, n_jobs=2)
+    one = L1M3N(solver="subgradient", C=0.5, online=True, max_iter=5, random_state=3)
+    two = L1M3N(solver="subgradient", C=0.5, online=True, max_iter=5, random_state=3, n_jobs=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         np.testing.assert_allclose(one.fit(X, y).weights_, two.fit(X, y).weights_)
-        again = L1M3N(solver="subgradient", lam=2.0, online=True, max_iter=5, random_state=3)
+        again = L1M3N(solver="subgradient", C=0.5, online=True, max_iter=5, random_state=3)
         np.testing.assert_array_equal(again.fit(X, y).weights_, one.weights_)
 
 
@@ -177,11 +178,11 @@ def test_convergence_warning():
         L1M3N(solver="subgradient", max_iter=2).fit(X, y)
 
 
-@pytest.mark.parametrize("lam", [0.0, -1.0])
-def test_bad_lam(lam):
+@pytest.mark.parametrize("C", [0.0, -1.0])
+def test_bad_C(C):
     X, y = sparse_flat(n=20)
-    with pytest.raises(InvalidParameterError, match="lam"):
-        L1M3N(solver="subgradient", lam=lam).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="C"):
+        L1M3N(solver="subgradient", C=C).fit(X, y)
 
 
 def test_structure_without_loss_augmented_inference():

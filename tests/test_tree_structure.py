@@ -281,7 +281,7 @@ def test_egcrf_learns_a_tree_task():
     lambda: StructuredPerceptron(structure=TreeStructure(n_edge_types=2), max_iter=10,
                                  random_state=0),
     lambda: L1M3N(structure=TreeStructure(n_edge_types=2), solver="subgradient", online=True,
-                  lam=30.0, max_iter=30, random_state=0),
+                  C=30.0, max_iter=30, random_state=0),
 ], ids=["EGStructuredSVM", "StructuredPerceptron", "L1M3N-subgradient"])
 def test_other_learners_learn_the_tree_task(make_model):
     X, y = planted_trees(80, seed=0)

@@ -1,125 +1,79 @@
-"""Exact Euclidean projection onto the L1 ball.
+"""Proximal operator of the L1 norm, optionally on the non-negative orthant.
 
-The sort-based method of Duchi, Shalev-Shwartz, Singer and Chandra, "Efficient
-projections onto the l1-ball for learning in high dimensions" (ICML 2008),
-Figure 1: with ``u`` the absolute values sorted in decreasing order and
-``rho = max{j : u_j - (sum_{r<=j} u_r - radius) / j > 0}``, the projection is
-the soft threshold ``sign(v) * max(|v| - theta, 0)`` at
-``theta = (sum_{r<=rho} u_r - radius) / rho``.  Cost ``O(n log n)``.
-
-Soft thresholding is what makes the L1-constrained subgradient method primal
-sparse: coordinates below ``theta`` become exact zeros.
+``prox_l1(v, t) = argmin_w 1/2 ||w - v||^2 + t ||w||_1`` is the soft threshold
+``sign(v) * max(|v| - t, 0)``: coordinates below ``t`` in magnitude become
+exact zeros, which is what makes the proximal subgradient method of the L1-M3N
+primal sparse.
 
 With some coordinates ``M`` also kept non-negative (the edge weights of a
-min-cut model), the projection onto ``{||w||_1 <= radius, w_j >= 0 for j in
-M}`` is the L1-ball projection of ``u``, the point ``v`` with its negative
-coordinates in ``M`` set to 0.  Proof: for ``j`` in ``M`` with ``v_j < 0`` and
-any ``w_j >= 0``, ``(w_j - v_j)^2 = (w_j - u_j)^2 + v_j^2 + 2 w_j |v_j| >=
-(w_j - u_j)^2 + v_j^2``, with equality at ``w_j = 0``; so over the constrained
-set ``||w - v||^2 >= ||w - u||^2 + const``.  The ball projection of ``u``
-minimises ``||w - u||^2`` over the larger set (the whole ball), lies in the
-constrained set (soft thresholding keeps signs, so ``u_j >= 0`` stays ``>= 0``)
-and is 0 where ``u_j = 0``, where the bound is tight: it minimises ``||w - v||^2``
-over the constrained set.
+min-cut model), the problem separates over coordinates; for ``j`` in ``M`` the
+minimiser of ``1/2 (w_j - v_j)^2 + t w_j`` over ``w_j >= 0`` is ``max(v_j - t,
+0)``, i.e. the soft threshold of ``v_j`` clipped at 0.
 """
 
 import numpy as np
 from numba import njit
 
-__all__ = ["clip_nonnegative", "project_l1_ball", "l1_ball_threshold"]
+__all__ = ["clip_nonnegative", "prox_l1", "soft_threshold_inplace"]
 
 
 @njit(cache=True)
-def l1_ball_threshold(v, radius):
-    """Soft-threshold level ``theta >= 0`` of the projection of ``v`` onto the L1 ball.
+def soft_threshold_inplace(w, threshold, nonnegative):
+    """``w <- prox_l1(w, threshold)`` in place, ``w_j >= 0`` where ``nonnegative[j]``.
 
-    ``theta`` is 0 when ``v`` already lies in the ball.  Callable from other
-    numba code.
+    Callable from other numba code.
     """
-    abs_v = np.abs(v)
-    if abs_v.sum() <= radius:
-        return 0.0
-    u = np.sort(abs_v)[::-1]
-    cumulative = 0.0
-    theta = 0.0
-    for j in range(u.shape[0]):
-        cumulative += u[j]
-        candidate = (cumulative - radius) / (j + 1)
-        # The sorted condition u_j > candidate holds for a prefix of j; the
-        # threshold of the last index satisfying it is the answer.
-        if u[j] > candidate:
-            theta = candidate
+    for k in range(w.shape[0]):
+        magnitude = abs(w[k]) - threshold
+        if magnitude <= 0.0 or (nonnegative[k] and w[k] < 0.0):
+            w[k] = 0.0
         else:
-            break
-    return theta
+            w[k] = magnitude if w[k] > 0.0 else -magnitude
 
 
-@njit(cache=True)
-def _soft_threshold(v, theta):
-    out = np.empty_like(v)
-    for k in range(v.shape[0]):
-        magnitude = abs(v[k]) - theta
-        if magnitude > 0.0:
-            out[k] = magnitude if v[k] > 0.0 else -magnitude
-        else:
-            out[k] = 0.0
-    return out
-
-
-@njit(cache=True)
-def _project_l1_ball(v, radius):
-    theta = l1_ball_threshold(v, radius)
-    if theta == 0.0:
-        return v.copy()
-    return _soft_threshold(v, theta)
-
-
-def project_l1_ball(v, radius, nonnegative=None):
-    """Euclidean projection of ``v`` onto ``{w : ||w||_1 <= radius}``.
-
-    With ``nonnegative``, onto its intersection with ``{w : w_j >= 0 where
-    nonnegative[j]}``: the masked coordinates are clipped at 0, then the point
-    is projected onto the ball (exact; see the module docstring).
+def prox_l1(v, threshold, nonnegative=None):
+    """``argmin_w 1/2 ||w - v||^2 + threshold ||w||_1`` (over ``w_j >= 0`` on a mask).
 
     Parameters
     ----------
     v : array-like of shape (n,)
-        Point to project (not modified).
-    radius : float
-        Radius of the ball, ``> 0``.
+        Point (not modified).
+    threshold : float
+        Weight of the L1 norm, ``>= 0``.
     nonnegative : array-like of bool of shape (n,), default=None
         Coordinates constrained to be ``>= 0``; ``None``: none.
 
     Returns
     -------
     w : ndarray of shape (n,)
-        ``argmin_{||w||_1 <= radius} ||w - v||_2``, with exact zeros wherever
-        ``|v_k|`` is below the soft-threshold level.
+        The soft threshold of ``v`` (clipped at 0 on ``nonnegative``), with
+        exact zeros wherever ``|v_k| <= threshold``.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_struct.solvers.l1_projection import project_l1_ball
-    >>> project_l1_ball(np.array([3.0, -1.0, 0.2]), 2.0)
-    array([2., 0., 0.])
+    >>> from sklearn_struct.solvers.l1_projection import prox_l1
+    >>> prox_l1(np.array([3.0, -1.0, 0.2]), 0.5)
+    array([ 2.5, -0.5,  0. ])
     """
-    v = np.ascontiguousarray(v, dtype=np.float64)
-    if v.ndim != 1:
-        raise ValueError(f"project_l1_ball expects a 1-D vector, got shape {v.shape}.")
-    if not np.all(np.isfinite(v)):
-        raise ValueError("project_l1_ball: v contains NaN or infinity.")
-    radius = float(radius)
-    if not radius > 0.0:
-        raise ValueError(f"project_l1_ball: radius must be > 0, got {radius}.")
-    if nonnegative is not None:
-        nonnegative = np.asarray(nonnegative)
-        if nonnegative.dtype != bool or nonnegative.shape != v.shape:
-            raise ValueError(
-                f"project_l1_ball: nonnegative must be a boolean mask of shape {v.shape}, got "
-                f"dtype {nonnegative.dtype} and shape {nonnegative.shape}."
-            )
-        v = clip_nonnegative(v, nonnegative)
-    return _project_l1_ball(v, radius)
+    w = np.array(v, dtype=np.float64)
+    if w.ndim != 1:
+        raise ValueError(f"prox_l1 expects a 1-D vector, got shape {w.shape}.")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("prox_l1: v contains NaN or infinity.")
+    threshold = float(threshold)
+    if not threshold >= 0.0:
+        raise ValueError(f"prox_l1: threshold must be >= 0, got {threshold}.")
+    if nonnegative is None:
+        nonnegative = np.zeros(w.shape, dtype=bool)
+    nonnegative = np.asarray(nonnegative)
+    if nonnegative.dtype != bool or nonnegative.shape != w.shape:
+        raise ValueError(
+            f"prox_l1: nonnegative must be a boolean mask of shape {w.shape}, got "
+            f"dtype {nonnegative.dtype} and shape {nonnegative.shape}."
+        )
+    soft_threshold_inplace(w, threshold, nonnegative)
+    return w
 
 
 def clip_nonnegative(w, nonnegative):
