@@ -73,12 +73,11 @@ words: conll_token_features: the word, its lower
 
 # ----------------------------------------------------------------------------- reading
 class _Sentence:
-    """One sentence of an input file: its attribute columns, labels and source lines."""
+    """One sentence of an input file: its attribute columns and its labels."""
 
-    def __init__(self, columns, labels, lines):
+    def __init__(self, columns, labels):
         self.columns = columns  # list (one per attribute) of lists of str
         self.labels = labels  # list of str, or None when the file has no labels
-        self.lines = lines  # the token lines, as read (column files)
 
 
 def _read_column_file(path):
@@ -120,13 +119,16 @@ def _column_sentences(blocks, n_attributes, has_labels):
         fields = [entry[2] for entry in block]
         columns = [[row[c] for row in fields] for c in range(n_attributes)]
         labels = [row[n_attributes] for row in fields] if has_labels else None
-        sentences.append(_Sentence(columns, labels, [entry[1] for entry in block]))
+        sentences.append(_Sentence(columns, labels))
     return sentences
 
 
 def _conllu_sentences(path, label, inputs):
     data = load_conllu(path)
-    return [_Sentence([data[name][i] for name in inputs], data[label][i], None)
+    if not data.form:
+        raise ValueError(f"{path}: no sentence (expected CoNLL-U word lines with 10 "
+                         "tab-separated columns)")
+    return [_Sentence([data[name][i] for name in inputs], data[label][i])
             for i in range(len(data.form))]
 
 
@@ -304,8 +306,8 @@ def _tag(args):
     if args.marginals != "none" and not hasattr(estimator, "predict_marginals"):
         raise ValueError(f"--marginals needs a probabilistic model (crf); this one is "
                          f"{type(estimator).__name__}")
-    X = pipeline[:-1].transform(_features(sentences, model)) if sentences else []
-    predicted = estimator.predict(X) if sentences else []
+    X = pipeline[:-1].transform(_features(sentences, model))
+    predicted = estimator.predict(X)
     marginals = estimator.predict_marginals(X) if args.marginals != "none" else None
     rows = []  # one list of extra fields per token
     for index, labels in enumerate(predicted):
