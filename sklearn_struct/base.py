@@ -38,6 +38,8 @@ Every estimator's ``history_`` is a dict of 1-D arrays with one entry per
 iteration of its solver (:func:`as_history`).
 """
 
+from collections.abc import Mapping
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
@@ -57,7 +59,7 @@ from .structures import (
     TreeStructure,
 )
 from .structures._batch import check_sample_weight
-from .structures._targets import _label_kind  # noqa: F401  (used by sm.py)
+from .structures._targets import _label_kind
 
 __all__ = ["STRUCTURE_NAMES", "StructuredEstimator", "as_history", "resolve_structure"]
 
@@ -107,6 +109,47 @@ def _input_form(X):
             return "sequences"  # 1-D arrays of different lengths: not the rows of a table
         return "table"
     return "table"  # DataFrames and other array-likes: scikit-learn validates them
+
+
+def _check_data_set(X, owner, flat_only=False):
+    """Refuse an ``X`` that is no data set at all, before numpy converts it.
+
+    An empty list, a dict, a string or a scalar, or a 3-D array, would otherwise
+    fail deep inside numpy with a message about something else.  ``flat_only``
+    (estimators of flat samples only) also refuses a list of sequences or graphs.
+    """
+    expected = "a 2-D array or sparse matrix (one row per sample)" + (
+        "" if flat_only else " or a list with one input per example (sequences or graphs)")
+    if isinstance(X, (list, tuple)) and len(X) == 0:
+        raise ValueError(f"{owner}: X is an empty list; expected {expected} with at least one "
+                         "sample or example.")
+    if isinstance(X, (Mapping, str, bytes)) or not (
+            sp.issparse(X) or hasattr(X, "__len__") or hasattr(X, "__array__")):
+        raise TypeError(f"{owner}: X must be {expected}; got {type(X).__name__}.")
+    if isinstance(X, np.ndarray) and X.ndim == 3 and X.dtype != object:
+        raise ValueError(
+            f"{owner}: X is a 3-D array of shape {X.shape}; pass sequences as a list of 2-D "
+            "arrays, one (n_tokens, n_features) array per sequence, or flat samples as one "
+            "2-D array.")
+    if flat_only and _input_form(X) != "table":
+        raise TypeError(
+            f"{owner} learns from flat samples, one 2-D array or sparse matrix; got a list of "
+            f"{_input_form(X)} (use EGCRF, EGStructuredSVM or StructuredPerceptron for "
+            "structured outputs).")
+
+
+def _check_label_kinds(y):
+    """Refuse flat labels of mixed kinds, which ``np.asarray`` would silently turn into strings."""
+    if not isinstance(y, (list, tuple)) and not (isinstance(y, np.ndarray) and y.dtype == object):
+        return
+    values = np.ravel(np.asarray(y, dtype=object))
+    kinds = [_label_kind(value) for value in values]
+    for index, kind in enumerate(kinds):
+        if kind != kinds[0]:
+            raise TypeError(
+                f"labels mix types: y[{index}] = {values[index]!r} is of type {kind} but y[0] = "
+                f"{values[0]!r} is of type {kinds[0]}; use labels of one type."
+            )
 
 
 def _check_finite_rows(X, owner):
@@ -278,18 +321,12 @@ class StructuredEstimator(BaseEstimator):
             Validated non-negative weights with a positive one.
         """
         name = type(self).__name__
-        if isinstance(X, (list, tuple)) and len(X) == 0:
-            raise ValueError(f"{name}: X is an empty list; expected at least one sample (a 2-D "
-                             "array) or one example (a list of sequences or graphs).")
-        if isinstance(X, np.ndarray) and X.ndim == 3 and X.dtype != object:
-            raise ValueError(
-                f"{name}: X is a 3-D array of shape {X.shape}; pass sequences as a list of 2-D "
-                "arrays, one (n_tokens, n_features) array per sequence, or flat samples as one "
-                "2-D array.")
+        _check_data_set(X, name)
         structure = resolve_structure(self.structure, X)
         structure.check_supports(*self._operations_needed(structure), needed_by=name)
         table = bool(structure.flat_outputs) and _input_form(X) == "table"
         if table:
+            _check_label_kinds(y)
             _check_finite_rows(X, name)
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
             check_classification_targets(y)
@@ -298,7 +335,7 @@ class StructuredEstimator(BaseEstimator):
             self.__dict__.pop("feature_names_in_", None)
         codec = structure.target_codec(y)
         batch = structure.make_batch(X, n_states=codec.n_states)
-        Y = codec.encode(batch, y)
+        Y = structure.check_outputs(batch, codec.encode(batch, y))
         sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
         self.structure_ = structure
         self.classes_ = codec.classes_
@@ -339,6 +376,7 @@ class StructuredEstimator(BaseEstimator):
         """Batch of ``X`` for the fitted model, in the input form and width of ``fit``."""
         check_is_fitted(self)
         name = type(self).__name__
+        _check_data_set(X, name)
         table = _input_form(X) == "table"
         if table != self._table_input:
             raise ValueError(

@@ -194,8 +194,9 @@ class DualExtragradientMatcher(StructuredEstimator):
                 "on its marginals, Example 2 of the paper).")
         z_step = ("marginals" if self.geometry == "entropic" and structure.supports("marginals")
                   else "project")
+        step_size = ("feature_bounds",) if self.geometry == "entropic" else ()
         return ("part_scores", "expected_features", "encode", "part_losses",
-                "loss_augmented_argmax", "argmax", z_step)
+                "loss_augmented_argmax", "argmax", z_step) + step_size
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
