@@ -291,6 +291,9 @@ class StructuredEstimator(BaseEstimator):
     _probabilistic : bool
         Whether the model is a Gibbs distribution (a CRF), so that
         ``predict_marginals`` and, for flat outputs, ``predict_proba`` make sense.
+    _sign_constraints : bool
+        Whether the learner keeps the structure's ``nonnegative_weights``
+        (checked when ``fit`` starts: a learner that cannot refuses such data).
 
     Fitted attributes set here: ``structure_``, ``classes_``,
     ``n_features_in_``, ``feature_names_in_`` (table inputs with column
@@ -299,6 +302,7 @@ class StructuredEstimator(BaseEstimator):
 
     _required_operations = ("part_scores", "argmax")
     _probabilistic = False
+    _sign_constraints = True
 
     # ---------------------------------------------------------------- fitting
     def _operations_needed(self, structure):
@@ -336,6 +340,11 @@ class StructuredEstimator(BaseEstimator):
         codec = structure.target_codec(y)
         batch = structure.make_batch(X, n_states=codec.n_states)
         Y = structure.check_outputs(batch, codec.encode(batch, y))
+        if not self._sign_constraints and np.any(structure.nonnegative_weights(batch)):
+            raise ValueError(
+                f"{name}: {type(structure).__name__} needs some weights non-negative (for its "
+                f"inference), a constraint that {name} cannot keep; use L1M3N or "
+                "DualExtragradientMatcher, which keep it.")
         sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
         self.structure_ = structure
         self.classes_ = codec.classes_

@@ -35,8 +35,9 @@ class StructuredPerceptron(StructuredEstimator):
     structure : {"multiclass", "chain", "dependency"}, BaseStructure or None, default=None
         Output structure; ``None`` picks multiclass for flat ``X`` and a
         chain for a list of sequences (as in :class:`~sklearn_struct.EGCRF`).
-        Any structure with the four kernel operations above works; it is
-        used as given and never modified.
+        Any structure with the four kernel operations above works, except
+        those that constrain the sign of some weights (min-cut), refused when
+        ``fit`` starts; the structure is used as given and never modified.
     max_iter : int, default=10
         Maximum number of epochs (passes over the training set).
     average : bool, default=True
@@ -103,6 +104,7 @@ class StructuredPerceptron(StructuredEstimator):
         "verbose": ["verbose"],
     }
     _required_operations = ("part_scores", "argmax", "encode")
+    _sign_constraints = False  # an update may make any weight negative
 
     def __init__(self, *, structure=None, max_iter=10, average=True, shuffle=True,
                  warm_start=False, n_jobs=None, random_state=None, verbose=0):

@@ -89,11 +89,6 @@ def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=
         raise UnsupportedOperation(
             f"{type(structure).__name__}: the structured perceptron runs inside numba and needs "
             f"the kernel operations {', '.join(KERNEL_OPERATIONS)} (see KernelOps).")
-    if np.any(structure.nonnegative_weights(batch)):
-        raise ValueError(
-            f"{type(structure).__name__} constrains some weights to be non-negative (its "
-            "inference needs them so), and the perceptron's updates cannot keep a sign "
-            "constraint; use L1M3N or DualExtragradientMatcher, which do.")
     rng = random_state if random_state is not None else np.random.RandomState(0)
     n = batch.n_samples
     sample_weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)

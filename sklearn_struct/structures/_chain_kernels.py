@@ -28,8 +28,9 @@ reading each example's scores from the flat part vector of
 ``K * K`` tied transition parts, then optionally ``K`` start and ``K`` end parts).
 Use zero vectors for ``start``/``end`` when the model has no such parts.
 
-Every sequence must have ``T >= 1`` tokens (the structure validates this; numba
-callers must too) and all scores must be finite.
+A sequence of ``T = 0`` tokens has one labelling, the empty one, of score 0
+(``log_Z = 0``, no marginals); the structure refuses such sequences in its
+inputs, but the kernels stay safe on them.  All scores must be finite.
 
 Numerics: recursions are in log space.  Each step first uses a fast scaled form
 (one exponential per label, shifted by the position's maximum, times
@@ -148,6 +149,10 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
     only the terms that do not underflow, so they stay cheap too.
     """
     T, K = node_scores.shape
+    if T == 0:  # one labelling, the empty one, of score 0
+        if not per_position:
+            transition_marginals_out[:] = 0.0
+        return 0.0
     log_beta = np.empty((T, K))
     # step t of the backward pass: scaled[t, b] = exp(node[t+1, b] + log_beta[t+1, b] - shift)
     # and totals[t, a] = sum_b exp_trans[a, b] * scaled[t, b]
@@ -221,7 +226,7 @@ def chain_forward_backward(node_scores, transition, start, end, node_marginals_o
 
     Parameters
     ----------
-    node_scores : ndarray of shape (T, K), T >= 1
+    node_scores : ndarray of shape (T, K), T >= 0
     transition : ndarray of shape (K, K)
         ``transition[a, b]`` scores label ``a`` followed by ``b``.
     start, end : ndarray of shape (K,)
@@ -275,6 +280,8 @@ def chain_forward_backward_edges(node_scores, transition, start, end, node_margi
 def chain_log_partition(node_scores, transition, start, end):
     """``log Z`` of one chain (forward pass only)."""
     T, K = node_scores.shape
+    if T == 0:
+        return 0.0
     log_alpha = np.empty((T, K))
     _forward(node_scores, transition, start, log_alpha)
     return _final_log_partition(log_alpha, end)
@@ -287,6 +294,8 @@ def chain_viterbi(node_scores, transition, start, end, labels_out):
     ``labels_out`` (int64, shape (T,)) is overwritten; returns its score.
     """
     T, K = node_scores.shape
+    if T == 0:
+        return 0.0
     best = np.empty((T, K))
     backpointer = np.empty((T, K), dtype=np.int64)
     for k in range(K):
