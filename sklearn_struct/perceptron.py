@@ -1,9 +1,11 @@
 """The averaged structured perceptron (Collins 2002): a baseline for every structure."""
 
+import warnings
 from numbers import Integral
 
 import numpy as np
 from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -77,6 +79,17 @@ class StructuredPerceptron(StructuredEstimator):
     --------
     EGCRF, EGStructuredSVM : Regularised models on the same structures.
 
+    Notes
+    -----
+    *Numerical range.*  On flat samples the perceptron is scale invariant:
+    features scaled by any factor (tested from 1e-6 to 1e6) give the same
+    predictions and weights scaled by that factor.  On chains the transition
+    features are indicators of scale 1, so token features much smaller than 1
+    leave the transitions to decide (and much larger ones the token features).
+    An epoch without mistakes ends the fit; when ``max_iter`` epochs end with
+    mistakes (data that are not separable, or too few epochs) a
+    ``ConvergenceWarning`` says so and the (averaged) weights are returned.
+
     References
     ----------
     M. Collins. "Discriminative training methods for hidden Markov models:
@@ -142,7 +155,7 @@ class StructuredPerceptron(StructuredEstimator):
         if state is not None and (self._state_parts != batch.part_offsets[-1]
                                   or not np.array_equal(self._state_classes, self.classes_)):
             state = None  # another training set: start afresh
-        w, state, history, _ = perceptron_solve(
+        w, state, history, converged = perceptron_solve(
             self.structure_, batch, Y, max_iter=self.max_iter, average=self.average,
             shuffle=self.shuffle, sample_weight=sample_weight, state=state,
             random_state=check_random_state(self.random_state), verbose=self.verbose)
@@ -153,4 +166,10 @@ class StructuredPerceptron(StructuredEstimator):
         self._perceptron_state = state if self.warm_start else None
         self._state_parts = batch.part_offsets[-1]
         self._state_classes = self.classes_
+        if not converged:
+            warnings.warn(
+                f"StructuredPerceptron: the last of {self.n_iter_} epochs still predicted "
+                f"{history['mistakes'][-1]} training examples wrong (max_iter={self.max_iter}); "
+                "the data may not be separable: increase max_iter or accept the (averaged) "
+                "weights as they are.", ConvergenceWarning)
         return self
