@@ -36,6 +36,20 @@ label arrays, or ``structure="chain"``, or an explicit ``cv=KFold(k)``.
 
 Every estimator's ``history_`` is a dict of 1-D arrays with one entry per
 iteration of its solver (:func:`as_history`).
+
+Edge inputs (the catalogue of ``tests/test_bad_input.py``): bad input is refused
+with a ``ValueError`` or ``TypeError`` naming the example (and row) before any
+work.  Accepted edge cases:
+
+* 0 feature columns: refused for flat tables (scikit-learn's message); for
+  sequences and trees (dense or sparse) every estimator learns the transitions
+  only; for matchings there is no weight at all (``weights_`` is empty, every
+  edge scores 0); min-cuts may lack node or edge features;
+* a graph without candidate edges (its only output is the empty matching) and
+  all-zero binary targets (an output like any other);
+* labels unseen in training, at ``score``: they count as wrong.
+
+Sequences, sentences and graphs of 0 tokens, words or nodes are refused.
 """
 
 from collections.abc import Mapping
