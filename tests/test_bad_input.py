@@ -722,3 +722,29 @@ if __name__ == "__main__":
     for (kind, handling), count in sorted(catalogue_summary().items()):
         print(f"| {kind} | {handling} | {count} |")
     print("total", sum(catalogue_summary().values()))
+
+
+# ------------------------------------------------ token dicts (sklearn-crfsuite's input)
+TOKEN_DICTS = [[{"w": "the", "bias": 1.0}, {"w": "cat", "bias": 1.0}], [{"w": "sat"}]]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("name", STRUCTURED)
+def test_token_dicts_point_to_the_vectorizer(name):
+    # sklearn-crfsuite's input format: numpy alone fails with "inhomogeneous shape"
+    message = (r"X\[1\] is a sequence of dicts \(token features, the sklearn-crfsuite format\)"
+               r".*SequenceDictVectorizer, e.g. make_pipeline\(SequenceDictVectorizer\(\), "
+               + name + r"\(\)\)")
+    X = [ones((2, 1)), TOKEN_DICTS[1]]
+    with pytest.raises(TypeError, match=message):
+        make_estimator(name, "chain").fit(X, [["a", "b"], ["a"]])
+    estimator = make_estimator(name, "chain")
+    with pytest.raises(TypeError, match=r"X\[0\] is a sequence of dicts"):
+        estimator.fit(TOKEN_DICTS, [["a", "b"], ["a"]])
+    with pytest.raises(TypeError, match=r"X\[0\] is a dict; "):
+        estimator.fit(TOKEN_DICTS[0], ["a", "b"])
+    fitted = make_estimator(name, "chain").fit([ones((2, 1)), ones((1, 1))], [["a", "b"], ["a"]])
+    for method in ("predict", "score"):
+        args = (TOKEN_DICTS,) if method == "predict" else (TOKEN_DICTS, [["a", "b"], ["a"]])
+        with pytest.raises(TypeError, match=r"X\[0\] is a sequence of dicts"):
+            getattr(fitted, method)(*args)
