@@ -381,10 +381,10 @@ class StructuredEstimator(BaseEstimator):
             Validated non-negative weights with a positive one.
         """
         name = type(self).__name__
-        _check_data_set(X, name)
-        _reject_token_dicts(X, name)
         structure = resolve_structure(self.structure, X)
         structure.check_supports(*self._operations_needed(structure), needed_by=name)
+        _check_data_set(X, name)
+        _reject_token_dicts(X, name)
         table = bool(structure.flat_outputs) and _input_form(X) == "table"
         if table:
             _check_label_kinds(y)
