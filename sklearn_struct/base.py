@@ -39,6 +39,20 @@ label arrays, or ``structure="chain"``, or an explicit ``cv=KFold(k)``.
 
 Every estimator's ``history_`` is a dict of 1-D arrays with one entry per
 iteration of its solver (:func:`as_history`).
+
+Edge inputs (the catalogue of ``tests/test_bad_input.py``): bad input is refused
+with a ``ValueError`` or ``TypeError`` naming the example (and row) before any
+work.  Accepted edge cases:
+
+* 0 feature columns: refused for flat tables (scikit-learn's message); for
+  sequences and trees (dense or sparse) every estimator learns the transitions
+  only; for matchings there is no weight at all (``weights_`` is empty, every
+  edge scores 0); min-cuts may lack node or edge features;
+* a graph without candidate edges (its only output is the empty matching) and
+  all-zero binary targets (an output like any other);
+* labels unseen in training, at ``score``: they count as wrong.
+
+Sequences, sentences and graphs of 0 tokens, words or nodes are refused.
 """
 
 from collections.abc import Mapping
@@ -64,7 +78,7 @@ from .structures import (
     TreeStructure,
 )
 from .structures._batch import check_sample_weight
-from .structures._targets import _label_kind  # noqa: F401  (used by sm.py)
+from .structures._targets import _label_kind
 
 __all__ = ["STRUCTURE_NAMES", "StructuredEstimator", "as_history", "resolve_structure"]
 
@@ -114,6 +128,47 @@ def _input_form(X):
             return "sequences"  # 1-D arrays of different lengths: not the rows of a table
         return "table"
     return "table"  # DataFrames and other array-likes: scikit-learn validates them
+
+
+def _check_data_set(X, owner, flat_only=False):
+    """Refuse an ``X`` that is no data set at all, before numpy converts it.
+
+    An empty list, a dict, a string or a scalar, or a 3-D array, would otherwise
+    fail deep inside numpy with a message about something else.  ``flat_only``
+    (estimators of flat samples only) also refuses a list of sequences or graphs.
+    """
+    expected = "a 2-D array or sparse matrix (one row per sample)" + (
+        "" if flat_only else " or a list with one input per example (sequences or graphs)")
+    if isinstance(X, (list, tuple)) and len(X) == 0:
+        raise ValueError(f"{owner}: X is an empty list; expected {expected} with at least one "
+                         "sample or example.")
+    if isinstance(X, (Mapping, str, bytes)) or not (
+            sp.issparse(X) or hasattr(X, "__len__") or hasattr(X, "__array__")):
+        raise TypeError(f"{owner}: X must be {expected}; got {type(X).__name__}.")
+    if isinstance(X, np.ndarray) and X.ndim == 3 and X.dtype != object:
+        raise ValueError(
+            f"{owner}: X is a 3-D array of shape {X.shape}; pass sequences as a list of 2-D "
+            "arrays, one (n_tokens, n_features) array per sequence, or flat samples as one "
+            "2-D array.")
+    if flat_only and _input_form(X) != "table":
+        raise TypeError(
+            f"{owner} learns from flat samples, one 2-D array or sparse matrix; got a list of "
+            f"{_input_form(X)} (use EGCRF, EGStructuredSVM or StructuredPerceptron for "
+            "structured outputs).")
+
+
+def _check_label_kinds(y):
+    """Refuse flat labels of mixed kinds, which ``np.asarray`` would silently turn into strings."""
+    if not isinstance(y, (list, tuple)) and not (isinstance(y, np.ndarray) and y.dtype == object):
+        return
+    values = np.ravel(np.asarray(y, dtype=object))
+    kinds = [_label_kind(value) for value in values]
+    for index, kind in enumerate(kinds):
+        if kind != kinds[0]:
+            raise TypeError(
+                f"labels mix types: y[{index}] = {values[index]!r} is of type {kind} but y[0] = "
+                f"{values[0]!r} is of type {kinds[0]}; use labels of one type."
+            )
 
 
 def _reject_token_dicts(X, owner):
@@ -285,6 +340,9 @@ class StructuredEstimator(BaseEstimator):
     _probabilistic : bool
         Whether the model is a Gibbs distribution (a CRF), so that
         ``predict_marginals`` and, for flat outputs, ``predict_proba`` make sense.
+    _sign_constraints : bool
+        Whether the learner keeps the structure's ``nonnegative_weights``
+        (checked when ``fit`` starts: a learner that cannot refuses such data).
     _weights_prunable : bool
         Whether :meth:`prune_weights` is offered (not where a fitted attribute
         such as L1M3N's ``support_`` depends on which weights are zero).
@@ -296,6 +354,7 @@ class StructuredEstimator(BaseEstimator):
 
     _required_operations = ("part_scores", "argmax")
     _probabilistic = False
+    _sign_constraints = True
     _weights_prunable = True
 
     # ---------------------------------------------------------------- fitting
@@ -322,19 +381,13 @@ class StructuredEstimator(BaseEstimator):
             Validated non-negative weights with a positive one.
         """
         name = type(self).__name__
-        if isinstance(X, (list, tuple)) and len(X) == 0:
-            raise ValueError(f"{name}: X is an empty list; expected at least one sample (a 2-D "
-                             "array) or one example (a list of sequences or graphs).")
-        _reject_token_dicts(X, name)
-        if isinstance(X, np.ndarray) and X.ndim == 3 and X.dtype != object:
-            raise ValueError(
-                f"{name}: X is a 3-D array of shape {X.shape}; pass sequences as a list of 2-D "
-                "arrays, one (n_tokens, n_features) array per sequence, or flat samples as one "
-                "2-D array.")
         structure = resolve_structure(self.structure, X)
         structure.check_supports(*self._operations_needed(structure), needed_by=name)
+        _check_data_set(X, name)
+        _reject_token_dicts(X, name)
         table = bool(structure.flat_outputs) and _input_form(X) == "table"
         if table:
+            _check_label_kinds(y)
             _check_finite_rows(X, name)
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
             check_classification_targets(y)
@@ -346,6 +399,11 @@ class StructuredEstimator(BaseEstimator):
         batch = structure.make_batch(X, n_states=codec.n_states)
         Y = codec.encode(batch, y)
         structure.training_structure().check_outputs(batch, Y)
+        if not self._sign_constraints and np.any(structure.nonnegative_weights(batch)):
+            raise ValueError(
+                f"{name}: {type(structure).__name__} needs some weights non-negative (for its "
+                f"inference), a constraint that {name} cannot keep; use L1M3N or "
+                "DualExtragradientMatcher, which keep it.")
         sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
         self.structure_ = structure
         self.classes_ = codec.classes_
@@ -528,6 +586,7 @@ class StructuredEstimator(BaseEstimator):
         """Batch of ``X`` for the fitted model, in the input form and width of ``fit``."""
         check_is_fitted(self)
         name = type(self).__name__
+        _check_data_set(X, name)
         _reject_token_dicts(X, name)
         table = _input_form(X) == "table"
         if table != self._table_input:

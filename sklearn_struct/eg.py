@@ -245,6 +245,17 @@ class EGCRF(_BaseEG):
     returns one score per sample, that of ``classes_[1]`` minus that of
     ``classes_[0]``.
 
+    *Numerical range.*  The problem depends on ``C`` and the features only through
+    ``C * R**2`` (``R`` the largest feature norm of an example), so very large
+    features act as a very large ``C``.  Measured on small flat and chain problems
+    (``tests/test_numerical_limits.py``) for ``C`` from 1e-8 to 1e8 and features
+    scaled by 1e-6 to 1e6, the weights are always finite; with the default
+    ``tol`` and ``max_iter`` the fit converges (certified by the duality gap) for
+    ``C * R**2`` up to about 1e2 (``C = 10`` for a few unit-variance features),
+    and beyond it stops at ``max_iter`` with a ``ConvergenceWarning`` (its
+    weights still finite and usable: raise ``max_iter``, use :func:`eg_path`, or
+    rescale the features).
+
     Examples
     --------
     >>> import numpy as np
@@ -315,6 +326,19 @@ dual_objective_, duality_gap_
     See Also
     --------
     EGCRF : the log-linear counterpart.
+
+    Notes
+    -----
+    *Numerical range.*  The problem depends on ``C`` and the features only through
+    ``C * R**2`` (``R`` the largest feature norm of an example), so very large
+    features act as a very large ``C``.  Measured on small flat and chain problems
+    (``tests/test_numerical_limits.py``) for ``C`` from 1e-8 to 1e8 and features
+    scaled by 1e-6 to 1e6, the weights are always finite; with the default
+    ``tol`` and ``max_iter`` the fit converges (certified by the duality gap) for
+    ``C * R**2`` up to about 10 (``C = 1`` for a few unit-variance features; the
+    hinge converges more slowly than the log loss), and beyond it stops at
+    ``max_iter`` with a ``ConvergenceWarning`` (its weights still finite and
+    usable: raise ``max_iter``, use :func:`eg_path`, or rescale the features).
 
     Examples
     --------

@@ -1,9 +1,11 @@
 """The averaged structured perceptron (Collins 2002): a baseline for every structure."""
 
+import warnings
 from numbers import Integral
 
 import numpy as np
 from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -35,8 +37,9 @@ class StructuredPerceptron(StructuredEstimator):
     structure : {"multiclass", "chain", "dependency"}, BaseStructure or None, default=None
         Output structure; ``None`` picks multiclass for flat ``X`` and a
         chain for a list of sequences (as in :class:`~sklearn_struct.EGCRF`).
-        Any structure with the four kernel operations above works; it is
-        used as given and never modified.
+        Any structure with the four kernel operations above works, except
+        those that constrain the sign of some weights (min-cut), refused when
+        ``fit`` starts; the structure is used as given and never modified.
     max_iter : int, default=10
         Maximum number of epochs (passes over the training set).
     average : bool, default=True
@@ -76,6 +79,17 @@ class StructuredPerceptron(StructuredEstimator):
     --------
     EGCRF, EGStructuredSVM : Regularised models on the same structures.
 
+    Notes
+    -----
+    *Numerical range.*  On flat samples the perceptron is scale invariant:
+    features scaled by any factor (tested from 1e-6 to 1e6) give the same
+    predictions and weights scaled by that factor.  On chains the transition
+    features are indicators of scale 1, so token features much smaller than 1
+    leave the transitions to decide (and much larger ones the token features).
+    An epoch without mistakes ends the fit; when ``max_iter`` epochs end with
+    mistakes (data that are not separable, or too few epochs) a
+    ``ConvergenceWarning`` says so and the (averaged) weights are returned.
+
     References
     ----------
     M. Collins. "Discriminative training methods for hidden Markov models:
@@ -103,6 +117,7 @@ class StructuredPerceptron(StructuredEstimator):
         "verbose": ["verbose"],
     }
     _required_operations = ("part_scores", "argmax", "encode")
+    _sign_constraints = False  # an update may make any weight negative
 
     def __init__(self, *, structure=None, max_iter=10, average=True, shuffle=True,
                  warm_start=False, n_jobs=None, random_state=None, verbose=0):
@@ -147,7 +162,7 @@ class StructuredPerceptron(StructuredEstimator):
         on_pass = self._pass_callback(
             callback, batch,
             lambda state: self.structure_.contract_weights(batch, state.weights(self.average)))
-        w, state, history, _ = perceptron_solve(
+        w, state, history, converged = perceptron_solve(
             self.structure_.training_structure(), batch, Y, max_iter=self.max_iter,
             average=self.average, shuffle=self.shuffle, sample_weight=sample_weight, state=state,
             random_state=check_random_state(self.random_state), verbose=self.verbose,
@@ -159,4 +174,10 @@ class StructuredPerceptron(StructuredEstimator):
         self._perceptron_state = state if self.warm_start else None
         self._state_parts = batch.part_offsets[-1]
         self._state_classes = self.classes_
+        if not converged:
+            warnings.warn(
+                f"StructuredPerceptron: the last of {self.n_iter_} epochs still predicted "
+                f"{history['mistakes'][-1]} training examples wrong (max_iter={self.max_iter}); "
+                "the data may not be separable: increase max_iter or accept the (averaged) "
+                "weights as they are.", ConvergenceWarning)
         return self

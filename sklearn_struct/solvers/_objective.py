@@ -13,10 +13,15 @@ __all__ = ["example_losses", "segment_sums"]
 def segment_sums(values, offsets):
     """Sum of a flat vector over each example's segment ``offsets[i]:offsets[i + 1]``.
 
-    Each segment is summed on its own (every example has at least one part),
-    so a sum does not depend on where the example sits in the batch.
+    Each segment is summed on its own, so a sum does not depend on where the
+    example sits in the batch; an empty segment (a graph without edges) sums to 0.
     """
-    return np.add.reduceat(values, offsets[:-1])
+    starts, ends = offsets[:-1], offsets[1:]
+    sums = np.zeros(len(starts), dtype=np.result_type(values, np.float64))
+    nonempty = starts < ends
+    if nonempty.any():  # reduceat reads one element for an empty segment
+        sums[nonempty] = np.add.reduceat(values, starts[nonempty])
+    return sums
 
 
 def example_losses(structure, chunks, w, Y, loss="hinge", scale=None, return_worst=False):

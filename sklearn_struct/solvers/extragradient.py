@@ -210,6 +210,21 @@ def estimate_lipschitz(structure, batch, n_iter=100, tol=1e-10, random_state=0,
     return float(np.sqrt(value)) * (1.0 + 1e-6)
 
 
+def _nothing_to_learn(structure, chunks, n_weights, Y, callback):
+    """The result when no feature is ever non-zero (``L = 0``, e.g. 0 feature columns).
+
+    The scores do not depend on ``w``, so ``w = 0`` is optimal and the gap is 0
+    after one (empty) pass; a step of ``1 / L`` would overflow the z-steps.
+    """
+    coef = np.zeros(n_weights)
+    result = ExtragradientResult(coef=coef, n_iter=1, converged=True, lipschitz=0.0)
+    result.objective.append(float(example_losses(structure, chunks, coef, Y).sum()))
+    result.gap.append(0.0)
+    if callback is not None:
+        callback(1, coef)
+    return result
+
+
 # ---------------------------------------------------------------- the solver
 def dual_extragradient(
     structure,
@@ -301,8 +316,9 @@ def dual_extragradient(
             z_geometry = "entropic" if entropic_z else "euclidean"
             lipschitz = 2.0 * radius * sum(float(structure.feature_bounds(sub, z_geometry).sum())
                                            for sub, _, _ in chunks)
-    lipschitz = max(float(lipschitz), np.finfo(float).tiny)
-    step = 1.0 / lipschitz
+    if float(lipschitz) == 0.0:
+        return _nothing_to_learn(structure, chunks, n_weights, Y, callback)
+    step = 1.0 / float(lipschitz)
     w_setup = (_EuclideanBall if geometry == "euclidean" else _EntropicL1Ball)(
         n_weights, radius, nonneg, step
     )

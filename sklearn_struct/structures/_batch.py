@@ -184,7 +184,7 @@ def stack_ragged_rows(X, what="example"):
             f"expected a list of 2-D arrays or sparse matrices (one per {what}, one row per "
             f"unit), got a single {type(X).__name__} of shape {X.shape}."
         )
-    if isinstance(X, (str, bytes)) or not hasattr(X, "__len__"):
+    if isinstance(X, (str, bytes, dict)) or not hasattr(X, "__len__"):
         raise TypeError(
             f"expected a list of 2-D arrays or sparse matrices (one per {what}), "
             f"got {type(X).__name__}."

@@ -28,9 +28,11 @@ reading each example's scores from the flat part vector of
 ``K * K`` tied transition parts, then optionally ``K`` start and ``K`` end parts).
 Use zero vectors for ``start``/``end`` when the model has no such parts.
 
-Every sequence must have ``T >= 1`` tokens (the structure validates this; numba
-callers must too).  Node scores must be finite; transition, start and end
-scores may be ``-inf`` (forbidden), which constrained decoding uses: a
+A sequence of ``T = 0`` tokens has one labelling, the empty one, of score 0
+(``log_Z = 0``, no marginals); the structure refuses such sequences in its
+inputs, but the kernels stay safe on them.  Node scores must be finite;
+transition, start and end scores may be ``-inf`` (forbidden), which
+constrained decoding uses: a
 labelling through a forbidden score has probability exactly 0 and is never
 the Viterbi labelling.  A chain in which every labelling is forbidden has
 ``log_Z = -inf`` and zero marginals.  The batch wrappers take such constraints
@@ -160,6 +162,10 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
     only the terms that do not underflow, so they stay cheap too.
     """
     T, K = node_scores.shape
+    if T == 0:  # one labelling, the empty one, of score 0
+        if not per_position:
+            transition_marginals_out[:] = 0.0
+        return 0.0
     log_beta = np.empty((T, K))
     # step t of the backward pass: scaled[t, b] = exp(node[t+1, b] + log_beta[t+1, b] - shift)
     # and totals[t, a] = sum_b exp_trans[a, b] * scaled[t, b]
@@ -239,7 +245,7 @@ def chain_forward_backward(node_scores, transition, start, end, node_marginals_o
 
     Parameters
     ----------
-    node_scores : ndarray of shape (T, K), T >= 1
+    node_scores : ndarray of shape (T, K), T >= 0
     transition : ndarray of shape (K, K)
         ``transition[a, b]`` scores label ``a`` followed by ``b``.
     start, end : ndarray of shape (K,)
@@ -293,6 +299,8 @@ def chain_forward_backward_edges(node_scores, transition, start, end, node_margi
 def chain_log_partition(node_scores, transition, start, end):
     """``log Z`` of one chain (forward pass only)."""
     T, K = node_scores.shape
+    if T == 0:
+        return 0.0
     log_alpha = np.empty((T, K))
     _forward(node_scores, transition, start, log_alpha)
     return _final_log_partition(log_alpha, end)
@@ -305,6 +313,8 @@ def chain_viterbi(node_scores, transition, start, end, labels_out):
     ``labels_out`` (int64, shape (T,)) is overwritten; returns its score.
     """
     T, K = node_scores.shape
+    if T == 0:
+        return 0.0
     best = np.empty((T, K))
     backpointer = np.empty((T, K), dtype=np.int64)
     for k in range(K):

@@ -87,7 +87,8 @@ class _Labels:
 
     Classes are sorted when they are mutually comparable, else kept in order of
     first appearance.  All labels must be of one kind (strings, numbers,
-    booleans, or one other type); a mix raises ``TypeError`` naming the example.
+    booleans, or one other type); a mix raises ``TypeError`` naming the example,
+    and float labels that are not whole numbers (a regression target) a ``ValueError``.
     """
 
     def __init__(self, pairs):
@@ -107,6 +108,13 @@ class _Labels:
                 raise TypeError(
                     f"labels mix types: example {i} has labels of type {next(iter(found))} but "
                     f"earlier labels are of type {next(iter(kinds))}; use labels of one type."
+                )
+            if labels.dtype.kind == "f" and (labels != np.round(labels)).any():
+                position = int(np.flatnonzero(labels != np.round(labels))[0])
+                raise ValueError(
+                    f"y[{i}] holds continuous values (label {_plain(labels[position])!r} at "
+                    f"position {position}); labels are classes (strings, integers or whole "
+                    "floats), not regression targets (scikit-learn's 'continuous' target type)."
                 )
         flat = np.concatenate([labels for labels, _ in pairs])
         if flat.dtype != object:

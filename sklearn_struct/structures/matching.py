@@ -215,7 +215,7 @@ class MatchingStructure(BaseStructure):
                                       allow_empty=True)
             edges = check_edge_list(example[1], rows.shape[0], where)
             if len(example) == 3:
-                n_src, n_tgt = (int(n) for n in example[2])
+                n_src, n_tgt = _check_node_counts(example[2], where)
                 if edges.size and (edges[:, 0].max() >= n_src or edges[:, 1].max() >= n_tgt):
                     raise ValueError(
                         f"{where}: an edge endpoint is out of range for {n_src} source and "
@@ -252,8 +252,23 @@ class MatchingStructure(BaseStructure):
         return self._batch(X, edges, batch.node_counts[indices], offsets)
 
     def check_outputs(self, batch, Y):
-        return check_binary_outputs(super().check_outputs(batch, Y), batch.unit_offsets,
-                                    "MatchingStructure", "outputs must be 0/1 per edge.")
+        Y = check_binary_outputs(super().check_outputs(batch, Y), batch.unit_offsets,
+                                 "MatchingStructure", "outputs must be 0/1 per edge.")
+        chosen = np.flatnonzero(Y)
+        example = np.searchsorted(batch.unit_offsets, chosen, side="right") - 1
+        for side, name in enumerate(("source", "target")):
+            # one node id over the whole batch: (example, node) -> offset of the example + node
+            first_node = np.concatenate([[0], np.cumsum(batch.node_counts[:, side])])
+            nodes = first_node[example] + batch.edges[chosen, side]
+            degree = np.bincount(nodes, minlength=int(first_node[-1]))
+            if (degree > 1).any():
+                bad = int(np.flatnonzero(degree > 1)[0])
+                i = int(np.searchsorted(first_node, bad, side="right") - 1)
+                raise ValueError(
+                    f"MatchingStructure: example {i}: {name} node {bad - first_node[i]} is "
+                    f"matched by {degree[bad]} edges; a matching gives every node one edge at "
+                    "most.")
+        return Y
 
     # ------------------------------------------------------- parts operations
     def part_scores(self, batch, w):
@@ -488,3 +503,15 @@ class MatchingStructure(BaseStructure):
         """
         return matching_kernel_data(batch.X, batch.edges, batch.unit_offsets, batch.node_counts,
                                     PROJECTION_TOL, MAX_NEWTON_ITER)
+
+
+def _check_node_counts(counts, where):
+    """The ``(n_sources, n_targets)`` item of a graph tuple as two non-negative ints."""
+    values = np.asarray(None if isinstance(counts, (str, bytes)) else counts)
+    whole = np.issubdtype(values.dtype, np.integer) or (
+        np.issubdtype(values.dtype, np.floating) and np.all(values == np.round(values)))
+    if values.shape != (2,) or not whole or (values < 0).any():
+        raise ValueError(
+            f"{where}: the node counts must be a pair (n_sources, n_targets) of non-negative "
+            f"integers, got {counts!r:.60}.")
+    return int(values[0]), int(values[1])

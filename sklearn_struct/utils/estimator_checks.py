@@ -327,7 +327,8 @@ def _weights(inst):
     for name, value in attributes.items():
         if not name.endswith("_") or name.startswith("_"):
             raise AssertionError(f"weight attribute {name!r} is not a fitted-attribute name.")
-        if not isinstance(value, np.ndarray) or not np.shares_memory(value, w):
+        # (an empty view shares no memory: 0 feature columns give empty blocks)
+        if not isinstance(value, np.ndarray) or value.size and not np.shares_memory(value, w):
             raise AssertionError(f"weight attribute {name!r} is not a view of w.")
     values = np.concatenate([value.ravel() for value in attributes.values()])
     if values.size != n or not np.array_equal(np.sort(values), w):
@@ -1006,11 +1007,12 @@ class _Instance:
             else:
                 outputs = [np.asarray(y_i, dtype=np.int64).reshape(self.n_units_of(i))
                            for y_i in enumerate_outputs(b, i)]
-            self.outputs.append(np.asarray(outputs, dtype=np.int64).reshape(-1,
-                                                                            self.n_units_of(i)))
+            # (explicit row counts: -1 is ambiguous for an example without units or parts)
+            self.outputs.append(np.asarray(outputs, dtype=np.int64).reshape(
+                len(outputs), self.n_units_of(i)))
             self.encodings.append(np.array([self.encode(self.with_output(i, y_i))[self.parts[i]]
                                             for y_i in self.outputs[i]]).reshape(
-                                                -1, self.n_parts_of(i)))
+                                                len(outputs), self.n_parts_of(i)))
             self._index.append({tuple(y_i): k for k, y_i in enumerate(self.outputs[i])})
             if not len(self.outputs[i]):
                 raise AssertionError(f"example {i} has no output.")
@@ -1084,7 +1086,7 @@ class _Instance:
 
     def score_draws(self, rng):
         """Named part-score vectors: ``part_scores`` of :meth:`weights`, and arbitrary ones
-        when no weight is sign-constrained."""
+        when no weight is sign-constrained and inference accepts them."""
         s, b = self.structure, self.batch
         if not s.supports("part_scores"):
             return [("zero scores", np.zeros(self.n_parts)),
@@ -1092,9 +1094,21 @@ class _Instance:
                     ("large random scores", 5.0 * rng.randn(self.n_parts))]
         draws = [(f"scores of {what}", np.asarray(s.part_scores(b, w), dtype=np.float64))
                  for what, w in self.weights(rng)]
-        if not np.any(s.nonnegative_weights(b)):
-            draws.append(("arbitrary part scores", 2.0 * rng.randn(self.n_parts)))
+        arbitrary = 2.0 * rng.randn(self.n_parts)
+        if not np.any(s.nonnegative_weights(b)) and self._accepts(arbitrary):
+            draws.append(("arbitrary part scores", arbitrary))
         return draws
+
+    def _accepts(self, scores):
+        """Whether inference accepts these part scores (min-cut edge parts must score <= 0
+        even when no weight is sign-constrained, e.g. without edge features)."""
+        if not self.structure.supports("argmax"):
+            return True
+        try:
+            self.structure.argmax(self.batch, scores)
+        except ValueError:
+            return False
+        return True
 
     def example_values(self, Y, scores):
         """Score of outputs ``Y`` in every example."""
