@@ -73,8 +73,17 @@ def distance_bucket(distance):
     return "far"
 
 
-def token_features(form, upos, xpos, heads):
-    """One feature dict per word of a sentence given its heads (``heads[m]`` 1-based, 0 root)."""
+TREE_CONTEXT = ("hh.upos", "upos|h.upos|hh.upos", "n.children", "ch.upos", "ch.upos|arc", "ch.fw",
+                "upos|ch.fw", "sib.upos", "upos|sib.upos")
+
+
+def token_features(form, upos, xpos, heads, tree_context=True):
+    """One feature dict per word of a sentence given its heads (``heads[m]`` 1-based, 0 root).
+
+    ``tree_context=False`` leaves out the features of the word's children,
+    siblings and grandparent (keeping the word, its neighbours, its head and
+    the arc).
+    """
     n = len(form)
     lower = [w.lower() for w in form]
     children = [[] for _ in range(n)]
@@ -125,11 +134,14 @@ def token_features(form, upos, xpos, heads):
             "sib.upos": [upos[s] for s in siblings],
             "upos|sib.upos": [f"{tag}|{upos[s]}|{'L' if s < m else 'R'}" for s in siblings],
         })
+        if not tree_context:
+            for key in TREE_CONTEXT:
+                del tokens[-1][key]
     return tokens
 
 
-def sentence_inputs(data, heads):
-    return [token_features(f, u, x, h)
+def sentence_inputs(data, heads, tree_context):
+    return [token_features(f, u, x, h, tree_context)
             for f, u, x, h in zip(data.form, data.upos, data.xpos, heads)]
 
 
@@ -253,6 +265,8 @@ def main():
     parser.add_argument("--parser-passes", type=int, default=10)
     parser.add_argument("--edge-types", choices=("direction", "none"), default="direction",
                         help="tree CRF: one transition matrix per arc direction, or one")
+    parser.add_argument("--no-tree-context", action="store_true",
+                        help="leave out the features of children, siblings and grandparent")
     parser.add_argument("--models", nargs="+", default=["tree", "chain", "lr"],
                         choices=("tree", "chain", "lr"))
     parser.add_argument("--max-sentences", type=int, default=None,
@@ -276,11 +290,13 @@ def main():
         split["train"] = type(split["train"])(**{
             key: value[:args.max_sentences] for key, value in split["train"].items()})
     vectorizer = SequenceDictVectorizer()
-    X = {"train": vectorizer.fit_transform(sentence_inputs(split["train"], split["train"].head))}
+    context = not args.no_tree_context
+    X = {"train": vectorizer.fit_transform(
+        sentence_inputs(split["train"], split["train"].head, context))}
     for name in ("dev", "test"):
-        X[name] = vectorizer.transform(sentence_inputs(split[name], split[name].head))
-        X[name + " predicted"] = vectorizer.transform(sentence_inputs(split[name],
-                                                                      predicted[name]))
+        X[name] = vectorizer.transform(sentence_inputs(split[name], split[name].head, context))
+        X[name + " predicted"] = vectorizer.transform(
+            sentence_inputs(split[name], predicted[name], context))
     heads = {name: split[name].head for name in SPLITS}
     heads.update({name + " predicted": predicted[name] for name in ("dev", "test")})
     y = {name: split[name.split()[0]].deprel for name in X}
@@ -316,7 +332,8 @@ def main():
              else "one transition matrix")
     summary = (
         f"Labellers trained on {len(y['train'])} training sentences ({n_words} words), "
-        f"{n_features} features, {len(set(np.concatenate(y['train'])))} labels; C chosen by "
+        f"{n_features} features{'' if context else ' (no tree context)'}, "
+        f"{len(set(np.concatenate(y['train'])))} labels; C chosen by "
         f"dev label accuracy on gold trees. Tree CRF edges {edges}; EG at most {args.passes} "
         f"passes per C (relative gap {args.tol:g}), warm-started along C (the first C "
         f"annealed). Label accuracy on gold trees counts every word (and without punctuation "
@@ -333,8 +350,10 @@ def main():
     print(table)
     print(path)
     argv = " ".join(sys.argv[1:])
-    section = "Dependency relation labelling on EWT: tree CRF, chain CRF, LR"
-    if args.models != ["tree", "chain", "lr"] or args.edge_types != "direction":
+    section = (f"Dependency relation labelling on EWT: tree CRF, chain CRF, LR "
+               f"({len(y['train'])} training sentences)")
+    if (args.models != ["tree", "chain", "lr"] or args.edge_types != "direction"
+            or args.no_tree_context):
         section += f" ({argv})"
     record(section, f"{summary}\n\n{table}\n\nEvery C:\n\n{path}",
            f"cd benchmarks && python bench_tree_deprel.py {argv}")
