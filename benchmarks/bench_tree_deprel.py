@@ -14,6 +14,8 @@ Features: one pipeline for the three models, token dicts vectorized by
 word, lower-cased word, suffixes, UPOS/XPOS of the word, its head, its
 neighbours, children, siblings and grandparent, arc direction and distance
 bucket, and conjunctions of these).  Gold UPOS/XPOS throughout.
+``--no-tree-context`` leaves out the children, siblings and grandparent
+features: then the label interactions of the tree CRF carry that information.
 
 Each model is trained on EWT train for every C of ``--C`` (increasing; the EG
 models warm-started from the previous C's dual, solved to a relative duality
@@ -30,6 +32,7 @@ punctuation excluded (CoNLL-X rule: words made only of punctuation characters).
 
 Run from benchmarks/:
     python bench_tree_deprel.py [--C 0.3 1 3] [--passes 25] [--max-sentences N]
+        [--parser-passes 10] [--no-tree-context] [--edge-types none]
 """
 
 import argparse
