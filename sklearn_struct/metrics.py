@@ -91,8 +91,8 @@ def token_accuracy_score(y_true, y_pred):
     return n_correct / n_tokens
 
 
-def attachment_score(y_true, y_pred, *, forms=None):
-    """Unlabelled attachment score (UAS): the fraction of words given their true head.
+def attachment_score(y_true, y_pred, *, forms=None, labels_true=None, labels_pred=None):
+    """Attachment score: the fraction of words given their true head (UAS), or head and label (LAS).
 
     Parameters
     ----------
@@ -103,17 +103,22 @@ def attachment_score(y_true, y_pred, *, forms=None):
         The words of every sentence.  When given, words whose form consists
         entirely of punctuation characters (Unicode categories ``P*``) are not
         scored: the CoNLL-X shared-task convention ("punctuation excluded").
+    labels_true, labels_pred : list of array-like, default=None
+        The true and predicted relation labels (e.g. UD ``deprel``) of every
+        word, both or neither.  When given, a word counts only if its head
+        *and* its label are right: the labelled attachment score (LAS).
 
     Returns
     -------
     score : float
-        Correct heads over scored words, in ``[0, 1]``.
+        Correct words over scored words, in ``[0, 1]``.
 
     Raises
     ------
     ValueError
-        If the numbers of sentences or of words differ, naming the sentence, or
-        if no word is left to score.
+        If the numbers of sentences or of words differ, naming the sentence,
+        if only one of ``labels_true`` and ``labels_pred`` is given, or if no
+        word is left to score.
 
     See Also
     --------
@@ -126,12 +131,32 @@ def attachment_score(y_true, y_pred, *, forms=None):
     0.6666666666666666
     >>> attachment_score([[2, 0, 2]], [[2, 0, 1]], forms=[["It", "rains", "."]])
     1.0
+    >>> attachment_score([[2, 0, 2]], [[2, 0, 1]], labels_true=[["expl", "root", "punct"]],
+    ...                  labels_pred=[["nsubj", "root", "punct"]])
+    0.3333333333333333
     """
     true_list, pred_list = _check_sequences(y_true, y_pred)
+    n_sentences = len(true_list)
+    if (labels_true is None) != (labels_pred is None):
+        raise ValueError("labels_true and labels_pred must be given together (for the "
+                         "labelled attachment score) or not at all")
+    if labels_true is not None:
+        for name, labels in (("labels_true", labels_true), ("labels_pred", labels_pred)):
+            if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
+                raise TypeError(f"{name} must be a list of label sequences, got "
+                                f"{type(labels).__name__}")
+            if len(labels) != n_sentences:
+                raise ValueError(f"{name} has {len(labels)} sentences but y_true has "
+                                 f"{n_sentences}")
+            for index, (sentence, heads) in enumerate(zip(labels, true_list)):
+                if len(sentence) != len(heads):
+                    raise ValueError(f"sentence {index}: {name} has {len(sentence)} labels but "
+                                     f"there are {len(heads)} heads")
+        label_true_list, label_pred_list = _check_sequences(labels_true, labels_pred)
     if forms is not None:
-        if len(forms) != len(true_list):
+        if len(forms) != n_sentences:
             raise ValueError(f"forms has {len(forms)} sentences but y_true has "
-                             f"{len(true_list)}")
+                             f"{n_sentences}")
         for index, (words, heads) in enumerate(zip(forms, true_list)):
             if len(words) != len(heads):
                 raise ValueError(f"sentence {index}: {len(words)} forms but {len(heads)} heads")
@@ -140,7 +165,10 @@ def attachment_score(y_true, y_pred, *, forms=None):
         scored = np.ones(len(true_heads), dtype=bool)
         if forms is not None:
             scored = np.array([not _is_punctuation(word) for word in forms[index]], dtype=bool)
-        correct += int(np.sum((true_heads == pred_heads) & scored))
+        right = true_heads == pred_heads
+        if labels_true is not None:
+            right &= label_true_list[index] == label_pred_list[index]
+        correct += int(np.sum(right & scored))
         total += int(scored.sum())
     if total == 0:
         raise ValueError("no word to score (every word is punctuation)")

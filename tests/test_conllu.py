@@ -106,6 +106,33 @@ def test_attachment_score_conventions():
         attachment_score(y_true, y_pred, forms=[forms[0], ["Yes"]])
 
 
+def test_labelled_attachment_score_hand_counted():
+    forms = [["The", "dog", "barks", "."], ["Yes", "!"]]
+    heads_true, heads_pred = [[2, 3, 0, 3], [0, 1]], [[2, 3, 0, 2], [0, 1]]
+    labels_true = [["det", "nsubj", "root", "punct"], ["root", "punct"]]
+    labels_pred = [["det", "obj", "root", "punct"], ["discourse", "punct"]]
+    labels = dict(labels_true=labels_true, labels_pred=labels_pred)
+    # head and label right: The, barks, "!" of 6 words; without punctuation The, barks of 4
+    assert attachment_score(heads_true, heads_pred, **labels) == pytest.approx(3 / 6)
+    assert attachment_score(heads_true, heads_pred, forms=forms, **labels) == pytest.approx(2 / 4)
+    # unlabelled: only "." has a wrong head
+    assert attachment_score(heads_true, heads_pred) == pytest.approx(5 / 6)
+    assert attachment_score(heads_true, heads_pred, forms=forms) == pytest.approx(4 / 4)
+    with pytest.raises(ValueError, match="labels_true and labels_pred must be given together"):
+        attachment_score(heads_true, heads_pred, labels_true=labels_true)
+    with pytest.raises(ValueError, match="sentence 1: labels_true has 1 labels but there are 2"):
+        attachment_score(heads_true, heads_pred, labels_true=[labels_true[0], ["root"]],
+                         labels_pred=labels_pred)
+    with pytest.raises(ValueError, match="sentence 1: labels_pred has 1 labels but there are 2"):
+        attachment_score(heads_true, heads_pred, labels_true=labels_true,
+                         labels_pred=[labels_pred[0], ["root"]])
+    with pytest.raises(TypeError, match="labels_pred must be a list of label sequences"):
+        attachment_score(heads_true, heads_pred, labels_true=labels_true, labels_pred="root")
+    with pytest.raises(ValueError, match="labels_true has 1 sentences but y_true has 2"):
+        attachment_score(heads_true, heads_pred, labels_true=labels_true[:1],
+                         labels_pred=labels_pred[:1])
+
+
 SHARED = {
     # file: (sentences, words, projective), from each folder's README
     "ud_en_ewt_r2.16/en_ewt-ud-train.conllu.gz": (12544, 204577, 12256),
