@@ -83,5 +83,5 @@ if train_file.is_file():
         print(f"C={params['clf__C']:>6g}  method={params['clf__method']}:  accuracy {score:.3f}")
     print(f"best: {search.best_params_} ({search.best_score_:.3f})")
 else:
-    print(f"WebKB not found at {train_file}:\nset SKLEARN_STRUCT_SHARED_DATA to the folder "
-          "of the shared corpora to run this grid search.")
+    print("The shared corpora are not here (set SKLEARN_STRUCT_SHARED_DATA to their "
+          "folder):\nno WebKB grid search.")
