@@ -39,6 +39,9 @@ def _parse_args(argv):
                         help="maximum effective passes of the chain model (it stops at a "
                         "relative duality gap of 1e-4)")
     parser.add_argument("--random-state", type=int, default=0)
+    parser.add_argument("--verbose", "-v", action="count", default=0,
+                        help="print the chain model's progress after every pass (C, while it "
+                        "is annealed towards its target, primal and dual objectives)")
     return parser.parse_args(argv)
 
 
@@ -75,7 +78,7 @@ def main(argv=None):
           f"({sum(map(len, y_test))} letters), {len(data.target_names)} classes")
 
     model = ESTIMATORS[args.model](C=args.C, max_iter=args.max_iter,
-                                   random_state=args.random_state)
+                                   random_state=args.random_state, verbose=args.verbose)
     start = time.perf_counter()
     model.fit(X_train, y_train)
     chain_seconds = time.perf_counter() - start

@@ -21,8 +21,11 @@ works alike for every structure, built-in or not:
 * ``predict`` (MAP outputs), ``score`` (``structure.score_outputs``),
   ``decision_function`` (per-unit part scores), ``predict_marginals``,
   ``predict_proba`` and ``predict_log_proba`` (only where they work);
-* fitted weights: the flat weight vector ``weights_`` and the structure's
-  named views of it (``coef_``, ``transition_``, ...);
+* fitted weights: the flat weight vector ``weights_``, the structure's
+  views of it (``coef_``, ``transition_``, ...) and, keyed by feature and
+  label names, ``named_weights`` (``state_features_``,
+  ``transition_features_``); ``prune_weights``; the pickle holds the
+  weights once, sparse when mostly zero;
 * scikit-learn tags: an estimator over a structure with flat outputs
   (``structure=None``, ``"multiclass"`` or a flat structure object) is a
   classifier, so that stratified cross-validation, ``VotingClassifier`` and
@@ -37,6 +40,10 @@ label arrays, or ``structure="chain"``, or an explicit ``cv=KFold(k)``.
 Every estimator's ``history_`` is a dict of 1-D arrays with one entry per
 iteration of its solver (:func:`as_history`).
 """
+
+from collections.abc import Mapping
+from numbers import Real
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -107,6 +114,28 @@ def _input_form(X):
             return "sequences"  # 1-D arrays of different lengths: not the rows of a table
         return "table"
     return "table"  # DataFrames and other array-likes: scikit-learn validates them
+
+
+def _reject_token_dicts(X, owner):
+    """Token feature dicts (sklearn-crfsuite's input) need vectorising: say so before any work.
+
+    Only lists and tuples are looked at (arrays and sparse matrices hold no dicts).
+    """
+    if not isinstance(X, (list, tuple)):
+        return
+    for i, example in enumerate(X):
+        if isinstance(example, Mapping):
+            found = f"X[{i}] is a dict"
+        elif isinstance(example, (list, tuple)) and any(isinstance(token, Mapping)
+                                                        for token in example):
+            found = f"X[{i}] is a sequence of dicts (token features, the sklearn-crfsuite format)"
+        else:
+            continue
+        raise TypeError(
+            f"{owner}: {found}; estimators take numbers: one (n_tokens, n_features) matrix per "
+            "sequence. Turn token dicts into such matrices with "
+            "sklearn_struct.preprocessing.SequenceDictVectorizer, e.g. "
+            f"make_pipeline(SequenceDictVectorizer(), {owner}()).fit(X, y).")
 
 
 def _check_finite_rows(X, owner):
@@ -213,6 +242,14 @@ def as_history(history):
     return arrays
 
 
+class _WeightView(NamedTuple):
+    """Where a weight attribute lies in ``weights_`` (its pickled form)."""
+
+    offset: int
+    shape: tuple
+    strides: tuple
+
+
 def _check_two_classes(y, owner):
     """Classifier targets need two classes; the message names them (``one class``)."""
     labels = set(np.asarray(y).tolist())
@@ -248,6 +285,9 @@ class StructuredEstimator(BaseEstimator):
     _probabilistic : bool
         Whether the model is a Gibbs distribution (a CRF), so that
         ``predict_marginals`` and, for flat outputs, ``predict_proba`` make sense.
+    _weights_prunable : bool
+        Whether :meth:`prune_weights` is offered (not where a fitted attribute
+        such as L1M3N's ``support_`` depends on which weights are zero).
 
     Fitted attributes set here: ``structure_``, ``classes_``,
     ``n_features_in_``, ``feature_names_in_`` (table inputs with column
@@ -256,6 +296,7 @@ class StructuredEstimator(BaseEstimator):
 
     _required_operations = ("part_scores", "argmax")
     _probabilistic = False
+    _weights_prunable = True
 
     # ---------------------------------------------------------------- fitting
     def _operations_needed(self, structure):
@@ -265,8 +306,11 @@ class StructuredEstimator(BaseEstimator):
     def _validate_fit_data(self, X, y, sample_weight=None):
         """Resolve the structure, validate and encode the training data; set the data attributes.
 
-        Sets ``structure_``, ``classes_`` and ``n_features_in_`` (and
-        ``feature_names_in_`` for a table with column names).
+        Sets ``structure_`` (the structure resolved for the classes, see
+        :meth:`~sklearn_struct.structures.BaseStructure.for_classes`),
+        ``classes_`` and ``n_features_in_`` (and ``feature_names_in_`` for a
+        table with column names).  Learners run their inference on
+        ``structure_.training_structure()``; predictions use ``structure_``.
 
         Returns
         -------
@@ -281,6 +325,7 @@ class StructuredEstimator(BaseEstimator):
         if isinstance(X, (list, tuple)) and len(X) == 0:
             raise ValueError(f"{name}: X is an empty list; expected at least one sample (a 2-D "
                              "array) or one example (a list of sequences or graphs).")
+        _reject_token_dicts(X, name)
         if isinstance(X, np.ndarray) and X.ndim == 3 and X.dtype != object:
             raise ValueError(
                 f"{name}: X is a 3-D array of shape {X.shape}; pass sequences as a list of 2-D "
@@ -297,8 +342,10 @@ class StructuredEstimator(BaseEstimator):
         else:
             self.__dict__.pop("feature_names_in_", None)
         codec = structure.target_codec(y)
+        structure = structure.for_classes(codec.classes_)
         batch = structure.make_batch(X, n_states=codec.n_states)
         Y = codec.encode(batch, y)
+        structure.training_structure().check_outputs(batch, Y)
         sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
         self.structure_ = structure
         self.classes_ = codec.classes_
@@ -334,11 +381,154 @@ class StructuredEstimator(BaseEstimator):
             setattr(self, attribute, value)
         self._weight_attribute_names = tuple(attributes)
 
+    def _pass_callback(self, callback, batch, weights_of):
+        """The solver's per-pass callback that shows ``callback`` the model of that pass.
+
+        ``weights_of(solver_state)`` gives the current weight vector; the
+        estimator gets it (``coef_``, ``predict``, ... work) and
+        ``callback(pass_number, estimator)`` is called.  ``None`` for none.
+        """
+        if callback is None:
+            return None
+        if not callable(callback):
+            raise TypeError(f"{type(self).__name__}.fit: callback must be callable "
+                            f"(pass_number, estimator), got {callback!r}.")
+
+        def on_pass(pass_number, state):
+            self._set_weights(batch, weights_of(state))
+            callback(pass_number, self)
+
+        return on_pass
+
+    def _weight_attributes(self):
+        return {name: getattr(self, name) for name in self._weight_attribute_names}
+
+    def __getstate__(self):
+        # pickle the weights once: each view (coef_, transition_, ...) would be copied, so
+        # it is stored as its place in weights_; mostly-zero weights (L1, prune_weights)
+        # are stored sparse
+        state = super().__getstate__()
+        if "weights_" not in state:
+            return state
+        state = dict(state)
+        w = state["weights_"]
+        base = w.__array_interface__["data"][0]
+        for name in state.get("_weight_attribute_names", ()):
+            view = state[name]
+            if isinstance(view, np.ndarray) and view.size and np.shares_memory(view, w):
+                offset = view.__array_interface__["data"][0] - base
+                state[name] = _WeightView(offset, view.shape, view.strides)
+        if np.count_nonzero(w) * 12 < w.size * 8:  # int32 index + float64 value per non-zero
+            state["weights_"] = sp.csr_array(w.reshape(1, -1))
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        w = self.__dict__.get("weights_")
+        if sp.issparse(w):
+            self.weights_ = np.zeros(w.shape[1])
+            self.weights_[w.indices] = w.data
+        for name in self.__dict__.get("_weight_attribute_names", ()):
+            view = self.__dict__[name]
+            if isinstance(view, _WeightView):
+                setattr(self, name, np.ndarray(view.shape, np.float64, buffer=self.weights_,
+                                               offset=view.offset, strides=view.strides))
+
+    def _prunable(self):
+        return self._weights_prunable
+
+    @available_if(_prunable)
+    def prune_weights(self, threshold):
+        """Set the weights whose magnitude is below ``threshold`` to zero.
+
+        A pruned model predicts almost as the full one when ``threshold`` is
+        small, and it is small on disk: a model whose weights are mostly zero
+        (after pruning or an L1 penalty) is pickled with its weights sparse.
+
+        Parameters
+        ----------
+        threshold : float
+            Weights with ``|w| < threshold`` become 0 (non-negative; 0 keeps
+            every weight).
+
+        Returns
+        -------
+        self : object
+            The estimator, pruned in place (``weights_`` and its views).
+        """
+        check_is_fitted(self)
+        if not isinstance(threshold, Real) or not threshold >= 0:
+            raise ValueError(f"{type(self).__name__}.prune_weights: threshold must be a "
+                             f"non-negative number, got {threshold!r}.")
+        self.weights_[np.abs(self.weights_) < threshold] = 0.0  # the views follow
+        return self
+
+    # ------------------------------------------------------------ named weights
+    def named_weights(self, feature_names=None):
+        """Fitted weights keyed by feature and label names, as in sklearn-crfsuite.
+
+        Parameters
+        ----------
+        feature_names : array-like of str of shape (n_features_in_,), default=None
+            Names of the input features.  In a :class:`~sklearn.pipeline.Pipeline`
+            the estimator only sees matrices: pass the names of the steps
+            before it, ``pipe[:-1].get_feature_names_out()`` (for instance those
+            of a :class:`~sklearn_struct.preprocessing.SequenceDictVectorizer`),
+            or use :func:`sklearn_struct.inspection.explain_weights` on the
+            pipeline.  ``None`` uses ``feature_names_in_`` when the estimator
+            has it, else scikit-learn's names for unnamed columns,
+            ``"x0"``, ``"x1"``, ...
+
+        Returns
+        -------
+        named : dict of str to dict
+            The structure's named views
+            (:meth:`~sklearn_struct.structures.BaseStructure.named_weights`):
+            for chains ``"state_features_"``, ``{(feature_name, label):
+            weight}`` over the non-zero input weights, and
+            ``"transition_features_"``, ``{(label_from, label_to): weight}``;
+            multiclass models have ``"state_features_"`` only.
+        """
+        check_is_fitted(self)
+        if feature_names is None:
+            feature_names = self.__dict__.get("feature_names_in_")
+        if feature_names is None:
+            feature_names = [f"x{j}" for j in range(self.n_features_in_)]
+        feature_names = np.asarray(feature_names, dtype=object)
+        if feature_names.shape != (self.n_features_in_,):
+            raise ValueError(
+                f"{type(self).__name__}: feature_names holds {feature_names.size} names but the "
+                f"model has {self.n_features_in_} input features.")
+        return self.structure_.named_weights(self._weight_attributes(), feature_names,
+                                             self.classes_)
+
+    def _named_view(self, key):
+        named = self.named_weights()
+        if key not in named:
+            raise AttributeError(f"{type(self).__name__} over {type(self.structure_).__name__} "
+                                 f"has no {key}.")
+        return named[key]
+
+    @property
+    def state_features_(self):
+        """``{(feature_name, label): weight}`` of the non-zero input weights.
+
+        Feature names as in :meth:`named_weights` (``feature_names_in_`` or
+        ``"x0"``, ...; in a pipeline use ``named_weights(names)``).
+        """
+        return self._named_view("state_features_")
+
+    @property
+    def transition_features_(self):
+        """``{(label_from, label_to): weight}`` of a chain (and tree) model."""
+        return self._named_view("transition_features_")
+
     # ------------------------------------------------------------- prediction
     def _validate_predict_data(self, X):
         """Batch of ``X`` for the fitted model, in the input form and width of ``fit``."""
         check_is_fitted(self)
         name = type(self).__name__
+        _reject_token_dicts(X, name)
         table = _input_form(X) == "table"
         if table != self._table_input:
             raise ValueError(

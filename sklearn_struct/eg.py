@@ -70,7 +70,7 @@ class _BaseEG(StructuredEstimator):
         return needed + (("loss_augmented_argmax",) if self._loss == "hinge" else ())
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, callback=None):
         """Fit the model by exponentiated gradient on the dual.
 
         Parameters
@@ -83,6 +83,11 @@ class _BaseEG(StructuredEstimator):
             Labels of any hashable type (one kind: all strings, all numbers, ...).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weight of each example's loss term.
+        callback : callable, default=None
+            Called after every pass as ``callback(pass_number, estimator)``,
+            the estimator holding the weights of that pass (so that
+            ``estimator.predict`` or ``score`` on a development set work);
+            its return value is ignored.  Training does not depend on it.
 
         Returns
         -------
@@ -90,17 +95,18 @@ class _BaseEG(StructuredEstimator):
             The fitted estimator.
         """
         batch, Y, sample_weight = self._validate_fit_data(X, y, sample_weight)
+        on_pass = self._pass_callback(callback, batch, lambda state: state.w)
         state = None
         previous = self.__dict__.get("_dual_state") if self.warm_start else None
         if previous is not None and np.array_equal(self._dual_state_classes, self.classes_):
             state = previous  # (classes_ is None for outputs that are not labels)
         result = eg_solve(
-            self.structure_, batch, Y, loss=self._loss, C=float(self.C),
+            self.structure_.training_structure(), batch, Y, loss=self._loss, C=float(self.C),
             sample_weight=sample_weight, solver=self.solver, order=self.order,
             learning_rate=self.learning_rate, eta0=self.eta0, tol=self.tol,
             max_iter=self.max_iter, annealing=self.annealing, state=state,
             random_state=check_random_state(self.random_state), n_jobs=self.n_jobs,
-            verbose=self.verbose,
+            verbose=self.verbose, callback=on_pass,
         )
         self._set_weights(batch, result.state.w)
         self.n_iter_ = result.n_iter
@@ -190,7 +196,10 @@ class EGCRF(_BaseEG):
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the online updates.
     verbose : int, default=0
-        Print one line per pass.
+        Print one line per pass: the ``C`` of the pass (followed by
+        ``(annealing towards C=...)`` while it is still being annealed towards
+        the target), the primal and dual objectives at that ``C`` and their
+        relative gap.
 
     Attributes
     ----------
@@ -206,7 +215,9 @@ class EGCRF(_BaseEG):
     start_transition_, end_transition_ : ndarray of shape (n_classes,)
         Chains with start/end parts only: scores of the first and last label.
     structure_ : BaseStructure
-        The structure used (the ``structure`` object itself when one is given).
+        The structure used (the ``structure`` object itself when one is given,
+        unless it names labels to resolve, such as a chain's tagging scheme:
+        see :meth:`~sklearn_struct.structures.BaseStructure.for_classes`).
     n_features_in_ : int
         Number of input features (columns of ``X`` or of every sequence).
     feature_names_in_ : ndarray of str
@@ -289,7 +300,10 @@ class EGStructuredSVM(_BaseEG):
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the online updates.
     verbose : int, default=0
-        Print one line per pass.
+        Print one line per pass: the ``C`` of the pass (followed by
+        ``(annealing towards C=...)`` while it is still being annealed towards
+        the target), the primal and dual objectives at that ``C`` and their
+        relative gap.
 
     Attributes
     ----------

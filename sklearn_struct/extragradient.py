@@ -101,7 +101,8 @@ class DualExtragradientMatcher(StructuredEstimator):
         ``end_transition_``).
     structure_ : BaseStructure
         The structure used: a new one for a name, the ``structure`` object
-        itself when one is passed (never modified).
+        itself when one is passed (never modified), unless it names labels to
+        resolve (:meth:`~sklearn_struct.structures.BaseStructure.for_classes`).
     classes_ : ndarray
         Labels (``[0, 1]`` for matching and min-cut).
     n_iter_ : int
@@ -263,9 +264,9 @@ class DualExtragradientMatcher(StructuredEstimator):
 
         previous = getattr(self, "_solver_state", None) if self.warm_start else None
         result = dual_extragradient(
-            structure, batch, Y, radius=float(self.radius), geometry=self.geometry,
-            memory=self.memory, max_iter=self.max_iter, tol=self.tol, callback=callback,
-            state=previous,
+            structure.training_structure(), batch, Y, radius=float(self.radius),
+            geometry=self.geometry, memory=self.memory, max_iter=self.max_iter, tol=self.tol,
+            callback=callback, state=previous,
         )
         # as large as the weights: kept only for warm starts
         self._solver_state = result.state if self.warm_start else None

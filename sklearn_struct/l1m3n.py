@@ -151,7 +151,9 @@ class L1M3N(StructuredEstimator):
         All weights in the structure's layout; ``coef_`` and the transition
         weights are views of it (the structure's ``weight_attributes``).
     structure_ : BaseStructure
-        The structure used (the ``structure`` object itself when one is given).
+        The structure used (the ``structure`` object itself when one is given,
+        unless it names labels to resolve, such as a chain's tagging scheme:
+        see :meth:`~sklearn_struct.structures.BaseStructure.for_classes`).
     support_ : ndarray of bool of shape (n_features,)
         Input features with a non-zero weight for at least one label; for
         matching and min-cut, the non-zero weights (``n_features = n_weights``).
@@ -181,6 +183,8 @@ class L1M3N(StructuredEstimator):
     >>> model.get_support(indices=True)
     array([0, 1])
     """
+
+    _weights_prunable = False  # support_ follows the zeros of the L1 solution
 
     _parameter_constraints = {
         "structure": [BaseStructure, StrOptions(set(STRUCTURE_NAMES)),
@@ -268,7 +272,8 @@ class L1M3N(StructuredEstimator):
                 f"data needs {batch.n_weights}; use the same features and labels or "
                 "warm_start=False."
             )
-        hinge = StructuredHinge(self.structure_, batch, Y, n_jobs=self.n_jobs)
+        hinge = StructuredHinge(self.structure_.training_structure(), batch, Y,
+                                n_jobs=self.n_jobs)
         result = self._solve(hinge, previous)
         self._set_weights(batch, result.coef)
         self.support_ = np.asarray(self.structure_.feature_support(batch, self.weights_),

@@ -116,7 +116,7 @@ class StructuredPerceptron(StructuredEstimator):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, callback=None):
         """Run perceptron epochs over the training examples.
 
         Parameters
@@ -129,6 +129,10 @@ class StructuredPerceptron(StructuredEstimator):
             Labels (flat) or one output per example.
         sample_weight : array-like of shape (n_samples,), default=None
             Scales every update made on an example.
+        callback : callable, default=None
+            Called after every epoch as ``callback(epoch, estimator)``, the
+            estimator holding the (averaged) weights of that epoch; its
+            return value is ignored.  Training does not depend on it.
 
         Returns
         -------
@@ -140,10 +144,14 @@ class StructuredPerceptron(StructuredEstimator):
         if state is not None and (self._state_parts != batch.part_offsets[-1]
                                   or not np.array_equal(self._state_classes, self.classes_)):
             state = None  # another training set: start afresh
+        on_pass = self._pass_callback(
+            callback, batch,
+            lambda state: self.structure_.contract_weights(batch, state.weights(self.average)))
         w, state, history, _ = perceptron_solve(
-            self.structure_, batch, Y, max_iter=self.max_iter, average=self.average,
-            shuffle=self.shuffle, sample_weight=sample_weight, state=state,
-            random_state=check_random_state(self.random_state), verbose=self.verbose)
+            self.structure_.training_structure(), batch, Y, max_iter=self.max_iter,
+            average=self.average, shuffle=self.shuffle, sample_weight=sample_weight, state=state,
+            random_state=check_random_state(self.random_state), verbose=self.verbose,
+            callback=on_pass)
         self._set_weights(batch, w)
         self.n_iter_ = len(history["mistakes"])
         self.history_ = as_history(history)

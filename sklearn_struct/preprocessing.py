@@ -10,7 +10,8 @@ from sklearn.feature_extraction import FeatureHasher
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["DependencyTokenEncoder", "SequenceDictVectorizer", "conll_token_features"]
+__all__ = ["DependencyTokenEncoder", "SequenceDictVectorizer", "column_window_features",
+           "conll_token_features"]
 
 
 class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
@@ -393,6 +394,74 @@ def conll_token_features(words, pos_tags=None, window=1):
             features["BOS"] = True
         if t == n_words - 1:
             features["EOS"] = True
+        sentence.append(features)
+    return sentence
+
+
+def column_window_features(columns, names=None, window=2):
+    """Token feature dicts from the columns of a sentence, by CRFsuite's window templates.
+
+    The templates of CRFsuite's chunking example, for any number of columns
+    and any window: for every token, a bias; for every column ``a`` and
+    offset ``i`` in ``-window..window``, the unigram ``a[i]`` (the value of
+    column ``a`` at token ``t + i``) and the bigram ``a[i]|a[i+1]``; for
+    every column but the first (tags, with few values) also the trigram
+    ``a[i]|a[i+1]|a[i+2]``.  A template reaching outside the sentence is
+    left out; ``__BOS__`` and ``__EOS__`` mark the first and last token.
+    Feed the result to :class:`SequenceDictVectorizer`.
+
+    Parameters
+    ----------
+    columns : sequence of sequence of str
+        The attribute columns of one sentence, each with one value per token
+        (for CoNLL-2000: the words, then the POS tags).
+    names : sequence of str, default=None
+        Names of the columns in the feature names; default ``c0``, ``c1``, ...
+    window : int, default=2
+        Offsets ``-window..window`` around each token.
+
+    Returns
+    -------
+    features : list of dict
+        One dict per token, e.g. ``{"w[0]": "He", "w[0]|w[1]": "He|ran", ...}``.
+
+    See Also
+    --------
+    conll_token_features : Word-shape features (suffixes, case) in a window.
+
+    Examples
+    --------
+    >>> from sklearn_struct.preprocessing import column_window_features
+    >>> features = column_window_features([["He", "ran"], ["PRP", "VBD"]], ["w", "pos"],
+    ...                                   window=1)
+    >>> sorted(features[0].items())  # doctest: +NORMALIZE_WHITESPACE
+    [('__BOS__', True), ('bias', 1.0), ('pos[0]', 'PRP'), ('pos[0]|pos[1]', 'PRP|VBD'),
+     ('pos[1]', 'VBD'), ('w[0]', 'He'), ('w[0]|w[1]', 'He|ran'), ('w[1]', 'ran')]
+    """
+    columns = [list(column) for column in columns]
+    names = [f"c{index}" for index in range(len(columns))] if names is None else list(names)
+    if len(names) != len(columns):
+        raise ValueError(f"{len(columns)} columns but {len(names)} names")
+    if not isinstance(window, Integral) or window < 0:
+        raise ValueError(f"window must be a non-negative int, got {window!r}")
+    n_tokens = len(columns[0]) if columns else 0
+    for name, column in zip(names, columns):
+        if len(column) != n_tokens:
+            raise ValueError(f"column {name!r} has {len(column)} values, the first column "
+                             f"{n_tokens}")
+    sentence = []
+    for t in range(n_tokens):
+        features = {"bias": 1.0}
+        for index, (name, column) in enumerate(zip(names, columns)):
+            for width in (1, 2) if index == 0 else (1, 2, 3):
+                for offset in range(-window, window - width + 2):
+                    if 0 <= t + offset and t + offset + width <= n_tokens:
+                        key = "|".join(f"{name}[{offset + k}]" for k in range(width))
+                        features[key] = "|".join(column[t + offset:t + offset + width])
+        if t == 0:
+            features["__BOS__"] = True
+        if t == n_tokens - 1:
+            features["__EOS__"] = True
         sentence.append(features)
     return sentence
 

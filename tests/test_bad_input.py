@@ -8,7 +8,14 @@ says what is wrong and where.
 import numpy as np
 import pytest
 
-from sklearn_struct import L1M3N, DualExtragradientMatcher, EGCRF, EGStructuredSVM, eg_path
+from sklearn_struct import (
+    L1M3N,
+    DualExtragradientMatcher,
+    EGCRF,
+    EGStructuredSVM,
+    StructuredPerceptron,
+    eg_path,
+)
 
 ESTIMATORS = {
     "EGCRF": lambda: EGCRF(max_iter=2),
@@ -76,6 +83,36 @@ def test_bad_flat_input_is_refused_clearly(name, case):
         X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [0.0, np.inf]]))
     with pytest.raises(error, match=message):
         ESTIMATORS[name]().fit(X, y)
+
+
+TOKEN_DICTS = [[{"w": "the", "bias": 1.0}, {"w": "cat", "bias": 1.0}], [{"w": "sat"}]]
+SEQUENCE_ESTIMATORS = {**ESTIMATORS, "StructuredPerceptron": lambda: StructuredPerceptron(
+    max_iter=2)}
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("name", SEQUENCE_ESTIMATORS)
+def test_token_dicts_point_to_the_vectorizer(name):
+    # sklearn-crfsuite's input format: numpy alone fails with "inhomogeneous shape"
+    message = (r"X\[1\] is a sequence of dicts \(token features, the sklearn-crfsuite format\)"
+               r".*SequenceDictVectorizer, e.g. make_pipeline\(SequenceDictVectorizer\(\), "
+               + name + r"\(\)\)")
+    X = [ones((2, 1)), TOKEN_DICTS[1]]
+    with pytest.raises(TypeError, match=message):
+        SEQUENCE_ESTIMATORS[name]().fit(X, [["a", "b"], ["a"]])
+    estimator = SEQUENCE_ESTIMATORS[name]()
+    if name != "DualExtragradientMatcher":  # its structure is always given
+        estimator.set_params(structure="chain")
+    with pytest.raises(TypeError, match=r"X\[0\] is a sequence of dicts"):
+        estimator.fit(TOKEN_DICTS, [["a", "b"], ["a"]])
+    with pytest.raises(TypeError, match=r"X\[0\] is a dict; "):
+        estimator.fit(TOKEN_DICTS[0], ["a", "b"])
+    fitted = SEQUENCE_ESTIMATORS[name]().set_params(structure="chain").fit(
+        [ones((2, 1)), ones((1, 1))], [["a", "b"], ["a"]])
+    for method in ("predict", "score"):
+        args = (TOKEN_DICTS,) if method == "predict" else (TOKEN_DICTS, [["a", "b"], ["a"]])
+        with pytest.raises(TypeError, match=r"X\[0\] is a sequence of dicts"):
+            getattr(fitted, method)(*args)
 
 
 def test_predict_names_the_bad_row():

@@ -422,19 +422,74 @@ def test_n_jobs_gives_the_same_model():
     np.testing.assert_allclose(batch.coef_, ref.coef_, rtol=1e-12, atol=1e-14)
 
 
-def test_dask_backend_gives_the_same_fit_and_predictions():
+@pytest.fixture(scope="module")
+def process_cluster():
+    """A dask cluster of two worker processes, as users run one (not threads in this process)."""
     distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            yield client
+
+
+@pytest.mark.parametrize("loss", ["log", "hinge"])
+def test_dask_process_cluster_gives_the_same_fit_and_predictions(process_cluster, loss):
     X, y = make_chains(n=20, seed=18)
-    # batch EG: marginals, objective and gap all go through the joblib backend
-    local = EGCRF(solver="batch", max_iter=3, tol=0, n_jobs=2).fit(X, y)
-    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2):
-        with joblib.parallel_config(backend="dask"):
-            remote = EGCRF(solver="batch", max_iter=3, tol=0, n_jobs=2).fit(X, y)
-            remote_pred = local.predict(X)
+    Model = EGCRF if loss == "log" else EGStructuredSVM
+    # batch EG: steps, objective and gap all run on the cluster's chunks
+    local = Model(solver="batch", max_iter=3, tol=0, n_jobs=2).fit(X, y)
+    with joblib.parallel_config(backend="dask"):
+        remote = Model(solver="batch", max_iter=3, tol=0, n_jobs=2).fit(X, y)
+        remote_pred = remote.predict(X)
     np.testing.assert_allclose(remote.coef_, local.coef_, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(remote.history_["gap"], local.history_["gap"], rtol=1e-10)
     for a, b in zip(remote_pred, local.predict(X)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_chunks_ship_the_data_once_and_keep_resident_values_on_the_workers(process_cluster):
+    from sklearn_struct.solvers._chunks import ExampleChunks
+
+    client = process_cluster
+    X, y = make_chains(n=12, seed=3)
+    structure = ChainStructure()
+    batch = structure.make_batch(X, n_states=3)
+    chunks = ExampleChunks(structure, batch, n_jobs=2)
+    scattered = []
+    real_scatter = client.scatter
+
+    def counting_scatter(data, **kwargs):
+        scattered.append(data)
+        return real_scatter(data, **kwargs)
+
+    client.scatter = counting_scatter
+    try:
+        with joblib.parallel_config(backend="dask"):
+            sizes = [chunks.map(_chunk_size) for _ in range(3)]
+            values, summaries = chunks.resident(_chunk_size_pair)
+            for _ in range(3):
+                values, summaries = chunks.advance(_increment_pair, values)
+            collected = chunks.collect(values)
+    finally:
+        del client.scatter
+    assert sizes == [[a.n_samples for a in chunks._batches]] * 3
+    # the sub-batches went out once, for all the calls
+    assert sum(data is chunks._batches for data in scattered) == 1
+    assert all(hasattr(value, "key") for value in values)  # futures: the values stayed remote
+    assert collected == [a.n_samples + 3 for a in chunks._batches]
+    assert summaries == collected
+
+
+def _chunk_size(sub):
+    return sub.n_samples
+
+
+def _chunk_size_pair(sub):
+    return sub.n_samples, sub.n_samples
+
+
+def _increment_pair(value):
+    return value + 1, value + 1
 
 
 def test_flat_estimators_are_classifiers():
@@ -460,6 +515,21 @@ def test_convergence_warning_and_verbose(capsys):
     with pytest.warns(ConvergenceWarning, match="max_iter=1"):
         EGCRF(max_iter=1, tol=1e-12, verbose=1).fit(X, y)
     assert "[EG] pass" in capsys.readouterr().out
+
+
+def test_verbose_says_when_C_is_annealed(capsys):
+    X, y = make_chains(n=20, seed=20)
+    crf = EGCRF(C=50.0, tol=1e-6, max_iter=200, verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    Cs = crf.history_["C"]
+    assert len(lines) == len(Cs) and Cs[0] < 50.0 == Cs[-1]  # annealed, then at the target
+    for line, C in zip(lines, Cs):
+        if C < 50.0:
+            assert f"C={C:.4g} (annealing towards C=50)  primal=" in line
+        else:
+            assert "C=50  primal=" in line and "annealing" not in line
+    EGCRF(C=50.0, annealing=False, max_iter=3, tol=1e-2, verbose=1).fit(X, y)
+    assert "annealing" not in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------ errors

@@ -28,6 +28,15 @@ def test_main_job_beats_the_per_letter_baseline():
     assert chain["word_accuracy"] > baseline["word_accuracy"]
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_main_job_verbose_reports_the_annealing(capsys):
+    from sklearn_struct.__main__ import main
+
+    main(["--verbose", "--max-iter", "3"])
+    out = capsys.readouterr().out
+    assert "[EG] pass    1.00  C=" in out and "(annealing towards C=0.3)" in out
+
+
 @pytest.mark.parametrize(
     "command", ["python -m sklearn_struct", 'pip install -e ".[test,docs]" && pytest']
 )

@@ -1,4 +1,7 @@
-"""Chunk tags (IOB1 / IOB2): where chunks start and end, exactly as conlleval decides.
+"""Chunk tags (IOB1 / IOB2 / BIOES): where chunks start and end, which sequences are valid.
+
+Chunk spans follow conlleval exactly (see below); :func:`chunk_constraints` gives the
+label transitions, first and last labels that a scheme allows, for constrained decoding.
 
 A tag such as ``"B-NP"`` splits at its first hyphen into a prefix (``"B"``) and a type
 (``"NP"``); a tag without hyphen (``"O"``) has an empty type. The start/end rules are those
@@ -7,7 +10,9 @@ meaning to ill-formed sequences (an ``I-X`` after ``O`` or after another type st
 chunk), so the same rules read IOB1 and IOB2 alike.
 """
 
-__all__ = ["chunk_spans", "iob1_to_iob2", "iob2_to_iob1"]
+import numpy as np
+
+__all__ = ["chunk_constraints", "chunk_spans", "iob1_to_iob2", "iob2_to_iob1"]
 
 
 def split_tag(tag):
@@ -164,3 +169,105 @@ def iob2_to_iob1(tags):
     ['I-PER', 'I-PER', 'B-PER', 'O', 'I-LOC']
     """
     return _render(tags, begin_marks_every_chunk=False)
+
+
+# Chunk tagging schemes known to chunk_constraints ("BIO" is IOB2) and the prefixes of
+# their tags besides "O".
+_SCHEMES = {"IOB1": "BI", "IOB2": "BI", "BIO": "BI", "BIOES": "BIES"}
+
+
+def _scheme_tags(labels, scheme):
+    """``(prefix, type)`` of every label, checked against the scheme."""
+    if scheme not in _SCHEMES:
+        raise ValueError(f"scheme must be one of {sorted(_SCHEMES)}, got {scheme!r}.")
+    prefixes = _SCHEMES[scheme]
+    tags = []
+    for position, label in enumerate(labels):
+        if not isinstance(label, str):
+            raise TypeError(f"label {position} ({label!r}) must be a str for the {scheme} "
+                            "scheme.")
+        prefix, chunk_type = split_tag(label)
+        if label != "O" and not (prefix in prefixes and chunk_type):
+            allowed = ", ".join(f"'{p}-<type>'" for p in prefixes)
+            raise ValueError(f"label {position} is {label!r}; {scheme} labels are 'O', "
+                             f"{allowed}.")
+        tags.append((prefix, chunk_type))
+    return tags
+
+
+def _allowed(previous, following, scheme):
+    """Whether tag ``following`` may directly follow tag ``previous`` (``(prefix, type)``)."""
+    (p, p_type), (f, f_type) = previous, following
+    continues = p in "BI" and p_type == f_type  # the previous tag is inside a chunk of f's type
+    if scheme == "BIOES":
+        if p in "BI":  # an open chunk must go on or end with the same type
+            return f in "IE" and p_type == f_type
+        return f not in "IE"  # after O, E or S: no open chunk to continue
+    if scheme == "IOB1":  # B- only separates two adjacent chunks of one type
+        return f != "B" or continues
+    return f != "I" or continues  # IOB2: I- only inside a chunk
+
+
+def chunk_constraints(labels, scheme="IOB2"):
+    """Label transitions, first and last labels that a chunk tagging scheme allows.
+
+    For constrained decoding with :class:`~sklearn_struct.structures.ChainStructure`,
+    whose parameters have the names of the returned keys.  The rules:
+
+    * ``"IOB2"`` (alias ``"BIO"``): every chunk starts with ``B-X``; ``I-X`` only follows
+      ``B-X`` or ``I-X``, and cannot start a sentence.
+    * ``"IOB1"`` (CoNLL-2003): chunks start with ``I-X``; ``B-X`` only starts a chunk that
+      directly follows one of the same type, so it only follows ``B-X`` or ``I-X`` and
+      cannot start a sentence.
+    * ``"BIOES"``: ``B-X`` opens a chunk of several tokens, continued by ``I-X`` and closed
+      by ``E-X``; ``S-X`` is a chunk of one token.  Inside a chunk (after ``B-X`` or
+      ``I-X``) only ``I-X`` or ``E-X`` may follow; elsewhere (at the start, after ``O``,
+      ``E-`` or ``S-``) only ``O``, ``B-`` or ``S-``; a sentence ends outside a chunk.
+
+    Parameters
+    ----------
+    labels : sequence of str
+        The label names, in the order of the label indices (an estimator's ``classes_``).
+    scheme : {"IOB2", "BIO", "IOB1", "BIOES"}, default="IOB2"
+        The tagging scheme.
+
+    Returns
+    -------
+    constraints : dict
+        ``"allowed_transitions"``: boolean array of shape (n_labels, n_labels), entry
+        ``[a, b]`` true when ``labels[b]`` may follow ``labels[a]``;
+        ``"allowed_start"`` and ``"allowed_end"``: boolean arrays of shape (n_labels,),
+        the labels allowed first and last in a sentence.
+
+    Raises
+    ------
+    ValueError
+        For an unknown scheme, or a label that is not ``"O"`` or a prefix of the scheme
+        followed by a hyphen and a type (naming the label).
+    TypeError
+        For a label that is not a string.
+
+    See Also
+    --------
+    sklearn_struct.structures.ChainStructure : Takes these constraints, or the scheme's name.
+
+    Examples
+    --------
+    >>> from sklearn_struct.datasets import chunk_constraints
+    >>> constraints = chunk_constraints(["B-PER", "I-PER", "O"], "IOB2")
+    >>> constraints["allowed_transitions"].astype(int)  # rows: previous, columns: next
+    array([[1, 1, 1],
+           [1, 1, 1],
+           [1, 0, 1]])
+    >>> constraints["allowed_start"], constraints["allowed_end"]
+    (array([ True, False,  True]), array([ True,  True,  True]))
+    """
+    tags = _scheme_tags(list(labels), scheme)
+    scheme = "IOB2" if scheme == "BIO" else scheme
+    outside = ("O", "")  # the sentence boundaries behave like an O tag
+    transitions = np.array([[_allowed(a, b, scheme) for b in tags] for a in tags],
+                           dtype=bool).reshape(len(tags), len(tags))
+    start = np.array([_allowed(outside, b, scheme) for b in tags], dtype=bool)
+    # the end of a sentence can follow a tag when an O could
+    end = np.array([_allowed(a, outside, scheme) for a in tags], dtype=bool)
+    return {"allowed_transitions": transitions, "allowed_start": start, "allowed_end": end}

@@ -4,12 +4,38 @@ Every solver that splits its work over examples uses :class:`ExampleChunks`:
 EG and the structured hinge evaluate chunks in parallel (one per worker), the
 low-memory dual extragradient walks over chunks of at most ``max_parts``
 parts, building each sub-batch only when it is needed.
+
+Data stays where it is used.  On a dask cluster (joblib's ``"dask"`` backend)
+the sub-batches are scattered to the workers once, and values a solver keeps
+per chunk across passes (:meth:`ExampleChunks.resident`, e.g. batch EG's dual
+variables) stay on the worker that computed them: a pass ships only the
+``shared`` arguments (a weight vector) and brings back small summaries.
+Elsewhere the same calls run in joblib's local workers on the objects
+themselves.
 """
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
+from joblib.parallel import get_active_backend
 
 __all__ = ["ExampleChunks"]
+
+
+def _first(pair):
+    return pair[0]
+
+
+def _second(pair):
+    return pair[1]
+
+
+def _unpacked(function, first, slices, *shared):
+    return function(first, *slices, *shared)
+
+
+def _dask_client():
+    """The dask client behind joblib's active backend, or None."""
+    return getattr(get_active_backend()[0], "client", None)
 
 
 class ExampleChunks:
@@ -49,26 +75,41 @@ class ExampleChunks:
         self._batches = None if self.lazy else (
             [batch] if len(self.bounds) == 1
             else [structure.take(batch, np.arange(a, b)) for a, b in self.bounds])
+        self._remote = None  # (client, futures of the sub-batches) once scattered
 
     def __len__(self):
         return len(self.bounds)
 
     def __iter__(self):
         """Yield ``(sub_batch, parts, units)``: the slices of the chunk in flat vectors."""
-        po, uo = self.batch.part_offsets, self.batch.unit_offsets
-        for k, (a, b) in enumerate(self.bounds):
+        for k, ((a, b), parts, units) in enumerate(self._ranges()):
             sub = (self._batches[k] if self._batches is not None
                    else self.structure.take(self.batch, np.arange(a, b)))
-            yield sub, slice(int(po[a]), int(po[b])), slice(int(uo[a]), int(uo[b]))
+            yield sub, parts, units
 
-    def map(self, function, part_arrays=(), unit_arrays=(), prefer="threads"):
-        """``[function(sub_batch, *part_slices, *unit_slices) for each chunk]``, in parallel.
+    def _ranges(self):
+        """Per chunk, its examples ``(a, b)`` and its slices of the parts and of the units."""
+        po, uo = self.batch.part_offsets, self.batch.unit_offsets
+        for a, b in self.bounds:
+            yield (a, b), slice(int(po[a]), int(po[b])), slice(int(uo[a]), int(uo[b]))
+
+    def _slices(self, part_arrays, unit_arrays, example_arrays):
+        """Per chunk, the chunk's slices of flat vectors over parts, units and examples."""
+        for (a, b), parts, units in self._ranges():
+            yield (*(v[parts] for v in part_arrays), *(v[units] for v in unit_arrays),
+                   *(v[a:b] for v in example_arrays))
+
+    def map(self, function, part_arrays=(), unit_arrays=(), shared=(), prefer="threads"):
+        """``[function(sub_batch, *part_slices, *unit_slices, *shared) for each chunk]``.
 
         Parameters
         ----------
         function : callable
         part_arrays, unit_arrays : sequence of ndarray
             Flat vectors over parts / output units; each chunk gets its slice.
+        shared : sequence
+            Arguments every chunk gets whole (shipped once per call to a
+            cluster, never inside the task itself).
         prefer : {"threads", "processes"}
             joblib's backend preference (the numba kernels release the GIL).
 
@@ -77,9 +118,96 @@ class ExampleChunks:
         results : list
             One result per chunk, in order.
         """
-        calls = ((sub, *(v[parts] for v in part_arrays), *(v[units] for v in unit_arrays))
-                 for sub, parts, units in self)
         if len(self) == 1 or self.lazy:  # lazy chunks: one sub-batch alive at a time
-            return [function(*call) for call in calls]
+            return [function(sub, *slices, *shared) for (sub, _, _), slices
+                    in zip(self, self._slices(part_arrays, unit_arrays, ()))]
+        client = _dask_client()
+        if client is not None:
+            return client.gather(self._submit(
+                client, function, self._scattered(client),
+                list(self._slices(part_arrays, unit_arrays, ())), shared))
         return Parallel(n_jobs=self.n_jobs, prefer=prefer)(
-            delayed(function)(*call) for call in calls)
+            delayed(function)(sub, *slices, *shared) for sub, slices
+            in zip(self._batches, self._slices(part_arrays, unit_arrays, ())))
+
+    def resident(self, function, part_arrays=(), unit_arrays=(), example_arrays=(), shared=()):
+        """Per-chunk values that stay where they are computed; with small summaries.
+
+        ``function(sub_batch, *part_slices, *unit_slices, *example_slices,
+        *shared)`` returns ``(value, summary)``.  The values stay with the
+        chunks (on a dask cluster, on the worker that holds the sub-batch),
+        to be advanced by :meth:`advance` and fetched by :meth:`collect`; the
+        summaries come back.
+
+        Returns
+        -------
+        values : list
+            One handle per chunk (the value, or a dask future of it).
+        summaries : list
+            One summary per chunk, in order.
+        """
+        client = _dask_client() if len(self) > 1 and not self.lazy else None
+        slices = list(self._slices(part_arrays, unit_arrays, example_arrays))
+        if client is not None:
+            return self._gather_summaries(client, self._submit(
+                client, function, self._scattered(client), slices, shared))
+        return self._run_local(function, [sub for sub, _, _ in self], slices, shared)
+
+    def advance(self, function, values, shared=()):
+        """``function(value, *shared) -> (new value, summary)`` on every chunk's value.
+
+        Returns
+        -------
+        values : list
+            Handles of the new values (the old ones stay valid).
+        summaries : list
+        """
+        client = _dask_client() if len(self) > 1 and not self.lazy else None
+        no_slices = [()] * len(values)
+        if client is not None:
+            return self._gather_summaries(client, self._submit(
+                client, function, values, no_slices, shared))
+        return self._run_local(function, values, no_slices, shared)
+
+    def collect(self, values):
+        """The values behind handles from :meth:`resident` or :meth:`advance`."""
+        if values and hasattr(values[0], "result"):
+            return values[0].client.gather(values)
+        return list(values)
+
+    def _run_local(self, function, firsts, slices, shared):
+        calls = [(first, *chunk_slices) for first, chunk_slices in zip(firsts, slices)]
+        if len(calls) == 1:
+            pairs = [function(*calls[0], *shared)]
+        else:
+            pairs = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(function)(*call, *shared) for call in calls)
+        return [value for value, _ in pairs], [summary for _, summary in pairs]
+
+    @staticmethod
+    def _submit(client, function, firsts, slices, shared):
+        """One task per chunk, ``function(first, *slices, *shared)``, on the cluster.
+
+        Slices and shared arguments are scattered rather than written into the
+        tasks (dask warns of, and slowly ships, large task graphs).
+        """
+        shared = client.scatter(list(shared), broadcast=True, hash=False) if shared else []
+        if any(len(chunk_slices) for chunk_slices in slices):
+            slices = client.scatter(slices, hash=False)
+        return [client.submit(_unpacked, function, first, chunk_slices, *shared, pure=False)
+                for first, chunk_slices in zip(firsts, slices)]
+
+    @staticmethod
+    def _gather_summaries(client, pairs):
+        values = [client.submit(_first, pair) for pair in pairs]
+        return values, client.gather([client.submit(_second, pair) for pair in pairs])
+
+    def _scattered(self, client):
+        """Futures of the sub-batches on ``client``'s workers, scattered on first use.
+
+        Shipping a sub-batch inside every task of every call is what made a
+        process-based cluster slower than one core.
+        """
+        if self._remote is None or self._remote[0] is not client:
+            self._remote = (client, client.scatter(self._batches, hash=False))
+        return self._remote[1]

@@ -49,20 +49,22 @@ def example_losses(structure, chunks, w, Y, loss="hinge", scale=None, return_wor
         Only with ``return_worst``.
     """
     w_eff = w if scale is None else scale * w
-
-    def chunk(sub, y_c):
-        scores = structure.part_scores(sub, w_eff)
-        true_scores = segment_sums(scores * structure.encode(sub, y_c), sub.part_offsets)
-        if loss == "log":
-            return structure.log_partition(sub, scores) - true_scores, None
-        worst = structure.encode(sub, structure.loss_augmented_argmax(sub, scores, y_c))
-        augmented = scores + structure.part_losses(sub, y_c)
-        value = (segment_sums(worst * augmented, sub.part_offsets) - true_scores
-                 + structure.loss_offsets(sub, y_c))
-        return np.maximum(value, 0.0), worst if return_worst else None
-
-    out = chunks.map(chunk, unit_arrays=(Y,))
+    out = chunks.map(_chunk_losses, unit_arrays=(Y,),
+                     shared=(structure, w_eff, loss, return_worst))
     losses = np.concatenate([value for value, _ in out])
     if return_worst:
         return losses, np.concatenate([worst for _, worst in out])
     return losses
+
+
+def _chunk_losses(sub, y, structure, w, loss, return_worst):
+    """:func:`example_losses` on one chunk (and its loss-augmented encoding)."""
+    scores = structure.part_scores(sub, w)
+    true_scores = segment_sums(scores * structure.encode(sub, y), sub.part_offsets)
+    if loss == "log":
+        return structure.log_partition(sub, scores) - true_scores, None
+    worst = structure.encode(sub, structure.loss_augmented_argmax(sub, scores, y))
+    augmented = scores + structure.part_losses(sub, y)
+    value = (segment_sums(worst * augmented, sub.part_offsets) - true_scores
+             + structure.loss_offsets(sub, y))
+    return np.maximum(value, 0.0), worst if return_worst else None

@@ -159,16 +159,22 @@ def dual_terms(loss, mu, log_partition, theta, part_losses, part_offsets):
 
 def predict_outputs(structure, batch, w, n_jobs=None):
     """MAP outputs of every example under weights ``w`` (flat over output units)."""
-    chunks = ExampleChunks(structure, batch, n_jobs)
-    out = chunks.map(lambda sub: structure.argmax(sub, structure.part_scores(sub, w)))
+    out = ExampleChunks(structure, batch, n_jobs).map(_chunk_argmax, shared=(structure, w))
     return np.concatenate(out)
 
 
 def predict_marginals(structure, batch, w, n_jobs=None):
     """Part marginals of every example under the Gibbs distribution of ``w``."""
-    chunks = ExampleChunks(structure, batch, n_jobs)
-    out = chunks.map(lambda sub: structure.marginals(sub, structure.part_scores(sub, w))[0])
+    out = ExampleChunks(structure, batch, n_jobs).map(_chunk_marginals, shared=(structure, w))
     return np.concatenate(out)
+
+
+def _chunk_argmax(sub, structure, w):
+    return structure.argmax(sub, structure.part_scores(sub, w))
+
+
+def _chunk_marginals(sub, structure, w):
+    return structure.marginals(sub, structure.part_scores(sub, w))[0]
 
 
 # ------------------------------------------------------------------ the solver
@@ -268,30 +274,81 @@ class _OnlineEpoch:
         return tries
 
 
-def _batch_pass(problem, state, budget, loss, adaptive, eta, C):
-    """Figure 1: every example steps at once; adaptive global rate on the full dual."""
-    scores = problem.scores(problem.batch, state.w)
-    step = state.eta if adaptive else eta
-    old_dual = problem.dual(state.terms, state.w, C)
-    tries = 0
-    while tries < min(max(budget, 1), MAX_HALVINGS + 1):
-        tries += 1
-        if loss == "log":
-            theta = (1.0 - step) * state.theta + step * scores
-        else:
-            theta = state.theta + step * (problem.part_losses + scores)
-        mu, log_partition = batch_marginals(problem.structure, problem.chunks, theta)
-        terms = dual_terms(loss, mu, log_partition, theta, problem.part_losses,
-                           problem.batch.part_offsets)
-        w = problem.weights(mu, C)
-        if not adaptive or problem.dual(terms, w, C) >= old_dual:
-            state.theta, state.mu, state.terms, state.w = theta, mu, terms, w
-            step *= 1.05
-            break
-        step *= 0.5
-    if adaptive:
-        state.eta = step
-    return tries * problem.n_samples
+@dataclass
+class _ChunkDual:
+    """Batch EG's dual variables of one chunk of examples, kept where the chunk lives."""
+
+    structure: object
+    batch: object
+    part_losses: np.ndarray
+    sample_weight: np.ndarray
+    theta: np.ndarray
+    mu: np.ndarray
+
+
+def _chunk_dual(batch, theta, mu, Y, sample_weight, structure):
+    return _ChunkDual(structure, batch, structure.part_losses(batch, Y), sample_weight,
+                      theta, mu), None
+
+
+def _chunk_step(dual, w_scaled, step, loss):
+    """Figure 1's step on one chunk: new dual variables; their terms and ``F mu``."""
+    structure, batch = dual.structure, dual.batch
+    scores = structure.part_scores(batch, w_scaled)
+    if loss == "log":
+        theta = (1.0 - step) * dual.theta + step * scores
+    else:
+        theta = dual.theta + step * (dual.part_losses + scores)
+    mu, log_partition = structure.marginals(batch, theta)
+    terms = dual_terms(loss, mu, log_partition, theta, dual.part_losses, batch.part_offsets)
+    new = _ChunkDual(structure, batch, dual.part_losses, dual.sample_weight, theta, mu)
+    return new, (terms, structure.expected_features(batch, mu, dual.sample_weight))
+
+
+class _BatchPasses:
+    """Batch EG (Figure 1): every example steps at once; adaptive global rate.
+
+    The dual variables live in chunks (:meth:`ExampleChunks.resident`): on a
+    cluster each worker keeps its chunk's ``theta`` and ``mu`` across passes, a
+    step ships ``w`` and brings back the dual terms and ``F mu`` of the chunk.
+    They come back into the state in :meth:`store`.
+    """
+
+    def __init__(self, problem, state):
+        self.problem = problem
+        self.duals, _ = problem.chunks.resident(
+            _chunk_dual, part_arrays=(state.theta, state.mu), unit_arrays=(problem.Y,),
+            example_arrays=(problem.sample_weight,), shared=(problem.structure,))
+
+    def run(self, state, budget, loss, adaptive, eta, C):
+        p = self.problem
+        w_scaled = state.w if p.feature_scale is None else p.feature_scale * state.w
+        step = state.eta if adaptive else eta
+        old_dual = p.dual(state.terms, state.w, C)
+        tries = 0
+        while tries < min(max(budget, 1), MAX_HALVINGS + 1):
+            tries += 1
+            duals, summaries = p.chunks.advance(_chunk_step, self.duals,
+                                                shared=(w_scaled, step, loss))
+            terms = np.concatenate([chunk_terms for chunk_terms, _ in summaries])
+            expected = sum(features for _, features in summaries)
+            if p.feature_scale is not None:
+                expected = p.feature_scale * expected
+            w = C * (p.observed - expected)
+            if not adaptive or p.dual(terms, w, C) >= old_dual:
+                self.duals, state.terms, state.w = duals, terms, w
+                step *= 1.05
+                break
+            step *= 0.5
+        if adaptive:
+            state.eta = step
+        return tries * p.n_samples
+
+    def store(self, state):
+        """Bring the chunks' dual variables back into ``state``."""
+        duals = self.problem.chunks.collect(self.duals)
+        state.theta = np.concatenate([dual.theta for dual in duals])
+        state.mu = np.concatenate([dual.mu for dual in duals])
 
 
 def eg_solve(
@@ -385,8 +442,7 @@ def eg_solve(
         C_now = state.C
     _attach(problem, state, C_now)
 
-    if solver == "online":
-        epoch_runner = _OnlineEpoch(problem)
+    epoch_runner = _OnlineEpoch(problem) if solver == "online" else _BatchPasses(problem, state)
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds", "eval_seconds")}
     total_tries, epoch, converged = 0, 0, False
     budget_total = int(np.ceil(max_iter * n))
@@ -403,7 +459,7 @@ def eg_solve(
             total_tries += epoch_runner.run(state, order_, min(budget, n), loss, adaptive, eta,
                                             C_now)
         else:
-            total_tries += _batch_pass(problem, state, budget // n, loss, adaptive, eta, C_now)
+            total_tries += epoch_runner.run(state, budget // n, loss, adaptive, eta, C_now)
         elapsed = time.perf_counter() - start
         start = time.perf_counter()
         dual = problem.dual(state.terms, state.w, C_now)
@@ -414,15 +470,21 @@ def eg_solve(
                            ("eval_seconds", time.perf_counter() - start)):
             history[key].append(value)
         if verbose:
-            print(f"[EG] pass {total_tries / n:7.2f}  C={C_now:.4g}  primal={primal:.8g}  "
-                  f"dual={dual:.8g}  rel.gap={gap / max(abs(primal), 1e-300):.3e}  "
-                  f"({elapsed:.2f}s)")
+            # objectives and gap are those of the current C, not yet of the target
+            annealed = f" (annealing towards C={C:.4g})" if C_now != C else ""
+            print(f"[EG] pass {total_tries / n:7.2f}  C={C_now:.4g}{annealed}  "
+                  f"primal={primal:.8g}  dual={dual:.8g}  "
+                  f"rel.gap={gap / max(abs(primal), 1e-300):.3e}  ({elapsed:.2f}s)")
         if callback is not None:
+            if solver == "batch":
+                epoch_runner.store(state)
             callback(epoch, state)
         if C_now == C and gap <= tol * abs(primal):
             converged = True
             break
         C_next = next_annealed_C(C, C_start, epoch0 + epoch, C_now, primal, gap)
+    if solver == "batch":
+        epoch_runner.store(state)
     state.C = C_now
     state.schedule = (C, C_start, epoch0 + epoch, C_next) if C_now != C else None
     return EGResult(state=state, history={k: np.asarray(v) for k, v in history.items()},

@@ -51,7 +51,8 @@ class PerceptronState:
 
 
 def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=True,
-                     sample_weight=None, state=None, random_state=None, verbose=0):
+                     sample_weight=None, state=None, random_state=None, verbose=0,
+                     callback=None):
     """Run perceptron epochs until an epoch makes no mistake or ``max_iter`` epochs.
 
     Parameters
@@ -73,6 +74,8 @@ def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=
         Continue an earlier run on the same batch.
     random_state : numpy.random.RandomState, optional
     verbose : int
+    callback : callable, optional
+        Called as ``callback(epoch, state)`` after every epoch.
 
     Returns
     -------
@@ -111,6 +114,8 @@ def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=
         if verbose:
             print(f"[perceptron] epoch {epoch}: {mistakes} of {n} examples predicted wrong "
                   f"({history['seconds'][-1]:.2f}s)")
+        if callback is not None:
+            callback(epoch, state)
         if mistakes == 0:
             converged = True
             break

@@ -43,10 +43,15 @@ which structure they hold.  It has four groups of operations:
 * data: :meth:`~BaseStructure.make_batch`, :meth:`~BaseStructure.take`,
   :meth:`~BaseStructure.check_outputs`, :meth:`~BaseStructure.n_features_in`;
 * targets: :meth:`~BaseStructure.target_codec` (validate, encode and decode
-  the user's ``y``), :meth:`~BaseStructure.score_outputs`,
+  the user's ``y``), :meth:`~BaseStructure.for_classes` (settings given by
+  label names resolved against the classes),
+  :meth:`~BaseStructure.training_structure` (the structure learning runs its
+  inference on), :meth:`~BaseStructure.score_outputs`,
   :attr:`~BaseStructure.flat_outputs`;
 * weights: :meth:`~BaseStructure.weight_attributes` (fitted attributes such
-  as ``coef_`` and ``transition_``), :meth:`~BaseStructure.feature_support`,
+  as ``coef_`` and ``transition_``), :meth:`~BaseStructure.named_weights`
+  (the same keyed by feature and label names),
+  :meth:`~BaseStructure.feature_support`,
   :meth:`~BaseStructure.nonnegative_weights` (sign constraints),
   :meth:`~BaseStructure.feature_bounds` (for step sizes);
 * parts: the operations of :data:`OPERATIONS` (scores, features, encodings,
@@ -71,7 +76,27 @@ from ._batch import check_part_vector, check_sample_weight
 from ._kernel import empty_scale, specialize
 from ._targets import UnitLabelCodec
 
-__all__ = ["BaseStructure", "UnsupportedOperation"]
+__all__ = ["BaseStructure", "UnsupportedOperation", "label_weight_names"]
+
+
+def label_weight_names(W, transition, feature_names, classes):
+    """The ``named_weights`` of per-label input weights ``W`` (and label ``transition`` scores).
+
+    ``W[k, j]`` weighs feature ``j`` for label ``k``; only its non-zero entries
+    are named, feature by feature; ``transition[a, b]`` (or None) scores label
+    ``a`` followed by ``b``.
+    """
+    labels = np.asarray(classes).tolist()
+    names = np.asarray(feature_names).tolist()
+    W = np.asarray(W)
+    features, states = np.nonzero(W.T)
+    named = {"state_features_": {(names[j], labels[k]): float(W[k, j])
+                                 for j, k in zip(features.tolist(), states.tolist())}}
+    if transition is not None:
+        named["transition_features_"] = {
+            (labels[a], labels[b]): float(transition[a, b])
+            for a in range(len(labels)) for b in range(len(labels))}
+    return named
 
 
 class UnsupportedOperation(NotImplementedError):
@@ -630,6 +655,45 @@ class BaseStructure(ABC):
         """
         return UnitLabelCodec(y, unit="unit")
 
+    def for_classes(self, classes):
+        """The structure for outputs whose state ``k`` has the label ``classes[k]``.
+
+        Estimators call it once the target codec has fixed the classes, and
+        keep the result as ``structure_``: a structure with settings given by
+        label names (a chain's tagging scheme) returns a new structure with
+        them resolved into state indices; the given structure is not modified.
+
+        Parameters
+        ----------
+        classes : array-like of shape (n_states,)
+            The label of every output state (the codec's ``classes_``).
+
+        Returns
+        -------
+        structure : BaseStructure
+            By default ``self``.
+
+        Raises
+        ------
+        ValueError or TypeError
+            If the labels do not fit the structure's settings.
+        """
+        return self
+
+    def training_structure(self):
+        """The structure whose inference a learner runs while fitting.
+
+        A structure with constraints that only apply to decoding (a chain's
+        allowed transitions without ``constrain_training``) returns a new one
+        without them; predictions use the structure itself.
+
+        Returns
+        -------
+        structure : BaseStructure
+            By default ``self``.  It builds the same batches and weight layout.
+        """
+        return self
+
     def score_outputs(self, batch, Y_pred, Y_true, sample_weight=None):
         """Score of predicted outputs against the truth (the estimators' ``score``).
 
@@ -692,6 +756,34 @@ class BaseStructure(ABC):
             ``{"coef_": w}``.  The first entry is ``coef_``.
         """
         return {"coef_": w}
+
+    def named_weights(self, attributes, feature_names, classes):
+        """Weights keyed by feature and label names (``state_features_``, ...).
+
+        The estimators' ``named_weights`` method and their
+        ``state_features_`` and ``transition_features_`` attributes come from
+        here, in the keys of sklearn-crfsuite.
+
+        Parameters
+        ----------
+        attributes : dict of str to ndarray
+            The fitted weight attributes, as :meth:`weight_attributes` returned
+            them (``coef_``, ``transition_``, ...).
+        feature_names : ndarray of str of shape (n_features_in,)
+            Names of the input features.
+        classes : ndarray of shape (n_states,) or None
+            The labels of the output states.
+
+        Returns
+        -------
+        named : dict of str to dict
+            By default empty (no named view).  Structures with labelled units
+            return ``"state_features_"``: ``{(feature_name, label): weight}``
+            for every non-zero input weight, and, when labels follow one
+            another, ``"transition_features_"``: ``{(label_from, label_to):
+            weight}`` for every pair of labels.
+        """
+        return {}
 
     def feature_support(self, batch, w):
         """Input features used by a weight vector (the L1 models' ``support_``).

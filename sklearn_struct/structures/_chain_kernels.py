@@ -29,7 +29,14 @@ reading each example's scores from the flat part vector of
 Use zero vectors for ``start``/``end`` when the model has no such parts.
 
 Every sequence must have ``T >= 1`` tokens (the structure validates this; numba
-callers must too) and all scores must be finite.
+callers must too).  Node scores must be finite; transition, start and end
+scores may be ``-inf`` (forbidden), which constrained decoding uses: a
+labelling through a forbidden score has probability exactly 0 and is never
+the Viterbi labelling.  A chain in which every labelling is forbidden has
+``log_Z = -inf`` and zero marginals.  The batch wrappers take such constraints
+as ``bias``: an empty array (no constraint) or ``K * K + 2 * K`` values, each
+0 or ``-inf``, added to the transition, start and end scores of every example
+(:func:`biased_blocks`).
 
 Numerics: recursions are in log space.  Each step first uses a fast scaled form
 (one exponential per label, shifted by the position's maximum, times
@@ -63,6 +70,8 @@ _VECTORISE = {"reassoc", "contract"}
 def _logsumexp(values):
     """Exact log-sum-exp; exponentials only for the terms that do not underflow."""
     top = values.max()
+    if top == -np.inf:  # every term is exp(-inf) = 0
+        return top
     total = 0.0
     for v in values:
         if v - top > _UNDERFLOW:
@@ -104,13 +113,16 @@ def _forward(node_scores, transition, start, log_alpha):
             top = max(top, transition[a, b])
         col_max[b] = top
         for a in range(K):
-            exp_cols[a, b] = np.exp(transition[a, b] - top)
+            exp_cols[a, b] = 0.0 if top == -np.inf else np.exp(transition[a, b] - top)
     for k in range(K):
         log_alpha[0, k] = start[k] + node_scores[0, k]
     totals = np.empty(K)
     terms = np.empty(K)
     for t in range(1, T):
         shift = log_alpha[t - 1].max()
+        if shift == -np.inf:  # no allowed prefix: none can be extended
+            log_alpha[t:] = -np.inf
+            break
         totals[:] = 0.0
         for a in range(K):
             scaled = np.exp(log_alpha[t - 1, a] - shift)
@@ -161,6 +173,11 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
         for b in range(K):
             outgoing[t, b] = node_scores[t + 1, b] + log_beta[t + 1, b]
         shift = outgoing[t].max()
+        if shift == -np.inf:  # no allowed suffix from position t + 1 on
+            log_beta[t] = -np.inf
+            scaled[t] = 0.0
+            totals[t] = 0.0
+            continue
         for b in range(K):
             scaled[t, b] = np.exp(outgoing[t, b] - shift)
         for a in range(K):
@@ -178,7 +195,8 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
         terms[k] = start[k] + node_scores[0, k] + log_beta[0, k]
     log_z = _logsumexp(terms)
     for k in range(K):
-        node_marginals_out[0, k] = np.exp(terms[k] - log_z)
+        # (no allowed labelling at all: zero marginals rather than exp(-inf + inf))
+        node_marginals_out[0, k] = 0.0 if log_z == -np.inf else np.exp(terms[k] - log_z)
 
     if per_position:
         edge_marginals_out[:] = 0.0
@@ -390,6 +408,19 @@ def _example_blocks(scores, unit_offsets, part_offsets, n_states, start_end, i, 
 
 
 @njit(cache=True, nogil=True)
+def biased_blocks(transition, start, end, bias):
+    """``transition``, ``start`` and ``end`` plus a constraint ``bias`` (new arrays).
+
+    ``bias`` holds ``K * K`` transition values (row-major, previous label
+    first), then ``K`` start and ``K`` end values, each 0 (allowed) or ``-inf``
+    (forbidden).
+    """
+    K = start.shape[0]
+    return (transition + bias[:K * K].reshape((K, K)), start + bias[K * K:K * K + K],
+            end + bias[K * K + K:K * K + 2 * K])
+
+
+@njit(cache=True, nogil=True)
 def _same(a, b):
     """Whether two (K, K) matrices are equal entry by entry."""
     for i in range(a.shape[0]):
@@ -400,7 +431,7 @@ def _same(a, b):
 
 
 @njit(cache=True, nogil=True)
-def chain_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_end, mu_out,
+def chain_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_end, bias, mu_out,
                           log_z_out):
     """Part marginals (same layout as ``scores``) and log Z of every chain of a batch."""
     K = n_states
@@ -413,6 +444,8 @@ def chain_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_en
             scores, unit_offsets, part_offsets, K, start_end, i, zeros)
         mu_node, mu_transition, _, _ = _example_blocks(
             mu_out, unit_offsets, part_offsets, K, start_end, i, zeros)
+        if bias.shape[0] > 0:
+            transition, start, end = biased_blocks(transition, start, end, bias)
         # examples usually share the transition scores: exponentiate once
         if i == 0 or not _same(transition, cached_transition):
             cached_transition[:] = transition
@@ -427,18 +460,20 @@ def chain_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_en
 
 
 @njit(cache=True, nogil=True)
-def chain_log_partition_batch(scores, unit_offsets, part_offsets, n_states, start_end,
+def chain_log_partition_batch(scores, unit_offsets, part_offsets, n_states, start_end, bias,
                               log_z_out):
     """log Z of every chain of a batch (forward recursions only)."""
     zeros = np.zeros(n_states)
     for i in range(len(unit_offsets) - 1):
         node, transition, start, end = _example_blocks(
             scores, unit_offsets, part_offsets, n_states, start_end, i, zeros)
+        if bias.shape[0] > 0:
+            transition, start, end = biased_blocks(transition, start, end, bias)
         log_z_out[i] = chain_log_partition(node, transition, start, end)
 
 
 @njit(cache=True, nogil=True)
-def chain_edge_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_end,
+def chain_edge_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_end, bias,
                                edge_offsets, edge_out, log_z_out):
     """Per-position edge marginals of every chain, flat: example i owns
     ``edge_out[edge_offsets[i]:edge_offsets[i + 1]]`` = (T_i - 1, K, K) raveled."""
@@ -447,6 +482,8 @@ def chain_edge_marginals_batch(scores, unit_offsets, part_offsets, n_states, sta
     for i in range(len(unit_offsets) - 1):
         node, transition, start, end = _example_blocks(
             scores, unit_offsets, part_offsets, K, start_end, i, zeros)
+        if bias.shape[0] > 0:
+            transition, start, end = biased_blocks(transition, start, end, bias)
         T = node.shape[0]
         edges = edge_out[edge_offsets[i]:edge_offsets[i + 1]].reshape((T - 1, K, K))
         log_z_out[i] = chain_forward_backward_edges(node, transition, start, end,
@@ -454,7 +491,7 @@ def chain_edge_marginals_batch(scores, unit_offsets, part_offsets, n_states, sta
 
 
 @njit(cache=True, nogil=True)
-def chain_viterbi_batch(scores, unit_offsets, part_offsets, n_states, start_end, labels_out,
+def chain_viterbi_batch(scores, unit_offsets, part_offsets, n_states, start_end, bias, labels_out,
                         best_out):
     """Viterbi labels (flat over tokens) and best scores of every chain of a batch."""
     K = n_states
@@ -462,5 +499,7 @@ def chain_viterbi_batch(scores, unit_offsets, part_offsets, n_states, start_end,
     for i in range(len(unit_offsets) - 1):
         node, transition, start, end = _example_blocks(
             scores, unit_offsets, part_offsets, K, start_end, i, zeros)
+        if bias.shape[0] > 0:
+            transition, start, end = biased_blocks(transition, start, end, bias)
         best_out[i] = chain_viterbi(node, transition, start, end,
                                     labels_out[unit_offsets[i]:unit_offsets[i + 1]])

@@ -7,13 +7,17 @@ the kernel data tells them apart and inference becomes a softmax.
 Kernel data (:func:`token_kernel_data`)::
 
     (values, indices, indptr, dense_width, n_features, unit_offsets,
-     n_states, chain, start_end, gram, gram_offsets)
+     n_states, chain, start_end, gram, gram_offsets, bias)
 
 Token features arrive as CSR arrays (``values``, ``indices``, ``indptr``) or
 as a dense C-contiguous matrix flattened into ``values`` with
 ``dense_width`` columns (``indices``/``indptr`` unused); ``dense_width == 0``
 means CSR.  ``gram`` holds the token Gram matrices of every example (only
-built for training, see :func:`token_gram`), empty otherwise.
+built for training, see :func:`token_gram`), empty otherwise.  ``bias``
+constrains a chain's labellings (empty: none; else ``K * K + 2 * K`` values 0
+or ``-inf`` added to the transition, start and end scores, see
+:func:`._chain_kernels.biased_blocks`); inference (marginals, argmax) applies
+it, the other operations do not depend on it.
 
 Kernel weight layout is *feature-major*: the per-label input weights are
 stored as ``(n_features, n_states)`` row-major, so that a non-zero feature
@@ -26,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._chain_kernels import chain_forward_backward, chain_viterbi
+from ._chain_kernels import biased_blocks, chain_forward_backward, chain_viterbi
 from ._kernel import KernelOps
 
 __all__ = ["TOKEN_KERNEL_OPS", "feature_major", "label_major", "token_kernel_data"]
@@ -138,18 +142,20 @@ def token_marginals(data, i, theta, mu):
     trans_theta = theta[n_node:n_node + n_trans].reshape((n_states, n_states))
     node_mu = mu[:n_node].reshape((n_tokens, n_states))
     trans_mu = mu[n_node:n_node + n_trans].reshape((n_states, n_states))
+    e0 = n_node + n_trans
     if start_end:
-        e0 = n_node + n_trans
-        log_z = chain_forward_backward(
-            node_theta, trans_theta, theta[e0:e0 + n_states],
-            theta[e0 + n_states:e0 + 2 * n_states], node_mu, trans_mu,
-        )
+        start, end = theta[e0:e0 + n_states], theta[e0 + n_states:e0 + 2 * n_states]
+    else:
+        start = end = np.zeros(n_states)
+    bias = data[11]
+    if bias.shape[0] > 0:
+        trans_theta, start, end = biased_blocks(trans_theta, start, end, bias)
+    log_z = chain_forward_backward(node_theta, trans_theta, start, end, node_mu, trans_mu)
+    if start_end:
         for k in range(n_states):
             mu[e0 + k] = node_mu[0, k]
             mu[e0 + n_states + k] = node_mu[n_tokens - 1, k]
-        return log_z
-    zeros = np.zeros(n_states)
-    return chain_forward_backward(node_theta, trans_theta, zeros, zeros, node_mu, trans_mu)
+    return log_z
 
 
 @njit(cache=True, nogil=True)
@@ -168,11 +174,13 @@ def token_argmax(data, i, scores, y_out):
     node = scores[:n_node].reshape((n_tokens, n_states))
     transition = scores[n_node:e0].reshape((n_states, n_states))
     if start_end:
-        chain_viterbi(node, transition, scores[e0:e0 + n_states],
-                      scores[e0 + n_states:e0 + 2 * n_states], y_out)
+        start, end = scores[e0:e0 + n_states], scores[e0 + n_states:e0 + 2 * n_states]
     else:
-        zeros = np.zeros(n_states)
-        chain_viterbi(node, transition, zeros, zeros, y_out)
+        start = end = np.zeros(n_states)
+    bias = data[11]
+    if bias.shape[0] > 0:
+        transition, start, end = biased_blocks(transition, start, end, bias)
+    chain_viterbi(node, transition, start, end, y_out)
 
 
 @njit(cache=True, nogil=True)
@@ -304,8 +312,12 @@ TOKEN_KERNEL_OPS = KernelOps(
 )
 
 
-def token_kernel_data(X, unit_offsets, n_states, chain, start_end, training):
-    """Kernel data of token features ``X`` (dense or CSR) stacked by ``unit_offsets``."""
+def token_kernel_data(X, unit_offsets, n_states, chain, start_end, training, bias=None):
+    """Kernel data of token features ``X`` (dense or CSR) stacked by ``unit_offsets``.
+
+    ``bias`` constrains the labellings of chains (see the module docstring);
+    ``None`` for none.
+    """
     if sp.issparse(X) or X.shape[1] == 0:
         # a dense matrix without columns travels as CSR with empty rows: dense_width == 0
         # is the kernels' CSR flag
@@ -322,8 +334,9 @@ def token_kernel_data(X, unit_offsets, n_states, chain, start_end, training):
                                         unit_offsets)
     else:
         gram, gram_offsets = np.zeros(0), np.zeros(0, dtype=np.int64)
+    bias = np.zeros(0) if bias is None else np.ascontiguousarray(bias, dtype=np.float64)
     return (values, indices, indptr, dense_width, n_features, unit_offsets, n_states,
-            bool(chain), bool(start_end), gram, gram_offsets)
+            bool(chain), bool(start_end), gram, gram_offsets, bias)
 
 
 def feature_major(w, n_states, n_features):

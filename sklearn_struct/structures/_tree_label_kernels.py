@@ -316,13 +316,13 @@ def _graph(data, i):
     """Parent array, top-down order and edge types of example ``i`` (local node indices)."""
     unit_offsets = data[5]
     u0, u1 = unit_offsets[i], unit_offsets[i + 1]
-    return data[11][u0:u1], data[12][u0:u1], data[13][u0:u1]
+    return data[12][u0:u1], data[13][u0:u1], data[14][u0:u1]
 
 
 @njit(cache=True, nogil=True)
 def tree_marginals(data, i, theta, mu):
     parent, order, edge_type = _graph(data, i)
-    N, K, n_types = parent.shape[0], data[6], data[14]
+    N, K, n_types = parent.shape[0], data[6], data[15]
     n_node = N * K
     return tree_sum_product(
         theta[:n_node].reshape((N, K)), theta[n_node:].reshape((n_types, K, K)), parent, order,
@@ -333,7 +333,7 @@ def tree_marginals(data, i, theta, mu):
 @njit(cache=True, nogil=True)
 def tree_argmax(data, i, scores, y_out):
     parent, order, edge_type = _graph(data, i)
-    N, K, n_types = parent.shape[0], data[6], data[14]
+    N, K, n_types = parent.shape[0], data[6], data[15]
     n_node = N * K
     tree_max_product(scores[:n_node].reshape((N, K)),
                      scores[n_node:].reshape((n_types, K, K)), parent, order, edge_type, y_out)

@@ -14,6 +14,11 @@ A sequence ``x`` of ``T`` tokens (one feature row per token) gets labels
 Tying makes the part vector of a sequence ``T*K + K*K (+ 2K)`` long instead of
 ``T*K + (T-1)*K*K``, while ``phi`` and ``w . phi`` are exactly those of the usual
 chain CRF / M3N, because transition features do not depend on the position.
+
+Constraints (allowed transitions, first and last labels) restrict the output
+set: inference adds a score of ``-inf`` to every forbidden transition, start and
+end, so that forbidden labellings have probability exactly 0 and are never
+decoded, and ``check_outputs`` rejects them.
 """
 
 from dataclasses import dataclass
@@ -22,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _chain_kernels as kernels
-from ._base import OPERATIONS, BaseStructure
+from ._base import OPERATIONS, BaseStructure, label_weight_names
 from ._targets import UnitLabelCodec
 from ._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
 from ._batch import (
@@ -37,9 +42,13 @@ from ._batch import (
     stack_ragged_rows,
     take_ragged_rows,
 )
+from ..datasets._iob import chunk_constraints
 from .multiclass import weighted_zero_one_losses
 
 __all__ = ["ChainBatch", "ChainStructure"]
+
+_PARAMETERS = ("start_end", "loss_weights", "allowed_transitions", "allowed_start",
+               "allowed_end", "constrain_training")
 
 
 @dataclass(frozen=True)
@@ -135,6 +144,11 @@ class ChainStructure(BaseStructure):
     numba, in log space, over a whole batch per call.  Read more in the
     :ref:`User Guide <structures>`.
 
+    The labellings can be constrained (for example to valid IOB chunk tags):
+    a forbidden transition, first or last label gets the score ``-inf``, so
+    that Viterbi never outputs it and its probability is exactly 0 in the
+    marginals and the log-partition.
+
     Parameters
     ----------
     start_end : bool, default=True
@@ -142,6 +156,25 @@ class ChainStructure(BaseStructure):
     loss_weights : array-like of shape (n_states,), default=None
         Cost of mislabelling a token whose *true* label is ``k``; ``None`` is
         the plain Hamming loss (number of wrong tokens).
+    allowed_transitions : None, {"IOB1", "IOB2", "BIO", "BIOES"} or array-like of bool \
+            of shape (n_states, n_states), default=None
+        Which label may follow which: entry ``[a, b]`` true when label ``b``
+        may follow label ``a``, indexed like the estimator's ``classes_``
+        (the sorted distinct training labels).  A scheme name derives the
+        transitions, first and last labels from the label names when the
+        estimator is fitted (:func:`~sklearn_struct.datasets.chunk_constraints`;
+        ``allowed_start`` and ``allowed_end`` must then be ``None``).
+        ``None``: every transition is allowed.
+    allowed_start, allowed_end : None or array-like of bool of shape (n_states,), \
+            default=None
+        Labels allowed first / last in a sequence (``None``: all).  They
+        apply with or without ``start_end`` parts.
+    constrain_training : bool, default=False
+        Whether learning runs its inference under the constraints too (a CRF
+        of the constrained output set, whose training labels must then obey
+        the constraints), or only decoding and the marginals of the fitted
+        model do (as CRFsuite users usually do; the model is trained as an
+        unconstrained chain).  Estimators ask :meth:`training_structure`.
 
     See Also
     --------
@@ -162,6 +195,10 @@ class ChainStructure(BaseStructure):
       ``(t, k)`` and 0 on transition, start and end parts.
     * ``argmax`` and ``loss_augmented_argmax`` run Viterbi; ``marginals``
       runs forward-backward.  ``project`` is not supported.
+    * With constraints, ``check_outputs`` rejects labellings they forbid
+      (naming the sequence and position); ``for_classes`` resolves a scheme
+      name into masks, and ``training_structure`` drops the constraints
+      unless ``constrain_training``.
 
     Examples
     --------
@@ -185,18 +222,169 @@ class ChainStructure(BaseStructure):
     array([[0.976, 0.024],
            [0.155, 0.845],
            [0.786, 0.214]])
+
+    Forbidding "1 then 1" and a last label 1 changes the labelling of the first
+    sequence and leaves the forbidden labellings no probability:
+
+    >>> w = np.array([-1.0, 1.0, 0, 0, 0, 2.0])  # x = 1 favours label 1; bonus for (1, 1)
+    >>> structure.argmax(batch, structure.part_scores(batch, w))
+    array([1, 1, 1, 0])
+    >>> constrained = ChainStructure(
+    ...     start_end=False, allowed_transitions=[[True, True], [True, False]],
+    ...     allowed_end=[True, False])
+    >>> scores = constrained.part_scores(batch, w)
+    >>> constrained.argmax(batch, scores)
+    array([1, 0, 0, 0])
+    >>> mu, _ = constrained.marginals(batch, scores)
+    >>> mu[4:6], float(mu[9])  # p(y_2 = k), expected count of the transition (1, 1)
+    (array([1., 0.]), 0.0)
+
+    Constraints by label names, with a tagging scheme:
+
+    >>> ChainStructure(allowed_transitions="IOB2").for_classes(["B-PER", "I-PER", "O"])
+    ChainStructure(start_end=True, loss_weights=None, allowed_transitions=array(...), \
+allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  True]))
     """
 
     # every parts operation except the projection
     supported_operations = tuple(op for op in OPERATIONS if op != "project")
     kernel_ops = TOKEN_KERNEL_OPS.without("project")
 
-    def __init__(self, start_end=True, loss_weights=None):
+    def __init__(self, start_end=True, loss_weights=None, allowed_transitions=None,
+                 allowed_start=None, allowed_end=None, constrain_training=False):
         self.start_end = start_end
         self.loss_weights = loss_weights
+        self.allowed_transitions = allowed_transitions
+        self.allowed_start = allowed_start
+        self.allowed_end = allowed_end
+        self.constrain_training = constrain_training
+
+    def _params(self):
+        return {name: getattr(self, name) for name in _PARAMETERS}
 
     def __repr__(self):
-        return f"ChainStructure(start_end={self.start_end!r}, loss_weights={self.loss_weights!r})"
+        shown = [f"start_end={self.start_end!r}", f"loss_weights={self.loss_weights!r}"]
+        for name in _PARAMETERS[2:]:  # the constraints, when set
+            value = getattr(self, name)
+            if value is not None and value is not False:
+                text = repr(value) if not isinstance(value, np.ndarray) or value.ndim < 2 \
+                    else "array(...)"
+                shown.append(f"{name}={text}")
+        return f"ChainStructure({', '.join(shown)})"
+
+    # ---------------------------------------------------------- constraints
+    def for_classes(self, classes):
+        """This chain for outputs labelled ``classes``, with a scheme name resolved.
+
+        Parameters
+        ----------
+        classes : array-like of shape (n_states,)
+            The label of every state (the estimator's ``classes_``).
+
+        Returns
+        -------
+        structure : ChainStructure
+            ``self`` unless ``allowed_transitions`` names a tagging scheme; then
+            a new chain with the scheme's masks over ``classes``
+            (:func:`~sklearn_struct.datasets.chunk_constraints`).
+
+        Raises
+        ------
+        ValueError or TypeError
+            If a label does not fit the scheme, or the scheme is given with
+            ``allowed_start`` or ``allowed_end``.
+        """
+        scheme = self.allowed_transitions
+        if not isinstance(scheme, str):
+            return self
+        name = type(self).__name__
+        if self.allowed_start is not None or self.allowed_end is not None:
+            raise ValueError(
+                f"{name}: allowed_transitions={scheme!r} fixes the allowed first and last labels "
+                "too; leave allowed_start and allowed_end as None (or give all three as masks, "
+                "e.g. from sklearn_struct.datasets.chunk_constraints).")
+        try:
+            masks = chunk_constraints(np.asarray(classes).tolist(), scheme)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{name}(allowed_transitions={scheme!r}): {error}") from None
+        return type(self)(**{**self._params(), **masks})
+
+    def training_structure(self):
+        """The chain that learning runs its inference on: without the constraints
+        unless ``constrain_training``.
+
+        Returns
+        -------
+        structure : ChainStructure
+            ``self`` when unconstrained or with ``constrain_training=True``, else
+            a new chain without constraints.
+        """
+        if self.constrain_training or not self._has_constraints():
+            return self
+        return type(self)(start_end=self.start_end, loss_weights=self.loss_weights)
+
+    def _has_constraints(self):
+        return any(mask is not None for mask in
+                   (self.allowed_transitions, self.allowed_start, self.allowed_end))
+
+    def _constraint_masks(self, n_states):
+        """``(transitions, start, end)`` boolean masks, or None without constraints."""
+        if not self._has_constraints():
+            return None
+        given = (self.allowed_transitions, self.allowed_start, self.allowed_end)
+        name = type(self).__name__
+        if isinstance(self.allowed_transitions, str):
+            raise ValueError(
+                f"{name}: allowed_transitions={self.allowed_transitions!r} names a tagging "
+                "scheme, which needs the label names: estimators resolve it when fitting; "
+                "called directly, use structure.for_classes(labels) first.")
+        if not isinstance(self.constrain_training, (bool, np.bool_)):
+            raise TypeError(f"{name}: constrain_training must be a bool, got "
+                            f"{self.constrain_training!r}.")
+        shapes = {"allowed_transitions": (n_states, n_states), "allowed_start": (n_states,),
+                  "allowed_end": (n_states,)}
+        masks = []
+        for (parameter, shape), mask in zip(shapes.items(), given):
+            if mask is None:
+                masks.append(np.ones(shape, dtype=bool))
+                continue
+            array = np.asarray(mask)
+            if array.dtype != bool:
+                raise TypeError(f"{name}: {parameter} must be an array of booleans, got dtype "
+                                f"{array.dtype}.")
+            if array.shape != shape:
+                raise ValueError(
+                    f"{name}: {parameter} has shape {array.shape} but there are {n_states} "
+                    f"labels; expected shape {shape}, indexed like the estimator's classes_ "
+                    "(the sorted distinct training labels).")
+            masks.append(array)
+        return tuple(masks)
+
+    def _constraint_bias(self, n_states):
+        """The kernels' ``bias``: 0 for allowed, -inf for forbidden (empty: unconstrained)."""
+        masks = self._constraint_masks(n_states)
+        if masks is None:
+            return np.zeros(0)
+        allowed = np.concatenate([mask.ravel() for mask in masks])
+        return np.where(allowed, 0.0, -np.inf)
+
+    def _check_feasible(self, lengths, n_states):
+        """Every sequence length must have a labelling that the constraints allow."""
+        masks = self._constraint_masks(n_states)
+        if masks is None:
+            return
+        transitions, start, end = masks
+        reachable = start.copy()  # labels that an allowed prefix of length t can end with
+        feasible = np.zeros(int(lengths.max()) + 1, dtype=bool)
+        for t in range(1, len(feasible)):
+            feasible[t] = np.any(reachable & end)
+            reachable = (reachable.astype(int) @ transitions) > 0
+        bad = np.flatnonzero(~feasible[lengths])
+        if bad.size:
+            raise ValueError(
+                f"{type(self).__name__}: sequence {bad[0]} has {lengths[bad[0]]} tokens, and no "
+                "labelling of that length obeys allowed_transitions, allowed_start and "
+                "allowed_end.")
 
     # ------------------------------------------------------------------ data
     def make_batch(self, X, n_states=None):
@@ -223,17 +411,20 @@ class ChainStructure(BaseStructure):
         ------
         ValueError
             If a sequence is empty, has a different number of columns from the
-            first one or holds NaN or infinity (naming the sequence), or if
-            ``n_states`` is missing or below 1.
+            first one or holds NaN or infinity (naming the sequence), if
+            ``n_states`` is missing or below 1, if a constraint mask does not
+            have ``n_states`` labels, or if the constraints allow no labelling
+            of some sequence's length (naming it).
         TypeError
             If ``X`` is not a list of 2-D numeric matrices, ``n_states`` not an
-            integer or ``start_end`` not a bool.
+            integer, ``start_end`` not a bool or a constraint mask not boolean.
         """
         name = type(self).__name__
         n_states = check_n_states(n_states, name)
         if not isinstance(self.start_end, (bool, np.bool_)):
             raise TypeError(f"{name}: start_end must be a bool, got {self.start_end!r}.")
         rows, unit_offsets = stack_ragged_rows(X, what="sequence")
+        self._check_feasible(np.diff(unit_offsets), n_states)
         return self._batch_from_rows(rows, unit_offsets, n_states, bool(self.start_end))
 
     @staticmethod
@@ -353,7 +544,29 @@ class ChainStructure(BaseStructure):
 
     def check_outputs(self, batch, Y):
         self._check_batch(batch)
-        return check_encoded_states(Y, batch.unit_offsets, batch.n_states, type(self).__name__)
+        name = type(self).__name__
+        Y = check_encoded_states(Y, batch.unit_offsets, batch.n_states, name)
+        masks = self._constraint_masks(batch.n_states)
+        if masks is None:
+            return Y
+        transitions, start, end = masks
+        first, last = batch.unit_offsets[:-1], batch.unit_offsets[1:] - 1
+        owner, positions = ragged_positions(batch.unit_offsets)
+        inner = np.flatnonzero(positions > 0)  # tokens with a predecessor
+        found = []
+        for units, describe in (
+            (first[~start[Y[first]]], lambda u: f"label {Y[u]} cannot come first (allowed_start)"),
+            (inner[~transitions[Y[inner - 1], Y[inner]]],
+             lambda u: f"label {Y[u]} cannot follow label {Y[u - 1]} (allowed_transitions)"),
+            (last[~end[Y[last]]], lambda u: f"label {Y[u]} cannot come last (allowed_end)"),
+        ):
+            if units.size:
+                found.append((units[0], describe(units[0])))
+        if found:
+            unit, what = min(found)
+            raise ValueError(f"{name}: sequence {owner[unit]}, position {positions[unit]}: {what}; "
+                             "labels are state indices (positions in classes_).")
+        return Y
 
     def encode(self, batch, Y):
         Y = self.check_outputs(batch, Y)
@@ -391,7 +604,8 @@ class ChainStructure(BaseStructure):
         labels = np.empty(batch.unit_offsets[-1], dtype=np.int64)
         best = np.empty(batch.n_samples)
         kernels.chain_viterbi_batch(scores, batch.unit_offsets, batch.part_offsets,
-                                    batch.n_states, batch.start_end, labels, best)
+                                    batch.n_states, batch.start_end,
+                                    self._constraint_bias(batch.n_states), labels, best)
         return labels
 
     def marginals(self, batch, scores):
@@ -422,14 +636,16 @@ class ChainStructure(BaseStructure):
         mu = np.empty_like(scores)
         log_z = np.empty(batch.n_samples)
         kernels.chain_marginals_batch(scores, batch.unit_offsets, batch.part_offsets,
-                                      batch.n_states, batch.start_end, mu, log_z)
+                                      batch.n_states, batch.start_end,
+                                      self._constraint_bias(batch.n_states), mu, log_z)
         return mu, log_z
 
     def log_partition(self, batch, scores):
         scores = self._check_scores(batch, scores)
         log_z = np.empty(batch.n_samples)
         kernels.chain_log_partition_batch(scores, batch.unit_offsets, batch.part_offsets,
-                                          batch.n_states, batch.start_end, log_z)
+                                          batch.n_states, batch.start_end,
+                                          self._constraint_bias(batch.n_states), log_z)
         return log_z
 
     def edge_marginals(self, batch, scores):
@@ -471,7 +687,8 @@ class ChainStructure(BaseStructure):
         flat = np.empty(edge_offsets[-1])
         log_z = np.empty(batch.n_samples)
         kernels.chain_edge_marginals_batch(scores, batch.unit_offsets, batch.part_offsets, K,
-                                           batch.start_end, edge_offsets, flat, log_z)
+                                           batch.start_end, self._constraint_bias(K),
+                                           edge_offsets, flat, log_z)
         return [
             flat[edge_offsets[i]:edge_offsets[i + 1]].reshape(-1, K, K)
             for i in range(batch.n_samples)
@@ -500,6 +717,10 @@ class ChainStructure(BaseStructure):
             attributes.update(start_transition_=start, end_transition_=end)
         return attributes
 
+    def named_weights(self, attributes, feature_names, classes):
+        return label_weight_names(attributes["coef_"], attributes["transition_"], feature_names,
+                                  classes)
+
     def feature_support(self, batch, w):
         return np.any(self.split_weights(batch, w)[0] != 0.0, axis=0)
 
@@ -507,7 +728,8 @@ class ChainStructure(BaseStructure):
     def kernel_data(self, batch, training=False):
         self._check_batch(batch)
         return token_kernel_data(batch.X, batch.unit_offsets, batch.n_states, chain=True,
-                                 start_end=batch.start_end, training=training)
+                                 start_end=batch.start_end, training=training,
+                                 bias=self._constraint_bias(batch.n_states))
 
     def kernel_weights(self, batch, w):
         return feature_major(w, batch.n_states, batch.n_features)

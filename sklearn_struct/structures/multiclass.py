@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import OPERATIONS, BaseStructure
+from ._base import OPERATIONS, BaseStructure, label_weight_names
 from ._targets import FlatLabelCodec
 from ._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
 from ._batch import (
@@ -256,6 +256,9 @@ class MulticlassStructure(BaseStructure):
 
     def weight_attributes(self, batch, w):
         return {"coef_": self._weight_matrix(batch, w)}
+
+    def named_weights(self, attributes, feature_names, classes):
+        return label_weight_names(attributes["coef_"], None, feature_names, classes)
 
     def feature_support(self, batch, w):
         return np.any(self._weight_matrix(batch, w) != 0.0, axis=0)

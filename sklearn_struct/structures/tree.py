@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _tree_label_kernels as kernels
-from ._base import BaseStructure
+from ._base import BaseStructure, label_weight_names
 from ._batch import (
     check_encoded_states,
     check_example_tuples,
@@ -450,6 +450,10 @@ class TreeStructure(BaseStructure):
     def weight_attributes(self, batch, w):
         W, transition = self.split_weights(batch, w)
         return {"coef_": W, "transition_": transition}
+
+    def named_weights(self, attributes, feature_names, classes):
+        return label_weight_names(attributes["coef_"], attributes["transition_"], feature_names,
+                                  classes)
 
     def feature_support(self, batch, w):
         return np.any(self.split_weights(batch, w)[0] != 0.0, axis=0)
