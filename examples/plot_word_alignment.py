@@ -129,7 +129,8 @@ plt.show()
 # The documentation build does not run this example (it trains on the shared
 # corpora, which are not shipped, for minutes): the output and the figure below
 # are those of a run of this script, recorded by
-# ``tools/render_gallery_figures.py``.
+# ``tools/render_gallery_figures.py`` on a busy shared machine (so any times
+# printed are longer than on an idle one).
 #
 # .. literalinclude:: /prerendered/plot_word_alignment.txt
 #    :language: none

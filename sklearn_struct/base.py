@@ -469,7 +469,7 @@ class StructuredEstimator(BaseEstimator):
 
         Parameters
         ----------
-        feature_names : array-like of str of shape (n_features_in_,), default=None
+        feature_names : array-like of str of shape (``n_features_in_``,), default=None
             Names of the input features.  In a :class:`~sklearn.pipeline.Pipeline`
             the estimator only sees matrices: pass the names of the steps
             before it, ``pipe[:-1].get_feature_names_out()`` (for instance those
