@@ -137,7 +137,7 @@ def test_executed_examples_show_their_figures_and_output(site, executed_examples
         assert figures, f"{name}: no figure from the run on its page"
         for figure in figures:  # a drawn figure, not an empty canvas
             assert (site / "_images" / figure).stat().st_size > 10_000, figure
-        assert 'class="sphx-glr-script-out"' in page, f"{name}: no printed output"
+        assert 'class="sphx-glr-script-out ' in page, f"{name}: no printed output"
     assert "total passes for 16 values of C" in _page(
         site, "auto_examples/plot_eg_regularization_path.html")
     assert "features used by the EM-trained L1M3N" in _page(
@@ -147,7 +147,7 @@ def test_executed_examples_show_their_figures_and_output(site, executed_examples
 def test_other_examples_show_a_recorded_figure_and_output(site, executed_examples):
     for name in sorted(set(EXAMPLES) - set(executed_examples)):
         page = _page(site, f"auto_examples/{name}.html")
-        assert 'class="sphx-glr-script-out"' not in page, f"{name} ran during the build"
+        assert 'class="sphx-glr-script-out ' not in page, f"{name} ran during the build"
         recorded = ROOT / "doc" / "prerendered" / f"{name}.png"
         assert recorded.is_file(), f"run tools/render_gallery_figures.py examples/{name}.py"
         assert recorded.stat().st_size < 150_000, f"{recorded} is too large for the repository"
