@@ -18,6 +18,8 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
+    # a local MathJax (sets mathjax_path to the copy it adds to _static/): no CDN
+    "sphinx-mathjax-offline",
     "sphinx.ext.doctest",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
@@ -47,15 +49,26 @@ intersphinx_mapping = {
 if os.environ.get("SKLEARN_STRUCT_DOCS_OFFLINE", "1") == "1":
     intersphinx_mapping = {}
 
+# The examples the docs build runs: each takes well under a minute on the data shipped with
+# the package (load_ocr_default) or on synthetic data.  The others train on the shared
+# corpora (not shipped) for minutes: their pages show the figure and output that
+# tools/render_gallery_figures.py wrote into doc/prerendered/.
+EXECUTED_EXAMPLES = (
+    "plot_eg_ocr",
+    "plot_eg_regularization_path",
+    "plot_l1m3n_feature_selection",
+    "plot_sm_methods",
+)
+
 sphinx_gallery_conf = {
     "examples_dirs": str(DOC.parent / "examples"),
     "gallery_dirs": "auto_examples",
-    "filename_pattern": r"/plot_",
-    # The examples train on the shared corpora for minutes; the docs build does not run them.
-    "plot_gallery": "False",
+    "filename_pattern": "/({})\\.py$".format("|".join(EXECUTED_EXAMPLES)),
     "within_subsection_order": "FileNameSortKey",
+    # "# sphinx_gallery_thumbnail_path = ..." lines are for the build, not the reader
+    "remove_config_comments": True,
     "download_all_examples": False,
-    # Nothing runs, so no execution-time pages (they would be written into doc/).
+    # The execution-time page would be written into doc/ (the source tree).
     "write_computation_times": False,
     # "Gallery examples using X" at the end of each API page (templates in _templates/).
     "backreferences_dir": "gen_modules/backreferences",
@@ -92,6 +105,15 @@ def _public_bases(app, name, obj, options, bases):
     bases[:] = [base for base in expanded if base is not object]
 
 
+def _examples_without_secondary_sidebar(app, pagename, templatename, context, doctree):
+    """The gallery pages give the secondary sidebar's width to their code and figures (it
+    would hold only "Show Source"), as ``:html_theme.sidebar_secondary.remove:`` would."""
+    if pagename.startswith("auto_examples/"):
+        context["meta"] = {**(context.get("meta") or {}),
+                           "html_theme.sidebar_secondary.remove": "true"}
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_scikit_learn_members)
     app.connect("autodoc-process-bases", _public_bases)
+    app.connect("html-page-context", _examples_without_secondary_sidebar)

@@ -8,28 +8,18 @@ sequence of ``C`` values, each started from the dual variables of the previous
 one (section 7.1.2 of Collins et al., 2008).  Moving from strong to weak
 regularisation, each new ``C`` costs only a few passes over the data.  The
 path is trained on the words of one fold of the OCR letters and scored on
-another fold; the plot shows the passes spent per ``C`` and the validation
-letter error, from which ``C`` is chosen.
-
-Run ``python plot_eg_regularization_path.py [data_dir]``; ``data_dir``
-defaults to ``$SKLEARN_STRUCT_SHARED_DATA`` or ``../shared/data`` next to the
-repository.
+another fold (both shipped with the package:
+:func:`~sklearn_struct.datasets.load_ocr_default`); the plot shows the passes
+spent per ``C`` and the validation letter error, from which ``C`` is chosen.
 """
-
-import os
-import sys
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 from sklearn_struct import EGCRF, eg_path
-from sklearn_struct.datasets import load_ocr_letters
+from sklearn_struct.datasets import load_ocr_default
 
-default_dir = os.environ.get(
-    "SKLEARN_STRUCT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
-data_dir = Path(sys.argv[1] if len(sys.argv) > 1 else default_dir)
-data = load_ocr_letters(data_dir / "ocr_letters_taskar" / "letters_flat.npz")
+data = load_ocr_default()
 train, val = np.flatnonzero(data.folds == 0), np.flatnonzero(data.folds == 1)
 X, y = [data.X[i] for i in train], [data.y[i] for i in train]
 X_val, y_val = [data.X[i] for i in val], [data.y[i] for i in val]

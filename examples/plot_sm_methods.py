@@ -14,27 +14,22 @@ so the curves of SM-2 ... SM-5 can only go down; the closer the surrogate, the f
 The second part tunes ``C`` and ``method`` of
 :class:`~sklearn_struct.sm.SMLogisticRegression` by cross-validation inside a text
 pipeline (word counts -> term frequencies -> classifier) on WebKB faculty vs course
-pages, when the shared corpora are available.
-
-Run: ``python examples/plot_sm_methods.py [output.png]`` (default: next to this file).
+pages, when the shared corpora are available (they are not shipped with the
+package; without them this part is skipped).
 """
 
 import os
-import sys
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import Normalizer
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from sklearn.feature_extraction.text import CountVectorizer  # noqa: E402
-from sklearn.model_selection import GridSearchCV  # noqa: E402
-from sklearn.pipeline import Pipeline  # noqa: E402
-from sklearn.preprocessing import Normalizer  # noqa: E402
-
-from sklearn_struct.datasets._cachopo import load_cachopo_text  # noqa: E402
-from sklearn_struct.sm import SMLogisticRegression  # noqa: E402
+from sklearn_struct.datasets import load_cachopo_text
+from sklearn_struct.sm import SMLogisticRegression
 
 METHODS = ["sm1", "sm2", "sm3", "sm4", "sm5", "newton"]
 
@@ -61,15 +56,15 @@ for ax, (title, features) in zip(axes, datasets.items()):
     ax.legend(fontsize=8)
 axes[0].set_ylabel("training loss / initial loss")
 fig.tight_layout()
-output = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).with_suffix(".png")
-fig.savefig(output, dpi=100)
-print(f"loss curves saved to {output}")
+plt.show()
 
 # %%
 # Cross-validated ``C`` and ``method`` in a text pipeline.  The features are the
 # paper's ``h_j = N_j / N`` (word counts divided by the page's total); sm2, sm3 and
 # newton build d x d matrices, so the vocabulary is capped.
-default_shared = Path(__file__).resolve().parents[2] / "shared" / "data"
+# (sphinx-gallery runs the examples from their folder, without __file__)
+examples_dir = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
+default_shared = examples_dir.parents[1] / "shared" / "data"
 shared = Path(os.environ.get("SKLEARN_STRUCT_SHARED_DATA", default_shared))
 train_file = shared / "webkb_4univ_cachopo" / "webkb-train-stemmed.txt.gz"
 if train_file.is_file():
@@ -88,4 +83,5 @@ if train_file.is_file():
         print(f"C={params['clf__C']:>6g}  method={params['clf__method']}:  accuracy {score:.3f}")
     print(f"best: {search.best_params_} ({search.best_score_:.3f})")
 else:
-    print(f"WebKB not found at {train_file}; set SKLEARN_STRUCT_SHARED_DATA to run the grid search")
+    print("The shared corpora are not here (set SKLEARN_STRUCT_SHARED_DATA to their "
+          "folder):\nno WebKB grid search.")
