@@ -1,4 +1,5 @@
-"""numba compiles once: a second process loads every kernel from the on-disk cache."""
+"""numba compiles once: a second process loads every kernel from the on-disk cache,
+and structures share the specialized loops they can."""
 
 import json
 import subprocess
@@ -10,6 +11,10 @@ from numba import njit
 from numba.core import event
 
 from sklearn_struct.__main__ import _CompileNotice
+from sklearn_struct.solvers._eg_kernels import online_epoch
+from sklearn_struct.structures import ChainStructure, MulticlassStructure
+from sklearn_struct.structures._generic_kernels import batch_marginals
+from sklearn_struct.structures._kernel import specialize
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -67,3 +72,15 @@ def test_no_notice_without_compilation(capsys):
     with event.install_listener("numba:compile", _CompileNotice()):
         assert add_one(2) == 3  # already compiled for int64
     assert capsys.readouterr().err == ""
+
+
+def test_structures_share_the_loops_that_call_the_same_operations():
+    # chains and multiclass differ only by ``project``, which the EG epoch never calls
+    chain_epoch = specialize(online_epoch, ChainStructure.kernel_ops)
+    multiclass_epoch = specialize(online_epoch, MulticlassStructure.kernel_ops)
+    assert chain_epoch.py_func.__name__ == multiclass_epoch.py_func.__name__
+    assert chain_epoch is specialize(online_epoch, ChainStructure.kernel_ops)
+    # a loop that calls an operation the other set lacks gets its own name
+    ops = MulticlassStructure.kernel_ops
+    assert (specialize(batch_marginals, ops).py_func.__name__
+            != specialize(batch_marginals, ops.without("marginals")).py_func.__name__)
