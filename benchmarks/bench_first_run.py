@@ -17,9 +17,17 @@ Run from the repository root::
 
 Options: ``--python`` picks the interpreter (e.g. that of a fresh venv where
 the tree is installed with ``pip install -e``), ``--no-record`` only prints.
+With ``--default-cache``, numba keeps its cache where a user's would be (in
+``__pycache__`` next to the sources), emptied of numba's files before every
+cold run: with ``--python`` of a fresh venv where the tree is installed, that
+is a genuinely fresh first run, recorded in a section of its own.
+With ``--compile-profile``, one more cold process per tree lists the CPU time
+of every numba function compiled at top level (numba's ``numba:compile``
+events; callees are included in their caller's time).
 """
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -38,6 +46,31 @@ TIME_FIELDS = {
     "rss_mb": r"Maximum resident set size \(kbytes\): (\d+)",
 }
 COMPILE_NOTICE = "compiling numba kernels"
+#: Runs the demo with a listener that times each top-level numba compilation (CPU s).
+PROFILER = '''
+import contextlib, io, json, sys, time
+from numba.core import event
+
+open_compiles, top_level = [], []
+
+
+class Timer(event.Listener):
+    def on_start(self, ev):
+        open_compiles.append(time.process_time())
+
+    def on_end(self, ev):
+        start = open_compiles.pop()
+        if not open_compiles:
+            top_level.append((ev.data["dispatcher"].py_func.__name__,
+                              time.process_time() - start))
+
+
+event.register("numba:compile", Timer())
+from sklearn_struct.__main__ import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    main([])
+print(json.dumps(top_level))
+'''
 
 
 def _seconds(clock):
@@ -48,9 +81,19 @@ def _seconds(clock):
     return total
 
 
+def clear_source_cache(tree):
+    """Delete numba's cache files from the ``__pycache__`` folders of ``tree``."""
+    for path in Path(tree, "sklearn_struct").rglob("__pycache__/*.nb[ic]"):
+        path.unlink()
+
+
 def run_demo(python, tree, cache_dir):
-    """One ``python -m sklearn_struct`` in ``tree`` with numba's cache in ``cache_dir``."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(tree))
+    """One ``python -m sklearn_struct`` in ``tree`` with numba's cache in ``cache_dir``
+    (``None``: numba's default, ``__pycache__`` next to the sources)."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    env.pop("NUMBA_CACHE_DIR", None)
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = str(cache_dir)
     load_before = os.getloadavg()[0]
     with tempfile.NamedTemporaryFile("r", suffix=".time") as timing:
         done = subprocess.run(
@@ -74,6 +117,26 @@ def run_demo(python, tree, cache_dir):
     }
 
 
+def compile_profile(python, tree):
+    """``[(function, CPU s)]`` of the top-level numba compilations of a cold demo run."""
+    with tempfile.TemporaryDirectory(prefix="numba-cache-") as cache_dir:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(tree))
+        done = subprocess.run([python, "-c", PROFILER], cwd=tree, env=env,
+                              capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def profile_table(python, trees):
+    """Markdown table: CPU s of every top-level compilation, one column per tree."""
+    profiles = {label: dict(compile_profile(python, tree)) for label, tree in trees.items()}
+    names = list(dict.fromkeys(name for p in profiles.values() for name in p))
+    rows = [[f"`{name}`"] + [f"{p[name]:.2f}" if name in p else "-"
+                             for p in profiles.values()] for name in names]
+    rows.append(["**total**"] + [f"**{sum(p.values()):.2f}**" for p in profiles.values()])
+    header = ["numba function (top level)"] + [f"CPU s, {label}" for label in profiles]
+    return markdown_table(header, rows)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", action="append", default=None, metavar="LABEL=PATH",
@@ -81,6 +144,8 @@ def main(argv=None):
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-record", action="store_true")
+    parser.add_argument("--compile-profile", action="store_true")
+    parser.add_argument("--default-cache", action="store_true")
     args = parser.parse_args(argv)
     trees = dict(item.split("=", 1) for item in args.tree or
                  [f"this tree={Path(__file__).resolve().parents[1]}"])
@@ -90,6 +155,9 @@ def main(argv=None):
     for repeat in range(args.repeats):
         for label, tree in trees.items():
             with tempfile.TemporaryDirectory(prefix="numba-cache-") as cache_dir:
+                if args.default_cache:
+                    clear_source_cache(tree)
+                    cache_dir = None
                 for kind in ("cold", "warm"):
                     result = run_demo(args.python, tree, cache_dir)
                     runs[label, kind].append(result)
@@ -119,14 +187,22 @@ def main(argv=None):
     print(table)
     summaries = sorted({r["summary"] for results in runs.values() for r in results})
     body = (
-        f"{table}\n\nEvery run is `/usr/bin/time -v {Path(args.python).name} -m sklearn_struct` "
-        "in a fresh process; *cold* has an empty `NUMBA_CACHE_DIR`, *warm* reuses it. "
+        f"{table}\n\nEvery run is `/usr/bin/time -v {args.python} -m sklearn_struct` "
+        "in a fresh process; *cold* has an empty numba cache "
+        f"({'`__pycache__` emptied' if args.default_cache else 'new `NUMBA_CACHE_DIR`'}), "
+        "*warm* reuses it. "
         f"Runs of the trees alternate ({args.repeats} each); load avg is the 1-minute load "
         f"average during the runs ({os.cpu_count()} cores). The chain model's result line:\n\n"
         + "\n".join(f"    {line}" for line in summaries) + "\n"
     )
+    if args.compile_profile:
+        profile = profile_table(args.python, trees)
+        print(profile)
+        body += ("\nCompilation of a cold run, CPU seconds per top-level numba function "
+                 "(callees included; one more process per tree):\n\n" + profile + "\n")
     if not args.no_record:
-        record("First run of python -m sklearn_struct", body,
+        section = "First run of python -m sklearn_struct"
+        record(section + (" (numba's default cache)" if args.default_cache else ""), body,
                "python benchmarks/bench_first_run.py " + " ".join(argv or sys.argv[1:]))
 
 
