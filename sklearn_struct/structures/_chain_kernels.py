@@ -40,6 +40,15 @@ as ``bias``: an empty array (no constraint) or ``K * K + 2 * K`` values, each
 0 or ``-inf``, added to the transition, start and end scores of every example
 (:func:`biased_blocks`).
 
+Compile time (the first run compiles every kernel it calls; later runs load
+numba's on-disk cache): thin wrappers and small helpers are
+``inline="always"``, typed into their caller instead of compiled as functions
+of their own, whose code every caller would link and optimise again.  The
+``fastmath`` recursions (``_forward``, ``_forward_backward``) stay functions of
+their own, so that their flags do not spread to the callers' arithmetic.  Slice
+assignments from arrays are written as loops: numba compiles the message of
+their shape check (string formatting) for seconds.
+
 Numerics: recursions are in log space.  Each step first uses a fast scaled form
 (one exponential per label, shifted by the position's maximum, times
 ``exp(transition)`` scaled row by row (column by column for the forward pass)
@@ -81,7 +90,7 @@ def _logsumexp(values):
     return top + np.log(total)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def exp_transition(transition, exp_transition_out, row_max_out):
     """``exp_transition_out[a] = exp(transition[a] - row_max_out[a])``, row by row.
 
@@ -139,7 +148,7 @@ def _forward(node_scores, transition, start, log_alpha):
                 log_alpha[t, b] = node_scores[t, b] + _logsumexp(terms)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _final_log_partition(log_alpha, end):
     T, K = log_alpha.shape
     terms = np.empty(K)
@@ -268,7 +277,7 @@ def chain_forward_backward(node_scores, transition, start, end, node_marginals_o
                              np.empty((0, 0, 0)), False)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def chain_forward_backward_scaled(node_scores, transition, start, end, exp_trans, row_max,
                                   node_marginals_out, transition_marginals_out):
     """:func:`chain_forward_backward` with ``exp_trans, row_max`` from
@@ -295,7 +304,7 @@ def chain_forward_backward_edges(node_scores, transition, start, end, node_margi
                              node_marginals_out, np.empty((0, 0)), edge_marginals_out, True)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def chain_log_partition(node_scores, transition, start, end):
     """``log Z`` of one chain (forward pass only)."""
     T, K = node_scores.shape
@@ -402,7 +411,7 @@ def csr_add_node_features(data, indices, indptr, row_start, row_stop, node_weigh
 
 
 # ------------------------------------------------------------------- batch
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _example_blocks(scores, unit_offsets, part_offsets, n_states, start_end, i, zeros):
     """Views of example i's node scores, transition, start and end in a flat part vector."""
     K = n_states
@@ -430,7 +439,7 @@ def biased_blocks(transition, start, end, bias):
             end + bias[K * K + K:K * K + 2 * K])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _same(a, b):
     """Whether two (K, K) matrices are equal entry by entry."""
     for i in range(a.shape[0]):
@@ -438,6 +447,14 @@ def _same(a, b):
             if a[i, j] != b[i, j]:
                 return False
     return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _copy_matrix(source, out):
+    """``out[:] = source`` as a loop (see the module docstring)."""
+    for i in range(source.shape[0]):
+        for j in range(source.shape[1]):
+            out[i, j] = source[i, j]
 
 
 @njit(cache=True, nogil=True)
@@ -458,15 +475,16 @@ def chain_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_en
             transition, start, end = biased_blocks(transition, start, end, bias)
         # examples usually share the transition scores: exponentiate once
         if i == 0 or not _same(transition, cached_transition):
-            cached_transition[:] = transition
+            _copy_matrix(transition, cached_transition)
             exp_transition(transition, exp_trans, row_max)
         log_z_out[i] = chain_forward_backward_scaled(node, transition, start, end, exp_trans,
                                                      row_max, mu_node, mu_transition)
         if start_end:
             T = node.shape[0]
             p = part_offsets[i] + T * K + K * K
-            mu_out[p:p + K] = mu_node[0]
-            mu_out[p + K:p + 2 * K] = mu_node[T - 1]
+            for k in range(K):
+                mu_out[p + k] = mu_node[0, k]
+                mu_out[p + K + k] = mu_node[T - 1, k]
 
 
 @njit(cache=True, nogil=True)

@@ -68,9 +68,6 @@ class KernelOps:
     ----------
     provided : tuple of str
         Names of the operations given.
-    key : str
-        Digest of the operations' names and source code: the name under which
-        the specialized loops are compiled and cached.
 
     See Also
     --------
@@ -98,16 +95,30 @@ class KernelOps:
             if not hasattr(op, "py_func"):
                 raise TypeError(f"KernelOps: {name} must be a numba @njit function, got {op!r}.")
         self.provided = tuple(self.functions)
-        digest = hashlib.sha1()
-        for name in KERNEL_OPERATIONS:
-            op = self.functions.get(name)
-            if op is not None:
-                digest.update(f"{name}={op.py_func.__module__}.{op.py_func.__qualname__}".encode())
-                digest.update(_source(op.py_func).encode())
-        self.key = digest.hexdigest()[:16]
         self._specialized = {}
         if "change_sq_norm" not in self.functions:
             self.functions["change_sq_norm"] = specialize(_default_change_sq_norm, self)
+
+    def digest(self, names):
+        """Digest of the names and source code of the named operations.
+
+        Parameters
+        ----------
+        names : iterable of str
+            Operations among those held (given, or the default ``change_sq_norm``).
+
+        Returns
+        -------
+        digest : str
+            16 hexadecimal digits.
+        """
+        digest = hashlib.sha1()
+        for name in KERNEL_OPERATIONS:
+            op = self.functions.get(name)
+            if name in names and op is not None:
+                digest.update(f"{name}={op.py_func.__module__}.{op.py_func.__qualname__}".encode())
+                digest.update(_source(op.py_func).encode())
+        return digest.hexdigest()[:16]
 
     def without(self, *names):
         """The same operations but the named ones.
@@ -163,14 +174,18 @@ def specialize(template, ops):
     -------
     kernel : numba dispatcher
         Compiled on first call and cached on disk; the same object for the
-        same ``(template, ops)`` within a process.
+        same ``(template, ops)`` within a process.  Its name digests the
+        operations that the template calls, and only those: structures whose
+        operations differ elsewhere (chains have no ``project``, multiclass
+        has) share the compiled and cached loop.
     """
     cache = ops._specialized
     kernel = cache.get(template)
     if kernel is None:
         namespace = dict(template.__globals__)
         namespace.update({f"{name}_op": op for name, op in ops.functions.items()})
-        name = f"{template.__name__}__{ops.key}"
+        called = [name for name in KERNEL_OPERATIONS if f"{name}_op" in template.__code__.co_names]
+        name = f"{template.__name__}__{ops.digest(called)}"
         function = types.FunctionType(template.__code__, namespace, name,
                                       template.__defaults__, template.__closure__)
         function.__qualname__ = name

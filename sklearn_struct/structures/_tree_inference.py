@@ -692,5 +692,6 @@ def chu_liu_edmonds(S, single_root, heads_out):
         value = _maximum_arborescence(restricted, candidate)
         if value > best:
             best = value
-            heads_out[:] = candidate
+            for m in range(N - 1):  # a loop: a slice copy compiles an error message
+                heads_out[m] = candidate[m]
     return best

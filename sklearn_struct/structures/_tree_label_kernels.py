@@ -131,7 +131,11 @@ def _upward(node, transition, parent, order, edge_type, exp_trans, row_max, insi
     downward pass.
     """
     N, K = node.shape
-    inside[:] = node
+    # a loop, not inside[:] = node: numba's slice assignment from an array compiles a
+    # string-formatting error message, seconds of a first run
+    for n in range(N):
+        for b in range(K):
+            inside[n, b] = node[n, b]
     terms = np.empty(K)
     log_z = 0.0
     for j in range(N - 1, -1, -1):
