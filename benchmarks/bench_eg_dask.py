@@ -59,7 +59,7 @@ def load_job(args):
 
 def fit(X, y, C, passes, n_jobs):
     model = EGCRF(C=C, solver="batch", structure=ChainStructure(start_end=False), tol=0,
-                  max_iter=passes, annealing=False, n_jobs=n_jobs)
+                  max_iter=passes, n_jobs=n_jobs)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -21,6 +21,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, cross_val_score
 
 from sklearn_struct.eg import EGCRF, EGStructuredSVM, eg_path
+from sklearn_struct.solvers import _chunks
 from sklearn_struct.structures import MulticlassStructure, UnsupportedOperation
 from sklearn_struct.structures.chain import ChainStructure
 
@@ -433,8 +434,15 @@ def process_cluster():
             yield client
 
 
+@pytest.fixture
+def every_job_on_the_cluster(monkeypatch):
+    """Small test jobs go to the cluster too (real ones below the threshold stay here)."""
+    monkeypatch.setattr(_chunks, "MIN_PARTS_PER_REMOTE_CHUNK", 0)
+
+
 @pytest.mark.parametrize("loss", ["log", "hinge"])
-def test_dask_process_cluster_gives_the_same_fit_and_predictions(process_cluster, loss):
+def test_dask_process_cluster_gives_the_same_fit_and_predictions(process_cluster, loss,
+                                                                 every_job_on_the_cluster):
     X, y = make_chains(n=20, seed=18)
     Model = EGCRF if loss == "log" else EGStructuredSVM
     # batch EG: steps, objective and gap all run on the cluster's chunks
@@ -448,14 +456,13 @@ def test_dask_process_cluster_gives_the_same_fit_and_predictions(process_cluster
         np.testing.assert_array_equal(a, b)
 
 
-def test_chunks_ship_the_data_once_and_keep_resident_values_on_the_workers(process_cluster):
-    from sklearn_struct.solvers._chunks import ExampleChunks
-
+def test_chunks_ship_the_data_once_and_keep_resident_values_on_the_workers(
+        process_cluster, every_job_on_the_cluster):
     client = process_cluster
     X, y = make_chains(n=12, seed=3)
     structure = ChainStructure()
     batch = structure.make_batch(X, n_states=3)
-    chunks = ExampleChunks(structure, batch, n_jobs=2)
+    chunks = _chunks.ExampleChunks(structure, batch, n_jobs=2)
     scattered = []
     real_scatter = client.scatter
 
@@ -479,6 +486,29 @@ def test_chunks_ship_the_data_once_and_keep_resident_values_on_the_workers(proce
     assert all(hasattr(value, "key") for value in values)  # futures: the values stayed remote
     assert collected == [a.n_samples + 3 for a in chunks._batches]
     assert summaries == collected
+
+
+def test_small_jobs_stay_in_this_process_on_a_cluster(process_cluster):
+    # a round trip to the workers per call costs more than the inference of a
+    # small batch: below the threshold nothing is submitted
+    X, y = make_chains(n=20, seed=18)
+    client = process_cluster
+    submitted = []
+    real_submit = client.submit
+
+    def counting_submit(*args, **kwargs):
+        submitted.append(args)
+        return real_submit(*args, **kwargs)
+
+    client.submit = counting_submit
+    try:
+        with joblib.parallel_config(backend="dask"):
+            remote = EGCRF(solver="batch", max_iter=3, tol=0, n_jobs=2).fit(X, y)
+    finally:
+        del client.submit
+    assert submitted == []
+    local = EGCRF(solver="batch", max_iter=3, tol=0).fit(X, y)
+    np.testing.assert_allclose(remote.coef_, local.coef_, rtol=1e-12, atol=1e-14)
 
 
 def _chunk_size(sub):
