@@ -165,6 +165,11 @@ class EGCRF(_BaseEG):
         Initial adaptive rate.
     tol : float, default=1e-4
         Stop when the duality gap is at most ``tol`` times the primal objective.
+        The gap costs one inference per example: it is evaluated after the
+        passes 1, 2, 3, ... spaced geometrically (every quarter of the passes
+        done), sooner when its rate predicts ``tol`` sooner, after every pass
+        while ``C`` is annealed, after the last pass, and after every pass
+        when ``tol=0`` (a training curve).
     max_iter : float, default=100
         Maximum number of effective passes over the data (examples visited /
         n_samples, every tried step size counting as a visit).
@@ -214,9 +219,12 @@ class EGCRF(_BaseEG):
     n_iter_ : int
         Number of passes run (each of at most ``n_samples`` visits).
     history_ : dict of ndarray
-        Per pass: ``passes`` (cumulative effective passes), ``C``, ``dual``,
-        ``primal``, ``gap`` (primal - dual), ``seconds`` (training time of the
-        pass) and ``eval_seconds`` (objective evaluation).
+        Per gap evaluation (see ``tol``): ``passes`` (cumulative effective
+        passes), ``C``, ``dual``, ``primal``, ``gap`` (primal - dual),
+        ``seconds`` (training time since the previous evaluation),
+        ``eval_seconds`` (objective evaluation) and ``beta`` (inverse
+        temperature of :class:`EGStructuredSVM`'s smoothed hinge, NaN
+        otherwise).
     primal_objective_, dual_objective_, duality_gap_ : float
         At the end of training.
 
@@ -283,7 +291,16 @@ class EGStructuredSVM(_BaseEG):
     warm_start : bool, default=False
         Keep the dual variables for the next ``fit`` (see :class:`EGCRF`).
     annealing : bool, default=True
-        Anneal ``C`` from a small value on a cold start (see :class:`EGCRF`).
+        With the online solver: anneal a temperature, not ``C``.  A cold fit
+        starts near the truth (``w`` near 0, sensible at any ``C``) and ascends
+        the dual of the hinge smoothed by ``H(alpha_i) / beta`` (the
+        softmax-margin loss at inverse temperature ``beta``, from
+        ``min(1, 0.1 / C)``), whose EG steps converge fast, and doubles
+        ``beta`` whenever the smoothing makes up half of the hinge duality gap;
+        the gap reported and stopped on is the hinge's (see
+        :mod:`sklearn_struct.solvers.eg`).  A warm start continues the
+        temperature.  ``False``: plain EG on the hinge dual from uniform
+        duals.  With the batch solver: anneal ``C`` (see :class:`EGCRF`).
     n_jobs : int, default=None
         joblib workers for batch marginals, objective evaluation and prediction.
     random_state : int, RandomState instance or None, default=None
