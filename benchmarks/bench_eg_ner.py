@@ -10,7 +10,7 @@ As in ``bench_eg_conll.py``: EGCRF runs with ``tol=1e-3`` (its own duality gap
 certifies 0.1% of the optimum; its time is the whole fit, every gap evaluation
 included); CRFsuite's time is that of its first iterate within 0.1% of the
 optimum (the best value either reaches), after which it would still need to
-find out that it has converged.
+find out that it has converged; it includes crfsuite's setup inside ``train()``.
 
 Run from benchmarks/:  python bench_eg_ner.py [--n-train 1500] [--C 1]
 """
