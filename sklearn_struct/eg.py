@@ -33,7 +33,7 @@ class _BaseEG(StructuredEstimator):
         "C": [Interval(Real, 0, None, closed="neither")],
         "structure": [None, StrOptions(set(STRUCTURE_NAMES)), BaseStructure],
         "solver": [StrOptions({"online", "batch"})],
-        "order": [StrOptions({"random", "cyclic"})],
+        "order": [StrOptions({"random", "shuffle", "cyclic"})],
         "learning_rate": [StrOptions({"adaptive"}), Interval(Real, 0, None, closed="neither")],
         "eta0": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -46,7 +46,7 @@ class _BaseEG(StructuredEstimator):
     }
 
     def __init__(
-        self, C=1.0, *, structure=None, solver="online", order="random",
+        self, C=1.0, *, structure=None, solver="online", order="shuffle",
         learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100, warm_start=False,
         annealing=True, n_jobs=None, random_state=None, verbose=0,
     ):
@@ -155,9 +155,10 @@ class EGCRF(_BaseEG):
     solver : {"online", "batch"}, default="online"
         Online EG updates one example at a time (Figure 2/3 of the paper);
         batch EG updates all examples at once (Figure 1), much slower.
-    order : {"random", "cyclic"}, default="random"
+    order : {"random", "shuffle", "cyclic"}, default="shuffle"
         Online visiting order: uniform draws with replacement (the paper's
-        randomized algorithm) or a fixed cycle ``0..n-1``.
+        randomized algorithm), a new random permutation every pass (every
+        example visited once per pass), or a fixed cycle ``0..n-1``.
     learning_rate : "adaptive" or float, default="adaptive"
         "adaptive": per-example rate halved until that example's step improves
         the dual, then multiplied by 1.05 (section 7); a float is a fixed rate.
@@ -278,7 +279,7 @@ class EGStructuredSVM(_BaseEG):
             default=None
         See :class:`EGCRF`.
     solver : {"online", "batch"}, default="online"
-    order : {"random", "cyclic"}, default="random"
+    order : {"random", "shuffle", "cyclic"}, default="shuffle"
     learning_rate : "adaptive" or float, default="adaptive"
         Per-example adaptive rate (section 7) or a fixed rate; see :class:`EGCRF`.
     eta0 : float, default=0.5
@@ -332,7 +333,7 @@ dual_objective_, duality_gap_
     _loss = "hinge"
 
     def __init__(
-        self, C=1.0, *, structure=None, solver="online", order="random",
+        self, C=1.0, *, structure=None, solver="online", order="shuffle",
         learning_rate="adaptive", eta0=0.5, tol=1e-3, max_iter=100, warm_start=False,
         annealing=True, n_jobs=None, random_state=None, verbose=0,
     ):

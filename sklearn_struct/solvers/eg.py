@@ -365,7 +365,7 @@ def _batch_pass(problem, state, budget, loss, adaptive, eta, C):
 
 def eg_solve(
     structure, batch, Y, *, loss="log", C=1.0, sample_weight=None, solver="online",
-    order="random", learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100,
+    order="shuffle", learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100,
     annealing=False, state=None, random_state=None, n_jobs=None, verbose=0, callback=None,
     feature_scale=None,
 ):
@@ -386,8 +386,9 @@ def eg_solve(
     sample_weight : ndarray of shape (n_samples,), optional
     solver : {"online", "batch"}
         Randomized/cyclic online EG (Figures 2-3) or batch EG (Figure 1).
-    order : {"random", "cyclic"}
-        Online visiting order: uniform draws with replacement, or ``0..n-1``.
+    order : {"random", "shuffle", "cyclic"}
+        Online visiting order: uniform draws with replacement, a new random
+        permutation every pass, or ``0..n-1``.
     learning_rate : "adaptive" or float
         Section 7: per-example (online) or global (batch) rate, halved until
         the dual improves, then multiplied by 1.05.  A float is a fixed rate.
@@ -478,6 +479,7 @@ def eg_solve(
         budget = budget_total - total_tries
         if solver == "online":
             order_ = (rng.randint(0, n, size=n) if order == "random"
+                      else rng.permutation(n) if order == "shuffle"
                       else np.arange(n)).astype(np.int64)
             total_tries += epoch_runner.run(state, order_, min(budget, n), loss, adaptive, eta,
                                             C_now)
