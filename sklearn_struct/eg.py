@@ -33,7 +33,7 @@ class _BaseEG(StructuredEstimator):
         "C": [Interval(Real, 0, None, closed="neither")],
         "structure": [None, StrOptions(set(STRUCTURE_NAMES)), BaseStructure],
         "solver": [StrOptions({"online", "batch"})],
-        "order": [StrOptions({"random", "cyclic"})],
+        "order": [StrOptions({"random", "shuffle", "cyclic"})],
         "learning_rate": [StrOptions({"adaptive"}), Interval(Real, 0, None, closed="neither")],
         "eta0": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -46,7 +46,7 @@ class _BaseEG(StructuredEstimator):
     }
 
     def __init__(
-        self, C=1.0, *, structure=None, solver="online", order="random",
+        self, C=1.0, *, structure=None, solver="online", order="shuffle",
         learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100, warm_start=False,
         annealing=True, n_jobs=None, random_state=None, verbose=0,
     ):
@@ -161,9 +161,10 @@ class EGCRF(_BaseEG):
     solver : {"online", "batch"}, default="online"
         Online EG updates one example at a time (Figure 2/3 of the paper);
         batch EG updates all examples at once (Figure 1), much slower.
-    order : {"random", "cyclic"}, default="random"
+    order : {"random", "shuffle", "cyclic"}, default="shuffle"
         Online visiting order: uniform draws with replacement (the paper's
-        randomized algorithm) or a fixed cycle ``0..n-1``.
+        randomized algorithm), a new random permutation every pass (every
+        example visited once per pass), or a fixed cycle ``0..n-1``.
     learning_rate : "adaptive" or float, default="adaptive"
         "adaptive": per-example rate halved until that example's step improves
         the dual, then multiplied by 1.05 (section 7); a float is a fixed rate.
@@ -171,6 +172,11 @@ class EGCRF(_BaseEG):
         Initial adaptive rate.
     tol : float, default=1e-4
         Stop when the duality gap is at most ``tol`` times the primal objective.
+        The gap costs one inference per example: it is evaluated after the
+        passes 1, 2, 3, ... spaced geometrically (every quarter of the passes
+        done), sooner when its rate predicts ``tol`` sooner, after every pass
+        while ``C`` is annealed, after the last pass, and after every pass
+        when ``tol=0`` (a training curve).
     max_iter : float, default=100
         Maximum number of effective passes over the data (examples visited /
         n_samples, every tried step size counting as a visit).
@@ -225,9 +231,12 @@ class EGCRF(_BaseEG):
     n_iter_ : int
         Number of passes run (each of at most ``n_samples`` visits).
     history_ : dict of ndarray
-        Per pass: ``passes`` (cumulative effective passes), ``C``, ``dual``,
-        ``primal``, ``gap`` (primal - dual), ``seconds`` (training time of the
-        pass) and ``eval_seconds`` (objective evaluation).
+        Per gap evaluation (see ``tol``): ``passes`` (cumulative effective
+        passes), ``C``, ``dual``, ``primal``, ``gap`` (primal - dual),
+        ``seconds`` (training time since the previous evaluation),
+        ``eval_seconds`` (objective evaluation) and ``beta`` (inverse
+        temperature of :class:`EGStructuredSVM`'s smoothed hinge, NaN
+        otherwise).
     primal_objective_, dual_objective_, duality_gap_ : float
         At the end of training.
 
@@ -292,7 +301,7 @@ class EGStructuredSVM(_BaseEG):
             default=None
         See :class:`EGCRF`.
     solver : {"online", "batch"}, default="online"
-    order : {"random", "cyclic"}, default="random"
+    order : {"random", "shuffle", "cyclic"}, default="shuffle"
     learning_rate : "adaptive" or float, default="adaptive"
         Per-example adaptive rate (section 7) or a fixed rate; see :class:`EGCRF`.
     eta0 : float, default=0.5
@@ -305,7 +314,16 @@ class EGStructuredSVM(_BaseEG):
     warm_start : bool, default=False
         Keep the dual variables for the next ``fit`` (see :class:`EGCRF`).
     annealing : bool, default=True
-        Anneal ``C`` from a small value on a cold start (see :class:`EGCRF`).
+        With the online solver: anneal a temperature, not ``C``.  A cold fit
+        starts near the truth (``w`` near 0, sensible at any ``C``) and ascends
+        the dual of the hinge smoothed by ``H(alpha_i) / beta`` (the
+        softmax-margin loss at inverse temperature ``beta``, from
+        ``min(1, 0.1 / C)``), whose EG steps converge fast, and doubles
+        ``beta`` whenever the smoothing makes up half of the hinge duality gap;
+        the gap reported and stopped on is the hinge's (see
+        :mod:`sklearn_struct.solvers.eg`).  A warm start continues the
+        temperature.  ``False``: plain EG on the hinge dual from uniform
+        duals.  With the batch solver: anneal ``C`` (see :class:`EGCRF`).
     n_jobs : int, default=None
         joblib workers for batch marginals, objective evaluation and prediction.
     random_state : int, RandomState instance or None, default=None
@@ -353,7 +371,7 @@ dual_objective_, duality_gap_
     _loss = "hinge"
 
     def __init__(
-        self, C=1.0, *, structure=None, solver="online", order="random",
+        self, C=1.0, *, structure=None, solver="online", order="shuffle",
         learning_rate="adaptive", eta0=0.5, tol=1e-3, max_iter=100, warm_start=False,
         annealing=True, n_jobs=None, random_state=None, verbose=0,
     ):

@@ -166,6 +166,42 @@ def test_structured_svm_matches_scipy_qp(start_end):
     assert svm.dual_objective_ <= optimum * (1 + 1e-7)
 
 
+@pytest.mark.parametrize("C", [0.01, 0.1, 1.0, 10.0])
+def test_structured_svm_certifies_the_qp_optimum_at_every_C(C):
+    """The temperature annealing (the default) converges from tiny to large C, and the
+    gap it stops on is the hinge's: the dual is below the QP optimum, the primal above."""
+    X, y = make_chains(n=8, n_states=3, max_len=3, seed=5)
+    problem = enumerated_problem(X, y, 3, False)
+    optimum = solve_hinge_qp(problem, C, np.ones(len(X)), problem[0][0].shape[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        svm = EGStructuredSVM(C=C, structure=ChainStructure(start_end=False), tol=1e-4,
+                              max_iter=5000, random_state=0).fit(X, y)
+    beta = svm.history_["beta"]
+    assert beta[0] == min(1.0, 0.1 / C)
+    assert np.all(np.diff(beta) >= 0) and beta[-1] > beta[0]
+    assert svm.dual_objective_ <= optimum * (1 + 1e-7)
+    assert svm.primal_objective_ >= optimum * (1 - 1e-7)
+    assert svm.duality_gap_ <= 1e-4 * svm.primal_objective_
+    assert svm.primal_objective_ == pytest.approx(optimum, rel=1e-4)
+
+
+def test_one_pass_warm_fits_retrace_one_smoothed_hinge_fit():
+    X, y = make_chains(n=30, n_features=6, max_len=6, seed=16, signal=2.0)
+    long = EGStructuredSVM(C=5.0, tol=0, max_iter=12,
+                           random_state=np.random.RandomState(1)).fit(X, y)
+    short = EGStructuredSVM(C=5.0, tol=0, max_iter=1, warm_start=True,
+                            random_state=np.random.RandomState(1))
+    betas, duals = [], []
+    for _ in range(12):
+        short.fit(X, y)
+        betas.append(short.history_["beta"][-1])
+        duals.append(short.dual_objective_)
+    assert long.history_["beta"][-1] > long.history_["beta"][0]
+    np.testing.assert_array_equal(betas, long.history_["beta"])
+    np.testing.assert_allclose(duals, long.history_["dual"], rtol=1e-8)
+
+
 def test_multiclass_svm_matches_scipy_qp():
     X, y = make_flat(n=30, n_features=3, seed=4)
     C = 0.3
@@ -216,6 +252,36 @@ def test_solvers_and_orders_reach_the_same_optimum():
     assert fits[-1].history_["C"][0] == pytest.approx(C0, rel=1e-12)
     assert fits[-1].history_["C"][-1] == 2.0
     assert np.all(fits[0].history_["C"] == 2.0)
+
+
+def test_gap_evaluations_follow_the_geometric_schedule():
+    from sklearn_struct.solvers.eg import next_check
+
+    assert next_check(8, None, (8, 0.1), 1e-3) == 10  # a quarter of the passes done
+    assert next_check(2, None, (2, 0.1), 1e-3) == 3  # at least one pass
+    # the last two gaps fall by 5x in 4 passes: tol = 1e-3 is 2 passes away, not 10
+    assert next_check(40, (36, 1e-2), (40, 2e-3), 1e-3) == 42
+    assert next_check(40, (36, 1e-2), (40, 2e-2), 1e-3) == 50  # no progress: no prediction
+    X, y = make_chains(n=20, seed=17)
+    # a fixed rate: one step per visit, so that effective passes are whole numbers
+    crf = EGCRF(C=1.0, annealing=False, learning_rate=0.3, tol=1e-14, max_iter=40,
+                random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        crf.fit(X, y)
+    passes = crf.history_["passes"]
+    assert passes[:8].tolist() == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert np.all(np.diff(passes) <= np.maximum(1, np.floor(passes[:-1] / 4)))
+    assert len(passes) < 25 and passes[-1] == 40  # the last pass is always evaluated
+    trace = EGCRF(C=1.0, annealing=False, learning_rate=0.3, tol=0, max_iter=40,
+                  random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        trace.fit(X, y)
+    np.testing.assert_array_equal(trace.history_["passes"], np.arange(1, 41))
+    # the schedule only decides when to look: the steps are those of the traced fit
+    np.testing.assert_allclose(trace.history_["dual"][passes.astype(int) - 1],
+                               crf.history_["dual"], rtol=1e-12)
 
 
 def test_annealing_reaches_a_large_C_faster():
@@ -301,10 +367,13 @@ def test_sample_weight_equals_repeating_examples():
 def test_warm_start_path_needs_fewer_passes():
     X, y = make_chains(n=30, seed=12, max_len=5)
     Cs = [0.1, 0.2, 0.4, 0.8]
-    path = eg_path(EGCRF(tol=1e-6, max_iter=500, random_state=0), X, y, Cs, X_val=X, y_val=y)
+    # the paper's sampling with replacement (section 7.1.2); with the default
+    # permutations, cold fits of this 30-sentence problem take about as many passes
+    kw = {"tol": 1e-6, "max_iter": 500, "order": "random", "random_state": 0}
+    path = eg_path(EGCRF(**kw), X, y, Cs, X_val=X, y_val=y)
     assert path["C"].tolist() == Cs
     assert path["converged"].all()
-    cold = [EGCRF(C=C, tol=1e-6, max_iter=500, random_state=0).fit(X, y) for C in Cs]
+    cold = [EGCRF(C=C, **kw).fit(X, y) for C in Cs]
     for k, model in enumerate(cold):
         assert path["primal"][k] == pytest.approx(model.primal_objective_, rel=1e-5)
     cold_passes = np.array([m.history_["passes"][-1] for m in cold])

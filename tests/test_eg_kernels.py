@@ -15,7 +15,12 @@ from sklearn_struct.structures import ChainStructure, MulticlassStructure
 
 
 def _reference_epoch(problem, state, order, loss, C):
-    """Figure 3 of Collins et al. (2008) with the adaptive rate, one example at a time."""
+    """Figure 3 of Collins et al. (2008) with the adaptive rate, one example at a time.
+
+    ``loss="smoothed"``: the hinge smoothed at inverse temperature ``state.beta``, the
+    log-loss step on the scores ``beta * (e + w . phi)`` with the dual term
+    ``E e + H / beta``.
+    """
     structure, batch = problem.structure, problem.batch
     po = batch.part_offsets
     for i in order:
@@ -24,13 +29,20 @@ def _reference_epoch(problem, state, order, loss, C):
         scores = problem.scores(sub, state.w)
         step = state.etas[i]
         for attempt in range(eg.MAX_HALVINGS + 1):
+            augmented = problem.part_losses[a:b] + scores
             if loss == "log":
                 theta = (1.0 - step) * state.theta[a:b] + step * scores
+            elif loss == "smoothed":
+                theta = (1.0 - step) * state.theta[a:b] + step * state.beta * augmented
             else:
-                theta = state.theta[a:b] + step * (problem.part_losses[a:b] + scores)
+                theta = state.theta[a:b] + step * augmented
             mu, log_z = structure.marginals(sub, theta)
-            term = eg.dual_terms(loss, mu, log_z, theta, problem.part_losses[a:b],
-                                 sub.part_offsets)[0]
+            if loss == "smoothed":
+                entropy = eg.dual_terms("log", mu, log_z, theta, None, sub.part_offsets)[0]
+                term = mu @ problem.part_losses[a:b] + entropy / state.beta
+            else:
+                term = eg.dual_terms(loss, mu, log_z, theta, problem.part_losses[a:b],
+                                     sub.part_offsets)[0]
             dmu = mu - state.mu[a:b]
             change = problem.features(sub, dmu)
             gain = cs * (term - state.terms[i] + dmu @ scores) - 0.5 * cs * cs * (change @ change)
@@ -61,7 +73,7 @@ def _chains(n, seed):
     return X, np.concatenate(y)
 
 
-@pytest.mark.parametrize("loss", ["log", "hinge"])
+@pytest.mark.parametrize("loss", ["log", "hinge", "smoothed"])
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("scaled", [False, True])
 @pytest.mark.parametrize("structure", [ChainStructure(), ChainStructure(start_end=False),
@@ -82,15 +94,18 @@ def test_numba_epoch_takes_the_steps_of_the_python_reference(structure, loss, sp
         scale[rng.rand(batch.n_weights) < 0.2] = 0.0
     sample_weight = rng.uniform(0.5, 2.0, batch.n_samples)
     C = 0.8
-    problem = eg._Problem(structure, batch, Y, loss, sample_weight, None, scale)
-    fast = eg.initial_state(problem, 0.5)
-    eg._attach(problem, fast, C)
-    slow = eg.initial_state(problem, 0.5)
-    eg._attach(problem, slow, C)
+    smoothed = loss == "smoothed"
+    problem = eg._Problem(structure, batch, Y, "hinge" if smoothed else loss, sample_weight,
+                          None, scale)
+    fast = eg.initial_state(problem, 0.5, near_truth=smoothed)
+    slow = eg.initial_state(problem, 0.5, near_truth=smoothed)
+    for state in (fast, slow):
+        state.beta = 3.0 if smoothed else None
+        eg._attach(problem, state, C)
     epoch = eg._OnlineEpoch(problem)
     for _ in range(3):
         order = rng.randint(0, batch.n_samples, batch.n_samples).astype(np.int64)
-        epoch.run(fast, order, len(order) * (eg.MAX_HALVINGS + 1), loss, True, 0.5, C)
+        epoch.run(fast, order, len(order) * (eg.MAX_HALVINGS + 1), problem.loss, True, 0.5, C)
         _reference_epoch(problem, slow, order, loss, C)
     np.testing.assert_allclose(fast.theta, slow.theta, rtol=1e-9, atol=1e-11)
     np.testing.assert_allclose(fast.mu, slow.mu, atol=1e-11)
@@ -98,6 +113,11 @@ def test_numba_epoch_takes_the_steps_of_the_python_reference(structure, loss, sp
     np.testing.assert_allclose(fast.w, slow.w, atol=1e-10)
     # w(alpha) is maintained exactly: it equals the weights rebuilt from the marginals
     np.testing.assert_allclose(fast.w, problem.weights(fast.mu, C), atol=1e-10)
+    if smoothed:  # the dual terms are E e + H / beta of the maintained marginals
+        rebuilt = eg.initial_state(problem, 0.5)
+        rebuilt.theta, rebuilt.mu, rebuilt.beta = fast.theta, fast.mu, fast.beta
+        eg._attach(problem, rebuilt, C)
+        np.testing.assert_allclose(fast.terms, rebuilt.terms, rtol=1e-9, atol=1e-11)
     if scaled:
         assert np.all(fast.w[scale == 0.0] == 0.0)
 

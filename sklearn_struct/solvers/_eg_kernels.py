@@ -1,7 +1,10 @@
 """The online exponentiated-gradient (EG) epoch, for any structure with kernel operations.
 
 One *visit* of example ``i`` is the randomized online EG step of Collins et al.
-(2008, Figure 3) in the parts/theta parameterisation (section 4): compute the
+(2008, Figure 3) in the parts/theta parameterisation (section 4), for the log
+loss, the hinge, or the hinge smoothed at inverse temperature ``beta`` (the dual
+term ``E_alpha e + H(alpha) / beta``, whose step is the log-loss step on the
+scaled loss-augmented scores ``beta * (e + w . phi)``): compute the
 part scores ``w . phi(x_i, r)`` under the maintained weights, move ``theta_i``,
 get the new marginals ``mu_i'`` and dual term by inference, and, with the
 adaptive rate of section 7, keep halving the step until the dual objective
@@ -22,6 +25,7 @@ import numpy as np
 
 LOG_LOSS = 0
 HINGE_LOSS = 1
+SMOOTHED_HINGE = 2
 #: Relative rounding level of the closed-form dual change.  Steps on saturated
 #: distributions (probabilities of 1e-100) change the dual by less than the
 #: rounding of its summands (log-partitions and scores of size |theta|, marginals
@@ -30,13 +34,14 @@ ROUNDING = 1e-12
 
 
 def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, part_offsets,
-                 part_losses, sample_weight, C, w, scale, theta, mu, terms, etas):
+                 part_losses, sample_weight, C, w, scale, theta, mu, terms, etas, beta):
     """Visit the examples of ``order`` in turn until ``budget`` steps were tried.
 
     Updates ``w`` (kernel layout), ``theta``, ``mu``, ``terms`` and ``etas``
     in place; returns the number of step sizes tried (the paper's visits).
     ``scale`` (kernel layout, or of length 0 for none) rescales every
-    weight's feature: ``phi'(x, r) = scale * phi(x, r)``.
+    weight's feature: ``phi'(x, r) = scale * phi(x, r)``; ``beta`` is the
+    inverse temperature of ``SMOOTHED_HINGE`` (ignored by the other losses).
     """
     max_parts = 0
     for i in range(part_offsets.shape[0] - 1):
@@ -73,16 +78,25 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
             if loss == LOG_LOSS:
                 for r in range(n_parts):
                     theta_new[r] = (1.0 - eta) * theta[p0 + r] + eta * scores[r]
+            elif loss == SMOOTHED_HINGE:
+                for r in range(n_parts):
+                    theta_new[r] = ((1.0 - eta) * theta[p0 + r]
+                                    + eta * beta * (part_losses[p0 + r] + scores[r]))
             else:
                 for r in range(n_parts):
                     theta_new[r] = theta[p0 + r] + eta * (part_losses[p0 + r] + scores[r])
             log_z = marginals_op(data, i, theta_new, mu_new)
-            # the example's dual term: entropy of alpha_i (log-linear) or its expected loss
+            # the example's dual term: entropy of alpha_i (log-linear), its expected loss
+            # (hinge), or both, the entropy at weight 1 / beta (smoothed hinge)
             term = 0.0
             if loss == LOG_LOSS:
                 for r in range(n_parts):
                     term += mu_new[r] * theta_new[r]
                 term = log_z - term
+            elif loss == SMOOTHED_HINGE:
+                for r in range(n_parts):
+                    term += mu_new[r] * (theta_new[r] - beta * part_losses[p0 + r])
+                term = (log_z - term) / beta
             else:
                 for r in range(n_parts):
                     term += mu_new[r] * part_losses[p0 + r]

@@ -24,6 +24,18 @@ parameter ``theta_{i,r}`` per part (section 4); every quantity above depends on
 solver keeps ``theta``, ``mu``, the per-example dual terms and ``w`` up to
 date; these arrays are the *state* that a warm start reuses.
 
+The hinge dual has its optimum on the boundary of the simplex (``theta``
+infinite), where plain EG steps, bounded by the curvature of ``||w||^2``, crawl.
+The online solver therefore anneals a temperature instead of ``C``: it ascends
+the dual of the hinge smoothed at inverse temperature ``beta``,
+``C sum_i s_i (E_{alpha_i} e + H(alpha_i) / beta) - 1/2 ||w||^2`` (the dual of
+the softmax-margin loss ``1/beta log sum_y exp(beta (e + w . phi))``), whose EG
+step is the log-loss step on the scores ``beta (e + w . phi)`` and converges
+fast, and doubles ``beta`` whenever the entropy term ``C sum_i s_i H_i / beta``
+makes up half of the hinge duality gap.  The gap it reports and stops on is
+the exact gap of the hinge: the hinge dual drops the entropy term, and the
+primal is evaluated on the hinge.
+
 This module knows nothing of scikit-learn: it works on a structure and a batch
 (see :mod:`sklearn_struct.structures`).  The online epoch runs inside numba
 for any structure whose kernel operations include marginals
@@ -49,6 +61,19 @@ LOSSES = {"log": _eg_kernels.LOG_LOSS, "hinge": _eg_kernels.HINGE_LOSS}
 ONLINE_KERNEL_OPERATIONS = ("part_scores", "add_features", "marginals")
 #: Step halvings tried on one example before leaving it unchanged for this visit.
 MAX_HALVINGS = 30
+#: The hinge's cold start: every wrong part down-weighted by this many nats, so that
+#: the dual point sits near the truth (``w`` near 0) whatever ``C``.
+TRUTH_LOGIT = 10.0
+#: Smoothed hinge: initial inverse temperature ``min(1, BETA_START_C / C)`` ...
+BETA_START_C = 0.1
+#: ... multiplied by ``BETA_GROWTH`` when the entropy term is at least
+#: ``BETA_GATE`` times the hinge duality gap.
+BETA_GROWTH = 2.0
+BETA_GATE = 0.5
+#: The duality gap (a primal evaluation: one inference per example) is evaluated
+#: after pass ``k`` and then again ``max(1, CHECK_SPACING * k)`` passes later, or
+#: sooner when the rate of the last two gaps predicts ``tol`` sooner.
+CHECK_SPACING = 0.25
 #: Annealing: relative duality gap at the current ``C`` that lets ``C`` grow ...
 ANNEALING_GATE = 0.2
 #: ... by this factor, or to the target once within ``ANNEALING_SNAP`` of it.
@@ -68,6 +93,7 @@ class EGState:
         Their part marginals.
     terms : ndarray of shape (n_samples,)
         Per-example dual terms (entropy, or expected loss for the hinge).
+        With ``beta``, the smoothed hinge's ``E e + H / beta``.
     etas : ndarray of shape (n_samples,)
         Per-example adaptive learning rates (online solver).
     part_offsets : ndarray of shape (n_samples + 1,)
@@ -82,6 +108,9 @@ class EGState:
         annealing that has not reached its target yet; a warm start towards the
         same target continues it (so that fits of one pass each retrace one
         long fit).
+    beta : float or None
+        Inverse temperature of the smoothed hinge (online hinge with annealing);
+        ``None`` for the plain duals.  A warm start continues it.
     """
 
     theta: np.ndarray
@@ -93,6 +122,7 @@ class EGState:
     w: np.ndarray = None
     C: float = None
     schedule: tuple = None
+    beta: float = None
 
 
 @dataclass
@@ -225,9 +255,15 @@ class _Problem:
         return 0.5 * float(w @ w) + C * float(self.sample_weight @ losses)
 
 
-def initial_state(problem, eta0):
-    """Uniform dual distributions (``theta = 0``), the paper's starting point."""
-    theta = np.zeros(int(problem.batch.part_offsets[-1]))
+def initial_state(problem, eta0, near_truth=False):
+    """Uniform dual distributions (``theta = 0``), the paper's starting point.
+
+    With ``near_truth``, ``theta = -TRUTH_LOGIT * part_losses`` instead: the
+    distributions concentrate on the zero-loss outputs (the truth), the dual
+    point of ``w = 0``, sensible at any ``C``.
+    """
+    theta = (-TRUTH_LOGIT * problem.part_losses if near_truth
+             else np.zeros(int(problem.batch.part_offsets[-1])))
     mu, log_partition = batch_marginals(problem.structure, problem.chunks, theta)
     return EGState(
         theta=theta, mu=mu,
@@ -243,12 +279,45 @@ def _attach(problem, state, C):
 
     The marginals and entropies depend on ``theta`` alone, so a warm start
     only rebuilds ``w`` (one product with the feature map, no inference) and,
-    for the hinge, the expected losses under the current labels.
+    for the hinge, the expected losses under the current labels (and, smoothed,
+    the entropies, from one inference per example).
     """
     if problem.loss == "hinge":
-        state.terms = segment_sums(state.mu * problem.part_losses, problem.batch.part_offsets)
+        state.terms = expected_losses(problem, state)
+    if problem.loss == "hinge" and state.beta is not None:
+        mu, log_partition = batch_marginals(problem.structure, problem.chunks, state.theta)
+        state.terms += dual_terms("log", mu, log_partition, state.theta, None,
+                                  problem.batch.part_offsets) / state.beta
     state.w = problem.weights(state.mu, C)
     state.C = C
+
+
+def expected_losses(problem, state):
+    """``E_{alpha_i} e(y_i, y)`` of every example (without the loss offsets)."""
+    return segment_sums(state.mu * problem.part_losses, problem.batch.part_offsets)
+
+
+def hinge_dual(problem, state, C):
+    """The hinge dual and the smoothing's entropy term ``C sum_i s_i H_i / beta``."""
+    if state.beta is None:  # unsmoothed: the dual terms are the expected losses
+        return problem.dual(state.terms, state.w, C), 0.0
+    expected = expected_losses(problem, state)
+    entropy_term = (C * float(problem.sample_weight @ (state.terms - expected))
+                    if state.beta is not None else 0.0)
+    return problem.dual(expected, state.w, C), entropy_term
+
+
+def next_check(passes, previous, current, tol):
+    """Passes after which to evaluate the duality gap next (see ``CHECK_SPACING``).
+
+    ``previous`` and ``current`` are ``(passes, relative gap)`` of the last two
+    evaluations (``previous`` may be None).
+    """
+    wait = max(1.0, np.floor(CHECK_SPACING * passes))
+    if previous is not None and tol > 0 and 0 < current[1] < previous[1]:
+        rate = np.log(current[1] / previous[1]) / (current[0] - previous[0])  # per pass
+        wait = min(wait, max(1.0, np.ceil(np.log(tol / current[1]) / rate)))
+    return passes + wait
 
 
 class _OnlineEpoch:
@@ -265,10 +334,12 @@ class _OnlineEpoch:
     def run(self, state, order, budget, loss, adaptive, eta, C):
         p = self.problem
         w_kernel = p.structure.kernel_weights(p.batch, state.w)
+        smoothed = loss == "hinge" and state.beta is not None
         tries = self.kernel(
-            order, budget, LOSSES[loss], adaptive, eta, MAX_HALVINGS, self.data,
-            p.batch.part_offsets, p.part_losses, p.sample_weight, C, w_kernel, self.scale,
-            state.theta, state.mu, state.terms, state.etas,
+            order, budget, _eg_kernels.SMOOTHED_HINGE if smoothed else LOSSES[loss], adaptive,
+            eta, MAX_HALVINGS, self.data, p.batch.part_offsets, p.part_losses,
+            p.sample_weight, C, w_kernel, self.scale, state.theta, state.mu, state.terms,
+            state.etas, state.beta if smoothed else 0.0,
         )
         state.w = p.structure.contract_weights(p.batch, w_kernel)
         return tries
@@ -353,7 +424,7 @@ class _BatchPasses:
 
 def eg_solve(
     structure, batch, Y, *, loss="log", C=1.0, sample_weight=None, solver="online",
-    order="random", learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100,
+    order="shuffle", learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100,
     annealing=False, state=None, random_state=None, n_jobs=None, verbose=0, callback=None,
     feature_scale=None,
 ):
@@ -374,21 +445,27 @@ def eg_solve(
     sample_weight : ndarray of shape (n_samples,), optional
     solver : {"online", "batch"}
         Randomized/cyclic online EG (Figures 2-3) or batch EG (Figure 1).
-    order : {"random", "cyclic"}
-        Online visiting order: uniform draws with replacement, or ``0..n-1``.
+    order : {"random", "shuffle", "cyclic"}
+        Online visiting order: uniform draws with replacement, a new random
+        permutation every pass, or ``0..n-1``.
     learning_rate : "adaptive" or float
         Section 7: per-example (online) or global (batch) rate, halved until
         the dual improves, then multiplied by 1.05.  A float is a fixed rate.
     eta0 : float
         Initial adaptive rate.
     tol : float
-        Stop when ``(primal - dual) <= tol * |primal|``.
+        Stop when ``(primal - dual) <= tol * |primal|``.  The gap (one
+        inference per example) is evaluated on a geometric schedule (see
+        ``CHECK_SPACING``), after every pass while ``C`` is annealed, and after
+        every pass when ``tol=0`` (a training curve).
     max_iter : float
         Maximum number of effective passes (step sizes tried / n_samples).
     annealing : bool
         Section 7.1.1, for a cold start: begin at ``min(C, uniform_start_C)``
         (see :func:`uniform_start_C`) and move ``C`` to its target as in
-        :func:`next_annealed_C`.
+        :func:`next_annealed_C`.  For the hinge with the online solver, anneal
+        the temperature of the smoothed hinge instead, from a start near the
+        truth (see the module docstring).
     state : EGState, optional
         Dual variables of an earlier fit on the same examples (warm start).
     random_state : numpy.random.RandomState
@@ -422,8 +499,11 @@ def eg_solve(
     n = problem.n_samples
 
     cold_start = state is None
+    smoothed = annealing and loss == "hinge" and solver == "online"
     if cold_start:
-        state = initial_state(problem, eta0)
+        state = initial_state(problem, eta0, near_truth=smoothed)
+        if smoothed:
+            state.beta = min(1.0, BETA_START_C / C)
     elif not np.array_equal(state.part_offsets, batch.part_offsets):
         raise ValueError(
             f"warm start: the stored dual variables cover {len(state.part_offsets) - 1} "
@@ -435,7 +515,7 @@ def eg_solve(
     # start already has a good dual point, unless it stopped while annealing
     C_now = C_next = C_start = C
     epoch0 = 0
-    if annealing and cold_start:
+    if annealing and cold_start and not smoothed:
         C_now = C_next = C_start = min(C, uniform_start_C(problem, state))
     elif annealing and state.schedule is not None and state.schedule[0] == C:
         _, C_start, epoch0, C_next = state.schedule
@@ -443,9 +523,11 @@ def eg_solve(
     _attach(problem, state, C_now)
 
     epoch_runner = _OnlineEpoch(problem) if solver == "online" else _BatchPasses(problem, state)
-    history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds", "eval_seconds")}
+    history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds",
+                               "eval_seconds", "beta")}
     total_tries, epoch, converged = 0, 0, False
     budget_total = int(np.ceil(max_iter * n))
+    check_at, checks, pass_seconds = 0.0, [None, None], 0.0
     while total_tries < budget_total:
         epoch += 1
         if C_next != C_now:  # w(alpha) is linear in C
@@ -455,33 +537,49 @@ def eg_solve(
         budget = budget_total - total_tries
         if solver == "online":
             order_ = (rng.randint(0, n, size=n) if order == "random"
+                      else rng.permutation(n) if order == "shuffle"
                       else np.arange(n)).astype(np.int64)
             total_tries += epoch_runner.run(state, order_, min(budget, n), loss, adaptive, eta,
                                             C_now)
         else:
             total_tries += epoch_runner.run(state, budget // n, loss, adaptive, eta, C_now)
-        elapsed = time.perf_counter() - start
-        start = time.perf_counter()
-        dual = problem.dual(state.terms, state.w, C_now)
-        primal = problem.primal(state.w, C_now)
-        gap = primal - dual
-        for key, value in (("passes", total_tries / n), ("C", C_now), ("dual", dual),
-                           ("primal", primal), ("gap", gap), ("seconds", elapsed),
-                           ("eval_seconds", time.perf_counter() - start)):
-            history[key].append(value)
-        if verbose:
-            # objectives and gap are those of the current C, not yet of the target
-            annealed = f" (annealing towards C={C:.4g})" if C_now != C else ""
-            print(f"[EG] pass {total_tries / n:7.2f}  C={C_now:.4g}{annealed}  "
-                  f"primal={primal:.8g}  dual={dual:.8g}  "
-                  f"rel.gap={gap / max(abs(primal), 1e-300):.3e}  ({elapsed:.2f}s)")
+        pass_seconds += time.perf_counter() - start
         if callback is not None:
             if solver == "batch":
                 epoch_runner.store(state)
             callback(epoch, state)
+        passes = total_tries / n
+        if not (tol == 0 or C_now != C or total_tries >= budget_total or passes >= check_at):
+            continue
+        start = time.perf_counter()
+        if loss == "hinge":
+            dual, entropy_term = hinge_dual(problem, state, C_now)
+        else:
+            dual = problem.dual(state.terms, state.w, C_now)
+        primal = problem.primal(state.w, C_now)
+        gap = primal - dual
+        for key, value in (("passes", passes), ("C", C_now), ("dual", dual), ("primal", primal),
+                           ("gap", gap), ("seconds", pass_seconds),
+                           ("eval_seconds", time.perf_counter() - start),
+                           ("beta", np.nan if state.beta is None else state.beta)):
+            history[key].append(value)
+        if verbose:
+            # objectives and gap are those of the current C, not yet of the target
+            annealed = f" (annealing towards C={C:.4g})" if C_now != C else ""
+            print(f"[EG] pass {passes:7.2f}  C={C_now:.4g}{annealed}  primal={primal:.8g}  "
+                  f"dual={dual:.8g}  rel.gap={gap / max(abs(primal), 1e-300):.3e}  "
+                  f"({pass_seconds:.2f}s)")
+        pass_seconds = 0.0
         if C_now == C and gap <= tol * abs(primal):
             converged = True
             break
+        if state.beta is not None and entropy_term >= BETA_GATE * gap:
+            # sharpen: the dual terms keep their expected losses, the entropies weigh less
+            expected = expected_losses(problem, state)
+            state.terms = expected + (state.terms - expected) / BETA_GROWTH
+            state.beta *= BETA_GROWTH
+        checks = [checks[1], (passes, gap / max(abs(primal), 1e-300))]
+        check_at = next_check(passes, checks[0], checks[1], tol)
         C_next = next_annealed_C(C, C_start, epoch0 + epoch, C_now, primal, gap)
     if solver == "batch":
         epoch_runner.store(state)
