@@ -460,12 +460,14 @@ def eg_solve(
         every pass when ``tol=0`` (a training curve).
     max_iter : float
         Maximum number of effective passes (step sizes tried / n_samples).
-    annealing : bool
+    annealing : bool or "C"
         Section 7.1.1, for a cold start: begin at ``min(C, uniform_start_C)``
         (see :func:`uniform_start_C`) and move ``C`` to its target as in
         :func:`next_annealed_C`.  For the hinge with the online solver, anneal
         the temperature of the smoothed hinge instead, from a start near the
-        truth (see the module docstring).
+        truth (see the module docstring); ``"C"`` anneals ``C`` for every loss
+        (the inner M3N steps of the adaptive M3N need it: at ``C = 1e4`` on
+        their rescaled features the smoothed start stalled).
     state : EGState, optional
         Dual variables of an earlier fit on the same examples (warm start).
     random_state : numpy.random.RandomState
@@ -499,7 +501,7 @@ def eg_solve(
     n = problem.n_samples
 
     cold_start = state is None
-    smoothed = annealing and loss == "hinge" and solver == "online"
+    smoothed = annealing is True and loss == "hinge" and solver == "online"
     if cold_start:
         state = initial_state(problem, eta0, near_truth=smoothed)
         if smoothed:
