@@ -125,8 +125,8 @@ class ExampleChunks:
         part_arrays, unit_arrays : sequence of ndarray
             Flat vectors over parts / output units; each chunk gets its slice.
         shared : sequence
-            Arguments every chunk gets whole (shipped once per call to a
-            cluster, never inside the task itself).
+            Arguments every chunk gets whole (on a cluster, the large ones are
+            scattered once per call instead of travelling inside every task).
         prefer : {"threads", "processes"}
             joblib's backend preference (the numba kernels release the GIL).
 
