@@ -568,20 +568,21 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
     def encode(self, batch, Y):
         Y = self.check_outputs(batch, Y)
         K = batch.n_states
-        n_parts = batch.part_offsets[-1]
-        index = [batch.node_part_starts + Y]
+        z = np.zeros(int(batch.part_offsets[-1]))
+        z[batch.node_part_starts + Y] = 1.0  # one node part per token
         # consecutive tokens of the same sequence: every token that is not a sequence's last
         follows = np.ones(len(Y), dtype=bool)
         follows[batch.unit_offsets[1:] - 1] = False
         previous = np.flatnonzero(follows)
         owner, _ = ragged_positions(batch.unit_offsets)
-        index.append(batch.transition_part_starts[owner[previous]] + Y[previous] * K
-                     + Y[previous + 1])
+        # a transition part counts every position that takes it
+        np.add.at(z, batch.transition_part_starts[owner[previous]] + Y[previous] * K
+                  + Y[previous + 1], 1.0)
         if batch.start_end:
             start_index = batch.transition_part_starts + K * K
-            index.append(start_index + Y[batch.unit_offsets[:-1]])
-            index.append(start_index + K + Y[batch.unit_offsets[1:] - 1])
-        return np.bincount(np.concatenate(index), minlength=n_parts).astype(np.float64)
+            z[start_index + Y[batch.unit_offsets[:-1]]] = 1.0
+            z[start_index + K + Y[batch.unit_offsets[1:] - 1]] = 1.0
+        return z
 
     def decode(self, batch, z):
         self._check_batch(batch)
