@@ -34,7 +34,10 @@ step is the log-loss step on the scores ``beta (e + w . phi)`` and converges
 fast, and doubles ``beta`` whenever the entropy term ``C sum_i s_i H_i / beta``
 makes up half of the hinge duality gap.  The gap it reports and stops on is
 the exact gap of the hinge: the hinge dual drops the entropy term, and the
-primal is evaluated on the hinge.
+primal is evaluated on the hinge, at a running average of ``w`` over the last
+passes (``AVERAGE_WINDOW``) rather than at ``w(alpha)``: any ``w`` bounds the
+optimum from above, and the average's primal is much closer to it (the fit
+returns that average).
 
 This module knows nothing of scikit-learn: it works on a structure and a batch
 (see :mod:`sklearn_struct.structures`).  The online epoch runs inside numba
@@ -70,6 +73,13 @@ BETA_START_C = 0.1
 #: ``BETA_GATE`` times the hinge duality gap.
 BETA_GROWTH = 2.0
 BETA_GATE = 0.5
+#: Smoothed hinge: the primal is evaluated at a running average of the pass-end
+#: ``w`` over about the last ``AVERAGE_WINDOW`` of the passes (pass ``k`` enters with
+#: weight ``min(1, 1 / (AVERAGE_WINDOW * k))``): ``w(alpha)`` trails the slowly sharpening
+#: smoothed optimum with online noise, and its primal is several times further from the
+#: optimum than the dual (on OCR letters at C=0.1, 5.4e-3 against 1.7e-3 after 63
+#: passes; 3.0e-3 for the average).
+AVERAGE_WINDOW = 0.1
 #: The duality gap (a primal evaluation: one inference per example) is evaluated
 #: after pass ``k`` and then again ``max(1, CHECK_SPACING * k)`` passes later, or
 #: sooner when the rate of the last two gaps predicts ``tol`` sooner.
@@ -111,6 +121,10 @@ class EGState:
     beta : float or None
         Inverse temperature of the smoothed hinge (online hinge with annealing);
         ``None`` for the plain duals.  A warm start continues it.
+    w_average : ndarray of shape (n_weights,) or None
+        Smoothed hinge: running average of ``w`` over the last passes of the
+        latest fit (see ``AVERAGE_WINDOW``; a warm start begins a new one), the
+        point whose primal is evaluated and returned; ``None`` otherwise.
     """
 
     theta: np.ndarray
@@ -123,6 +137,12 @@ class EGState:
     C: float = None
     schedule: tuple = None
     beta: float = None
+    w_average: np.ndarray = None
+
+    @property
+    def primal_weights(self):
+        """The weights whose primal the fit reports: ``w_average``, else ``w``."""
+        return self.w if self.w_average is None else self.w_average
 
 
 @dataclass
@@ -523,6 +543,7 @@ def eg_solve(
         _, C_start, epoch0, C_next = state.schedule
         C_now = state.C
     _attach(problem, state, C_now)
+    state.w_average = state.w.copy() if state.beta is not None and AVERAGE_WINDOW > 0 else None
 
     epoch_runner = _OnlineEpoch(problem) if solver == "online" else _BatchPasses(problem, state)
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds",
@@ -546,11 +567,14 @@ def eg_solve(
         else:
             total_tries += epoch_runner.run(state, budget // n, loss, adaptive, eta, C_now)
         pass_seconds += time.perf_counter() - start
+        passes = total_tries / n
+        if state.w_average is not None:
+            weight = min(1.0, 1.0 / (AVERAGE_WINDOW * epoch))
+            state.w_average += weight * (state.w - state.w_average)
         if callback is not None:
             if solver == "batch":
                 epoch_runner.store(state)
             callback(epoch, state)
-        passes = total_tries / n
         if not (tol == 0 or C_now != C or total_tries >= budget_total or passes >= check_at):
             continue
         start = time.perf_counter()
@@ -558,7 +582,7 @@ def eg_solve(
             dual, entropy_term = hinge_dual(problem, state, C_now)
         else:
             dual = problem.dual(state.terms, state.w, C_now)
-        primal = problem.primal(state.w, C_now)
+        primal = problem.primal(state.primal_weights, C_now)
         gap = primal - dual
         for key, value in (("passes", passes), ("C", C_now), ("dual", dual), ("primal", primal),
                            ("gap", gap), ("seconds", pass_seconds),
