@@ -11,7 +11,10 @@ import pytest
 import scipy.sparse as sp
 
 from sklearn_struct.solvers import eg
+from sklearn_struct.solvers._objective import example_losses
 from sklearn_struct.structures import ChainStructure, MulticlassStructure
+from sklearn_struct.structures._kernel import empty_scale, specialize
+from sklearn_struct.structures.mincut import MinCutStructure
 
 
 def _reference_epoch(problem, state, order, loss, C):
@@ -135,3 +138,49 @@ def test_sequences_without_feature_columns_train_on_transitions():
     assert a.coef_.shape == (3, 0)
     np.testing.assert_allclose(a.transition_, b.transition_, rtol=1e-12, atol=1e-14)
     assert [p.tolist() for p in a.predict(empty)] == [p.tolist() for p in b.predict(zero_column)]
+
+
+def _grid_graph(rng, height, width):
+    """A min-cut example: node features, grid edges, edge features (with loss offsets)."""
+    nodes = np.arange(height * width).reshape(height, width)
+    edges = np.array([(a, b) for a, b in zip(nodes[:, :-1].ravel(), nodes[:, 1:].ravel())]
+                     + [(a, b) for a, b in zip(nodes[:-1].ravel(), nodes[1:].ravel())])
+    return rng.randn(height * width, 2), edges, np.abs(rng.randn(len(edges), 2))
+
+
+@pytest.mark.parametrize("scaled", [False, True])
+@pytest.mark.parametrize("structure", [ChainStructure(), ChainStructure(start_end=False),
+                                       MulticlassStructure(), MinCutStructure()], ids=repr)
+def test_numba_hinge_primal_matches_the_batch_evaluation(structure, scaled):
+    """The gap evaluations of the online hinge solver (one loss-augmented argmax per
+    example inside numba) give the batch evaluation's per-example hinge losses."""
+    rng = np.random.RandomState(5)
+    if isinstance(structure, MinCutStructure):
+        X = [_grid_graph(rng, 2, 3), _grid_graph(rng, 3, 3), _grid_graph(rng, 1, 4)]
+        batch = structure.make_batch(X)
+        Y = rng.randint(0, 2, batch.unit_offsets[-1])
+    elif structure.flat_outputs:
+        X, Y = rng.randn(30, 4), rng.randint(0, 3, 30)
+        batch = structure.make_batch(X, n_states=3)
+    else:
+        X, Y = _chains(12, seed=4)
+        batch = structure.make_batch(X, n_states=3)
+    scale = rng.uniform(0.2, 2.0, batch.n_weights) if scaled else None
+    w = rng.randn(batch.n_weights)
+    problem = eg._Problem(structure, batch, Y, "hinge", rng.uniform(0.5, 2.0, batch.n_samples),
+                          None, scale)
+    if structure.kernel_supports(*eg.ONLINE_KERNEL_OPERATIONS):
+        epoch = eg._OnlineEpoch(problem)
+        assert epoch.hinge_kernel is not None
+        assert epoch.primal(w, 0.7) == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
+    # straight through the kernel (min-cut has no marginals, hence no online EG, but has
+    # loss offsets)
+    losses = np.empty(batch.n_samples)
+    specialize(eg._eg_kernels.hinge_losses, structure.kernel_ops)(
+        structure.kernel_data(batch), batch.part_offsets, batch.unit_offsets, problem.truth,
+        problem.part_losses, structure.loss_offsets(batch, Y),
+        structure.kernel_weights(batch, w),
+        empty_scale() if scale is None else structure.kernel_weights(batch, scale), losses)
+    expected = example_losses(structure, problem.chunks, w, Y, "hinge", scale)
+    assert np.any(expected > 0)
+    np.testing.assert_allclose(losses, expected, rtol=1e-12, atol=1e-12)

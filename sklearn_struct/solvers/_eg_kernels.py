@@ -134,3 +134,39 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
         terms[i] = term
         add_features_op(data, i, dmu, scale, w)
     return tries
+
+
+def hinge_losses(data, part_offsets, unit_offsets, true_parts, part_losses, loss_offsets, w,
+                 scale, out):
+    """Structured hinge loss of every example at ``w`` (kernel layout) into ``out``.
+
+    One loss-augmented argmax per example (``argmax_op`` on ``scores +
+    part_losses``, the protocol's definition of ``loss_augmented_argmax``), as
+    :func:`sklearn_struct.solvers._objective.example_losses` computes it batch by
+    batch, but without the arrays over all parts; losses are clipped at 0.
+    """
+    max_parts = 0
+    max_units = 0
+    for i in range(part_offsets.shape[0] - 1):
+        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
+        max_units = max(max_units, unit_offsets[i + 1] - unit_offsets[i])
+    scores_buf = np.empty(max_parts)
+    z_buf = np.empty(max_parts)
+    y_buf = np.empty(max_units, dtype=np.int64)
+    for i in range(part_offsets.shape[0] - 1):
+        p0 = part_offsets[i]
+        n_parts = part_offsets[i + 1] - p0
+        scores = scores_buf[:n_parts]
+        z = z_buf[:n_parts]
+        y_hat = y_buf[:unit_offsets[i + 1] - unit_offsets[i]]
+        part_scores_op(data, i, w, scale, scores)
+        true_score = 0.0
+        for r in range(n_parts):
+            true_score += true_parts[p0 + r] * scores[r]
+            scores[r] += part_losses[p0 + r]
+        argmax_op(data, i, scores, y_hat)
+        encode_op(data, i, y_hat, z)
+        worst = 0.0
+        for r in range(n_parts):
+            worst += z[r] * scores[r]
+        out[i] = max(worst - true_score + loss_offsets[i], 0.0)

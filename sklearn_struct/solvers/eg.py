@@ -62,6 +62,8 @@ __all__ = ["EGResult", "EGState", "eg_solve", "next_annealed_C", "predict_margin
 LOSSES = {"log": _eg_kernels.LOG_LOSS, "hinge": _eg_kernels.HINGE_LOSS}
 #: Kernel operations the online epoch needs.
 ONLINE_KERNEL_OPERATIONS = ("part_scores", "add_features", "marginals")
+#: ... and those that let it evaluate the hinge primal inside numba too.
+HINGE_KERNEL_OPERATIONS = ("argmax", "encode")
 #: Step halvings tried on one example before leaving it unchanged for this visit.
 MAX_HALVINGS = 30
 #: The hinge's cold start: every wrong part down-weighted by this many nats, so that
@@ -350,6 +352,24 @@ class _OnlineEpoch:
         self.data = structure.kernel_data(batch, training=True)
         self.scale = (empty_scale() if problem.feature_scale is None
                       else structure.kernel_weights(batch, problem.feature_scale))
+        # the hinge primal (the gap evaluations) in numba as well, unless the chunks
+        # run it in parallel
+        self.hinge_kernel = None
+        if (problem.loss == "hinge" and len(problem.chunks) == 1
+                and structure.kernel_supports(*HINGE_KERNEL_OPERATIONS)):
+            self.hinge_kernel = specialize(_eg_kernels.hinge_losses, structure.kernel_ops)
+            self.loss_offsets = structure.loss_offsets(batch, problem.Y)
+
+    def primal(self, w, C):
+        """The primal objective at ``w``, as :meth:`_Problem.primal` computes it."""
+        p = self.problem
+        if self.hinge_kernel is None:
+            return p.primal(w, C)
+        losses = np.empty(p.n_samples)
+        self.hinge_kernel(self.data, p.batch.part_offsets, p.batch.unit_offsets, p.truth,
+                          p.part_losses, self.loss_offsets,
+                          p.structure.kernel_weights(p.batch, w), self.scale, losses)
+        return 0.5 * float(w @ w) + C * float(p.sample_weight @ losses)
 
     def run(self, state, order, budget, loss, adaptive, eta, C):
         p = self.problem
@@ -546,6 +566,7 @@ def eg_solve(
     state.w_average = state.w.copy() if state.beta is not None and AVERAGE_WINDOW > 0 else None
 
     epoch_runner = _OnlineEpoch(problem) if solver == "online" else _BatchPasses(problem, state)
+    evaluate_primal = epoch_runner.primal if solver == "online" else problem.primal
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds",
                                "eval_seconds", "beta")}
     total_tries, epoch, converged = 0, 0, False
@@ -582,7 +603,7 @@ def eg_solve(
             dual, entropy_term = hinge_dual(problem, state, C_now)
         else:
             dual = problem.dual(state.terms, state.w, C_now)
-        primal = problem.primal(state.primal_weights, C_now)
+        primal = evaluate_primal(state.primal_weights, C_now)
         gap = primal - dual
         for key, value in (("passes", passes), ("C", C_now), ("dual", dual), ("primal", primal),
                            ("gap", gap), ("seconds", pass_seconds),
