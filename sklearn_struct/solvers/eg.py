@@ -32,8 +32,10 @@ the dual of the hinge smoothed at inverse temperature ``beta``,
 the softmax-margin loss ``1/beta log sum_y exp(beta (e + w . phi))``), whose EG
 step is the log-loss step on the scores ``beta (e + w . phi)`` and converges
 fast, and doubles ``beta`` whenever the entropy term ``C sum_i s_i H_i / beta``
-makes up half of the hinge duality gap.  The gap it reports and stops on is
-the exact gap of the hinge: the hinge dual drops the entropy term, and the
+makes up half of the hinge duality gap (shrinking the per-example rates as
+the sharper problem's curvature requires, :func:`sharpened_rates`; each rate
+follows a model of the dual gain, see :mod:`._eg_kernels`).  The gap it
+reports and stops on is the exact gap of the hinge: the hinge dual drops the entropy term, and the
 primal is evaluated on the hinge, at a running average of ``w`` over the last
 passes (``AVERAGE_WINDOW``) rather than at ``w(alpha)``: any ``w`` bounds the
 optimum from above, and the average's primal is much closer to it (the fit
@@ -327,6 +329,19 @@ def hinge_dual(problem, state, C):
     entropy_term = (C * float(problem.sample_weight @ (state.terms - expected))
                     if state.beta is not None else 0.0)
     return problem.dual(expected, state.w, C), entropy_term
+
+
+def sharpened_rates(etas, growth):
+    """Per-example rates of the smoothed hinge after ``beta`` grows by ``growth``.
+
+    A rate limited by the curvature of ``||w||^2`` against the entropy's,
+    ``kappa_i = C s_i beta ||F_i||^2`` in the model ``eta_i = 1 / (1 + kappa_i)``,
+    becomes ``1 / (1 + growth kappa_i) = eta_i / (growth - (growth - 1) eta_i)``;
+    a rate of 1 or more (no such limit) stays.  Without this, every example
+    spends one rejected step per sharpening (on OCR letters at C=0.1, about 10
+    of 65 passes); the step rule's model regrows a rate that was not limited.
+    """
+    return etas / (growth - (growth - 1.0) * np.minimum(etas, 1.0))
 
 
 def next_check(passes, previous, current, tol):
@@ -625,6 +640,7 @@ def eg_solve(
             expected = expected_losses(problem, state)
             state.terms = expected + (state.terms - expected) / BETA_GROWTH
             state.beta *= BETA_GROWTH
+            state.etas = sharpened_rates(state.etas, BETA_GROWTH)
         checks = [checks[1], (passes, gap / max(abs(primal), 1e-300))]
         check_at = next_check(passes, checks[0], checks[1], tol)
         C_next = next_annealed_C(C, C_start, epoch0 + epoch, C_now, primal, gap)
