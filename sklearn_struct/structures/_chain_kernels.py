@@ -435,8 +435,16 @@ def biased_blocks(transition, start, end, bias):
     (forbidden).
     """
     K = start.shape[0]
-    return (transition + bias[:K * K].reshape((K, K)), start + bias[K * K:K * K + K],
-            end + bias[K * K + K:K * K + 2 * K])
+    # loops rather than array expressions, which take a second to compile
+    biased_transition = np.empty((K, K))
+    biased_start = np.empty(K)
+    biased_end = np.empty(K)
+    for a in range(K):
+        for b in range(K):
+            biased_transition[a, b] = transition[a, b] + bias[a * K + b]
+        biased_start[a] = start[a] + bias[K * K + a]
+        biased_end[a] = end[a] + bias[K * K + K + a]
+    return biased_transition, biased_start, biased_end
 
 
 @njit(cache=True, nogil=True, inline="always")
