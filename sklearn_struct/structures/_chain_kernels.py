@@ -77,10 +77,20 @@ _UNDERFLOW = -700.0
 _VECTORISE = {"reassoc", "contract"}
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _largest(values):
+    """``values.max()`` of a non-empty vector, as a loop (numba's ``max`` method
+    compiles three functions of its own)."""
+    top = values[0]
+    for k in range(1, values.shape[0]):
+        top = max(top, values[k])
+    return top
+
+
 @njit(cache=True, nogil=True)
 def _logsumexp(values):
     """Exact log-sum-exp; exponentials only for the terms that do not underflow."""
-    top = values.max()
+    top = _largest(values)
     if top == -np.inf:  # every term is exp(-inf) = 0
         return top
     total = 0.0
@@ -102,7 +112,7 @@ def exp_transition(transition, exp_transition_out, row_max_out):
     """
     K = transition.shape[0]
     for a in range(K):
-        top = transition[a].max()
+        top = _largest(transition[a])
         row_max_out[a] = top
         for b in range(K):
             exp_transition_out[a, b] = np.exp(transition[a, b] - top)
@@ -130,7 +140,7 @@ def _forward(node_scores, transition, start, log_alpha):
     totals = np.empty(K)
     terms = np.empty(K)
     for t in range(1, T):
-        shift = log_alpha[t - 1].max()
+        shift = _largest(log_alpha[t - 1])
         if shift == -np.inf:  # no allowed prefix: none can be extended
             log_alpha[t:] = -np.inf
             break
@@ -187,7 +197,7 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
     for t in range(T - 2, -1, -1):
         for b in range(K):
             outgoing[t, b] = node_scores[t + 1, b] + log_beta[t + 1, b]
-        shift = outgoing[t].max()
+        shift = _largest(outgoing[t])
         if shift == -np.inf:  # no allowed suffix from position t + 1 on
             log_beta[t] = -np.inf
             scaled[t] = 0.0
@@ -247,7 +257,7 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
     return log_z
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def chain_forward_backward(node_scores, transition, start, end, node_marginals_out,
                            transition_marginals_out):
     """Node marginals, summed transition marginals and log-partition of one chain.

@@ -36,14 +36,14 @@ from ._kernel import KernelOps
 __all__ = ["TOKEN_KERNEL_OPS", "feature_major", "label_major", "token_kernel_data"]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _row_span(row, dense_width, indptr):
     if dense_width > 0:
         return row * dense_width, (row + 1) * dense_width
     return indptr[row], indptr[row + 1]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _node_scores(values, indices, indptr, dense_width, tok0, n_tokens, n_states, w, scale, out):
     """``out[t, k] = x_t . (scale * W)[k]`` for the tokens of one example."""
     scaled = scale.shape[0] > 0
@@ -65,7 +65,7 @@ def _node_scores(values, indices, indptr, dense_width, tok0, n_tokens, n_states,
                     out[t, k] += value * w[base + k]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _add_node_features(values, indices, indptr, dense_width, tok0, n_tokens, n_states, coef,
                        scale, w):
     """``W[k] += scale * sum_t coef[t, k] x_t`` (feature-major ``w``)."""
@@ -86,7 +86,7 @@ def _add_node_features(values, indices, indptr, dense_width, tok0, n_tokens, n_s
                     w[base + k] += value * coef[t, k]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def token_part_scores(data, i, w, scale, out):
     values, indices, indptr, dense_width, n_features, unit_offsets, n_states = data[:7]
     tok0 = unit_offsets[i]
@@ -103,7 +103,7 @@ def token_part_scores(data, i, w, scale, out):
             out[r] = w[off + r - n_node]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def token_add_features(data, i, coef, scale, w):
     values, indices, indptr, dense_width, n_features, unit_offsets, n_states = data[:7]
     tok0 = unit_offsets[i]
@@ -121,7 +121,7 @@ def token_add_features(data, i, coef, scale, w):
             w[off + r - n_node] += coef[r]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def token_marginals(data, i, theta, mu):
     unit_offsets, n_states, chain, start_end = data[5], data[6], data[7], data[8]
     n_tokens = unit_offsets[i + 1] - unit_offsets[i]
@@ -222,7 +222,7 @@ def token_project(data, i, v, out):
     _simplex_project(v, out)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def token_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
     """``||scale * F_i dmu||^2``: through the token Gram matrix without rescaling,
     else by accumulating ``F_i dmu`` in ``w_scratch`` (zero on entry and exit)."""
