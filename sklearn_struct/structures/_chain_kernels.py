@@ -17,13 +17,15 @@ row_max, node_marginals_out, transition_marginals_out) -> log_Z``
     The same with ``exp_transition(transition, exp_trans, row_max)``
     precomputed, for callers that run many chains with one transition matrix.
 ``chain_log_partition(node_scores, transition, start, end) -> log_Z``
-    Forward recursion only (also ``chain_log_partition_batch``).
+    Forward recursion only.
 ``chain_viterbi(node_scores, transition, start, end, labels_out) -> best score``
 ``dense_node_scores`` / ``csr_node_scores`` and ``dense_add_node_features`` /
 ``csr_add_node_features``: the maps ``F^T`` and ``F`` restricted to node parts.
 
-Batch wrappers (``chain_*_batch``) run over a whole ragged batch in one call,
-reading each example's scores from the flat part vector of
+Batch wrappers run over a whole ragged batch in one call:
+``chain_batch_inference`` (marginals, log Z or Viterbi, chosen by a task
+argument) and ``chain_edge_marginals_batch``.  They read each example's scores
+from the flat part vector of
 :class:`~sklearn_struct.structures.ChainStructure` (node parts, then the
 ``K * K`` tied transition parts, then optionally ``K`` start and ``K`` end parts).
 Use zero vectors for ``start``/``end`` when the model has no such parts.
@@ -45,9 +47,13 @@ numba's on-disk cache): thin wrappers and small helpers are
 ``inline="always"``, typed into their caller instead of compiled as functions
 of their own, whose code every caller would link and optimise again.  The
 ``fastmath`` recursions (``_forward``, ``_forward_backward``) stay functions of
-their own, so that their flags do not spread to the callers' arithmetic.  Slice
-assignments from arrays are written as loops: numba compiles the message of
-their shape check (string formatting) for seconds.
+their own, so that their flags do not spread to the callers' arithmetic.  Every
+function that calls them is a new compilation unit in which LLVM optimises and
+compiles their code again: hence one batch kernel for the three tasks that
+training and prediction need, not one each.  Slice assignments from arrays, array
+expressions and the ``max`` method are written as loops: numba compiles the
+message of their shape check (string formatting) or helpers of their own for
+seconds.
 
 Numerics: recursions are in log space.  Each step first uses a fast scaled form
 (one exponential per label, shifted by the position's maximum, times
@@ -79,8 +85,7 @@ _VECTORISE = {"reassoc", "contract"}
 
 @njit(cache=True, nogil=True, inline="always")
 def _largest(values):
-    """``values.max()`` of a non-empty vector, as a loop (numba's ``max`` method
-    compiles three functions of its own)."""
+    """``values.max()`` of a non-empty vector, as a loop (see the module docstring)."""
     top = values[0]
     for k in range(1, values.shape[0]):
         top = max(top, values[k])
@@ -446,7 +451,6 @@ def biased_blocks(transition, start, end, bias):
     (forbidden).
     """
     K = start.shape[0]
-    # loops rather than array expressions, which take a second to compile
     biased_transition = np.empty((K, K))
     biased_start = np.empty(K)
     biased_end = np.empty(K)
@@ -476,10 +480,23 @@ def _copy_matrix(source, out):
             out[i, j] = source[i, j]
 
 
+#: Tasks of :func:`chain_batch_inference`.
+MARGINALS, LOG_PARTITION, VITERBI = 0, 1, 2
+
+
 @njit(cache=True, nogil=True)
-def chain_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_end, bias, mu_out,
-                          log_z_out):
-    """Part marginals (same layout as ``scores``) and log Z of every chain of a batch."""
+def chain_batch_inference(task, scores, unit_offsets, part_offsets, n_states, start_end, bias,
+                          values_out, mu_out, labels_out):
+    """One inference task on every chain of a batch.
+
+    ``MARGINALS``: log Z into ``values_out`` and part marginals (same layout
+    as ``scores``) into ``mu_out``.  ``LOG_PARTITION``: log Z alone (forward
+    recursions only).  ``VITERBI``: the best scores into ``values_out`` and
+    the Viterbi labels (flat over tokens) into ``labels_out``.  The outputs a
+    task does not use may be empty.  Training and prediction need all three
+    tasks: one kernel compiles the loop over examples, the bias and the
+    log-sum-exp once, where a kernel per task compiled them three times.
+    """
     K = n_states
     zeros = np.zeros(K)
     exp_trans = np.empty((K, K))
@@ -488,35 +505,29 @@ def chain_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_en
     for i in range(len(unit_offsets) - 1):
         node, transition, start, end = _example_blocks(
             scores, unit_offsets, part_offsets, K, start_end, i, zeros)
-        mu_node, mu_transition, _, _ = _example_blocks(
-            mu_out, unit_offsets, part_offsets, K, start_end, i, zeros)
         if bias.shape[0] > 0:
             transition, start, end = biased_blocks(transition, start, end, bias)
+        if task == LOG_PARTITION:
+            values_out[i] = chain_log_partition(node, transition, start, end)
+            continue
+        if task == VITERBI:
+            values_out[i] = chain_viterbi(node, transition, start, end,
+                                          labels_out[unit_offsets[i]:unit_offsets[i + 1]])
+            continue
+        mu_node, mu_transition, _, _ = _example_blocks(
+            mu_out, unit_offsets, part_offsets, K, start_end, i, zeros)
         # examples usually share the transition scores: exponentiate once
         if i == 0 or not _same(transition, cached_transition):
             _copy_matrix(transition, cached_transition)
             exp_transition(transition, exp_trans, row_max)
-        log_z_out[i] = chain_forward_backward_scaled(node, transition, start, end, exp_trans,
-                                                     row_max, mu_node, mu_transition)
+        values_out[i] = chain_forward_backward_scaled(node, transition, start, end, exp_trans,
+                                                      row_max, mu_node, mu_transition)
         if start_end:
             T = node.shape[0]
             p = part_offsets[i] + T * K + K * K
             for k in range(K):
                 mu_out[p + k] = mu_node[0, k]
                 mu_out[p + K + k] = mu_node[T - 1, k]
-
-
-@njit(cache=True, nogil=True)
-def chain_log_partition_batch(scores, unit_offsets, part_offsets, n_states, start_end, bias,
-                              log_z_out):
-    """log Z of every chain of a batch (forward recursions only)."""
-    zeros = np.zeros(n_states)
-    for i in range(len(unit_offsets) - 1):
-        node, transition, start, end = _example_blocks(
-            scores, unit_offsets, part_offsets, n_states, start_end, i, zeros)
-        if bias.shape[0] > 0:
-            transition, start, end = biased_blocks(transition, start, end, bias)
-        log_z_out[i] = chain_log_partition(node, transition, start, end)
 
 
 @njit(cache=True, nogil=True)
@@ -535,18 +546,3 @@ def chain_edge_marginals_batch(scores, unit_offsets, part_offsets, n_states, sta
         edges = edge_out[edge_offsets[i]:edge_offsets[i + 1]].reshape((T - 1, K, K))
         log_z_out[i] = chain_forward_backward_edges(node, transition, start, end,
                                                     np.empty((T, K)), edges)
-
-
-@njit(cache=True, nogil=True)
-def chain_viterbi_batch(scores, unit_offsets, part_offsets, n_states, start_end, bias, labels_out,
-                        best_out):
-    """Viterbi labels (flat over tokens) and best scores of every chain of a batch."""
-    K = n_states
-    zeros = np.zeros(K)
-    for i in range(len(unit_offsets) - 1):
-        node, transition, start, end = _example_blocks(
-            scores, unit_offsets, part_offsets, K, start_end, i, zeros)
-        if bias.shape[0] > 0:
-            transition, start, end = biased_blocks(transition, start, end, bias)
-        best_out[i] = chain_viterbi(node, transition, start, end,
-                                    labels_out[unit_offsets[i]:unit_offsets[i + 1]])
