@@ -13,8 +13,8 @@ Reported: effective passes and wall seconds until the primal objective is within
 the test chunk F1 of both.  EGCRF runs with ``tol=1e-3``: it stops when its own
 duality gap certifies 0.1% of the optimum, and its time is the whole fit, every
 gap evaluation included (they follow a geometric schedule); it runs once on one
-core and once with ``--n-jobs`` joblib threads (which parallelise the gap
-evaluation, not the online pass).  CRFsuite's time is that of its first iterate
+core and once with ``n_jobs=--n-jobs`` (the online passes on that many threads
+sharing the weights, and the gap evaluation in as many chunks).  CRFsuite's time is that of its first iterate
 within 0.1% (it cannot know it is there); crfsuite passes count
 objective/gradient evaluations (line search included), as in section 7 of
 Collins et al. (2008); its seconds include its setup inside ``train()`` (reading
@@ -94,8 +94,8 @@ def main():
     parser.add_argument("--max-passes", type=float, default=200)
     parser.add_argument("--no-annealing", dest="annealing", action="store_false")
     parser.add_argument("--n-jobs", type=int, default=2,
-                        help="joblib threads for EG's objective evaluation (second EG run; "
-                        "1: no second run)")
+                        help="EGCRF's n_jobs in a second EG run: threads of the online "
+                        "passes and chunks of the gap evaluation (1: no second run)")
     parser.add_argument("--crfsuite-iterations", type=int, default=1000,
                         help="crfsuite's max_iterations (it reaches 0.1%% after ~400)")
     parser.add_argument("--tol", type=float, default=1e-3,

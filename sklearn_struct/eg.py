@@ -188,8 +188,9 @@ class EGCRF(_BaseEG):
         Section 7.1.1: a cold fit starts at a small ``C`` where the uniform
         dual start is sensible (see
         :func:`sklearn_struct.solvers.eg.uniform_start_C`) and moves ``C`` up
-        to the target at the paper's pace, or faster (doubling it) after each
-        pass that ends within a relative duality gap of 0.2.  No effect
+        to the target at the paper's pace, or faster (doubling it, or more
+        when the gap is far smaller) after each pass that ends within a
+        relative duality gap of 0.2.  No effect
         when ``C`` is already that small, or on a warm start (except to
         finish an interrupted annealing).  Without it, at
         large ``C`` the uniform start gives ``w(alpha)`` of size
@@ -197,8 +198,11 @@ class EGCRF(_BaseEG):
     n_jobs : int, default=None
         joblib workers over chunks of examples, for batch marginals,
         objective evaluation and prediction (works with
-        ``joblib.parallel_config(backend="dask")``); the online epoch itself
-        is sequential.
+        ``joblib.parallel_config(backend="dask")``).  The online solver also
+        runs each pass on that many threads of this process (at most one per
+        core), which share the weights without locks; the weights are rebuilt
+        exactly after every pass, so the objectives and gap are exact, but
+        such fits are not reproducible bit for bit.
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the online updates.
     verbose : int, default=0
@@ -325,7 +329,9 @@ class EGStructuredSVM(_BaseEG):
         temperature.  ``False``: plain EG on the hinge dual from uniform
         duals.  With the batch solver: anneal ``C`` (see :class:`EGCRF`).
     n_jobs : int, default=None
-        joblib workers for batch marginals, objective evaluation and prediction.
+        joblib workers for batch marginals, objective evaluation and
+        prediction; the online solver's passes run on that many threads (see
+        :class:`EGCRF`).
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the online updates.
     verbose : int, default=0

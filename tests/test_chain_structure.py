@@ -271,16 +271,17 @@ def test_node_feature_kernels_match_numpy_on_row_ranges():
     W = rng.randn(3, 5)
     Xs = sp.csr_matrix(X)
     out = np.empty((3, 3))
-    csr_node_scores(Xs.data, Xs.indices, Xs.indptr, 2, 5, W, out)
+    csr_node_scores(Xs.data, Xs.indices, Xs.indptr, 2, 5, np.ascontiguousarray(W.T), out)
     np.testing.assert_allclose(out, X[2:5] @ W.T)
     dense_node_scores(X[2:5], W, out)
     np.testing.assert_allclose(out, X[2:5] @ W.T)
     node_weights = rng.randn(3, 3)
-    acc_dense, acc_sparse = np.ones((3, 5)), np.ones((3, 5))
+    acc_dense = np.ones((3, 5))
     dense_add_node_features(X[2:5], node_weights, 0.5, acc_dense)
+    acc_sparse = np.ones((5, 3))  # feature-major
     csr_add_node_features(Xs.data, Xs.indices, Xs.indptr, 2, 5, node_weights, 0.5, acc_sparse)
     np.testing.assert_allclose(acc_dense, 1 + 0.5 * node_weights.T @ X[2:5])
-    np.testing.assert_allclose(acc_sparse, acc_dense)
+    np.testing.assert_allclose(acc_sparse.T, acc_dense)
 
 
 def test_take_selects_sequences():

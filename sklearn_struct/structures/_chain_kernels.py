@@ -20,7 +20,8 @@ row_max, node_marginals_out, transition_marginals_out) -> log_Z``
     Forward recursion only.
 ``chain_viterbi(node_scores, transition, start, end, labels_out) -> best score``
 ``dense_node_scores`` / ``csr_node_scores`` and ``dense_add_node_features`` /
-``csr_add_node_features``: the maps ``F^T`` and ``F`` restricted to node parts.
+``csr_add_node_features``: the maps ``F^T`` and ``F`` restricted to node parts
+(the CSR ones on feature-major ``(d, K)`` weights).
 
 Batch wrappers run over a whole ragged batch in one call:
 ``chain_batch_inference`` (marginals, log Z or Viterbi, chosen by a task
@@ -387,9 +388,13 @@ def dense_node_scores(X, W, out):
 
 
 @njit(cache=True, nogil=True)
-def csr_node_scores(data, indices, indptr, row_start, row_stop, W, out):
-    """Node scores of CSR rows ``row_start:row_stop`` into ``out`` (row_stop - row_start, K)."""
-    K = W.shape[0]
+def csr_node_scores(data, indices, indptr, row_start, row_stop, W_features, out):
+    """Node scores of CSR rows ``row_start:row_stop`` into ``out`` (row_stop - row_start, K).
+
+    ``W_features`` is feature-major, ``(d, K)`` (``W.T`` made contiguous): the
+    ``K`` weights of a feature are adjacent, one cache line instead of ``K``.
+    """
+    K = W_features.shape[1]
     for t in range(row_stop - row_start):
         for k in range(K):
             out[t, k] = 0.0
@@ -397,7 +402,7 @@ def csr_node_scores(data, indices, indptr, row_start, row_stop, W, out):
             j = indices[p]
             x = data[p]
             for k in range(K):
-                out[t, k] += x * W[k, j]
+                out[t, k] += x * W_features[j, k]
 
 
 @njit(cache=True, nogil=True)
@@ -415,15 +420,54 @@ def dense_add_node_features(X, node_weights, scale, W_out):
 
 @njit(cache=True, nogil=True)
 def csr_add_node_features(data, indices, indptr, row_start, row_stop, node_weights, scale,
-                          W_out):
-    """CSR version of :func:`dense_add_node_features` for rows ``row_start:row_stop``."""
+                          W_features_out):
+    """CSR version of :func:`dense_add_node_features` for rows ``row_start:row_stop``,
+    into feature-major ``(d, K)`` weights (see :func:`csr_node_scores`)."""
     K = node_weights.shape[1]
     for t in range(row_stop - row_start):
         for p in range(indptr[row_start + t], indptr[row_start + t + 1]):
             j = indices[p]
             x = scale * data[p]
             for k in range(K):
-                W_out[k, j] += x * node_weights[t, k]
+                W_features_out[j, k] += x * node_weights[t, k]
+
+
+@njit(cache=True, nogil=True)
+def chain_scatter_parts(node, tail, unit_offsets, part_offsets, out):
+    """The flat part vector of a batch from node rows and the shared tail.
+
+    Sequence ``i``'s parts are its node rows ``node[unit_offsets[i]:unit_offsets[i + 1]]``
+    (``(T, K)``, position-major) followed by ``tail`` (transition, then start and
+    end values, shared by every sequence).
+    """
+    K = node.shape[1]
+    for i in range(part_offsets.shape[0] - 1):
+        p = part_offsets[i]
+        for t in range(unit_offsets[i], unit_offsets[i + 1]):
+            for k in range(K):
+                out[p] = node[t, k]
+                p += 1
+        for e in range(tail.shape[0]):
+            out[p + e] = tail[e]
+
+
+@njit(cache=True, nogil=True)
+def chain_gather_parts(z, unit_offsets, part_offsets, sample_weight, node_out, tail_out):
+    """The inverse of :func:`chain_scatter_parts`, weighted: ``node_out`` gets each
+    sequence's node rows times its ``sample_weight``, ``tail_out`` (zeroed here)
+    the weighted sum of the sequences' tails."""
+    K = node_out.shape[1]
+    for e in range(tail_out.shape[0]):
+        tail_out[e] = 0.0
+    for i in range(part_offsets.shape[0] - 1):
+        p = part_offsets[i]
+        s = sample_weight[i]
+        for t in range(unit_offsets[i], unit_offsets[i + 1]):
+            for k in range(K):
+                node_out[t, k] = s * z[p]
+                p += 1
+        for e in range(tail_out.shape[0]):
+            tail_out[e] += s * z[p + e]
 
 
 # ------------------------------------------------------------------- batch

@@ -508,16 +508,13 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
         node = np.empty((batch.X.shape[0], batch.n_states))
         if sp.issparse(batch.X):
             X = batch.X
-            kernels.csr_node_scores(X.data, X.indices, X.indptr, 0, X.shape[0], W, node)
+            kernels.csr_node_scores(X.data, X.indices, X.indptr, 0, X.shape[0],
+                                    np.ascontiguousarray(W.T), node)
         else:
             kernels.dense_node_scores(batch.X, W, node)
         scores = np.empty(batch.part_offsets[-1])
-        scores[self._node_index(batch)] = node
-        scores[self._transition_index(batch)] = transition.ravel()
-        if batch.start_end:
-            start_index, end_index = self._start_end_index(batch)
-            scores[start_index] = start
-            scores[end_index] = end
+        tail = np.concatenate([transition.ravel()] + ([start, end] if batch.start_end else []))
+        kernels.chain_scatter_parts(node, tail, batch.unit_offsets, batch.part_offsets, scores)
         return scores
 
     def expected_features(self, batch, z, sample_weight=None):
@@ -526,21 +523,21 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
         z = check_part_vector(z, batch.part_offsets[-1], name, "z")
         sample_weight = check_sample_weight(sample_weight, batch.n_samples, name)
         K = batch.n_states
-        node = z[self._node_index(batch)]
-        blocks = [z[self._transition_index(batch)]]
-        if batch.start_end:
-            blocks += [z[index] for index in self._start_end_index(batch)]
-        if sample_weight is not None:
-            node *= np.repeat(sample_weight, batch.lengths)[:, None]
-            blocks = [block * sample_weight[:, None] for block in blocks]
-        W = np.zeros((K, batch.n_features))
+        node = np.empty((batch.X.shape[0], K))
+        tail = np.empty(batch.n_weights - K * batch.n_features)
+        kernels.chain_gather_parts(
+            z, batch.unit_offsets, batch.part_offsets,
+            np.ones(batch.n_samples) if sample_weight is None else sample_weight, node, tail)
         if sp.issparse(batch.X):
             X = batch.X
+            W_features = np.zeros((batch.n_features, K))
             kernels.csr_add_node_features(X.data, X.indices, X.indptr, 0, X.shape[0], node,
-                                          1.0, W)
+                                          1.0, W_features)
+            W = W_features.T
         else:
+            W = np.zeros((K, batch.n_features))
             kernels.dense_add_node_features(batch.X, node, 1.0, W)
-        return np.concatenate([W.ravel()] + [block.sum(axis=0) for block in blocks])
+        return np.concatenate([W.ravel(), tail])
 
     def check_outputs(self, batch, Y):
         self._check_batch(batch)
@@ -571,20 +568,21 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
     def encode(self, batch, Y):
         Y = self.check_outputs(batch, Y)
         K = batch.n_states
-        n_parts = batch.part_offsets[-1]
-        index = [batch.node_part_starts + Y]
+        z = np.zeros(int(batch.part_offsets[-1]))
+        z[batch.node_part_starts + Y] = 1.0  # one node part per token
         # consecutive tokens of the same sequence: every token that is not a sequence's last
         follows = np.ones(len(Y), dtype=bool)
         follows[batch.unit_offsets[1:] - 1] = False
         previous = np.flatnonzero(follows)
         owner, _ = ragged_positions(batch.unit_offsets)
-        index.append(batch.transition_part_starts[owner[previous]] + Y[previous] * K
-                     + Y[previous + 1])
+        # a transition part counts every position that takes it
+        np.add.at(z, batch.transition_part_starts[owner[previous]] + Y[previous] * K
+                  + Y[previous + 1], 1.0)
         if batch.start_end:
             start_index = batch.transition_part_starts + K * K
-            index.append(start_index + Y[batch.unit_offsets[:-1]])
-            index.append(start_index + K + Y[batch.unit_offsets[1:] - 1])
-        return np.bincount(np.concatenate(index), minlength=n_parts).astype(np.float64)
+            z[start_index + Y[batch.unit_offsets[:-1]]] = 1.0
+            z[start_index + K + Y[batch.unit_offsets[1:] - 1]] = 1.0
+        return z
 
     def decode(self, batch, z):
         self._check_batch(batch)
@@ -760,13 +758,3 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
     @staticmethod
     def _node_index(batch):
         return batch.node_part_starts[:, None] + np.arange(batch.n_states)
-
-    @staticmethod
-    def _transition_index(batch):
-        return batch.transition_part_starts[:, None] + np.arange(batch.n_states ** 2)
-
-    @staticmethod
-    def _start_end_index(batch):
-        K = batch.n_states
-        start = batch.transition_part_starts[:, None] + K * K + np.arange(K)
-        return start, start + K
