@@ -23,6 +23,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn_struct.eg import EGCRF, EGStructuredSVM, eg_path
 from sklearn_struct.solvers import _chunks
 from sklearn_struct.solvers.eg import _Problem, eg_solve
+from sklearn_struct.solvers.eg import _BatchPasses
 from sklearn_struct.structures import MulticlassStructure, UnsupportedOperation
 from sklearn_struct.structures.chain import ChainStructure
 
@@ -545,6 +546,75 @@ def test_dask_process_cluster_gives_the_same_fit_and_predictions(process_cluster
     np.testing.assert_allclose(remote.history_["gap"], local.history_["gap"], rtol=1e-10)
     for a, b in zip(remote_pred, local.predict(X)):
         np.testing.assert_array_equal(a, b)
+
+
+def _weights_of_every_pass(model, X, y):
+    seen = []
+    model.fit(X, y, callback=lambda _, estimator: seen.append(estimator.weights_.copy()))
+    return seen
+
+
+@pytest.mark.parametrize("where", ["this process", "cluster"])
+@pytest.mark.parametrize("loss", ["log", "hinge"])
+def test_batch_gap_is_the_exact_gap_of_every_pass(request, where, loss):
+    """Batch EG evaluates the primal on the part scores kept by its chunks (and steps
+    from them): every recorded primal is the enumerated primal of that pass's weights
+    at that pass's C, in this process and on a process cluster."""
+    X, y = make_chains(n=8, n_states=3, max_len=3, seed=21)
+    problem = enumerated_problem(X, y, 3, False)
+    Model = EGCRF if loss == "log" else EGStructuredSVM
+    model = Model(C=5.0, solver="batch", structure=ChainStructure(start_end=False), tol=0,
+                  max_iter=8, n_jobs=2)
+    if where == "cluster":
+        request.getfixturevalue("process_cluster")
+        request.getfixturevalue("every_job_on_the_cluster")
+        with joblib.parallel_config(backend="dask"):
+            weights = _weights_of_every_pass(model, X, y)
+    else:
+        weights = _weights_of_every_pass(model, X, y)
+    h = model.history_
+    assert len(np.unique(h["C"])) > 2  # C annealed: the steps rescale the kept scores
+    if loss == "log":
+        expected = [primal_log(w, problem, C, np.ones(len(X)))[0] for w, C in zip(weights, h["C"])]
+    else:
+        expected = [primal_hinge(w, problem, C, np.ones(len(X))) for w, C in zip(weights, h["C"])]
+    np.testing.assert_allclose(h["primal"], expected, rtol=1e-10)
+    np.testing.assert_allclose(h["gap"], h["primal"] - h["dual"], rtol=1e-12)
+
+
+class _CountingChain(ChainStructure):
+    calls = 0
+
+    def part_scores(self, batch, w):
+        _CountingChain.calls += 1
+        return super().part_scores(batch, w)
+
+
+@pytest.mark.parametrize("loss", ["log", "hinge"])
+def test_batch_steps_from_the_kept_scores_as_from_fresh_ones(monkeypatch, loss):
+    X, y = make_chains(n=20, seed=22)
+    Model = EGCRF if loss == "log" else EGStructuredSVM
+    # a fixed rate: one step per pass; C annealed: kept scores are rescaled
+    params = dict(C=5.0, solver="batch", learning_rate=0.3, tol=0, max_iter=10)
+    _CountingChain.calls = 0
+    kept = Model(structure=_CountingChain(), **params).fit(X, y)
+    # one scoring per pass (the evaluation's) and the first step's
+    assert _CountingChain.calls == 10 + 1
+    real_primal = _BatchPasses.primal
+
+    def forgetful(self, state, C):
+        value = real_primal(self, state, C)
+        self.scored_C = None  # the step scores the parts itself
+        return value
+
+    monkeypatch.setattr(_BatchPasses, "primal", forgetful)
+    _CountingChain.calls = 0
+    fresh = Model(structure=_CountingChain(), **params).fit(X, y)
+    assert _CountingChain.calls == 2 * 10
+    assert len(np.unique(kept.history_["C"])) > 2
+    np.testing.assert_allclose(kept.history_["dual"], fresh.history_["dual"], rtol=1e-12)
+    np.testing.assert_allclose(kept.history_["primal"], fresh.history_["primal"], rtol=1e-12)
+    np.testing.assert_allclose(kept.weights_, fresh.weights_, rtol=1e-10, atol=1e-14)
 
 
 def test_chunks_ship_the_data_once_and_keep_resident_values_on_the_workers(

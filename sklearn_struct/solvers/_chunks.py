@@ -187,11 +187,17 @@ class ExampleChunks:
                 client, function, values, no_slices, shared))
         return self._run_local(function, values, no_slices, shared)
 
-    def collect(self, values):
-        """The values behind handles from :meth:`resident` or :meth:`advance`."""
+    def collect(self, values, function=None):
+        """The values behind handles from :meth:`resident` or :meth:`advance`.
+
+        With ``function``, ``function(value)`` for each, computed where the
+        value lives (to bring back only a part of it).
+        """
         if values and hasattr(values[0], "result"):
-            return values[0].client.gather(values)
-        return list(values)
+            client = values[0].client
+            return client.gather(values if function is None
+                                 else [client.submit(function, value) for value in values])
+        return list(values) if function is None else [function(value) for value in values]
 
     def _where(self):
         """Where the chunks run: ``"here"`` (in turn, in this process), ``"cluster"``

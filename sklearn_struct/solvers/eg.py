@@ -45,7 +45,7 @@ for any structure whose kernel operations include marginals
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from joblib import effective_n_jobs
@@ -54,7 +54,7 @@ from ..structures import UnsupportedOperation
 from ..structures._kernel import empty_scale, specialize
 from . import _eg_kernels
 from ._chunks import ExampleChunks
-from ._objective import example_losses, segment_sums
+from ._objective import example_losses, score_losses, segment_sums
 
 __all__ = ["EGResult", "EGState", "eg_solve", "next_annealed_C", "predict_marginals",
            "predict_outputs", "uniform_start_C"]
@@ -263,9 +263,11 @@ class _Problem:
     def dual(self, terms, w, C):
         return C * (float(self.sample_weight @ terms) + self.dual_constant) - 0.5 * float(w @ w)
 
-    def primal(self, w, C):
-        losses = example_losses(self.structure, self.chunks, w, self.Y, self.loss,
-                                self.feature_scale)
+    def primal(self, w, C, losses=None):
+        """``P(w)``; ``losses``: the per-example losses at ``w``, when already known."""
+        if losses is None:
+            losses = example_losses(self.structure, self.chunks, w, self.Y, self.loss,
+                                    self.feature_scale)
         return 0.5 * float(w @ w) + C * float(self.sample_weight @ losses)
 
 
@@ -395,33 +397,57 @@ class _OnlineEpoch:
 
 @dataclass
 class _ChunkDual:
-    """Batch EG's dual variables of one chunk of examples, kept where the chunk lives."""
+    """Batch EG's dual variables of one chunk of examples, kept where the chunk lives.
+
+    ``scores`` are the part scores of the ``w`` at which the duality gap was
+    last evaluated (:func:`_chunk_evaluate`), kept for the step from there;
+    None once the chunk has stepped.
+    """
 
     structure: object
     batch: object
+    y: np.ndarray
     part_losses: np.ndarray
     sample_weight: np.ndarray
     theta: np.ndarray
     mu: np.ndarray
+    scores: np.ndarray = None
 
 
 def _chunk_dual(batch, theta, mu, Y, sample_weight, structure):
-    return _ChunkDual(structure, batch, structure.part_losses(batch, Y), sample_weight,
+    return _ChunkDual(structure, batch, Y, structure.part_losses(batch, Y), sample_weight,
                       theta, mu), None
 
 
-def _chunk_step(dual, w_scaled, step, loss):
-    """Figure 1's step on one chunk: new dual variables; their terms and ``F mu``."""
+def _chunk_evaluate(dual, w_scaled, loss):
+    """The primal's losses of the chunk's examples at ``w``; the chunk keeps the scores."""
+    scores = dual.structure.part_scores(dual.batch, w_scaled)
+    losses, _ = score_losses(dual.structure, dual.batch, scores, dual.y, loss)
+    return replace(dual, scores=scores), losses
+
+
+def _chunk_step(dual, w_scaled, scores_factor, step, loss):
+    """Figure 1's step on one chunk: new dual variables; their terms and ``F mu``.
+
+    The part scores of ``w`` are ``F^T w_scaled``, or, with ``w_scaled`` None,
+    ``scores_factor`` times the kept ones (``w`` is linear in ``C``: the factor
+    carries a change of ``C`` since the evaluation).
+    """
     structure, batch = dual.structure, dual.batch
-    scores = structure.part_scores(batch, w_scaled)
+    scores = (structure.part_scores(batch, w_scaled) if w_scaled is not None
+              else scores_factor * dual.scores)
     if loss == "log":
         theta = (1.0 - step) * dual.theta + step * scores
     else:
         theta = dual.theta + step * (dual.part_losses + scores)
     mu, log_partition = structure.marginals(batch, theta)
     terms = dual_terms(loss, mu, log_partition, theta, dual.part_losses, batch.part_offsets)
-    new = _ChunkDual(structure, batch, dual.part_losses, dual.sample_weight, theta, mu)
+    new = replace(dual, theta=theta, mu=mu, scores=None)
     return new, (terms, structure.expected_features(batch, mu, dual.sample_weight))
+
+
+def _chunk_parts(dual):
+    return dual.theta, dual.mu
 
 
 class _BatchPasses:
@@ -430,7 +456,9 @@ class _BatchPasses:
     The dual variables live in chunks (:meth:`ExampleChunks.resident`): on a
     cluster each worker keeps its chunk's ``theta`` and ``mu`` across passes, a
     step ships ``w`` and brings back the dual terms and ``F mu`` of the chunk.
-    They come back into the state in :meth:`store`.
+    The primal is evaluated there too (:meth:`primal`), on the part scores the
+    next step needs anyway: a pass with a duality gap ships ``w`` and scores the
+    parts once.  The dual variables come back into the state in :meth:`store`.
     """
 
     def __init__(self, problem, state):
@@ -438,17 +466,32 @@ class _BatchPasses:
         self.duals, _ = problem.chunks.resident(
             _chunk_dual, part_arrays=(state.theta, state.mu), unit_arrays=(problem.Y,),
             example_arrays=(problem.sample_weight,), shared=(problem.structure,))
+        self.scored_C = None  # C of the w whose part scores the chunks keep, if any
+
+    def _scaled(self, w):
+        scale = self.problem.feature_scale
+        return w if scale is None else scale * w
+
+    def primal(self, state, C):
+        """``P(w(alpha))`` of the current point, from the chunks' part scores."""
+        p = self.problem
+        self.duals, losses = p.chunks.advance(_chunk_evaluate, self.duals,
+                                              shared=(self._scaled(state.w), p.loss))
+        self.scored_C = C
+        return p.primal(state.w, C, np.concatenate(losses))
 
     def run(self, state, budget, loss, adaptive, eta, C):
         p = self.problem
-        w_scaled = state.w if p.feature_scale is None else p.feature_scale * state.w
+        # the scores kept by the last evaluation are those of this w, up to a change of C
+        scores = ((None, C / self.scored_C) if self.scored_C is not None
+                  else (self._scaled(state.w), 1.0))
         step = state.eta if adaptive else eta
         old_dual = p.dual(state.terms, state.w, C)
         tries = 0
         while tries < min(max(budget, 1), MAX_HALVINGS + 1):
             tries += 1
             duals, summaries = p.chunks.advance(_chunk_step, self.duals,
-                                                shared=(w_scaled, step, loss))
+                                                shared=(*scores, step, loss))
             terms = np.concatenate([chunk_terms for chunk_terms, _ in summaries])
             expected = sum(features for _, features in summaries)
             if p.feature_scale is not None:
@@ -456,6 +499,7 @@ class _BatchPasses:
             w = C * (p.observed - expected)
             if not adaptive or p.dual(terms, w, C) >= old_dual:
                 self.duals, state.terms, state.w = duals, terms, w
+                self.scored_C = None
                 step *= 1.05
                 break
             step *= 0.5
@@ -465,9 +509,9 @@ class _BatchPasses:
 
     def store(self, state):
         """Bring the chunks' dual variables back into ``state``."""
-        duals = self.problem.chunks.collect(self.duals)
-        state.theta = np.concatenate([dual.theta for dual in duals])
-        state.mu = np.concatenate([dual.mu for dual in duals])
+        parts = self.problem.chunks.collect(self.duals, _chunk_parts)
+        state.theta = np.concatenate([theta for theta, _ in parts])
+        state.mu = np.concatenate([mu for _, mu in parts])
 
 
 def eg_solve(
@@ -609,7 +653,8 @@ def eg_solve(
             dual, entropy_term = hinge_dual(problem, state, C_now)
         else:
             dual = problem.dual(state.terms, state.w, C_now)
-        primal = problem.primal(state.w, C_now)
+        primal = (epoch_runner.primal(state, C_now) if solver == "batch"
+                  else problem.primal(state.w, C_now))
         gap = primal - dual
         for key, value in (("passes", passes), ("C", C_now), ("dual", dual), ("primal", primal),
                            ("gap", gap), ("seconds", pass_seconds),
