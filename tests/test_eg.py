@@ -8,6 +8,7 @@ LogisticRegression, and the solver's own Python path for arbitrary structures.
 import itertools
 import pickle
 import warnings
+from dataclasses import replace
 
 import joblib
 import numpy as np
@@ -22,8 +23,8 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 
 from sklearn_struct.eg import EGCRF, EGStructuredSVM, eg_path
 from sklearn_struct.solvers import _chunks
+from sklearn_struct.solvers import eg as eg_module
 from sklearn_struct.solvers.eg import _Problem, eg_solve
-from sklearn_struct.solvers.eg import _BatchPasses
 from sklearn_struct.structures import MulticlassStructure, UnsupportedOperation
 from sklearn_struct.structures.chain import ChainStructure
 
@@ -600,14 +601,15 @@ def test_batch_steps_from_the_kept_scores_as_from_fresh_ones(monkeypatch, loss):
     kept = Model(structure=_CountingChain(), **params).fit(X, y)
     # one scoring per pass (the evaluation's) and the first step's
     assert _CountingChain.calls == 10 + 1
-    real_primal = _BatchPasses.primal
+    real_run = eg_module._BatchPasses.run
 
-    def forgetful(self, state, C):
-        value = real_primal(self, state, C)
-        self.scored_C = None  # the step scores the parts itself
-        return value
+    def run_from_fresh_scores(self, state, *args):
+        # w of the current C shared anew, no kept scores: the step scores the parts itself
+        self.duals = [replace(dual, scores=None) for dual in self.duals]
+        self.share(state.w, state.C)
+        return real_run(self, state, *args)
 
-    monkeypatch.setattr(_BatchPasses, "primal", forgetful)
+    monkeypatch.setattr(eg_module._BatchPasses, "run", run_from_fresh_scores)
     _CountingChain.calls = 0
     fresh = Model(structure=_CountingChain(), **params).fit(X, y)
     assert _CountingChain.calls == 2 * 10

@@ -187,6 +187,16 @@ class ExampleChunks:
                 client, function, values, no_slices, shared))
         return self._run_local(function, values, no_slices, shared)
 
+    def share(self, value):
+        """``value`` as it is now, for the ``shared`` arguments of later calls.
+
+        On a dask cluster it is scattered to every worker once, for all the
+        calls that get it; here, a copy (changes to ``value`` do not reach it).
+        """
+        if self._where() == "cluster":
+            return _dask_client().scatter(value, broadcast=True, hash=False)
+        return value.copy()
+
     def collect(self, values, function=None):
         """The values behind handles from :meth:`resident` or :meth:`advance`.
 

@@ -399,9 +399,9 @@ class _OnlineEpoch:
 class _ChunkDual:
     """Batch EG's dual variables of one chunk of examples, kept where the chunk lives.
 
-    ``scores`` are the part scores of the ``w`` at which the duality gap was
-    last evaluated (:func:`_chunk_evaluate`), kept for the step from there;
-    None once the chunk has stepped.
+    ``scores`` are the part scores of the shared ``w`` (see
+    :meth:`_BatchPasses.share`) once the duality gap has been evaluated there,
+    kept for the step that follows; None once the chunk has stepped.
     """
 
     structure: object
@@ -419,23 +419,32 @@ def _chunk_dual(batch, theta, mu, Y, sample_weight, structure):
                       theta, mu), None
 
 
-def _chunk_evaluate(dual, w_scaled, loss):
-    """The primal's losses of the chunk's examples at ``w``; the chunk keeps the scores."""
-    scores = dual.structure.part_scores(dual.batch, w_scaled)
-    losses, _ = score_losses(dual.structure, dual.batch, scores, dual.y, loss)
+def _chunk_scores(dual, w_shared):
+    """The chunk's part scores of the shared ``w``: the kept ones, if any."""
+    if dual.scores is not None:
+        return dual.scores
+    return dual.structure.part_scores(dual.batch, w_shared)
+
+
+def _chunk_evaluate(dual, w_shared, factor, loss):
+    """The primal's losses of the chunk's examples at ``factor * w_shared``.
+
+    The chunk keeps the part scores for the step (``w`` is linear in ``C``:
+    ``factor`` carries a change of ``C`` since ``w`` was shared).
+    """
+    scores = _chunk_scores(dual, w_shared)
+    losses, _ = score_losses(dual.structure, dual.batch,
+                             scores if factor == 1.0 else factor * scores, dual.y, loss)
     return replace(dual, scores=scores), losses
 
 
-def _chunk_step(dual, w_scaled, scores_factor, step, loss):
-    """Figure 1's step on one chunk: new dual variables; their terms and ``F mu``.
-
-    The part scores of ``w`` are ``F^T w_scaled``, or, with ``w_scaled`` None,
-    ``scores_factor`` times the kept ones (``w`` is linear in ``C``: the factor
-    carries a change of ``C`` since the evaluation).
-    """
+def _chunk_step(dual, w_shared, factor, step, loss):
+    """Figure 1's step on one chunk from ``w = factor * w_shared``: new dual variables;
+    their terms and ``F mu``."""
     structure, batch = dual.structure, dual.batch
-    scores = (structure.part_scores(batch, w_scaled) if w_scaled is not None
-              else scores_factor * dual.scores)
+    scores = _chunk_scores(dual, w_shared)
+    if factor != 1.0:
+        scores = factor * scores
     if loss == "log":
         theta = (1.0 - step) * dual.theta + step * scores
     else:
@@ -454,11 +463,12 @@ class _BatchPasses:
     """Batch EG (Figure 1): every example steps at once; adaptive global rate.
 
     The dual variables live in chunks (:meth:`ExampleChunks.resident`): on a
-    cluster each worker keeps its chunk's ``theta`` and ``mu`` across passes, a
-    step ships ``w`` and brings back the dual terms and ``F mu`` of the chunk.
-    The primal is evaluated there too (:meth:`primal`), on the part scores the
-    next step needs anyway: a pass with a duality gap ships ``w`` and scores the
-    parts once.  The dual variables come back into the state in :meth:`store`.
+    cluster each worker keeps its chunk's ``theta`` and ``mu`` across passes.
+    Each new ``w`` is shared with the chunks once (:meth:`share`); a step
+    brings back the dual terms and ``F mu`` of every chunk; the primal is
+    evaluated on the chunks too (:meth:`primal`), whose part scores the next
+    step reuses: a pass ships ``w`` and scores the parts once, duality gap or
+    not.  The dual variables come back into the state in :meth:`store`.
     """
 
     def __init__(self, problem, state):
@@ -466,32 +476,30 @@ class _BatchPasses:
         self.duals, _ = problem.chunks.resident(
             _chunk_dual, part_arrays=(state.theta, state.mu), unit_arrays=(problem.Y,),
             example_arrays=(problem.sample_weight,), shared=(problem.structure,))
-        self.scored_C = None  # C of the w whose part scores the chunks keep, if any
+        self.share(state.w, state.C)
 
-    def _scaled(self, w):
+    def share(self, w, C):
+        """Send ``w`` (of ``C``) to the chunks, for the evaluations and steps from it."""
         scale = self.problem.feature_scale
-        return w if scale is None else scale * w
+        self.w_shared = self.problem.chunks.share(w if scale is None else scale * w)
+        self.shared_C = C
 
     def primal(self, state, C):
         """``P(w(alpha))`` of the current point, from the chunks' part scores."""
         p = self.problem
-        self.duals, losses = p.chunks.advance(_chunk_evaluate, self.duals,
-                                              shared=(self._scaled(state.w), p.loss))
-        self.scored_C = C
+        self.duals, losses = p.chunks.advance(
+            _chunk_evaluate, self.duals, shared=(self.w_shared, C / self.shared_C, p.loss))
         return p.primal(state.w, C, np.concatenate(losses))
 
     def run(self, state, budget, loss, adaptive, eta, C):
         p = self.problem
-        # the scores kept by the last evaluation are those of this w, up to a change of C
-        scores = ((None, C / self.scored_C) if self.scored_C is not None
-                  else (self._scaled(state.w), 1.0))
         step = state.eta if adaptive else eta
         old_dual = p.dual(state.terms, state.w, C)
         tries = 0
         while tries < min(max(budget, 1), MAX_HALVINGS + 1):
             tries += 1
-            duals, summaries = p.chunks.advance(_chunk_step, self.duals,
-                                                shared=(*scores, step, loss))
+            duals, summaries = p.chunks.advance(
+                _chunk_step, self.duals, shared=(self.w_shared, C / self.shared_C, step, loss))
             terms = np.concatenate([chunk_terms for chunk_terms, _ in summaries])
             expected = sum(features for _, features in summaries)
             if p.feature_scale is not None:
@@ -499,7 +507,7 @@ class _BatchPasses:
             w = C * (p.observed - expected)
             if not adaptive or p.dual(terms, w, C) >= old_dual:
                 self.duals, state.terms, state.w = duals, terms, w
-                self.scored_C = None
+                self.share(w, C)
                 step *= 1.05
                 break
             step *= 0.5
