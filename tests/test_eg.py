@@ -638,17 +638,21 @@ def test_chunks_ship_the_data_once_and_keep_resident_values_on_the_workers(
         with joblib.parallel_config(backend="dask"):
             sizes = [chunks.map(_chunk_size) for _ in range(3)]
             values, summaries = chunks.resident(_chunk_size_pair)
+            increment = chunks.share(np.ones(1))
             for _ in range(3):
-                values, summaries = chunks.advance(_increment_pair, values)
+                values, summaries = chunks.advance(_increment_pair, values, shared=(increment,))
             collected = chunks.collect(values)
+            halves = chunks.collect(values, _half)
     finally:
         del client.scatter
     assert sizes == [[a.n_samples for a in chunks._batches]] * 3
     # the sub-batches went out once, for all the calls
     assert sum(data is chunks._batches for data in scattered) == 1
+    assert len(scattered) == 2  # and the shared increment once, for the three calls
     assert all(hasattr(value, "key") for value in values)  # futures: the values stayed remote
     assert collected == [a.n_samples + 3 for a in chunks._batches]
     assert summaries == collected
+    assert halves == [value / 2 for value in collected]
 
 
 def test_small_jobs_stay_in_this_process_on_a_cluster(process_cluster):
@@ -682,8 +686,12 @@ def _chunk_size_pair(sub):
     return sub.n_samples, sub.n_samples
 
 
-def _increment_pair(value):
-    return value + 1, value + 1
+def _increment_pair(value, increment):
+    return value + increment[0], value + increment[0]
+
+
+def _half(value):
+    return value / 2
 
 
 def test_flat_estimators_are_classifiers():
