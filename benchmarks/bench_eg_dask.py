@@ -14,7 +14,9 @@ started, and every way warmed up (numba compilation in each process), before
 the rounds; cluster start-up is reported apart.  Reported per way: the median
 over rounds of the seconds per pass of the EG steps, of the per-pass objective
 and duality-gap evaluation, and of the whole fit, and the final primal (equal
-across ways up to summation order).
+across ways up to summation order).  A step ends by sending the new ``w`` to
+the chunks (to the workers, on the cluster); the evaluation scores the parts
+there, and the next step reuses those scores.
 
 Run from benchmarks/:
     python bench_eg_dask.py --job conll --n-train 3000 --passes 5
