@@ -427,6 +427,20 @@ def test_one_pass_warm_fits_retrace_one_annealed_fit():
     np.testing.assert_allclose(duals, long.history_["dual"], rtol=2e-2)
 
 
+def test_batch_warm_fits_continue_one_fit():
+    # batch EG's chunks take a warm state's dual variables and give them back
+    X, y = make_chains(n=30, n_features=5, max_len=5, seed=23)
+    params = dict(C=2.0, solver="batch", annealing=False, learning_rate=0.3, tol=0)
+    long = EGCRF(max_iter=6, warm_start=True, **params).fit(X, y)
+    short = EGCRF(max_iter=3, warm_start=True, **params)
+    duals = [short.fit(X, y).history_["dual"] for _ in range(2)]
+    np.testing.assert_allclose(np.concatenate(duals), long.history_["dual"], rtol=1e-10)
+    np.testing.assert_allclose(short.weights_, long.weights_, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(short._dual_state.theta, long._dual_state.theta, rtol=1e-8,
+                               atol=1e-12)
+    assert np.abs(long._dual_state.theta).max() > 0.1  # the steps moved away from theta = 0
+
+
 def test_warm_start_on_other_examples_is_refused():
     X, y = make_chains(n=10, seed=13)
     crf = EGCRF(warm_start=True, max_iter=3, tol=0)

@@ -271,16 +271,19 @@ class _Problem:
         return 0.5 * float(w @ w) + C * float(self.sample_weight @ losses)
 
 
-def initial_state(problem, eta0, near_truth=False):
+def initial_state(problem, eta0, near_truth=False, marginals=None):
     """Uniform dual distributions (``theta = 0``), the paper's starting point.
 
     With ``near_truth``, ``theta = -TRUTH_LOGIT * part_losses`` instead: the
     distributions concentrate on the zero-loss outputs (the truth), the dual
-    point of ``w = 0``, sensible at any ``C``.
+    point of ``w = 0``, sensible at any ``C``.  ``marginals``: their marginals
+    and log-partitions when already computed (batch EG's chunks compute them
+    where they keep them).
     """
     theta = (-TRUTH_LOGIT * problem.part_losses if near_truth
              else np.zeros(int(problem.batch.part_offsets[-1])))
-    mu, log_partition = batch_marginals(problem.structure, problem.chunks, theta)
+    mu, log_partition = (batch_marginals(problem.structure, problem.chunks, theta)
+                         if marginals is None else marginals)
     return EGState(
         theta=theta, mu=mu,
         terms=dual_terms(problem.loss, mu, log_partition, theta, problem.part_losses,
@@ -419,6 +422,13 @@ def _chunk_dual(batch, theta, mu, Y, sample_weight, structure):
                       theta, mu), None
 
 
+def _chunk_uniform_dual(batch, Y, sample_weight, structure):
+    """The uniform start (``theta = 0``) of a chunk; its marginals and log-partitions."""
+    theta = np.zeros(int(batch.part_offsets[-1]))
+    mu, log_partition = structure.marginals(batch, theta)
+    return _chunk_dual(batch, theta, mu, Y, sample_weight, structure)[0], (mu, log_partition)
+
+
 def _chunk_scores(dual, w_shared):
     """The chunk's part scores of the shared ``w``: the kept ones, if any."""
     if dual.scores is not None:
@@ -471,12 +481,29 @@ class _BatchPasses:
     not.  The dual variables come back into the state in :meth:`store`.
     """
 
-    def __init__(self, problem, state):
-        self.problem = problem
-        self.duals, _ = problem.chunks.resident(
-            _chunk_dual, part_arrays=(state.theta, state.mu), unit_arrays=(problem.Y,),
-            example_arrays=(problem.sample_weight,), shared=(problem.structure,))
-        self.share(state.w, state.C)
+    def __init__(self, problem, duals):
+        self.problem, self.duals = problem, duals
+        self.shared_C = None  # C of the w shared with the chunks; None: not shared yet
+
+    @classmethod
+    def from_state(cls, problem, state):
+        """The chunks take the dual variables of ``state`` (a warm start)."""
+        duals, _ = problem.chunks.resident(
+            _chunk_dual, part_arrays=(state.theta, state.mu), **cls._per_chunk(problem))
+        return cls(problem, duals)
+
+    @classmethod
+    def uniform(cls, problem):
+        """The chunks create the uniform start (a cold start); with its marginals and
+        log-partitions (nothing of the size of the parts goes out to the chunks)."""
+        duals, marginals = problem.chunks.resident(_chunk_uniform_dual,
+                                                   **cls._per_chunk(problem))
+        return cls(problem, duals), tuple(np.concatenate(arrays) for arrays in zip(*marginals))
+
+    @staticmethod
+    def _per_chunk(problem):
+        return dict(unit_arrays=(problem.Y,), example_arrays=(problem.sample_weight,),
+                    shared=(problem.structure,))
 
     def share(self, w, C):
         """Send ``w`` (of ``C``) to the chunks, for the evaluations and steps from it."""
@@ -487,12 +514,16 @@ class _BatchPasses:
     def primal(self, state, C):
         """``P(w(alpha))`` of the current point, from the chunks' part scores."""
         p = self.problem
+        if self.shared_C is None:
+            self.share(state.w, state.C)
         self.duals, losses = p.chunks.advance(
             _chunk_evaluate, self.duals, shared=(self.w_shared, C / self.shared_C, p.loss))
         return p.primal(state.w, C, np.concatenate(losses))
 
     def run(self, state, budget, loss, adaptive, eta, C):
         p = self.problem
+        if self.shared_C is None:
+            self.share(state.w, state.C)
         step = state.eta if adaptive else eta
         old_dual = p.dual(state.terms, state.w, C)
         tries = 0
@@ -604,7 +635,10 @@ def eg_solve(
 
     cold_start = state is None
     smoothed = annealing is True and loss == "hinge" and solver == "online"
-    if cold_start:
+    if cold_start and solver == "batch":  # created where batch EG keeps it, on the chunks
+        epoch_runner, marginals = _BatchPasses.uniform(problem)
+        state = initial_state(problem, eta0, marginals=marginals)
+    elif cold_start:
         state = initial_state(problem, eta0, near_truth=smoothed)
         if smoothed:
             state.beta = min(1.0, BETA_START_C / C)
@@ -626,8 +660,10 @@ def eg_solve(
         C_now = state.C
     _attach(problem, state, C_now)
 
-    epoch_runner = (_OnlineEpoch(problem, online_threads(n_jobs, n)) if solver == "online"
-                    else _BatchPasses(problem, state))
+    if solver == "online":
+        epoch_runner = _OnlineEpoch(problem, online_threads(n_jobs, n))
+    elif not cold_start:
+        epoch_runner = _BatchPasses.from_state(problem, state)
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds",
                                "eval_seconds", "beta")}
     total_tries, epoch, converged = 0, 0, False
