@@ -441,6 +441,28 @@ def test_batch_warm_fits_continue_one_fit():
     assert np.abs(long._dual_state.theta).max() > 0.1  # the steps moved away from theta = 0
 
 
+def test_batch_solves_the_rescaled_problem_as_online_eg():
+    # feature_scale (the adaptive M3N's beta, zeros included) in batch EG's chunks
+    from sklearn_struct.solvers.eg import eg_solve
+
+    X, y = make_chains(n=15, seed=24)
+    structure = ChainStructure()
+    batch = structure.make_batch(X, n_states=3)
+    Y = np.concatenate(y).astype(np.int64)
+    rng = np.random.RandomState(0)
+    scale = rng.uniform(0.2, 2.0, batch.n_weights)
+    scale[rng.rand(batch.n_weights) < 0.2] = 0.0
+    online, batch_two_chunks = (
+        eg_solve(structure, batch, Y, C=2.0, feature_scale=scale, tol=1e-9, max_iter=5000,
+                 annealing=True, solver=solver, n_jobs=n_jobs)
+        for solver, n_jobs in (("online", None), ("batch", 2)))
+    assert online.converged and batch_two_chunks.converged
+    assert batch_two_chunks.history["primal"][-1] == pytest.approx(online.history["primal"][-1],
+                                                                   rel=1e-7)
+    np.testing.assert_allclose(batch_two_chunks.state.w, online.state.w, atol=1e-4)
+    assert np.all(batch_two_chunks.state.w[scale == 0.0] == 0.0)
+
+
 def test_warm_start_on_other_examples_is_refused():
     X, y = make_chains(n=10, seed=13)
     crf = EGCRF(warm_start=True, max_iter=3, tol=0)

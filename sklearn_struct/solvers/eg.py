@@ -170,7 +170,7 @@ def next_annealed_C(C, C_start, epoch, C_now, primal, gap):
     return C if C_next * ANNEALING_SNAP >= C else C_next
 
 
-def uniform_start_C(problem, state):
+def uniform_start_C(problem, state, expected=None):
     """Largest ``C`` at which the uniform start is a better dual point than ``w = 0``.
 
     At uniform ``alpha``, ``w(alpha) = C g0`` with ``g0 = sum_i s_i (phi(x_i, y_i)
@@ -179,9 +179,10 @@ def uniform_start_C(problem, state):
     ``2 sum_i s_i term_i / ||g0||^2`` the quadratic term dominates: ``w(alpha)``
     grows like ``C`` times the number of examples, far beyond the optimum's
     weights, every example saturates and EG crawls.  Annealing starts here,
-    where the uniform start is sensible.
+    where the uniform start is sensible.  ``expected``: ``F mu`` of the
+    state's marginals, when known (see :meth:`_Problem.weights`).
     """
-    g0 = problem.weights(state.mu, 1.0)
+    g0 = problem.weights(state.mu, 1.0, expected)
     norm = float(g0 @ g0)
     entropy = float(problem.sample_weight @ state.terms) + problem.dual_constant
     return 2.0 * entropy / norm if norm > 0.0 and entropy > 0.0 else np.inf
@@ -256,9 +257,20 @@ class _Problem:
         out = self.structure.expected_features(batch, z, sample_weight)
         return out if self.feature_scale is None else self.feature_scale * out
 
-    def weights(self, mu, C):
-        """``w(alpha) = C sum_i s_i (phi(x_i, y_i) - F_i mu_i)``."""
-        return C * (self.observed - self.features(self.batch, mu, self.sample_weight))
+    def weights(self, mu, C, expected=None):
+        """``w(alpha) = C sum_i s_i (phi(x_i, y_i) - F_i mu_i)``.
+
+        ``expected``: ``scale * sum_i s_i F_i mu_i`` when already known (batch
+        EG's chunks compute it where they keep ``mu``).
+        """
+        if expected is None:
+            expected = self.features(self.batch, mu, self.sample_weight)
+        return C * (self.observed - expected)
+
+    def expected(self, summaries):
+        """``scale * F mu`` from the chunks' summaries ``(..., F_chunk mu_chunk)``."""
+        expected = sum(summary[-1] for summary in summaries)
+        return expected if self.feature_scale is None else self.feature_scale * expected
 
     def dual(self, terms, w, C):
         return C * (float(self.sample_weight @ terms) + self.dual_constant) - 0.5 * float(w @ w)
@@ -293,13 +305,14 @@ def initial_state(problem, eta0, near_truth=False, marginals=None):
     )
 
 
-def _attach(problem, state, C):
+def _attach(problem, state, C, expected=None):
     """Make a (possibly warm) state consistent with this problem and ``C``.
 
     The marginals and entropies depend on ``theta`` alone, so a warm start
     only rebuilds ``w`` (one product with the feature map, no inference) and,
     for the hinge, the expected losses under the current labels (and, smoothed,
-    the entropies, from one inference per example).
+    the entropies, from one inference per example).  ``expected``: ``F mu`` of
+    the state's marginals, when known (see :meth:`_Problem.weights`).
     """
     if problem.loss == "hinge":
         state.terms = expected_losses(problem, state)
@@ -307,7 +320,7 @@ def _attach(problem, state, C):
         mu, log_partition = batch_marginals(problem.structure, problem.chunks, state.theta)
         state.terms += dual_terms("log", mu, log_partition, state.theta, None,
                                   problem.batch.part_offsets) / state.beta
-    state.w = problem.weights(state.mu, C)
+    state.w = problem.weights(state.mu, C, expected)
     state.C = C
 
 
@@ -423,10 +436,12 @@ def _chunk_dual(batch, theta, mu, Y, sample_weight, structure):
 
 
 def _chunk_uniform_dual(batch, Y, sample_weight, structure):
-    """The uniform start (``theta = 0``) of a chunk; its marginals and log-partitions."""
+    """The uniform start (``theta = 0``) of a chunk; its marginals, log-partitions and
+    ``F mu``."""
     theta = np.zeros(int(batch.part_offsets[-1]))
     mu, log_partition = structure.marginals(batch, theta)
-    return _chunk_dual(batch, theta, mu, Y, sample_weight, structure)[0], (mu, log_partition)
+    return (_chunk_dual(batch, theta, mu, Y, sample_weight, structure)[0],
+            (mu, log_partition, structure.expected_features(batch, mu, sample_weight)))
 
 
 def _chunk_scores(dual, w_shared):
@@ -494,11 +509,13 @@ class _BatchPasses:
 
     @classmethod
     def uniform(cls, problem):
-        """The chunks create the uniform start (a cold start); with its marginals and
-        log-partitions (nothing of the size of the parts goes out to the chunks)."""
-        duals, marginals = problem.chunks.resident(_chunk_uniform_dual,
+        """The chunks create the uniform start (a cold start): nothing of the size of
+        the parts goes out to them.  Returns the runner, the start's marginals and
+        log-partitions, and its ``F mu`` (see :meth:`_Problem.weights`)."""
+        duals, summaries = problem.chunks.resident(_chunk_uniform_dual,
                                                    **cls._per_chunk(problem))
-        return cls(problem, duals), tuple(np.concatenate(arrays) for arrays in zip(*marginals))
+        mu, log_partition = (np.concatenate(arrays) for arrays in list(zip(*summaries))[:2])
+        return cls(problem, duals), (mu, log_partition), problem.expected(summaries)
 
     @staticmethod
     def _per_chunk(problem):
@@ -532,10 +549,7 @@ class _BatchPasses:
             duals, summaries = p.chunks.advance(
                 _chunk_step, self.duals, shared=(self.w_shared, C / self.shared_C, step, loss))
             terms = np.concatenate([chunk_terms for chunk_terms, _ in summaries])
-            expected = sum(features for _, features in summaries)
-            if p.feature_scale is not None:
-                expected = p.feature_scale * expected
-            w = C * (p.observed - expected)
+            w = p.weights(None, C, p.expected(summaries))
             if not adaptive or p.dual(terms, w, C) >= old_dual:
                 self.duals, state.terms, state.w = duals, terms, w
                 self.share(w, C)
@@ -635,8 +649,9 @@ def eg_solve(
 
     cold_start = state is None
     smoothed = annealing is True and loss == "hinge" and solver == "online"
+    expected = None  # scale * F mu of the state's marginals, when known
     if cold_start and solver == "batch":  # created where batch EG keeps it, on the chunks
-        epoch_runner, marginals = _BatchPasses.uniform(problem)
+        epoch_runner, marginals, expected = _BatchPasses.uniform(problem)
         state = initial_state(problem, eta0, marginals=marginals)
     elif cold_start:
         state = initial_state(problem, eta0, near_truth=smoothed)
@@ -654,11 +669,11 @@ def eg_solve(
     C_now = C_next = C_start = C
     epoch0 = 0
     if annealing and cold_start and not smoothed:
-        C_now = C_next = C_start = min(C, uniform_start_C(problem, state))
+        C_now = C_next = C_start = min(C, uniform_start_C(problem, state, expected))
     elif annealing and state.schedule is not None and state.schedule[0] == C:
         _, C_start, epoch0, C_next = state.schedule
         C_now = state.C
-    _attach(problem, state, C_now)
+    _attach(problem, state, C_now, expected)
 
     if solver == "online":
         epoch_runner = _OnlineEpoch(problem, online_threads(n_jobs, n))
