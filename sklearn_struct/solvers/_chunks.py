@@ -9,9 +9,9 @@ Data stays where it is used.  On a dask cluster (joblib's ``"dask"`` backend)
 the sub-batches are scattered to the workers once, and values a solver keeps
 per chunk across passes (:meth:`ExampleChunks.resident`, e.g. batch EG's dual
 variables) stay on the worker that computed them: a pass ships only the
-``shared`` arguments (a weight vector) and brings back small summaries.
-Elsewhere the same calls run in joblib's local workers on the objects
-themselves.
+``shared`` arguments (a weight vector, which :meth:`ExampleChunks.share` sends
+once for several calls) and brings back small summaries.  Elsewhere the
+same calls run in joblib's local workers on the objects themselves.
 """
 
 import numpy as np
