@@ -427,7 +427,7 @@ def test_one_pass_warm_fits_retrace_one_annealed_fit():
     np.testing.assert_allclose(duals, long.history_["dual"], rtol=2e-2)
 
 
-def test_batch_warm_fits_continue_one_fit():
+def test_batch_warm_fits_continue_one_fit(monkeypatch):
     # batch EG's chunks take a warm state's dual variables and give them back
     X, y = make_chains(n=30, n_features=5, max_len=5, seed=23)
     params = dict(C=2.0, solver="batch", annealing=False, learning_rate=0.3, tol=0)
@@ -439,6 +439,11 @@ def test_batch_warm_fits_continue_one_fit():
     np.testing.assert_allclose(short._dual_state.theta, long._dual_state.theta, rtol=1e-8,
                                atol=1e-12)
     assert np.abs(long._dual_state.theta).max() > 0.1  # the steps moved away from theta = 0
+    # without warm_start they stay on the chunks
+    monkeypatch.setattr(eg_module._BatchPasses, "store",
+                        lambda self, state: pytest.fail("dual variables brought back"))
+    cold = EGCRF(max_iter=6, **params).fit(X, y)
+    np.testing.assert_array_equal(cold.weights_, long.weights_)
 
 
 def test_batch_solves_the_rescaled_problem_as_online_eg():

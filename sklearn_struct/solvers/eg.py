@@ -93,9 +93,10 @@ class EGState:
     Attributes
     ----------
     theta : ndarray of shape (n_parts_total,)
-        Gibbs parameters of every example's dual distribution.
+        Gibbs parameters of every example's dual distribution (None when
+        :func:`eg_solve` was told not to keep them).
     mu : ndarray of shape (n_parts_total,)
-        Their part marginals.
+        Their part marginals (idem).
     terms : ndarray of shape (n_samples,)
         Per-example dual terms (entropy, or expected loss for the hinge).
         With ``beta``, the smoothed hinge's ``E e + H / beta``.
@@ -571,7 +572,7 @@ def eg_solve(
     structure, batch, Y, *, loss="log", C=1.0, sample_weight=None, solver="online",
     order="shuffle", learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100,
     annealing=False, state=None, random_state=None, n_jobs=None, verbose=0, callback=None,
-    feature_scale=None,
+    feature_scale=None, keep_dual=True,
 ):
     """Minimise ``1/2||w||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
 
@@ -629,6 +630,10 @@ def eg_solve(
         layout), e.g. for the EM reweighting of the adaptive M3N; the state's
         ``w`` is then ``w(alpha)`` of the rescaled problem; the online epoch
         applies the rescaling inside numba.
+    keep_dual : bool, default=True
+        Return the dual variables ``theta`` and ``mu`` in the state (what a
+        warm start needs).  With False they are None, and batch EG does not
+        bring them back from its chunks (on a cluster, from the workers).
 
     Returns
     -------
@@ -738,7 +743,9 @@ def eg_solve(
         checks = [checks[1], (passes, gap / max(abs(primal), 1e-300))]
         check_at = next_check(passes, checks[0], checks[1], tol)
         C_next = next_annealed_C(C, C_start, epoch0 + epoch, C_now, primal, gap)
-    if solver == "batch":
+    if not keep_dual:
+        state.theta = state.mu = None
+    elif solver == "batch":
         epoch_runner.store(state)
     state.C = C_now
     state.schedule = (C, C_start, epoch0 + epoch, C_next) if C_now != C else None
