@@ -606,7 +606,7 @@ def test_batch_gap_is_the_exact_gap_of_every_pass(request, where, loss):
     problem = enumerated_problem(X, y, 3, False)
     Model = EGCRF if loss == "log" else EGStructuredSVM
     model = Model(C=5.0, solver="batch", structure=ChainStructure(start_end=False), tol=0,
-                  max_iter=8, n_jobs=2)
+                  max_iter=14, n_jobs=2)
     if where == "cluster":
         request.getfixturevalue("process_cluster")
         request.getfixturevalue("every_job_on_the_cluster")
