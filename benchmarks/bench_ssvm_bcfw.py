@@ -23,11 +23,13 @@ lower bound); the optimum used is the best primal any run reaches.  Then, at ``-
   and their primal is evaluated afterwards.
 
 Time to ``--within`` of the optimum: the first evaluated EG primal (and the EG fit's
-certified stop), the first BCFW pass.  numba compilation is timed separately
+certified stop), the first BCFW pass; the two alternate ``--repeat`` times (seeds 0, 1,
+...), with wall and CPU times, and the ratio of the medians.  numba compilation is timed separately
 (warm-up fit on 20 words before any timing).  Then the C grid: EG with ``tol=1e-2``
 and at most 100 effective passes, and the duality gap of BCFW after 100 passes.
 
 Run from benchmarks/:  python bench_ssvm_bcfw.py [--C 0.1] [--fold 1] [--grid 0.01 0.1 1 10]
+[--repeat 3]
 """
 
 import argparse
@@ -61,38 +63,42 @@ def load():
     return os.getloadavg()[0]
 
 
-def fit_eg(X, y, C, tol, max_iter):
+def fit_eg(X, y, C, tol, max_iter, seed=0):
+    """EGStructuredSVM; returns the model, its wall and its CPU seconds."""
     model = EGStructuredSVM(C=C, structure=ChainStructure(start_end=False), tol=tol,
-                            max_iter=max_iter, random_state=0)
+                            max_iter=max_iter, random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         model.fit(X, y)
-        seconds = time.perf_counter() - start
-    return model, seconds
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return model, seconds, cpu
 
 
-def fit_bcfw(X, y, C, passes):
-    """pystruct's BCFW; returns the weights after every pass and the pass end times."""
+def fit_bcfw(X, y, C, passes, seed=0):
+    """pystruct's BCFW; returns it, the wall and CPU times at the end of every pass
+    and the weights after every pass."""
     from pystruct.learners import FrankWolfeSSVM
     from pystruct.models import ChainCRF
 
-    snapshots, overhead = [], [0.0]
+    snapshots, overhead = [], [0.0, 0.0]
 
     def logger(ssvm, iteration):  # keep the weights, not the copying time
-        now = time.perf_counter()
-        snapshots.append((now - overhead[0], ssvm.w.copy()))
+        now, cpu = time.perf_counter(), time.process_time()
+        snapshots.append((now - overhead[0], cpu - overhead[1], ssvm.w.copy()))
         overhead[0] += time.perf_counter() - now
+        overhead[1] += time.process_time() - cpu
 
     # check_dual_every > max_iter: pystruct computes its gap once (before pass 2), never
     # again; tol=-inf: it never stops on it
     ssvm = FrankWolfeSSVM(ChainCRF(n_states=N_STATES, n_features=X[0].shape[1]), C=C,
                           max_iter=passes, check_dual_every=passes + 1, tol=-np.inf,
-                          logger=logger, random_state=0)
-    start = time.perf_counter()
+                          logger=logger, random_state=seed)
+    start, cpu = time.perf_counter(), time.process_time()
     ssvm.fit(X, y)
-    times = np.array([t - start for t, _ in snapshots])
-    return ssvm, times, [w for _, w in snapshots]
+    times = np.array([t - start for t, _, _ in snapshots])
+    cpu_times = np.array([c - cpu for _, c, _ in snapshots])
+    return ssvm, times, cpu_times, [w for _, _, w in snapshots]
 
 
 def main():
@@ -106,6 +112,7 @@ def main():
     parser.add_argument("--bcfw-passes", type=int, default=150)
     parser.add_argument("--grid", type=float, nargs="*", default=[0.01, 0.1, 1.0, 10.0])
     parser.add_argument("--grid-passes", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     X, y = load_fold(args.data, args.fold)
     print(f"{len(X)} training words, {sum(map(len, y))} letters; load {load():.2f}", flush=True)
@@ -119,47 +126,61 @@ def main():
     compile_seconds = time.perf_counter() - start
     print(f"numba warm-up (compilation, or loading the cache): {compile_seconds:.1f} s")
 
-    reference, _ = fit_eg(X, y, args.C, 1e-3, 2000)
+    reference, _, _ = fit_eg(X, y, args.C, 1e-3, 2000)
     lower = reference.dual_objective_
 
-    load_eg = load()
-    model, eg_seconds = fit_eg(X, y, args.C, args.within, 1000)
-    load_bcfw = load()
-    ssvm, times, weights = fit_bcfw(X, y, args.C, args.bcfw_passes)
-    primals = np.array([problem.primal(w, args.C) for w in weights])
-    h = model.history_
-    optimum = min(reference.primal_objective_, h["primal"].min(), primals.min())
-    print(f"optimum in [{lower:.4f}, {optimum:.4f}]", flush=True)
-
-    rows = []
-    elapsed = np.cumsum(h["seconds"] + h["eval_seconds"])
-    hit = np.flatnonzero(h["primal"] <= (1 + args.within) * optimum)
-    eg_first = (h["passes"][hit[0]], elapsed[hit[0]]) if len(hit) else (np.nan, np.nan)
-    rows.append(["EGStructuredSVM, first evaluated primal", f"{eg_first[0]:.0f}",
-                 f"{eg_first[1]:.2f}", f"{load_eg:.2f}"])
-    rows.append([f"EGStructuredSVM, certified (relative gap <= {args.within:g})",
-                 f"{h['passes'][-1]:.0f}", f"{eg_seconds:.2f}", f"{load_eg:.2f}"])
-    print(rows[-2:], f"{len(h['passes'])} gap evaluations, "
-          f"{h['eval_seconds'].sum():.2f} s of them", flush=True)
-
+    # the two alternate, --repeat times (seeds 0, 1, ...), against the load's drift
+    eg_runs, bcfw_runs = [], []
+    for seed in range(args.repeat):
+        load_eg = load()
+        model, seconds, cpu = fit_eg(X, y, args.C, args.within, 1000, seed)
+        eg_runs.append((model.history_, seconds, cpu, load_eg))
+        load_bcfw = load()
+        ssvm, times, cpu_times, weights = fit_bcfw(X, y, args.C, args.bcfw_passes, seed)
+        primals = np.array([problem.primal(w, args.C) for w in weights])
+        bcfw_runs.append((times, cpu_times, primals, load_bcfw))
+        print(f"run {seed}: EG {seconds:.2f} s, BCFW {times[-1]:.2f} s for "
+              f"{args.bcfw_passes} passes", flush=True)
     _, _, pystruct_primal = ssvm._calc_dual_gap(X, y)
     assert abs(primals[-1] - pystruct_primal) <= 1e-8 * pystruct_primal, "objectives differ"
-    hit = np.flatnonzero(primals <= (1 + args.within) * optimum)
-    bcfw_first = (hit[0] + 1, times[hit[0]]) if len(hit) else (np.nan, np.nan)
-    rows.append(["pystruct FrankWolfeSSVM (BCFW)", f"{bcfw_first[0]:.0f}", f"{bcfw_first[1]:.2f}",
-                 f"{load_bcfw:.2f}"])
-    print(rows[-1], f"final primal {primals[-1]:.4f} (pystruct: {pystruct_primal:.4f})",
-          flush=True)
-    ratio = bcfw_first[1] / eg_seconds
+    optimum = min([reference.primal_objective_] + [h["primal"].min() for h, *_ in eg_runs]
+                  + [primals.min() for _, _, primals, _ in bcfw_runs])
+    print(f"optimum in [{lower:.4f}, {optimum:.4f}]", flush=True)
+
+    rows, eg_first, eg_wall, eg_cpu, bcfw_wall, bcfw_cpu = [], [], [], [], [], []
+    for seed, ((h, seconds, cpu, load_eg), (times, cpu_times, primals, load_bcfw)) in enumerate(
+            zip(eg_runs, bcfw_runs)):
+        elapsed = np.cumsum(h["seconds"] + h["eval_seconds"])
+        hit = np.flatnonzero(h["primal"] <= (1 + args.within) * optimum)
+        first = (h["passes"][hit[0]], elapsed[hit[0]]) if len(hit) else (np.nan, np.nan)
+        rows.append([seed, "EGStructuredSVM, first evaluated primal", f"{first[0]:.0f}",
+                     f"{first[1]:.2f}", "", f"{load_eg:.2f}"])
+        rows.append([seed, f"EGStructuredSVM, certified (relative gap <= {args.within:g})",
+                     f"{h['passes'][-1]:.0f}", f"{seconds:.2f}", f"{cpu:.2f}",
+                     f"{load_eg:.2f}"])
+        hit = np.flatnonzero(primals <= (1 + args.within) * optimum)
+        k = hit[0] if len(hit) else -1
+        rows.append([seed, "pystruct FrankWolfeSSVM (BCFW)", f"{k + 1}" if len(hit) else "-",
+                     f"{times[k]:.2f}", f"{cpu_times[k]:.2f}", f"{load_bcfw:.2f}"])
+        eg_first.append(first[1])
+        eg_wall.append(seconds)
+        eg_cpu.append(cpu)
+        bcfw_wall.append(times[k] if len(hit) else np.nan)
+        bcfw_cpu.append(cpu_times[k] if len(hit) else np.nan)
+        print(rows[-3:], f"{len(h['passes'])} gap evaluations, "
+              f"{h['eval_seconds'].sum():.2f} s of them", flush=True)
+    wall_ratio = np.median(bcfw_wall) / np.median(eg_wall)
+    cpu_ratio = np.median(bcfw_cpu) / np.median(eg_cpu)
+    first_ratio = np.median(bcfw_wall) / np.median(eg_first)
 
     grid = []
     for C in args.grid:
         load_c = load()
-        model, seconds = fit_eg(X, y, C, 1e-2, args.grid_passes)
+        model, seconds, _ = fit_eg(X, y, C, 1e-2, args.grid_passes)
         h = model.history_
         row = [f"{C:g}", f"{h['passes'][-1]:.0f}",
                f"{model.duality_gap_ / model.primal_objective_:.1e}", f"{seconds:.2f}"]
-        ssvm, times, _ = fit_bcfw(X, y, C, args.grid_passes)
+        ssvm, times, _, _ = fit_bcfw(X, y, C, args.grid_passes)
         dual, gap, primal = ssvm._calc_dual_gap(X, y)
         row += [f"{gap / primal:.1e}", f"{times[-1]:.1f}", f"{load_c:.2f}"]
         grid.append(row)
@@ -170,15 +191,18 @@ def main():
         f"pixels, chain without start/end parts, Hamming loss; C={args.C:g} (pystruct's C is "
         f"ours: our primal of its final weights equals its own, {pystruct_primal:.4f}). "
         f"Optimum in [{lower:.4f}, {optimum:.4f}] (EG's dual at relative gap 1e-3; the best "
-        f"primal of all runs, used as the optimum). Both run in this "
-        f"process, one after the other; numba warm-up before timing: {compile_seconds:.1f} s. "
-        f"EG times include every duality-gap evaluation ({len(model.history_['passes'])} "
-        f"of them in the last grid fit); BCFW times exclude its evaluations (primal of its "
-        f"averaged weights computed afterwards; one gap evaluation by pystruct before pass 2 "
-        f"included). Load = 1-minute load average when each started (2 cores).\n\n"
-        f"Time to a primal within {100 * args.within:g}% of the optimum: BCFW / certified EG = "
-        f"{ratio:.1f}x.\n\n"
-        + markdown_table(["method", "passes", "seconds", "load"], rows)
+        f"primal of all runs, used as the optimum). Both run in this process, alternating, "
+        f"{args.repeat} times (run = random seed of both); numba warm-up before timing: "
+        f"{compile_seconds:.1f} s. EG times include every duality-gap evaluation; BCFW times "
+        f"exclude its evaluations (primal of its averaged weights computed afterwards; one gap "
+        f"evaluation by pystruct before pass 2 included). Wall and CPU (process) seconds: "
+        f"on 2 shared cores the load inflates wall times, CPU times much less. Load = 1-minute "
+        f"load average when each started.\n\n"
+        f"Time to a primal within {100 * args.within:g}% of the optimum, BCFW / certified EG, "
+        f"medians over the runs: {wall_ratio:.1f}x in wall time, {cpu_ratio:.1f}x in CPU "
+        f"time; BCFW / EG's first evaluated primal within it (not yet certified, as BCFW's): "
+        f"{first_ratio:.1f}x in wall time.\n\n"
+        + markdown_table(["run", "method", "passes", "wall s", "CPU s", "load"], rows)
         + f"\n\nPer C: EGStructuredSVM with tol=1e-2, at most {args.grid_passes} effective passes "
         f"(stops when certified); BCFW after {args.grid_passes} passes (pystruct's own gap).\n\n"
         + markdown_table(["C", "EG passes", "EG relative gap", "EG seconds",

@@ -95,7 +95,7 @@ class _BaseEG(StructuredEstimator):
             The fitted estimator.
         """
         batch, Y, sample_weight = self._validate_fit_data(X, y, sample_weight)
-        on_pass = self._pass_callback(callback, batch, lambda state: state.w)
+        on_pass = self._pass_callback(callback, batch, lambda state: state.primal_weights)
         state = None
         previous = self.__dict__.get("_dual_state") if self.warm_start else None
         if previous is not None and np.array_equal(self._dual_state_classes, self.classes_):
@@ -108,7 +108,7 @@ class _BaseEG(StructuredEstimator):
             random_state=check_random_state(self.random_state), n_jobs=self.n_jobs,
             verbose=self.verbose, callback=on_pass, keep_dual=bool(self.warm_start),
         )
-        self._set_weights(batch, result.state.w)
+        self._set_weights(batch, result.state.primal_weights)
         self.n_iter_ = result.n_iter
         self.history_ = as_history(result.history)
         self.primal_objective_ = float(self.history_["primal"][-1])
@@ -324,8 +324,10 @@ class EGStructuredSVM(_BaseEG):
         softmax-margin loss at inverse temperature ``beta``, from
         ``min(1, 0.1 / C)``), whose EG steps converge fast, and doubles
         ``beta`` whenever the smoothing makes up half of the hinge duality gap;
-        the gap reported and stopped on is the hinge's (see
-        :mod:`sklearn_struct.solvers.eg`).  A warm start continues the
+        the gap reported and stopped on is the hinge's, its primal evaluated
+        at (and ``coef_`` set to) a running average of the weights over the
+        last tenth of the passes (see :mod:`sklearn_struct.solvers.eg`).  A
+        warm start continues the
         temperature.  ``False``: plain EG on the hinge dual from uniform
         duals.  With the batch solver: anneal ``C`` (see :class:`EGCRF`).
     n_jobs : int, default=None

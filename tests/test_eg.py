@@ -205,6 +205,37 @@ def test_one_pass_warm_fits_retrace_one_smoothed_hinge_fit():
     np.testing.assert_allclose(duals, long.history_["dual"], rtol=1e-8)
 
 
+def test_smoothed_hinge_evaluates_and_returns_the_running_average_of_w():
+    """The primal of the smoothed-hinge fit is evaluated at the running average of the
+    pass-end ``w(alpha)`` (weight ``1 / (AVERAGE_WINDOW * passes)``), which ``coef_``
+    holds; the average is a better primal point than ``w(alpha)`` late in the fit."""
+    from sklearn_struct.solvers import eg
+
+    X, y = make_chains(n=40, n_features=6, max_len=6, seed=3, signal=1.0)
+    structure = ChainStructure(start_end=False)
+    batch = structure.make_batch(X, n_states=3)
+    Y = np.concatenate(y).astype(np.int64)
+    C = 2.0
+    pass_weights = []
+    result = eg.eg_solve(structure, batch, Y, loss="hinge", C=C, tol=0, max_iter=40,
+                         annealing=True, callback=lambda k, state: pass_weights.append(
+                             state.w.copy()))
+    average = pass_weights[0].copy()
+    for k, w in enumerate(pass_weights[1:], start=2):
+        average += min(1.0, 1.0 / (eg.AVERAGE_WINDOW * k)) * (w - average)
+    np.testing.assert_allclose(result.state.w_average, average, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(result.state.primal_weights, result.state.w_average)
+    problem = eg._Problem(structure, batch, Y, "hinge", None, None)
+    primal_average = problem.primal(result.state.w_average, C)
+    assert result.history["primal"][-1] == pytest.approx(primal_average, rel=1e-12)
+    assert primal_average < problem.primal(result.state.w, C)
+    assert result.history["dual"][-1] <= primal_average
+    # the estimator's coef_ is that average
+    svm = EGStructuredSVM(C=C, structure=ChainStructure(start_end=False), tol=0, max_iter=40,
+                          random_state=np.random.RandomState(0)).fit(X, y)
+    assert svm.primal_objective_ == pytest.approx(primal_average, rel=1e-12)
+
+
 def test_multiclass_svm_matches_scipy_qp():
     X, y = make_flat(n=30, n_features=3, seed=4)
     C = 0.3

@@ -11,7 +11,10 @@ import pytest
 import scipy.sparse as sp
 
 from sklearn_struct.solvers import eg
+from sklearn_struct.solvers._objective import example_losses
 from sklearn_struct.structures import ChainStructure, MulticlassStructure
+from sklearn_struct.structures._kernel import empty_scale, specialize
+from sklearn_struct.structures.mincut import MinCutStructure
 
 
 def _reference_epoch(problem, state, order, loss, C):
@@ -19,7 +22,8 @@ def _reference_epoch(problem, state, order, loss, C):
 
     ``loss="smoothed"``: the hinge smoothed at inverse temperature ``state.beta``, the
     log-loss step on the scores ``beta * (e + w . phi)`` with the dual term
-    ``E e + H / beta``.
+    ``E e + H / beta``, and the rate set by the quadratic model of the gain through
+    its first-order part (the gradient of the dual at the old marginals . dmu).
     """
     structure, batch = problem.structure, problem.batch
     po = batch.part_offsets
@@ -49,15 +53,27 @@ def _reference_epoch(problem, state, order, loss, C):
             size = (np.abs(theta).sum() + np.abs(scores).sum() + abs(log_z[0]) + abs(term)
                     + abs(state.terms[i]))
             rounding = eg._eg_kernels.ROUNDING * (cs * size + cs * cs * (change @ change))
+            factor = None
+            if loss == "smoothed":
+                gradient = problem.part_losses[a:b] - state.theta[a:b] / state.beta + scores
+                first = cs * (dmu @ gradient)
+                if first > rounding and first - gain > rounding:
+                    factor = first / (2 * (first - gain))
             if gain >= -rounding:
                 state.theta[a:b], state.mu[a:b], state.terms[i] = theta, mu, term
                 state.w = state.w - cs * change
-                state.etas[i] = step * 1.05 if gain > rounding else step
+                if gain <= rounding:
+                    state.etas[i] = step
+                elif factor is not None:
+                    state.etas[i] = step * min(factor, eg._eg_kernels.MAX_RATE_GROWTH)
+                else:
+                    state.etas[i] = step * 1.05
                 break
             if attempt == eg.MAX_HALVINGS:
                 state.etas[i] = step
                 break
-            step *= 0.5
+            step *= 0.5 if factor is None else min(max(factor, eg._eg_kernels.MIN_RATE_FACTOR),
+                                                   0.5)
 
 
 def _chains(n, seed):
@@ -135,3 +151,88 @@ def test_sequences_without_feature_columns_train_on_transitions():
     assert a.coef_.shape == (3, 0)
     np.testing.assert_allclose(a.transition_, b.transition_, rtol=1e-12, atol=1e-14)
     assert [p.tolist() for p in a.predict(empty)] == [p.tolist() for p in b.predict(zero_column)]
+
+
+def _grid_graph(rng, height, width):
+    """A min-cut example: node features, grid edges, edge features (with loss offsets)."""
+    nodes = np.arange(height * width).reshape(height, width)
+    edges = np.array([(a, b) for a, b in zip(nodes[:, :-1].ravel(), nodes[:, 1:].ravel())]
+                     + [(a, b) for a, b in zip(nodes[:-1].ravel(), nodes[1:].ravel())])
+    return rng.randn(height * width, 2), edges, np.abs(rng.randn(len(edges), 2))
+
+
+@pytest.mark.parametrize("scaled", [False, True])
+@pytest.mark.parametrize("structure", [ChainStructure(), ChainStructure(start_end=False),
+                                       MulticlassStructure(), MinCutStructure()], ids=repr)
+def test_numba_hinge_primal_matches_the_batch_evaluation(structure, scaled):
+    """The gap evaluations of the online hinge solver (one loss-augmented argmax per
+    example inside numba) give the batch evaluation's per-example hinge losses."""
+    rng = np.random.RandomState(5)
+    if isinstance(structure, MinCutStructure):
+        X = [_grid_graph(rng, 2, 3), _grid_graph(rng, 3, 3), _grid_graph(rng, 1, 4)]
+        batch = structure.make_batch(X)
+        Y = rng.randint(0, 2, batch.unit_offsets[-1])
+    elif structure.flat_outputs:
+        X, Y = rng.randn(30, 4), rng.randint(0, 3, 30)
+        batch = structure.make_batch(X, n_states=3)
+    else:
+        X, Y = _chains(12, seed=4)
+        batch = structure.make_batch(X, n_states=3)
+    scale = rng.uniform(0.2, 2.0, batch.n_weights) if scaled else None
+    w = rng.randn(batch.n_weights)
+    problem = eg._Problem(structure, batch, Y, "hinge", rng.uniform(0.5, 2.0, batch.n_samples),
+                          None, scale)
+    if structure.kernel_supports(*eg.ONLINE_KERNEL_OPERATIONS):
+        epoch = eg._OnlineEpoch(problem)
+        assert epoch.hinge_kernel is not None
+        assert epoch.primal(w, 0.7) == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
+    # straight through the kernel (min-cut has no marginals, hence no online EG, but has
+    # loss offsets)
+    losses = np.empty(batch.n_samples)
+    specialize(eg._eg_kernels.hinge_losses, structure.kernel_ops)(
+        structure.kernel_data(batch), batch.part_offsets, batch.unit_offsets, problem.truth,
+        problem.part_losses, structure.loss_offsets(batch, Y),
+        structure.kernel_weights(batch, w),
+        empty_scale() if scale is None else structure.kernel_weights(batch, scale), losses)
+    expected = example_losses(structure, problem.chunks, w, Y, "hinge", scale)
+    assert np.any(expected > 0)
+    np.testing.assert_allclose(losses, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_smoothed_hinge_visits_never_decrease_the_smoothed_dual():
+    """Every visit under the step model (and across a sharpening with the rescaled rates)
+    keeps or raises the dual of the smoothed hinge it ascends."""
+    X, Y = _chains(25, seed=8)
+    structure = ChainStructure(start_end=False)
+    batch = structure.make_batch(X, n_states=3)
+    C = 3.0
+    problem = eg._Problem(structure, batch, Y, "hinge", None, None)
+    state = eg.initial_state(problem, 0.5, near_truth=True)
+    state.beta = 1.0
+    eg._attach(problem, state, C)
+    epoch = eg._OnlineEpoch(problem)
+    rng = np.random.RandomState(0)
+    duals, grown = [problem.dual(state.terms, state.w, C)], 0
+    for visit in range(400):
+        if visit % 100 == 99:  # sharpen: beta doubles, the rates shrink where limited
+            expected = eg.expected_losses(problem, state)
+            state.terms = expected + (state.terms - expected) / 2.0
+            state.beta *= 2.0
+            state.etas = eg.sharpened_rates(state.etas, 2.0)
+            duals.append(problem.dual(state.terms, state.w, C))
+        before = state.etas.copy()
+        epoch.run(state, rng.randint(0, batch.n_samples, 1).astype(np.int64),
+                  eg.MAX_HALVINGS + 1, "hinge", True, 0.5, C)
+        grown += np.any(state.etas > 1.05 * before)
+        dual = problem.dual(state.terms, state.w, C)
+        assert dual >= duals[-1] - 1e-12 * abs(dual)
+        duals.append(dual)
+    assert duals[-1] > duals[0]
+    assert grown > 0  # the model grows some rates faster than section 7's 1.05
+
+
+def test_sharpened_rates_follow_the_curvature_model():
+    etas = np.array([0.01, 0.5, 1.0, 3.0])
+    kappa = 1.0 / etas[:2] - 1.0
+    np.testing.assert_allclose(eg.sharpened_rates(etas, 2.0)[:2], 1.0 / (1.0 + 2.0 * kappa))
+    np.testing.assert_array_equal(eg.sharpened_rates(etas, 2.0)[2:], etas[2:])

@@ -8,7 +8,14 @@ scaled loss-augmented scores ``beta * (e + w . phi)``): compute the
 part scores ``w . phi(x_i, r)`` under the maintained weights, move ``theta_i``,
 get the new marginals ``mu_i'`` and dual term by inference, and, with the
 adaptive rate of section 7, keep halving the step until the dual objective
-improves.  On acceptance the weights absorb the change
+improves (then grow the example's rate by 1.05).  For the smoothed hinge the
+rate follows a model of the gain instead: the dual is concave in ``mu``, so
+the gain of a step is at most its first-order part ``first`` (the gradient at
+the old marginals dotted with ``mu_i' - mu_i``, free from the quantities the
+visit computes), and the quadratic ``first t - (first - gain) t^2`` through
+both peaks at ``t = first / (2 (first - gain))`` times the step tried: the next
+rate (at most ``MAX_RATE_GROWTH`` times this one), or the retry of a rejected
+step.  On acceptance the weights absorb the change
 ``w += -C s_i F_i (mu_i' - mu_i)`` so that ``w == w(alpha)`` at all times.
 
 :func:`online_epoch` is a template: :func:`sklearn_struct.structures._kernel.specialize`
@@ -31,6 +38,11 @@ SMOOTHED_HINGE = 2
 #: rounding of its summands (log-partitions and scores of size |theta|, marginals
 #: accurate to ~1e-15 absolute): such steps count as neither gain nor loss.
 ROUNDING = 1e-12
+#: Smoothed hinge: largest growth of an example's rate per visit under the step model.
+MAX_RATE_GROWTH = 1.5
+#: ... and the smallest factor a rejected step is shrunk by (the model's optimum may be
+#: far below a rejected step, but not to nothing).
+MIN_RATE_FACTOR = 0.05
 
 
 def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, part_offsets,
@@ -101,11 +113,14 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
                 for r in range(n_parts):
                     term += mu_new[r] * part_losses[p0 + r]
             linear = 0.0
+            slope = 0.0  # smoothed hinge: gradient of the dual term at the old point . dmu
             magnitude = abs(log_z) + abs(term) + abs(terms[i])  # size of the summands
             for r in range(n_parts):
                 dmu[r] = mu_new[r] - mu[p0 + r]
                 linear += dmu[r] * scores[r]
                 magnitude += abs(theta_new[r]) + abs(scores[r])
+                if loss == SMOOTHED_HINGE:
+                    slope += dmu[r] * (part_losses[p0 + r] - theta[p0 + r] / beta)
             if not adaptive:
                 accepted = True
                 break
@@ -114,16 +129,28 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
             sq = change_sq_norm_op(data, i, dmu, scale, w_scratch, part_scratch)
             gain = cs * (term - terms[i] + linear) - 0.5 * cs * cs * sq
             rounding = ROUNDING * (cs * magnitude + cs * cs * sq)
+            # smoothed hinge: the dual is concave in mu, so the gain is at most its
+            # first-order part; a quadratic in the step through both, first * t -
+            # (first - gain) * t^2, peaks at t = first / (2 (first - gain)) times this step
+            first = cs * (slope + linear)
+            factor = -1.0  # none: the section 7 rule (1.05 on success, 0.5 on failure)
+            if loss == SMOOTHED_HINGE and first > rounding and first - gain > rounding:
+                factor = first / (2.0 * (first - gain))
             if gain >= -rounding:
                 accepted = True
                 # grow the rate only after a real improvement: steps on a saturated
                 # example change nothing and must not inflate its rate
-                etas[i] = eta * 1.05 if gain > rounding else eta
+                if gain <= rounding:
+                    etas[i] = eta
+                elif factor > 0.0:  # (a step that improves has factor >= 1/2)
+                    etas[i] = eta * min(factor, MAX_RATE_GROWTH)
+                else:
+                    etas[i] = eta * 1.05
                 break
             if n_tried > max_halvings:
                 etas[i] = eta
                 break
-            eta *= 0.5
+            eta *= 0.5 if factor <= 0.0 else min(max(factor, MIN_RATE_FACTOR), 0.5)
         tries += n_tried
         if not accepted:
             continue
@@ -134,3 +161,39 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
         terms[i] = term
         add_features_op(data, i, dmu, scale, w)
     return tries
+
+
+def hinge_losses(data, part_offsets, unit_offsets, true_parts, part_losses, loss_offsets, w,
+                 scale, out):
+    """Structured hinge loss of every example at ``w`` (kernel layout) into ``out``.
+
+    One loss-augmented argmax per example (``argmax_op`` on ``scores +
+    part_losses``, the protocol's definition of ``loss_augmented_argmax``), as
+    :func:`sklearn_struct.solvers._objective.example_losses` computes it batch by
+    batch, but without the arrays over all parts; losses are clipped at 0.
+    """
+    max_parts = 0
+    max_units = 0
+    for i in range(part_offsets.shape[0] - 1):
+        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
+        max_units = max(max_units, unit_offsets[i + 1] - unit_offsets[i])
+    scores_buf = np.empty(max_parts)
+    z_buf = np.empty(max_parts)
+    y_buf = np.empty(max_units, dtype=np.int64)
+    for i in range(part_offsets.shape[0] - 1):
+        p0 = part_offsets[i]
+        n_parts = part_offsets[i + 1] - p0
+        scores = scores_buf[:n_parts]
+        z = z_buf[:n_parts]
+        y_hat = y_buf[:unit_offsets[i + 1] - unit_offsets[i]]
+        part_scores_op(data, i, w, scale, scores)
+        true_score = 0.0
+        for r in range(n_parts):
+            true_score += true_parts[p0 + r] * scores[r]
+            scores[r] += part_losses[p0 + r]
+        argmax_op(data, i, scores, y_hat)
+        encode_op(data, i, y_hat, z)
+        worst = 0.0
+        for r in range(n_parts):
+            worst += z[r] * scores[r]
+        out[i] = max(worst - true_score + loss_offsets[i], 0.0)

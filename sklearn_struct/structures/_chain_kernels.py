@@ -17,14 +17,16 @@ row_max, node_marginals_out, transition_marginals_out) -> log_Z``
     The same with ``exp_transition(transition, exp_trans, row_max)``
     precomputed, for callers that run many chains with one transition matrix.
 ``chain_log_partition(node_scores, transition, start, end) -> log_Z``
-    Forward recursion only (also ``chain_log_partition_batch``).
+    Forward recursion only.
 ``chain_viterbi(node_scores, transition, start, end, labels_out) -> best score``
 ``dense_node_scores`` / ``csr_node_scores`` and ``dense_add_node_features`` /
 ``csr_add_node_features``: the maps ``F^T`` and ``F`` restricted to node parts
 (the CSR ones on feature-major ``(d, K)`` weights).
 
-Batch wrappers (``chain_*_batch``) run over a whole ragged batch in one call,
-reading each example's scores from the flat part vector of
+Batch wrappers run over a whole ragged batch in one call:
+``chain_batch_inference`` (marginals, log Z or Viterbi, chosen by a task
+argument) and ``chain_edge_marginals_batch``.  They read each example's scores
+from the flat part vector of
 :class:`~sklearn_struct.structures.ChainStructure` (node parts, then the
 ``K * K`` tied transition parts, then optionally ``K`` start and ``K`` end parts).
 Use zero vectors for ``start``/``end`` when the model has no such parts.
@@ -46,9 +48,13 @@ numba's on-disk cache): thin wrappers and small helpers are
 ``inline="always"``, typed into their caller instead of compiled as functions
 of their own, whose code every caller would link and optimise again.  The
 ``fastmath`` recursions (``_forward``, ``_forward_backward``) stay functions of
-their own, so that their flags do not spread to the callers' arithmetic.  Slice
-assignments from arrays are written as loops: numba compiles the message of
-their shape check (string formatting) for seconds.
+their own, so that their flags do not spread to the callers' arithmetic.  Every
+function that calls them is a new compilation unit in which LLVM optimises and
+compiles their code again: hence one batch kernel for the three tasks that
+training and prediction need, not one each.  Slice assignments from arrays, array
+expressions and the ``max`` method are written as loops: numba compiles the
+message of their shape check (string formatting) or helpers of their own for
+seconds.
 
 Numerics: recursions are in log space.  Each step first uses a fast scaled form
 (one exponential per label, shifted by the position's maximum, times
@@ -78,10 +84,19 @@ _UNDERFLOW = -700.0
 _VECTORISE = {"reassoc", "contract"}
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _largest(values):
+    """``values.max()`` of a non-empty vector, as a loop (see the module docstring)."""
+    top = values[0]
+    for k in range(1, values.shape[0]):
+        top = max(top, values[k])
+    return top
+
+
 @njit(cache=True, nogil=True)
 def _logsumexp(values):
     """Exact log-sum-exp; exponentials only for the terms that do not underflow."""
-    top = values.max()
+    top = _largest(values)
     if top == -np.inf:  # every term is exp(-inf) = 0
         return top
     total = 0.0
@@ -103,7 +118,7 @@ def exp_transition(transition, exp_transition_out, row_max_out):
     """
     K = transition.shape[0]
     for a in range(K):
-        top = transition[a].max()
+        top = _largest(transition[a])
         row_max_out[a] = top
         for b in range(K):
             exp_transition_out[a, b] = np.exp(transition[a, b] - top)
@@ -131,7 +146,7 @@ def _forward(node_scores, transition, start, log_alpha):
     totals = np.empty(K)
     terms = np.empty(K)
     for t in range(1, T):
-        shift = log_alpha[t - 1].max()
+        shift = _largest(log_alpha[t - 1])
         if shift == -np.inf:  # no allowed prefix: none can be extended
             log_alpha[t:] = -np.inf
             break
@@ -160,9 +175,12 @@ def _final_log_partition(log_alpha, end):
 
 @njit(cache=True, nogil=True, fastmath=_VECTORISE)
 def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
-                      node_marginals_out, transition_marginals_out, edge_marginals_out,
-                      per_position):
+                      node_marginals_out, transition_marginals_out, edge_marginals_out):
     """Shared body: summed transition marginals, or per-position edge marginals.
+
+    Exactly one of ``transition_marginals_out`` and ``edge_marginals_out`` is
+    ``None``: numba compiles one version per choice, with the other's branches
+    pruned (it compiles in a sixth less time than one version with both).
 
     A backward pass gives log beta and log Z; a forward sweep then propagates
     node marginals through the conditionals ``p(y_t+1 = b | y_t = a)``, which
@@ -173,7 +191,7 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
     """
     T, K = node_scores.shape
     if T == 0:  # one labelling, the empty one, of score 0
-        if not per_position:
+        if transition_marginals_out is not None:
             transition_marginals_out[:] = 0.0
         return 0.0
     log_beta = np.empty((T, K))
@@ -188,7 +206,7 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
     for t in range(T - 2, -1, -1):
         for b in range(K):
             outgoing[t, b] = node_scores[t + 1, b] + log_beta[t + 1, b]
-        shift = outgoing[t].max()
+        shift = _largest(outgoing[t])
         if shift == -np.inf:  # no allowed suffix from position t + 1 on
             log_beta[t] = -np.inf
             scaled[t] = 0.0
@@ -214,9 +232,9 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
         # (no allowed labelling at all: zero marginals rather than exp(-inf + inf))
         node_marginals_out[0, k] = 0.0 if log_z == -np.inf else np.exp(terms[k] - log_z)
 
-    if per_position:
+    if edge_marginals_out is not None:
         edge_marginals_out[:] = 0.0
-    else:
+    if transition_marginals_out is not None:
         transition_marginals_out[:] = 0.0
     for t in range(T - 1):
         node_marginals_out[t + 1] = 0.0
@@ -230,9 +248,9 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
                 for b in range(K):
                     joint = factor * exp_trans[a, b] * scaled[t, b]
                     node_marginals_out[t + 1, b] += joint
-                    if per_position:
+                    if edge_marginals_out is not None:
                         edge_marginals_out[t, a, b] = joint
-                    else:
+                    if transition_marginals_out is not None:
                         transition_marginals_out[a, b] += joint
             else:
                 for b in range(K):
@@ -241,14 +259,14 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
                         continue
                     joint = marginal * np.exp(exponent)
                     node_marginals_out[t + 1, b] += joint
-                    if per_position:
+                    if edge_marginals_out is not None:
                         edge_marginals_out[t, a, b] = joint
-                    else:
+                    if transition_marginals_out is not None:
                         transition_marginals_out[a, b] += joint
     return log_z
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def chain_forward_backward(node_scores, transition, start, end, node_marginals_out,
                            transition_marginals_out):
     """Node marginals, summed transition marginals and log-partition of one chain.
@@ -274,8 +292,7 @@ def chain_forward_backward(node_scores, transition, start, end, node_marginals_o
     row_max = np.empty(K)
     exp_transition(transition, exp_trans, row_max)
     return _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
-                             node_marginals_out, transition_marginals_out,
-                             np.empty((0, 0, 0)), False)
+                             node_marginals_out, transition_marginals_out, None)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -285,8 +302,7 @@ def chain_forward_backward_scaled(node_scores, transition, start, end, exp_trans
     :func:`exp_transition` precomputed (saves ``K * K`` exponentials per call
     when many chains share one transition matrix)."""
     return _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
-                             node_marginals_out, transition_marginals_out,
-                             np.empty((0, 0, 0)), False)
+                             node_marginals_out, transition_marginals_out, None)
 
 
 @njit(cache=True, nogil=True)
@@ -302,7 +318,7 @@ def chain_forward_backward_edges(node_scores, transition, start, end, node_margi
     row_max = np.empty(K)
     exp_transition(transition, exp_trans, row_max)
     return _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
-                             node_marginals_out, np.empty((0, 0)), edge_marginals_out, True)
+                             node_marginals_out, None, edge_marginals_out)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -479,8 +495,15 @@ def biased_blocks(transition, start, end, bias):
     (forbidden).
     """
     K = start.shape[0]
-    return (transition + bias[:K * K].reshape((K, K)), start + bias[K * K:K * K + K],
-            end + bias[K * K + K:K * K + 2 * K])
+    biased_transition = np.empty((K, K))
+    biased_start = np.empty(K)
+    biased_end = np.empty(K)
+    for a in range(K):
+        for b in range(K):
+            biased_transition[a, b] = transition[a, b] + bias[a * K + b]
+        biased_start[a] = start[a] + bias[K * K + a]
+        biased_end[a] = end[a] + bias[K * K + K + a]
+    return biased_transition, biased_start, biased_end
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -501,10 +524,23 @@ def _copy_matrix(source, out):
             out[i, j] = source[i, j]
 
 
+#: Tasks of :func:`chain_batch_inference`.
+MARGINALS, LOG_PARTITION, VITERBI = 0, 1, 2
+
+
 @njit(cache=True, nogil=True)
-def chain_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_end, bias, mu_out,
-                          log_z_out):
-    """Part marginals (same layout as ``scores``) and log Z of every chain of a batch."""
+def chain_batch_inference(task, scores, unit_offsets, part_offsets, n_states, start_end, bias,
+                          values_out, mu_out, labels_out):
+    """One inference task on every chain of a batch.
+
+    ``MARGINALS``: log Z into ``values_out`` and part marginals (same layout
+    as ``scores``) into ``mu_out``.  ``LOG_PARTITION``: log Z alone (forward
+    recursions only).  ``VITERBI``: the best scores into ``values_out`` and
+    the Viterbi labels (flat over tokens) into ``labels_out``.  The outputs a
+    task does not use may be empty.  Training and prediction need all three
+    tasks: one kernel compiles the loop over examples, the bias and the
+    log-sum-exp once, where a kernel per task compiled them three times.
+    """
     K = n_states
     zeros = np.zeros(K)
     exp_trans = np.empty((K, K))
@@ -513,35 +549,29 @@ def chain_marginals_batch(scores, unit_offsets, part_offsets, n_states, start_en
     for i in range(len(unit_offsets) - 1):
         node, transition, start, end = _example_blocks(
             scores, unit_offsets, part_offsets, K, start_end, i, zeros)
-        mu_node, mu_transition, _, _ = _example_blocks(
-            mu_out, unit_offsets, part_offsets, K, start_end, i, zeros)
         if bias.shape[0] > 0:
             transition, start, end = biased_blocks(transition, start, end, bias)
+        if task == LOG_PARTITION:
+            values_out[i] = chain_log_partition(node, transition, start, end)
+            continue
+        if task == VITERBI:
+            values_out[i] = chain_viterbi(node, transition, start, end,
+                                          labels_out[unit_offsets[i]:unit_offsets[i + 1]])
+            continue
+        mu_node, mu_transition, _, _ = _example_blocks(
+            mu_out, unit_offsets, part_offsets, K, start_end, i, zeros)
         # examples usually share the transition scores: exponentiate once
         if i == 0 or not _same(transition, cached_transition):
             _copy_matrix(transition, cached_transition)
             exp_transition(transition, exp_trans, row_max)
-        log_z_out[i] = chain_forward_backward_scaled(node, transition, start, end, exp_trans,
-                                                     row_max, mu_node, mu_transition)
+        values_out[i] = chain_forward_backward_scaled(node, transition, start, end, exp_trans,
+                                                      row_max, mu_node, mu_transition)
         if start_end:
             T = node.shape[0]
             p = part_offsets[i] + T * K + K * K
             for k in range(K):
                 mu_out[p + k] = mu_node[0, k]
                 mu_out[p + K + k] = mu_node[T - 1, k]
-
-
-@njit(cache=True, nogil=True)
-def chain_log_partition_batch(scores, unit_offsets, part_offsets, n_states, start_end, bias,
-                              log_z_out):
-    """log Z of every chain of a batch (forward recursions only)."""
-    zeros = np.zeros(n_states)
-    for i in range(len(unit_offsets) - 1):
-        node, transition, start, end = _example_blocks(
-            scores, unit_offsets, part_offsets, n_states, start_end, i, zeros)
-        if bias.shape[0] > 0:
-            transition, start, end = biased_blocks(transition, start, end, bias)
-        log_z_out[i] = chain_log_partition(node, transition, start, end)
 
 
 @njit(cache=True, nogil=True)
@@ -560,18 +590,3 @@ def chain_edge_marginals_batch(scores, unit_offsets, part_offsets, n_states, sta
         edges = edge_out[edge_offsets[i]:edge_offsets[i + 1]].reshape((T - 1, K, K))
         log_z_out[i] = chain_forward_backward_edges(node, transition, start, end,
                                                     np.empty((T, K)), edges)
-
-
-@njit(cache=True, nogil=True)
-def chain_viterbi_batch(scores, unit_offsets, part_offsets, n_states, start_end, bias, labels_out,
-                        best_out):
-    """Viterbi labels (flat over tokens) and best scores of every chain of a batch."""
-    K = n_states
-    zeros = np.zeros(K)
-    for i in range(len(unit_offsets) - 1):
-        node, transition, start, end = _example_blocks(
-            scores, unit_offsets, part_offsets, K, start_end, i, zeros)
-        if bias.shape[0] > 0:
-            transition, start, end = biased_blocks(transition, start, end, bias)
-        best_out[i] = chain_viterbi(node, transition, start, end,
-                                    labels_out[unit_offsets[i]:unit_offsets[i + 1]])

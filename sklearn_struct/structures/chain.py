@@ -601,9 +601,10 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
         scores = self._check_scores(batch, scores)
         labels = np.empty(batch.unit_offsets[-1], dtype=np.int64)
         best = np.empty(batch.n_samples)
-        kernels.chain_viterbi_batch(scores, batch.unit_offsets, batch.part_offsets,
-                                    batch.n_states, batch.start_end,
-                                    self._constraint_bias(batch.n_states), labels, best)
+        kernels.chain_batch_inference(kernels.VITERBI, scores, batch.unit_offsets,
+                                      batch.part_offsets, batch.n_states, batch.start_end,
+                                      self._constraint_bias(batch.n_states), best, np.empty(0),
+                                      labels)
         return labels
 
     def marginals(self, batch, scores):
@@ -633,17 +634,19 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
         scores = self._check_scores(batch, scores)
         mu = np.empty_like(scores)
         log_z = np.empty(batch.n_samples)
-        kernels.chain_marginals_batch(scores, batch.unit_offsets, batch.part_offsets,
-                                      batch.n_states, batch.start_end,
-                                      self._constraint_bias(batch.n_states), mu, log_z)
+        kernels.chain_batch_inference(kernels.MARGINALS, scores, batch.unit_offsets,
+                                      batch.part_offsets, batch.n_states, batch.start_end,
+                                      self._constraint_bias(batch.n_states), log_z, mu,
+                                      np.empty(0, dtype=np.int64))
         return mu, log_z
 
     def log_partition(self, batch, scores):
         scores = self._check_scores(batch, scores)
         log_z = np.empty(batch.n_samples)
-        kernels.chain_log_partition_batch(scores, batch.unit_offsets, batch.part_offsets,
-                                          batch.n_states, batch.start_end,
-                                          self._constraint_bias(batch.n_states), log_z)
+        kernels.chain_batch_inference(kernels.LOG_PARTITION, scores, batch.unit_offsets,
+                                      batch.part_offsets, batch.n_states, batch.start_end,
+                                      self._constraint_bias(batch.n_states), log_z, np.empty(0),
+                                      np.empty(0, dtype=np.int64))
         return log_z
 
     def edge_marginals(self, batch, scores):
