@@ -14,7 +14,10 @@ started, and every way warmed up (numba compilation in each process), before
 the rounds; cluster start-up is reported apart.  Reported per way: the median
 over rounds of the seconds per pass of the EG steps, of the per-pass objective
 and duality-gap evaluation, and of the whole fit, and the final primal (equal
-across ways up to summation order).
+across ways up to summation order).  A step ends by sending the new ``w`` to
+the chunks (to the workers, on the cluster); the evaluation scores the parts
+there, and the next step reuses those scores.  The CPU seconds of a fit add up
+this process and, on the cluster, its workers (the work the distribution adds).
 
 Run from benchmarks/:
     python bench_eg_dask.py --job conll --n-train 3000 --passes 5
@@ -57,16 +60,27 @@ def load_job(args):
     return X, train.tags[:n], f"CoNLL-2000, first {n} training sentences"
 
 
-def fit(X, y, C, passes, n_jobs):
+def _cpu_seconds():
+    return time.process_time()
+
+
+def fit(X, y, C, passes, n_jobs, client=None):
+    """One fit; with ``client``, the CPU seconds of its workers count too."""
     model = EGCRF(C=C, solver="batch", structure=ChainStructure(start_end=False), tol=0,
                   max_iter=passes, n_jobs=n_jobs)
-    start = time.perf_counter()
+
+    def cpu():
+        workers = sum(client.run(_cpu_seconds).values()) if client is not None else 0.0
+        return time.process_time() + workers
+
+    cpu_start, start = cpu(), time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(X, y)
+    seconds = time.perf_counter() - start
     h = model.history_
     return {"step": float(np.mean(h["seconds"])), "eval": float(np.mean(h["eval_seconds"])),
-            "fit": time.perf_counter() - start, "primal": float(h["primal"][-1])}
+            "fit": seconds, "cpu": cpu() - cpu_start, "primal": float(h["primal"][-1])}
 
 
 def main():
@@ -92,7 +106,7 @@ def main():
 
     def on_cluster(passes):
         with joblib.parallel_config(backend="dask"):
-            return fit(X, y, args.C, passes, 2)
+            return fit(X, y, args.C, passes, 2, client)
 
     ways = {"one process, one core": lambda p: fit(X, y, args.C, p, None),
             "two joblib threads": lambda p: fit(X, y, args.C, p, 2),
@@ -110,20 +124,23 @@ def main():
               for key in ("step", "eval", "fit")}
     rows = []
     for name, runs in results.items():
-        med = {key: np.median([r[key] for r in runs]) for key in ("step", "eval", "fit")}
+        med = {key: np.median([r[key] for r in runs]) for key in ("step", "eval", "fit", "cpu")}
         rows.append([name, f"{med['step']:.3f}", f"{med['eval']:.3f}", f"{med['fit']:.2f}",
                      f"{serial['step'] / med['step']:.2f}x", f"{serial['eval'] / med['eval']:.2f}x",
-                     f"{serial['fit'] / med['fit']:.2f}x", f"{runs[-1]['primal']:.10g}",
-                     f"{warm[name]:.1f}"])
+                     f"{serial['fit'] / med['fit']:.2f}x", f"{med['cpu']:.2f}",
+                     f"{runs[-1]['primal']:.10g}", f"{warm[name]:.1f}"])
     header = ["way", "EG step s/pass", "gap evaluation s/pass", "fit s",
-              "step speed-up", "evaluation speed-up", "fit speed-up", "final primal",
-              "first fit s (1 pass, compilation)"]
+              "step speed-up", "evaluation speed-up", "fit speed-up",
+              "fit CPU s (all processes)", "final primal", "first fit s (1 pass, compilation)"]
     body = (
         f"{description}: batch EGCRF, C={args.C:g}, {args.passes} passes per fit, median of "
         f"{args.rounds} rounds (the three ways alternate within each round). Cluster start-up "
         f"{cluster_seconds:.1f} s. Peak RSS of this process "
         f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GB. "
-        f"Load average at the start: {load_start:.2f}.\n\n"
+        f"Load average at the start: {load_start:.2f}, at the end: {os.getloadavg()[0]:.2f} "
+        f"(the kernel shares the CPU fairly between sessions (autogroup): while other "
+        f"sessions keep the 2 cores busy, this benchmark's processes, workers included, "
+        f"share one session's slice, and two workers get no more CPU than one process).\n\n"
         + markdown_table(header, rows)
     )
     print(body)

@@ -106,7 +106,7 @@ class _BaseEG(StructuredEstimator):
             learning_rate=self.learning_rate, eta0=self.eta0, tol=self.tol,
             max_iter=self.max_iter, annealing=self.annealing, state=state,
             random_state=check_random_state(self.random_state), n_jobs=self.n_jobs,
-            verbose=self.verbose, callback=on_pass,
+            verbose=self.verbose, callback=on_pass, keep_dual=bool(self.warm_start),
         )
         self._set_weights(batch, result.state.primal_weights)
         self.n_iter_ = result.n_iter

@@ -8,6 +8,7 @@ LogisticRegression, and the solver's own Python path for arbitrary structures.
 import itertools
 import pickle
 import warnings
+from dataclasses import replace
 
 import joblib
 import numpy as np
@@ -22,6 +23,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 
 from sklearn_struct.eg import EGCRF, EGStructuredSVM, eg_path
 from sklearn_struct.solvers import _chunks
+from sklearn_struct.solvers import eg as eg_module
 from sklearn_struct.solvers.eg import _Problem, eg_solve
 from sklearn_struct.structures import MulticlassStructure, UnsupportedOperation
 from sklearn_struct.structures.chain import ChainStructure
@@ -456,6 +458,47 @@ def test_one_pass_warm_fits_retrace_one_annealed_fit():
     np.testing.assert_allclose(duals, long.history_["dual"], rtol=2e-2)
 
 
+def test_batch_warm_fits_continue_one_fit(monkeypatch):
+    # batch EG's chunks take a warm state's dual variables and give them back
+    X, y = make_chains(n=30, n_features=5, max_len=5, seed=23)
+    params = dict(C=2.0, solver="batch", annealing=False, learning_rate=0.3, tol=0)
+    long = EGCRF(max_iter=6, warm_start=True, **params).fit(X, y)
+    short = EGCRF(max_iter=3, warm_start=True, **params)
+    duals = [short.fit(X, y).history_["dual"] for _ in range(2)]
+    np.testing.assert_allclose(np.concatenate(duals), long.history_["dual"], rtol=1e-10)
+    np.testing.assert_allclose(short.weights_, long.weights_, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(short._dual_state.theta, long._dual_state.theta, rtol=1e-8,
+                               atol=1e-12)
+    assert np.abs(long._dual_state.theta).max() > 0.1  # the steps moved away from theta = 0
+    # without warm_start they stay on the chunks
+    monkeypatch.setattr(eg_module._BatchPasses, "store",
+                        lambda self, state: pytest.fail("dual variables brought back"))
+    cold = EGCRF(max_iter=6, **params).fit(X, y)
+    np.testing.assert_array_equal(cold.weights_, long.weights_)
+
+
+def test_batch_solves_the_rescaled_problem_as_online_eg():
+    # feature_scale (the adaptive M3N's beta, zeros included) in batch EG's chunks
+    from sklearn_struct.solvers.eg import eg_solve
+
+    X, y = make_chains(n=15, seed=24)
+    structure = ChainStructure()
+    batch = structure.make_batch(X, n_states=3)
+    Y = np.concatenate(y).astype(np.int64)
+    rng = np.random.RandomState(0)
+    scale = rng.uniform(0.2, 2.0, batch.n_weights)
+    scale[rng.rand(batch.n_weights) < 0.2] = 0.0
+    online, batch_two_chunks = (
+        eg_solve(structure, batch, Y, C=2.0, feature_scale=scale, tol=1e-9, max_iter=5000,
+                 annealing=True, solver=solver, n_jobs=n_jobs)
+        for solver, n_jobs in (("online", None), ("batch", 2)))
+    assert online.converged and batch_two_chunks.converged
+    assert batch_two_chunks.history["primal"][-1] == pytest.approx(online.history["primal"][-1],
+                                                                   rel=1e-7)
+    np.testing.assert_allclose(batch_two_chunks.state.w, online.state.w, atol=1e-4)
+    assert np.all(batch_two_chunks.state.w[scale == 0.0] == 0.0)
+
+
 def test_warm_start_on_other_examples_is_refused():
     X, y = make_chains(n=10, seed=13)
     crf = EGCRF(warm_start=True, max_iter=3, tol=0)
@@ -578,6 +621,76 @@ def test_dask_process_cluster_gives_the_same_fit_and_predictions(process_cluster
         np.testing.assert_array_equal(a, b)
 
 
+def _weights_of_every_pass(model, X, y):
+    seen = []
+    model.fit(X, y, callback=lambda _, estimator: seen.append(estimator.weights_.copy()))
+    return seen
+
+
+@pytest.mark.parametrize("where", ["this process", "cluster"])
+@pytest.mark.parametrize("loss", ["log", "hinge"])
+def test_batch_gap_is_the_exact_gap_of_every_pass(request, where, loss):
+    """Batch EG evaluates the primal on the part scores kept by its chunks (and steps
+    from them): every recorded primal is the enumerated primal of that pass's weights
+    at that pass's C, in this process and on a process cluster."""
+    X, y = make_chains(n=8, n_states=3, max_len=3, seed=21)
+    problem = enumerated_problem(X, y, 3, False)
+    Model = EGCRF if loss == "log" else EGStructuredSVM
+    model = Model(C=5.0, solver="batch", structure=ChainStructure(start_end=False), tol=0,
+                  max_iter=14, n_jobs=2)
+    if where == "cluster":
+        request.getfixturevalue("process_cluster")
+        request.getfixturevalue("every_job_on_the_cluster")
+        with joblib.parallel_config(backend="dask"):
+            weights = _weights_of_every_pass(model, X, y)
+    else:
+        weights = _weights_of_every_pass(model, X, y)
+    h = model.history_
+    assert len(np.unique(h["C"])) > 2  # C annealed: the steps rescale the kept scores
+    if loss == "log":
+        expected = [primal_log(w, problem, C, np.ones(len(X)))[0] for w, C in zip(weights, h["C"])]
+    else:
+        expected = [primal_hinge(w, problem, C, np.ones(len(X))) for w, C in zip(weights, h["C"])]
+    np.testing.assert_allclose(h["primal"], expected, rtol=1e-10)
+    np.testing.assert_allclose(h["gap"], h["primal"] - h["dual"], rtol=1e-12)
+
+
+class _CountingChain(ChainStructure):
+    calls = 0
+
+    def part_scores(self, batch, w):
+        _CountingChain.calls += 1
+        return super().part_scores(batch, w)
+
+
+@pytest.mark.parametrize("loss", ["log", "hinge"])
+def test_batch_steps_from_the_kept_scores_as_from_fresh_ones(monkeypatch, loss):
+    X, y = make_chains(n=20, seed=22)
+    Model = EGCRF if loss == "log" else EGStructuredSVM
+    # a fixed rate: one step per pass; C annealed: kept scores are rescaled
+    params = dict(C=5.0, solver="batch", learning_rate=0.3, tol=0, max_iter=10)
+    _CountingChain.calls = 0
+    kept = Model(structure=_CountingChain(), **params).fit(X, y)
+    # one scoring per pass (the evaluation's) and the first step's
+    assert _CountingChain.calls == 10 + 1
+    real_run = eg_module._BatchPasses.run
+
+    def run_from_fresh_scores(self, state, *args):
+        # w of the current C shared anew, no kept scores: the step scores the parts itself
+        self.duals = [replace(dual, scores=None) for dual in self.duals]
+        self.share(state.w, state.C)
+        return real_run(self, state, *args)
+
+    monkeypatch.setattr(eg_module._BatchPasses, "run", run_from_fresh_scores)
+    _CountingChain.calls = 0
+    fresh = Model(structure=_CountingChain(), **params).fit(X, y)
+    assert _CountingChain.calls == 2 * 10
+    assert len(np.unique(kept.history_["C"])) > 2
+    np.testing.assert_allclose(kept.history_["dual"], fresh.history_["dual"], rtol=1e-12)
+    np.testing.assert_allclose(kept.history_["primal"], fresh.history_["primal"], rtol=1e-12)
+    np.testing.assert_allclose(kept.weights_, fresh.weights_, rtol=1e-10, atol=1e-14)
+
+
 def test_chunks_ship_the_data_once_and_keep_resident_values_on_the_workers(
         process_cluster, every_job_on_the_cluster):
     client = process_cluster
@@ -597,17 +710,21 @@ def test_chunks_ship_the_data_once_and_keep_resident_values_on_the_workers(
         with joblib.parallel_config(backend="dask"):
             sizes = [chunks.map(_chunk_size) for _ in range(3)]
             values, summaries = chunks.resident(_chunk_size_pair)
+            increment = chunks.share(np.ones(1))
             for _ in range(3):
-                values, summaries = chunks.advance(_increment_pair, values)
+                values, summaries = chunks.advance(_increment_pair, values, shared=(increment,))
             collected = chunks.collect(values)
+            halves = chunks.collect(values, _half)
     finally:
         del client.scatter
     assert sizes == [[a.n_samples for a in chunks._batches]] * 3
     # the sub-batches went out once, for all the calls
     assert sum(data is chunks._batches for data in scattered) == 1
+    assert len(scattered) == 2  # and the shared increment once, for the three calls
     assert all(hasattr(value, "key") for value in values)  # futures: the values stayed remote
     assert collected == [a.n_samples + 3 for a in chunks._batches]
     assert summaries == collected
+    assert halves == [value / 2 for value in collected]
 
 
 def test_small_jobs_stay_in_this_process_on_a_cluster(process_cluster):
@@ -641,8 +758,12 @@ def _chunk_size_pair(sub):
     return sub.n_samples, sub.n_samples
 
 
-def _increment_pair(value):
-    return value + 1, value + 1
+def _increment_pair(value, increment):
+    return value + increment[0], value + increment[0]
+
+
+def _half(value):
+    return value / 2
 
 
 def test_flat_estimators_are_classifiers():

@@ -9,9 +9,9 @@ Data stays where it is used.  On a dask cluster (joblib's ``"dask"`` backend)
 the sub-batches are scattered to the workers once, and values a solver keeps
 per chunk across passes (:meth:`ExampleChunks.resident`, e.g. batch EG's dual
 variables) stay on the worker that computed them: a pass ships only the
-``shared`` arguments (a weight vector) and brings back small summaries.
-Elsewhere the same calls run in joblib's local workers on the objects
-themselves.
+``shared`` arguments (a weight vector, which :meth:`ExampleChunks.share` sends
+once for several calls) and brings back small summaries.  Elsewhere the
+same calls run in joblib's local workers on the objects themselves.
 """
 
 import numpy as np
@@ -187,11 +187,27 @@ class ExampleChunks:
                 client, function, values, no_slices, shared))
         return self._run_local(function, values, no_slices, shared)
 
-    def collect(self, values):
-        """The values behind handles from :meth:`resident` or :meth:`advance`."""
+    def share(self, value):
+        """``value`` as it is now, for the ``shared`` arguments of later calls.
+
+        On a dask cluster it is scattered to every worker once, for all the
+        calls that get it; here, a copy (changes to ``value`` do not reach it).
+        """
+        if self._where() == "cluster":
+            return _dask_client().scatter(value, broadcast=True, hash=False)
+        return value.copy()
+
+    def collect(self, values, function=None):
+        """The values behind handles from :meth:`resident` or :meth:`advance`.
+
+        With ``function``, ``function(value)`` for each, computed where the
+        value lives (to bring back only a part of it).
+        """
         if values and hasattr(values[0], "result"):
-            return values[0].client.gather(values)
-        return list(values)
+            client = values[0].client
+            return client.gather(values if function is None
+                                 else [client.submit(function, value) for value in values])
+        return list(values) if function is None else [function(value) for value in values]
 
     def _where(self):
         """Where the chunks run: ``"here"`` (in turn, in this process), ``"cluster"``

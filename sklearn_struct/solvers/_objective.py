@@ -7,7 +7,7 @@
 
 import numpy as np
 
-__all__ = ["example_losses", "segment_sums"]
+__all__ = ["example_losses", "score_losses", "segment_sums"]
 
 
 def segment_sums(values, offsets):
@@ -64,12 +64,22 @@ def example_losses(structure, chunks, w, Y, loss="hinge", scale=None, return_wor
 
 def _chunk_losses(sub, y, structure, w, loss, return_worst):
     """:func:`example_losses` on one chunk (and its loss-augmented encoding)."""
-    scores = structure.part_scores(sub, w)
-    true_scores = segment_sums(scores * structure.encode(sub, y), sub.part_offsets)
+    return score_losses(structure, sub, structure.part_scores(sub, w), y, loss, return_worst)
+
+
+def score_losses(structure, batch, scores, y, loss, return_worst=False):
+    """Loss of every example of ``batch`` from its part scores ``scores = F^T w``.
+
+    Batch EG calls it on the scores its next step needs anyway (see
+    :mod:`.eg`); :func:`example_losses` on the scores of ``w``.  Returns
+    ``(losses, worst)``, ``worst`` the loss-augmented encoding with
+    ``return_worst`` (hinge), else None.
+    """
+    true_scores = segment_sums(scores * structure.encode(batch, y), batch.part_offsets)
     if loss == "log":
-        return structure.log_partition(sub, scores) - true_scores, None
-    worst = structure.encode(sub, structure.loss_augmented_argmax(sub, scores, y))
-    augmented = scores + structure.part_losses(sub, y)
-    value = (segment_sums(worst * augmented, sub.part_offsets) - true_scores
-             + structure.loss_offsets(sub, y))
+        return structure.log_partition(batch, scores) - true_scores, None
+    worst = structure.encode(batch, structure.loss_augmented_argmax(batch, scores, y))
+    augmented = scores + structure.part_losses(batch, y)
+    value = (segment_sums(worst * augmented, batch.part_offsets) - true_scores
+             + structure.loss_offsets(batch, y))
     return np.maximum(value, 0.0), worst if return_worst else None

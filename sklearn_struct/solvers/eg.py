@@ -50,7 +50,7 @@ for any structure whose kernel operations include marginals
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from joblib import effective_n_jobs
@@ -59,7 +59,7 @@ from ..structures import UnsupportedOperation
 from ..structures._kernel import empty_scale, specialize
 from . import _eg_kernels
 from ._chunks import ExampleChunks
-from ._objective import example_losses, segment_sums
+from ._objective import example_losses, score_losses, segment_sums
 
 __all__ = ["EGResult", "EGState", "eg_solve", "next_annealed_C", "predict_marginals",
            "predict_outputs", "uniform_start_C"]
@@ -107,9 +107,10 @@ class EGState:
     Attributes
     ----------
     theta : ndarray of shape (n_parts_total,)
-        Gibbs parameters of every example's dual distribution.
+        Gibbs parameters of every example's dual distribution (None when
+        :func:`eg_solve` was told not to keep them).
     mu : ndarray of shape (n_parts_total,)
-        Their part marginals.
+        Their part marginals (idem).
     terms : ndarray of shape (n_samples,)
         Per-example dual terms (entropy, or expected loss for the hinge).
         With ``beta``, the smoothed hinge's ``E e + H / beta``.
@@ -196,7 +197,7 @@ def next_annealed_C(C, C_start, epoch, C_now, primal, gap, max_growth=ANNEALING_
     return C if C_next * ANNEALING_SNAP >= C else C_next
 
 
-def uniform_start_C(problem, state):
+def uniform_start_C(problem, state, expected=None):
     """Largest ``C`` at which the uniform start is a better dual point than ``w = 0``.
 
     At uniform ``alpha``, ``w(alpha) = C g0`` with ``g0 = sum_i s_i (phi(x_i, y_i)
@@ -205,9 +206,10 @@ def uniform_start_C(problem, state):
     ``2 sum_i s_i term_i / ||g0||^2`` the quadratic term dominates: ``w(alpha)``
     grows like ``C`` times the number of examples, far beyond the optimum's
     weights, every example saturates and EG crawls.  Annealing starts here,
-    where the uniform start is sensible.
+    where the uniform start is sensible.  ``expected``: ``F mu`` of the
+    state's marginals, when known (see :meth:`_Problem.weights`).
     """
-    g0 = problem.weights(state.mu, 1.0)
+    g0 = problem.weights(state.mu, 1.0, expected)
     norm = float(g0 @ g0)
     entropy = float(problem.sample_weight @ state.terms) + problem.dual_constant
     return 2.0 * entropy / norm if norm > 0.0 and entropy > 0.0 else np.inf
@@ -282,29 +284,45 @@ class _Problem:
         out = self.structure.expected_features(batch, z, sample_weight)
         return out if self.feature_scale is None else self.feature_scale * out
 
-    def weights(self, mu, C):
-        """``w(alpha) = C sum_i s_i (phi(x_i, y_i) - F_i mu_i)``."""
-        return C * (self.observed - self.features(self.batch, mu, self.sample_weight))
+    def weights(self, mu, C, expected=None):
+        """``w(alpha) = C sum_i s_i (phi(x_i, y_i) - F_i mu_i)``.
+
+        ``expected``: ``scale * sum_i s_i F_i mu_i`` when already known (batch
+        EG's chunks compute it where they keep ``mu``).
+        """
+        if expected is None:
+            expected = self.features(self.batch, mu, self.sample_weight)
+        return C * (self.observed - expected)
+
+    def expected(self, summaries):
+        """``scale * F mu`` from the chunks' summaries ``(..., F_chunk mu_chunk)``."""
+        expected = sum(summary[-1] for summary in summaries)
+        return expected if self.feature_scale is None else self.feature_scale * expected
 
     def dual(self, terms, w, C):
         return C * (float(self.sample_weight @ terms) + self.dual_constant) - 0.5 * float(w @ w)
 
-    def primal(self, w, C):
-        losses = example_losses(self.structure, self.chunks, w, self.Y, self.loss,
-                                self.feature_scale)
+    def primal(self, w, C, losses=None):
+        """``P(w)``; ``losses``: the per-example losses at ``w``, when already known."""
+        if losses is None:
+            losses = example_losses(self.structure, self.chunks, w, self.Y, self.loss,
+                                    self.feature_scale)
         return 0.5 * float(w @ w) + C * float(self.sample_weight @ losses)
 
 
-def initial_state(problem, eta0, near_truth=False):
+def initial_state(problem, eta0, near_truth=False, marginals=None):
     """Uniform dual distributions (``theta = 0``), the paper's starting point.
 
     With ``near_truth``, ``theta = -TRUTH_LOGIT * part_losses`` instead: the
     distributions concentrate on the zero-loss outputs (the truth), the dual
-    point of ``w = 0``, sensible at any ``C``.
+    point of ``w = 0``, sensible at any ``C``.  ``marginals``: their marginals
+    and log-partitions when already computed (batch EG's chunks compute them
+    where they keep them).
     """
     theta = (-TRUTH_LOGIT * problem.part_losses if near_truth
              else np.zeros(int(problem.batch.part_offsets[-1])))
-    mu, log_partition = batch_marginals(problem.structure, problem.chunks, theta)
+    mu, log_partition = (batch_marginals(problem.structure, problem.chunks, theta)
+                         if marginals is None else marginals)
     return EGState(
         theta=theta, mu=mu,
         terms=dual_terms(problem.loss, mu, log_partition, theta, problem.part_losses,
@@ -314,13 +332,14 @@ def initial_state(problem, eta0, near_truth=False):
     )
 
 
-def _attach(problem, state, C):
+def _attach(problem, state, C, expected=None):
     """Make a (possibly warm) state consistent with this problem and ``C``.
 
     The marginals and entropies depend on ``theta`` alone, so a warm start
     only rebuilds ``w`` (one product with the feature map, no inference) and,
     for the hinge, the expected losses under the current labels (and, smoothed,
-    the entropies, from one inference per example).
+    the entropies, from one inference per example).  ``expected``: ``F mu`` of
+    the state's marginals, when known (see :meth:`_Problem.weights`).
     """
     if problem.loss == "hinge":
         state.terms = expected_losses(problem, state)
@@ -328,7 +347,7 @@ def _attach(problem, state, C):
         mu, log_partition = batch_marginals(problem.structure, problem.chunks, state.theta)
         state.terms += dual_terms("log", mu, log_partition, state.theta, None,
                                   problem.batch.part_offsets) / state.beta
-    state.w = problem.weights(state.mu, C)
+    state.w = problem.weights(state.mu, C, expected)
     state.C = C
 
 
@@ -452,67 +471,146 @@ class _OnlineEpoch:
 
 @dataclass
 class _ChunkDual:
-    """Batch EG's dual variables of one chunk of examples, kept where the chunk lives."""
+    """Batch EG's dual variables of one chunk of examples, kept where the chunk lives.
+
+    ``scores`` are the part scores of the shared ``w`` (see
+    :meth:`_BatchPasses.share`) once the duality gap has been evaluated there,
+    kept for the step that follows; None once the chunk has stepped.
+    """
 
     structure: object
     batch: object
+    y: np.ndarray
     part_losses: np.ndarray
     sample_weight: np.ndarray
     theta: np.ndarray
     mu: np.ndarray
+    scores: np.ndarray = None
 
 
 def _chunk_dual(batch, theta, mu, Y, sample_weight, structure):
-    return _ChunkDual(structure, batch, structure.part_losses(batch, Y), sample_weight,
+    return _ChunkDual(structure, batch, Y, structure.part_losses(batch, Y), sample_weight,
                       theta, mu), None
 
 
-def _chunk_step(dual, w_scaled, step, loss):
-    """Figure 1's step on one chunk: new dual variables; their terms and ``F mu``."""
+def _chunk_uniform_dual(batch, Y, sample_weight, structure):
+    """The uniform start (``theta = 0``) of a chunk; its marginals, log-partitions and
+    ``F mu``."""
+    theta = np.zeros(int(batch.part_offsets[-1]))
+    mu, log_partition = structure.marginals(batch, theta)
+    return (_chunk_dual(batch, theta, mu, Y, sample_weight, structure)[0],
+            (mu, log_partition, structure.expected_features(batch, mu, sample_weight)))
+
+
+def _chunk_scores(dual, w_shared):
+    """The chunk's part scores of the shared ``w``: the kept ones, if any."""
+    if dual.scores is not None:
+        return dual.scores
+    return dual.structure.part_scores(dual.batch, w_shared)
+
+
+def _chunk_evaluate(dual, w_shared, factor, loss):
+    """The primal's losses of the chunk's examples at ``factor * w_shared``.
+
+    The chunk keeps the part scores for the step (``w`` is linear in ``C``:
+    ``factor`` carries a change of ``C`` since ``w`` was shared).
+    """
+    scores = _chunk_scores(dual, w_shared)
+    losses, _ = score_losses(dual.structure, dual.batch,
+                             scores if factor == 1.0 else factor * scores, dual.y, loss)
+    return replace(dual, scores=scores), losses
+
+
+def _chunk_step(dual, w_shared, factor, step, loss):
+    """Figure 1's step on one chunk from ``w = factor * w_shared``: new dual variables;
+    their terms and ``F mu``."""
     structure, batch = dual.structure, dual.batch
-    scores = structure.part_scores(batch, w_scaled)
+    scores = _chunk_scores(dual, w_shared)
+    if factor != 1.0:
+        scores = factor * scores
     if loss == "log":
         theta = (1.0 - step) * dual.theta + step * scores
     else:
         theta = dual.theta + step * (dual.part_losses + scores)
     mu, log_partition = structure.marginals(batch, theta)
     terms = dual_terms(loss, mu, log_partition, theta, dual.part_losses, batch.part_offsets)
-    new = _ChunkDual(structure, batch, dual.part_losses, dual.sample_weight, theta, mu)
+    new = replace(dual, theta=theta, mu=mu, scores=None)
     return new, (terms, structure.expected_features(batch, mu, dual.sample_weight))
+
+
+def _chunk_parts(dual):
+    return dual.theta, dual.mu
 
 
 class _BatchPasses:
     """Batch EG (Figure 1): every example steps at once; adaptive global rate.
 
     The dual variables live in chunks (:meth:`ExampleChunks.resident`): on a
-    cluster each worker keeps its chunk's ``theta`` and ``mu`` across passes, a
-    step ships ``w`` and brings back the dual terms and ``F mu`` of the chunk.
-    They come back into the state in :meth:`store`.
+    cluster each worker keeps its chunk's ``theta`` and ``mu`` across passes.
+    Each new ``w`` is shared with the chunks once (:meth:`share`); a step
+    brings back the dual terms and ``F mu`` of every chunk; the primal is
+    evaluated on the chunks too (:meth:`primal`), whose part scores the next
+    step reuses: a pass ships ``w`` and scores the parts once, duality gap or
+    not.  The dual variables come back into the state in :meth:`store`.
     """
 
-    def __init__(self, problem, state):
-        self.problem = problem
-        self.duals, _ = problem.chunks.resident(
-            _chunk_dual, part_arrays=(state.theta, state.mu), unit_arrays=(problem.Y,),
-            example_arrays=(problem.sample_weight,), shared=(problem.structure,))
+    def __init__(self, problem, duals):
+        self.problem, self.duals = problem, duals
+        self.shared_C = None  # C of the w shared with the chunks; None: not shared yet
+
+    @classmethod
+    def from_state(cls, problem, state):
+        """The chunks take the dual variables of ``state`` (a warm start)."""
+        duals, _ = problem.chunks.resident(
+            _chunk_dual, part_arrays=(state.theta, state.mu), **cls._per_chunk(problem))
+        return cls(problem, duals)
+
+    @classmethod
+    def uniform(cls, problem):
+        """The chunks create the uniform start (a cold start): nothing of the size of
+        the parts goes out to them.  Returns the runner, the start's marginals and
+        log-partitions, and its ``F mu`` (see :meth:`_Problem.weights`)."""
+        duals, summaries = problem.chunks.resident(_chunk_uniform_dual,
+                                                   **cls._per_chunk(problem))
+        mu, log_partition = (np.concatenate(arrays) for arrays in list(zip(*summaries))[:2])
+        return cls(problem, duals), (mu, log_partition), problem.expected(summaries)
+
+    @staticmethod
+    def _per_chunk(problem):
+        return dict(unit_arrays=(problem.Y,), example_arrays=(problem.sample_weight,),
+                    shared=(problem.structure,))
+
+    def share(self, w, C):
+        """Send ``w`` (of ``C``) to the chunks, for the evaluations and steps from it."""
+        scale = self.problem.feature_scale
+        self.w_shared = self.problem.chunks.share(w if scale is None else scale * w)
+        self.shared_C = C
+
+    def primal(self, w, C):
+        """``P(w)`` at the current ``w = w(alpha)`` (of ``C``), from the chunks' part scores."""
+        p = self.problem
+        if self.shared_C is None:
+            self.share(w, C)
+        self.duals, losses = p.chunks.advance(
+            _chunk_evaluate, self.duals, shared=(self.w_shared, C / self.shared_C, p.loss))
+        return p.primal(w, C, np.concatenate(losses))
 
     def run(self, state, budget, loss, adaptive, eta, C):
         p = self.problem
-        w_scaled = state.w if p.feature_scale is None else p.feature_scale * state.w
+        if self.shared_C is None:
+            self.share(state.w, state.C)
         step = state.eta if adaptive else eta
         old_dual = p.dual(state.terms, state.w, C)
         tries = 0
         while tries < min(max(budget, 1), MAX_HALVINGS + 1):
             tries += 1
-            duals, summaries = p.chunks.advance(_chunk_step, self.duals,
-                                                shared=(w_scaled, step, loss))
+            duals, summaries = p.chunks.advance(
+                _chunk_step, self.duals, shared=(self.w_shared, C / self.shared_C, step, loss))
             terms = np.concatenate([chunk_terms for chunk_terms, _ in summaries])
-            expected = sum(features for _, features in summaries)
-            if p.feature_scale is not None:
-                expected = p.feature_scale * expected
-            w = C * (p.observed - expected)
+            w = p.weights(None, C, p.expected(summaries))
             if not adaptive or p.dual(terms, w, C) >= old_dual:
                 self.duals, state.terms, state.w = duals, terms, w
+                self.share(w, C)
                 step *= 1.05
                 break
             step *= 0.5
@@ -522,16 +620,16 @@ class _BatchPasses:
 
     def store(self, state):
         """Bring the chunks' dual variables back into ``state``."""
-        duals = self.problem.chunks.collect(self.duals)
-        state.theta = np.concatenate([dual.theta for dual in duals])
-        state.mu = np.concatenate([dual.mu for dual in duals])
+        parts = self.problem.chunks.collect(self.duals, _chunk_parts)
+        state.theta = np.concatenate([theta for theta, _ in parts])
+        state.mu = np.concatenate([mu for _, mu in parts])
 
 
 def eg_solve(
     structure, batch, Y, *, loss="log", C=1.0, sample_weight=None, solver="online",
     order="shuffle", learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100,
     annealing=False, state=None, random_state=None, n_jobs=None, verbose=0, callback=None,
-    feature_scale=None,
+    feature_scale=None, keep_dual=True,
 ):
     """Minimise ``1/2||w||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
 
@@ -589,6 +687,10 @@ def eg_solve(
         layout), e.g. for the EM reweighting of the adaptive M3N; the state's
         ``w`` is then ``w(alpha)`` of the rescaled problem; the online epoch
         applies the rescaling inside numba.
+    keep_dual : bool, default=True
+        Return the dual variables ``theta`` and ``mu`` in the state (what a
+        warm start needs).  With False they are None, and batch EG does not
+        bring them back from its chunks (on a cluster, from the workers).
 
     Returns
     -------
@@ -609,7 +711,11 @@ def eg_solve(
 
     cold_start = state is None
     smoothed = annealing is True and loss == "hinge" and solver == "online"
-    if cold_start:
+    expected = None  # scale * F mu of the state's marginals, when known
+    if cold_start and solver == "batch":  # created where batch EG keeps it, on the chunks
+        epoch_runner, marginals, expected = _BatchPasses.uniform(problem)
+        state = initial_state(problem, eta0, marginals=marginals)
+    elif cold_start:
         state = initial_state(problem, eta0, near_truth=smoothed)
         if smoothed:
             state.beta = min(1.0, BETA_START_C / C)
@@ -625,16 +731,17 @@ def eg_solve(
     C_now = C_next = C_start = C
     epoch0 = 0
     if annealing and cold_start and not smoothed:
-        C_now = C_next = C_start = min(C, uniform_start_C(problem, state))
+        C_now = C_next = C_start = min(C, uniform_start_C(problem, state, expected))
     elif annealing and state.schedule is not None and state.schedule[0] == C:
         _, C_start, epoch0, C_next = state.schedule
         C_now = state.C
-    _attach(problem, state, C_now)
+    _attach(problem, state, C_now, expected)
     state.w_average = state.w.copy() if state.beta is not None and AVERAGE_WINDOW > 0 else None
 
-    epoch_runner = (_OnlineEpoch(problem, online_threads(n_jobs, n)) if solver == "online"
-                    else _BatchPasses(problem, state))
-    evaluate_primal = epoch_runner.primal if solver == "online" else problem.primal
+    if solver == "online":
+        epoch_runner = _OnlineEpoch(problem, online_threads(n_jobs, n))
+    elif not cold_start:
+        epoch_runner = _BatchPasses.from_state(problem, state)
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds",
                                "eval_seconds", "beta")}
     total_tries, epoch, converged = 0, 0, False
@@ -671,7 +778,7 @@ def eg_solve(
             dual, entropy_term = hinge_dual(problem, state, C_now)
         else:
             dual = problem.dual(state.terms, state.w, C_now)
-        primal = evaluate_primal(state.primal_weights, C_now)
+        primal = epoch_runner.primal(state.primal_weights, C_now)
         gap = primal - dual
         for key, value in (("passes", passes), ("C", C_now), ("dual", dual), ("primal", primal),
                            ("gap", gap), ("seconds", pass_seconds),
@@ -699,7 +806,9 @@ def eg_solve(
         C_next = next_annealed_C(
             C, C_start, epoch0 + epoch, C_now, primal, gap,
             max_growth=ANNEALING_MAX_GROWTH if loss == "log" else ANNEALING_GROWTH)
-    if solver == "batch":
+    if not keep_dual:
+        state.theta = state.mu = None
+    elif solver == "batch":
         epoch_runner.store(state)
     state.C = C_now
     state.schedule = (C, C_start, epoch0 + epoch, C_next) if C_now != C else None
