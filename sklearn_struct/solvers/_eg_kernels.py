@@ -27,6 +27,8 @@ structure.  Weights are in the structure's kernel layout.
 
 import numpy as np
 
+from ..structures._kernel import example_buffers
+
 # The ``*_op`` names are bound by ``specialize``; flake8 cannot see them.
 # flake8: noqa: F821
 
@@ -172,14 +174,7 @@ def hinge_losses(data, part_offsets, unit_offsets, true_parts, part_losses, loss
     :func:`sklearn_struct.solvers._objective.example_losses` computes it batch by
     batch, but without the arrays over all parts; losses are clipped at 0.
     """
-    max_parts = 0
-    max_units = 0
-    for i in range(part_offsets.shape[0] - 1):
-        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
-        max_units = max(max_units, unit_offsets[i + 1] - unit_offsets[i])
-    scores_buf = np.empty(max_parts)
-    z_buf = np.empty(max_parts)
-    y_buf = np.empty(max_units, dtype=np.int64)
+    scores_buf, z_buf, y_buf = example_buffers(part_offsets, unit_offsets)
     for i in range(part_offsets.shape[0] - 1):
         p0 = part_offsets[i]
         n_parts = part_offsets[i + 1] - p0

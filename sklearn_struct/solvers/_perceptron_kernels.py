@@ -8,6 +8,8 @@ epoch runs inside numba.  Weights are in the structure's kernel layout.
 
 import numpy as np
 
+from ..structures._kernel import example_buffers
+
 # The ``*_op`` names are bound by ``specialize``; flake8 cannot see them.
 # flake8: noqa: F821
 
@@ -22,14 +24,7 @@ def perceptron_epoch(order, data, part_offsets, unit_offsets, true_parts, sample
     (Daume's trick: O(n_weights) memory).  Both
     are updated in place; returns ``(n_steps, number of wrong predictions)``.
     """
-    max_parts = 0
-    max_units = 0
-    for i in range(part_offsets.shape[0] - 1):
-        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
-        max_units = max(max_units, unit_offsets[i + 1] - unit_offsets[i])
-    scores_buf = np.empty(max_parts)
-    z_buf = np.empty(max_parts)
-    y_buf = np.empty(max_units, dtype=np.int64)
+    scores_buf, z_buf, y_buf = example_buffers(part_offsets, unit_offsets)
     no_scale = np.zeros(0)
     mistakes = 0
     for i in order:

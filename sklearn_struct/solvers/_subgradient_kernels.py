@@ -9,6 +9,7 @@ norm and the non-negative orthant are invariant under its permutation).
 
 import numpy as np
 
+from ..structures._kernel import example_buffers
 from .l1_projection import soft_threshold_inplace
 
 # The ``*_op`` names are bound by ``specialize``; flake8 cannot see them.
@@ -26,14 +27,7 @@ def online_epoch(order, data, part_offsets, unit_offsets, true_parts, part_losse
     g||^2)`` with ``distance`` the largest ``||w - w0||`` so far (distance over
     gradients).  Updates ``w`` in place and returns ``(squared_norms, distance)``.
     """
-    max_parts = 0
-    max_units = 0
-    for i in range(part_offsets.shape[0] - 1):
-        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
-        max_units = max(max_units, unit_offsets[i + 1] - unit_offsets[i])
-    scores_buf = np.empty(max_parts)
-    z_buf = np.empty(max_parts)
-    y_buf = np.empty(max_units, dtype=np.int64)
+    scores_buf, z_buf, y_buf = example_buffers(part_offsets, unit_offsets)
     no_scale = np.zeros(0)
     g = np.zeros(w.shape[0])
     for i in order:

@@ -153,6 +153,18 @@ class KernelOps:
         return all(name in self.provided for name in names)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def example_buffers(part_offsets, unit_offsets):
+    """Scratch for kernels that visit one example at a time: two part vectors
+    (scores, an encoding) for the largest example's parts and an output for its units."""
+    max_parts = 0
+    max_units = 0
+    for i in range(part_offsets.shape[0] - 1):
+        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
+        max_units = max(max_units, unit_offsets[i + 1] - unit_offsets[i])
+    return np.empty(max_parts), np.empty(max_parts), np.empty(max_units, dtype=np.int64)
+
+
 def _source(function):
     try:
         return inspect.getsource(function)
