@@ -305,6 +305,17 @@ class _WeightView(NamedTuple):
     strides: tuple
 
 
+def check_path_arguments(owner, Cs, scoring):
+    """The ``Cs`` of a regularisation path, sorted, and a check of its ``scoring``."""
+    Cs = sorted(float(c) for c in Cs)
+    if not Cs:
+        raise ValueError(f"{owner}: Cs holds no value of C; pass at least one.")
+    if scoring is not None and not callable(scoring):
+        raise TypeError(f"{owner}: scoring must be a callable (estimator, X_val, y_val) -> "
+                        f"float, got {scoring!r}.")
+    return Cs
+
+
 def _check_two_classes(y, owner):
     """Classifier targets need two classes; the message names them (``one class``)."""
     labels = set(np.asarray(y).tolist())

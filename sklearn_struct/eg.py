@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .base import STRUCTURE_NAMES, StructuredEstimator, as_history
+from .base import STRUCTURE_NAMES, StructuredEstimator, as_history, check_path_arguments
 from .solvers.eg import eg_solve
 from .structures import BaseStructure
 
@@ -437,12 +437,7 @@ def eg_path(estimator, X, y, Cs, *, sample_weight=None, X_val=None, y_val=None, 
     >>> bool(path["converged"].all())
     True
     """
-    Cs = sorted(float(c) for c in Cs)
-    if not Cs:
-        raise ValueError("eg_path: Cs holds no value of C; pass at least one.")
-    if scoring is not None and not callable(scoring):
-        raise TypeError(f"eg_path: scoring must be a callable (estimator, X_val, y_val) -> "
-                        f"float, got {scoring!r}.")
+    Cs = check_path_arguments("eg_path", Cs, scoring)
     model = clone(estimator).set_params(warm_start=True)
     rows = []
     for C in Cs:

@@ -12,7 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .base import STRUCTURE_NAMES, StructuredEstimator, as_history
+from .base import STRUCTURE_NAMES, StructuredEstimator, as_history, check_path_arguments
 from .solvers.adaptive_m3n import adaptive_m3n
 from .solvers.cutting_plane import l1_cutting_plane
 from .solvers.subgradient import (
@@ -514,12 +514,7 @@ def l1m3n_path(estimator, X, y, Cs=None, *, n_Cs=10, C_ratio=1e3, X_val=None, y_
                              "example is already predicted right by the all-zero model), so "
                              "w = 0 at every C and the path is empty; pass Cs explicitly.")
         Cs = np.geomspace(C_min, C_min * C_ratio, n_Cs)
-    Cs = sorted(float(c) for c in Cs)
-    if not Cs:
-        raise ValueError("l1m3n_path: Cs holds no value of C; pass at least one.")
-    if scoring is not None and not callable(scoring):
-        raise TypeError(f"l1m3n_path: scoring must be a callable (estimator, X_val, y_val) -> "
-                        f"float, got {scoring!r}.")
+    Cs = check_path_arguments("l1m3n_path", Cs, scoring)
     model = clone(estimator).set_params(warm_start=True)
     rows, coefs = [], []
     for C in Cs:
