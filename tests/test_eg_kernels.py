@@ -153,6 +153,46 @@ def test_sequences_without_feature_columns_train_on_transitions():
     assert [p.tolist() for p in a.predict(empty)] == [p.tolist() for p in b.predict(zero_column)]
 
 
+@pytest.mark.parametrize("loss", ["log", "hinge"])
+@pytest.mark.parametrize("flat", [False, True])
+def test_mostly_zero_dense_features_reach_the_kernels_as_csr(flat, loss, monkeypatch):
+    """Dense features with at most half non-zeros go to the kernels as CSR, with the same
+    fit bit for bit as through the dense kernels (the same non-zero terms in the same
+    order); dense features stay dense."""
+    from sklearn_struct import EGCRF, EGStructuredSVM
+    from sklearn_struct.structures import _token_kernels
+
+    rng = np.random.RandomState(3)
+    if flat:
+        X = rng.rand(60, 8) * (rng.rand(60, 8) < 0.3)
+        y = rng.randint(0, 3, 60)
+        X[np.arange(60), y] += 1.0
+        structure = MulticlassStructure()
+    else:
+        X, labels = _chains(20, seed=2)
+        X = [x * (rng.rand(*x.shape) < 0.3) for x in X]
+        y = np.split(labels, np.cumsum([len(x) for x in X])[:-1])
+        structure = ChainStructure()
+    Model = EGCRF if loss == "log" else EGStructuredSVM
+
+    def fit():
+        return Model(C=0.5, structure=structure, tol=0, max_iter=6, random_state=0).fit(X, y)
+
+    batch = structure.make_batch(X, n_states=3)
+    assert structure.kernel_data(batch)[3] == 0  # dense_width 0: CSR
+    through_csr = fit()
+    monkeypatch.setattr(_token_kernels, "SPARSE_KERNEL_DENSITY", 0.0)
+    assert structure.kernel_data(batch)[3] == batch.X.shape[1]
+    through_dense = fit()
+    np.testing.assert_array_equal(through_csr.coef_, through_dense.coef_)
+    np.testing.assert_array_equal(through_csr.history_["primal"],
+                                  through_dense.history_["primal"])
+    dense = structure.make_batch([rng.randn(4, 3)] if not flat else rng.randn(4, 3),
+                                 n_states=3)
+    monkeypatch.undo()
+    assert structure.kernel_data(dense)[3] == 3
+
+
 def _grid_graph(rng, height, width):
     """A min-cut example: node features, grid edges, edge features (with loss offsets)."""
     nodes = np.arange(height * width).reshape(height, width)

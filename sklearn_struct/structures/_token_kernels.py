@@ -12,8 +12,9 @@ Kernel data (:func:`token_kernel_data`)::
 Token features arrive as CSR arrays (``values``, ``indices``, ``indptr``) or
 as a dense C-contiguous matrix flattened into ``values`` with
 ``dense_width`` columns (``indices``/``indptr`` unused); ``dense_width == 0``
-means CSR.  ``gram`` holds the token Gram matrices of every example (only
-built for training, see :func:`token_gram`), empty otherwise.  ``bias``
+means CSR, which mostly-zero dense features are converted to.  ``gram``
+holds the token Gram matrices of every example (only built for training, see
+:func:`token_gram`), empty otherwise.  ``bias``
 constrains a chain's labellings (empty: none; else ``K * K + 2 * K`` values 0
 or ``-inf`` added to the transition, start and end scores, see
 :func:`._chain_kernels.biased_blocks`); inference (marginals, argmax) applies
@@ -319,15 +320,26 @@ TOKEN_KERNEL_OPS = KernelOps(
 )
 
 
+#: Dense token features with at most this fraction of non-zero values reach the kernels
+#: as CSR: the dense loops test every value for zero, a branch the CPU mispredicts at
+#: every other non-zero, where CSR visits the non-zeros only (online EG passes on MNIST
+#: pixels, 19% non-zero, 2x faster, on OCR letters, 22%, 6%; on random features 2.5x at
+#: 50%, 1.1x at 100%), for at most 6 bytes per value beside the batch's dense 8.
+SPARSE_KERNEL_DENSITY = 0.5
+
+
 def token_kernel_data(X, unit_offsets, n_states, chain, start_end, training, bias=None):
     """Kernel data of token features ``X`` (dense or CSR) stacked by ``unit_offsets``.
+
+    Mostly-zero dense features are converted to CSR (see ``SPARSE_KERNEL_DENSITY``);
+    the kernels' sums see the same non-zero terms in the same order either way.
 
     ``bias`` constrains the labellings of chains (see the module docstring);
     ``None`` for none.
     """
-    if sp.issparse(X) or X.shape[1] == 0:
-        # a dense matrix without columns travels as CSR with empty rows: dense_width == 0
-        # is the kernels' CSR flag
+    if sp.issparse(X) or np.count_nonzero(X) <= SPARSE_KERNEL_DENSITY * X.size:
+        # (a dense matrix without columns travels as CSR with empty rows: dense_width == 0
+        # is the kernels' CSR flag)
         X = sp.csr_matrix(X)
         values, indices, indptr, dense_width = X.data, X.indices, X.indptr, 0
     else:
