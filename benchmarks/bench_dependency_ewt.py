@@ -156,13 +156,13 @@ def main():
         ["pass", "primal / mistakes", "relative gap", "C (annealed)", "fit s", "predict dev+test s",
          "dev UAS", "test UAS (punct. excluded)", "test UAS (all)"]
         + (["dev UAS, MBR", "test UAS, MBR (punct. excluded)"] if best_mbr else []), rows)
-    summary = (f"**{name}, {kind}**: best dev UAS {best[0]:.2f} at pass {best[3]}, where test "
+    summary = (f"**{name}, {kind}**: best dev UAS {best[0]:.3f} at pass {best[3]}, where test "
                f"UAS is **{best[1]:.2f}** (punctuation excluded) and {best[2]:.2f} (all words). "
                f"{len(X_train)} training sentences ({dropped} non-projective dropped), "
                f"2^{args.hash_bits} hashed weights, peak RSS {peak:.2f} GB, load average "
                f"{load:.2f} at the start.")
     if best_mbr is not None:
-        summary += (f" Minimum-Bayes-risk decoding: best dev UAS {best_mbr[0]:.2f} at pass "
+        summary += (f" Minimum-Bayes-risk decoding: best dev UAS {best_mbr[0]:.3f} at pass "
                     f"{best_mbr[2]}, where test UAS is **{best_mbr[1]:.2f}** (punctuation "
                     "excluded).")
     print(summary)
