@@ -410,11 +410,12 @@ class _OnlineEpoch:
     instant can lose an addition (weights every example touches, such as a
     chain's transitions, drifted by up to 0.5% in a pass), so after each pass
     ``w`` is rebuilt exactly as ``w(alpha)`` from the marginals (one product
-    with the feature map): every pass starts from the exact ``w``, and every
-    dual, primal and gap the solver reports is exact.  On CoNLL-2000 the fit
-    then needs as many passes as on one thread (108 against 100 to a relative
-    gap of 1e-3; rebuilding only before gap evaluations took 127).  Threaded
-    passes are not reproducible bit for bit (the threads' interleaving varies).
+    with the feature map, each thread summing its examples' share): every pass
+    starts from the exact ``w``, and every dual, primal and gap the solver
+    reports is exact.  On CoNLL-2000 the fit then needs as many passes as on
+    one thread (108 against 100 to a relative gap of 1e-3; rebuilding only
+    before gap evaluations took 127).  Threaded passes are not reproducible bit
+    for bit (the threads' interleaving varies).
     """
 
     def __init__(self, problem, n_threads=1):
@@ -425,6 +426,7 @@ class _OnlineEpoch:
         self.data = structure.kernel_data(batch, training=True)
         self.scale = (empty_scale() if problem.feature_scale is None
                       else structure.kernel_weights(batch, problem.feature_scale))
+        self.features_kernel = None  # compiled for the first threaded pass
         # the hinge primal (the gap evaluations) in numba as well, unless the chunks
         # run it in parallel
         self.hinge_kernel = None
@@ -449,24 +451,47 @@ class _OnlineEpoch:
         w_kernel = p.structure.kernel_weights(p.batch, state.w)
         smoothed = loss == "hinge" and state.beta is not None
 
-        def epoch(order, budget):
+        def epoch(examples):  # a thread's share of the order and of the budget
             return self.kernel(
-                order, budget, _eg_kernels.SMOOTHED_HINGE if smoothed else LOSSES[loss],
+                examples, int(np.ceil(budget * len(examples) / max(len(order), 1))),
+                _eg_kernels.SMOOTHED_HINGE if smoothed else LOSSES[loss],
                 adaptive, eta, MAX_HALVINGS, self.data, p.batch.part_offsets, p.part_losses,
                 p.sample_weight, C, w_kernel, self.scale, state.theta, state.mu, state.terms,
                 state.etas, state.beta if smoothed else 0.0,
             )
 
+        tries = self._on_threads(epoch, order)
         if self.n_threads == 1:
-            tries = epoch(order, budget)
             state.w = p.structure.contract_weights(p.batch, w_kernel)
-            return tries
-        orders = [order[order % self.n_threads == k] for k in range(self.n_threads)]
-        budgets = [int(np.ceil(budget * len(o) / max(len(order), 1))) for o in orders]
-        with ThreadPoolExecutor(self.n_threads) as pool:
-            tries = sum(pool.map(epoch, orders, budgets))
-        state.w = p.weights(state.mu, C)
+        else:
+            state.w = self.rebuilt_weights(state.mu, C, w_kernel.shape[0])
         return tries
+
+    def _on_threads(self, work, examples):
+        """The sum of ``work(share)`` over the epoch's threads, example ``i`` in the share
+        of thread ``i % n_threads``."""
+        if self.n_threads == 1:
+            return work(examples)
+        with ThreadPoolExecutor(self.n_threads) as pool:
+            return sum(pool.map(work, [examples[examples % self.n_threads == k]
+                                       for k in range(self.n_threads)]))
+
+    def rebuilt_weights(self, mu, C, n_weights):
+        """``w(alpha)`` from the marginals, ``F mu`` summed on the epoch's threads
+        (``n_weights``: the length of the kernel layout)."""
+        p = self.problem
+        if self.features_kernel is None:
+            self.features_kernel = specialize(_eg_kernels.add_expected_features,
+                                              p.structure.kernel_ops)
+
+        def share(examples):
+            w = np.zeros(n_weights)
+            self.features_kernel(examples, self.data, p.batch.part_offsets, mu,
+                                 p.sample_weight, self.scale, w)
+            return w
+
+        expected = self._on_threads(share, np.arange(p.n_samples, dtype=np.int64))
+        return p.weights(None, C, p.structure.contract_weights(p.batch, expected))
 
 
 @dataclass
