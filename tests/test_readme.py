@@ -19,13 +19,23 @@ def test_quickstart_runs(capsys):
     assert lines[3] == "[ True  True False False False]"  # L1M3N keeps the informative features
 
 
-def test_main_job_beats_the_per_letter_baseline():
+def test_main_job_beats_the_per_letter_baseline_as_the_readme_says(capsys):
     from sklearn_struct.__main__ import main
 
     report = main([])
     chain, baseline = report["EGCRF"], report["LogisticRegression (per letter)"]
     assert chain["letter_accuracy"] > baseline["letter_accuracy"] + 0.02
     assert chain["word_accuracy"] > baseline["word_accuracy"]
+    # the README's headline quotes this run (deterministic): passes and accuracies
+    claimed = re.search(r"gap of 1e-4 in (\d+) passes and gets ([\d.]+) letter / ([\d.]+) "
+                        r"word accuracy\s+on the held-out fold, against ([\d.]+) / ([\d.]+)",
+                        README.read_text())
+    assert claimed is not None, "the README no longer quotes the main job's results"
+    passes = int(re.search(r"EGCRF: (\d+) passes", capsys.readouterr().out).group(1))
+    assert int(claimed.group(1)) == passes
+    quoted = [chain["letter_accuracy"], chain["word_accuracy"], baseline["letter_accuracy"],
+              baseline["word_accuracy"]]
+    assert [float(v) for v in claimed.groups()[1:]] == [round(v, 3) for v in quoted]
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
