@@ -137,12 +137,9 @@ def main():
         f"{args.rounds} rounds (the three ways alternate within each round). Cluster start-up "
         f"{cluster_seconds:.1f} s. Peak RSS of this process "
         f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GB. "
-        f"Load average at the start: {load_start:.2f}, at the end: {os.getloadavg()[0]:.2f}"
-        + (" (the kernel shares the CPU fairly between sessions (autogroup): while other "
-           "sessions keep the 2 cores busy, this benchmark's processes, workers included, "
-           "share one session's slice, and two workers get no more CPU than one process)"
-           if load_start > 1.5 else "")
-        + ".\n\n" + markdown_table(header, rows)
+        f"Load average (1 minute, this benchmark's own processes included) at the start: "
+        f"{load_start:.2f}, at the end: {os.getloadavg()[0]:.2f}.\n\n"
+        + markdown_table(header, rows)
     )
     print(body)
     record(f"Batch EG on a dask cluster: {args.job}", body,
