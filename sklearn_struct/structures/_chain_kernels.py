@@ -17,7 +17,9 @@ row_max, node_marginals_out, transition_marginals_out) -> log_Z``
     The same with ``exp_transition(transition, exp_trans, row_max)``
     precomputed, for callers that run many chains with one transition matrix.
 ``chain_log_partition(node_scores, transition, start, end) -> log_Z``
-    Forward recursion only.
+    Forward recursion only (``chain_log_partition_scaled`` with the column
+    exponentials of :func:`exp_columns` precomputed, for many chains sharing
+    one transition matrix).
 ``chain_viterbi(node_scores, transition, start, end, labels_out) -> best score``
 ``dense_node_scores`` / ``csr_node_scores`` and ``dense_add_node_features`` /
 ``csr_add_node_features``: the maps ``F^T`` and ``F`` restricted to node parts
@@ -124,23 +126,29 @@ def exp_transition(transition, exp_transition_out, row_max_out):
             exp_transition_out[a, b] = np.exp(transition[a, b] - top)
 
 
-@njit(cache=True, nogil=True, fastmath=_VECTORISE)
-def _forward(node_scores, transition, start, log_alpha):
-    """log_alpha[t, b] = log-sum of the scores of prefixes ending in label b at t.
+@njit(cache=True, nogil=True, inline="always")
+def exp_columns(transition, exp_cols_out, col_max_out):
+    """``exp_cols_out[:, b] = exp(transition[:, b] - col_max_out[b])``, column by column.
 
-    The forward sum runs down a column of the transition matrix, so the
-    exponentials are scaled per column here.
+    The forward sum runs down a column of the transition matrix, so its
+    exponentials are scaled per column.  Computed once per distinct transition
+    matrix and passed to :func:`chain_log_partition_scaled`.
     """
-    T, K = node_scores.shape
-    exp_cols = np.empty((K, K))
-    col_max = np.empty(K)
+    K = transition.shape[0]
     for b in range(K):
         top = transition[0, b]
         for a in range(1, K):
             top = max(top, transition[a, b])
-        col_max[b] = top
+        col_max_out[b] = top
         for a in range(K):
-            exp_cols[a, b] = 0.0 if top == -np.inf else np.exp(transition[a, b] - top)
+            exp_cols_out[a, b] = 0.0 if top == -np.inf else np.exp(transition[a, b] - top)
+
+
+@njit(cache=True, nogil=True, fastmath=_VECTORISE)
+def _forward(node_scores, transition, start, exp_cols, col_max, log_alpha):
+    """log_alpha[t, b] = log-sum of the scores of prefixes ending in label b at t
+    (``exp_cols, col_max`` from :func:`exp_columns`)."""
+    T, K = node_scores.shape
     for k in range(K):
         log_alpha[0, k] = start[k] + node_scores[0, k]
     totals = np.empty(K)
@@ -324,11 +332,23 @@ def chain_forward_backward_edges(node_scores, transition, start, end, node_margi
 @njit(cache=True, nogil=True, inline="always")
 def chain_log_partition(node_scores, transition, start, end):
     """``log Z`` of one chain (forward pass only)."""
+    K = transition.shape[0]
+    exp_cols = np.empty((K, K))
+    col_max = np.empty(K)
+    exp_columns(transition, exp_cols, col_max)
+    return chain_log_partition_scaled(node_scores, transition, start, end, exp_cols, col_max)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def chain_log_partition_scaled(node_scores, transition, start, end, exp_cols, col_max):
+    """:func:`chain_log_partition` with ``exp_cols, col_max`` from :func:`exp_columns`
+    precomputed (saves ``K * K`` exponentials per call when many chains share one
+    transition matrix)."""
     T, K = node_scores.shape
     if T == 0:
         return 0.0
     log_alpha = np.empty((T, K))
-    _forward(node_scores, transition, start, log_alpha)
+    _forward(node_scores, transition, start, exp_cols, col_max, log_alpha)
     return _final_log_partition(log_alpha, end)
 
 
@@ -543,8 +563,10 @@ def chain_batch_inference(task, scores, unit_offsets, part_offsets, n_states, st
     """
     K = n_states
     zeros = np.zeros(K)
-    exp_trans = np.empty((K, K))
+    exp_trans = np.empty((K, K))  # marginals: exp_transition, computed once per matrix
     row_max = np.empty(K)
+    exp_cols = np.empty((K, K))  # log Z: exp_columns, idem
+    col_max = np.empty(K)
     cached_transition = np.empty((K, K))
     for i in range(len(unit_offsets) - 1):
         node, transition, start, end = _example_blocks(
@@ -552,7 +574,11 @@ def chain_batch_inference(task, scores, unit_offsets, part_offsets, n_states, st
         if bias.shape[0] > 0:
             transition, start, end = biased_blocks(transition, start, end, bias)
         if task == LOG_PARTITION:
-            values_out[i] = chain_log_partition(node, transition, start, end)
+            if i == 0 or not _same(transition, cached_transition):
+                _copy_matrix(transition, cached_transition)
+                exp_columns(transition, exp_cols, col_max)
+            values_out[i] = chain_log_partition_scaled(node, transition, start, end, exp_cols,
+                                                       col_max)
             continue
         if task == VITERBI:
             values_out[i] = chain_viterbi(node, transition, start, end,
