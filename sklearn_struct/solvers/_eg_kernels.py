@@ -165,16 +165,14 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
     return tries
 
 
-def add_expected_features(examples, data, part_offsets, mu, sample_weight, scale, w):
+def add_expected_features(examples, data, part_offsets, unit_offsets, mu, sample_weight, scale,
+                          w):
     """``w += scale * sum_i s_i F_i mu_i`` over the ``examples`` (kernel layout).
 
     The threaded epoch rebuilds ``w(alpha)`` with it, one share of the examples per
     thread.
     """
-    max_parts = 0
-    for i in examples:
-        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
-    coef_buf = np.empty(max_parts)
+    coef_buf, _, _ = example_buffers(part_offsets, unit_offsets)
     for i in examples:
         p0 = part_offsets[i]
         coef = coef_buf[:part_offsets[i + 1] - p0]

@@ -486,8 +486,8 @@ class _OnlineEpoch:
 
         def share(examples):
             w = np.zeros(n_weights)
-            self.features_kernel(examples, self.data, p.batch.part_offsets, mu,
-                                 p.sample_weight, self.scale, w)
+            self.features_kernel(examples, self.data, p.batch.part_offsets,
+                                 p.batch.unit_offsets, mu, p.sample_weight, self.scale, w)
             return w
 
         expected = self._on_threads(share, np.arange(p.n_samples, dtype=np.int64))

@@ -563,35 +563,34 @@ def chain_batch_inference(task, scores, unit_offsets, part_offsets, n_states, st
     """
     K = n_states
     zeros = np.zeros(K)
-    exp_trans = np.empty((K, K))  # marginals: exp_transition, computed once per matrix
-    row_max = np.empty(K)
-    exp_cols = np.empty((K, K))  # log Z: exp_columns, idem
-    col_max = np.empty(K)
+    # the exponentiated transition (by columns for log Z, by rows for the marginals) and
+    # the matrix it belongs to: examples usually share the transition scores
+    exp_trans = np.empty((K, K))
+    trans_max = np.empty(K)
     cached_transition = np.empty((K, K))
     for i in range(len(unit_offsets) - 1):
         node, transition, start, end = _example_blocks(
             scores, unit_offsets, part_offsets, K, start_end, i, zeros)
         if bias.shape[0] > 0:
             transition, start, end = biased_blocks(transition, start, end, bias)
-        if task == LOG_PARTITION:
-            if i == 0 or not _same(transition, cached_transition):
-                _copy_matrix(transition, cached_transition)
-                exp_columns(transition, exp_cols, col_max)
-            values_out[i] = chain_log_partition_scaled(node, transition, start, end, exp_cols,
-                                                       col_max)
-            continue
         if task == VITERBI:
             values_out[i] = chain_viterbi(node, transition, start, end,
                                           labels_out[unit_offsets[i]:unit_offsets[i + 1]])
             continue
-        mu_node, mu_transition, _, _ = _example_blocks(
-            mu_out, unit_offsets, part_offsets, K, start_end, i, zeros)
-        # examples usually share the transition scores: exponentiate once
         if i == 0 or not _same(transition, cached_transition):
             _copy_matrix(transition, cached_transition)
-            exp_transition(transition, exp_trans, row_max)
+            if task == LOG_PARTITION:
+                exp_columns(transition, exp_trans, trans_max)
+            else:
+                exp_transition(transition, exp_trans, trans_max)
+        if task == LOG_PARTITION:
+            values_out[i] = chain_log_partition_scaled(node, transition, start, end, exp_trans,
+                                                       trans_max)
+            continue
+        mu_node, mu_transition, _, _ = _example_blocks(
+            mu_out, unit_offsets, part_offsets, K, start_end, i, zeros)
         values_out[i] = chain_forward_backward_scaled(node, transition, start, end, exp_trans,
-                                                      row_max, mu_node, mu_transition)
+                                                      trans_max, mu_node, mu_transition)
         if start_end:
             T = node.shape[0]
             p = part_offsets[i] + T * K + K * K
