@@ -270,8 +270,8 @@ def test_solvers_and_orders_reach_the_same_optimum():
     X, y = make_chains(n=20, seed=6)
     fits = [
         EGCRF(C=2.0, tol=1e-10, max_iter=5000, random_state=0, **kw).fit(X, y)
-        for kw in ({"annealing": False}, {"order": "cyclic"}, {"solver": "batch"},
-                   {"learning_rate": 0.2}, {})
+        for kw in ({"annealing": False}, {"order": "cyclic"}, {"order": "shuffle"},
+                   {"order": "random"}, {"solver": "batch"}, {"learning_rate": 0.2}, {})
     ]
     for other in fits[1:]:
         assert other.primal_objective_ == pytest.approx(fits[0].primal_objective_, rel=1e-8)
@@ -288,18 +288,130 @@ def test_solvers_and_orders_reach_the_same_optimum():
     assert np.all(fits[0].history_["C"] == 2.0)
 
 
-def test_gap_evaluations_follow_the_geometric_schedule():
-    from sklearn_struct.solvers.eg import next_check
+@pytest.mark.parametrize("loss", ["log", "hinge"])
+def test_example_gaps_are_each_examples_share_of_the_duality_gap(loss):
+    """Per example, ``C s_i KL(alpha_i || p_w)`` (log loss) or the loss-augmented
+    maximum minus its mean under alpha_i (hinge), by enumerating the outputs, at
+    ``w(alpha)`` (where they sum to the exact gap) and at another ``w``."""
+    from sklearn_struct.solvers._objective import example_losses
 
-    assert next_check(8, None, (8, 0.1), 1e-3) == 10  # a quarter of the passes done
-    assert next_check(2, None, (2, 0.1), 1e-3) == 3  # at least one pass
+    rng = np.random.RandomState(2)
+    X, y = make_chains(n=6, seed=5, max_len=3)
+    structure = ChainStructure()
+    batch = structure.make_batch(X, n_states=3)
+    Y = np.concatenate(y).astype(np.int64)
+    weights, C = rng.uniform(0.5, 2.0, len(X)), 0.8
+    result = eg_solve(structure, batch, Y, loss=loss, C=C, sample_weight=weights, tol=0,
+                      max_iter=2, annealing=False)
+    state = result.state
+    problem = _Problem(structure, batch, Y, loss, weights, None)
+    for w in (state.w, rng.randn(batch.n_weights)):
+        losses, margins = example_losses(structure, problem.chunks, w, Y, loss,
+                                         margins_of=state.mu)
+        gaps = eg_module.example_gaps(problem, state, C, losses, margins)
+        for i, labels in enumerate(y):
+            sub = structure.take(batch, np.array([i]))
+            a, b = batch.part_offsets[i], batch.part_offsets[i + 1]
+            outputs = [np.array(out) for out in itertools.product(range(3), repeat=len(labels))]
+            Z = np.array([structure.encode(sub, out) for out in outputs])
+            alpha = np.exp(Z @ state.theta[a:b] - logsumexp(Z @ state.theta[a:b]))
+            scores = Z @ structure.part_scores(sub, w)
+            if loss == "log":
+                reference = alpha @ (np.log(alpha) - (scores - logsumexp(scores)))
+            else:
+                augmented = scores + [np.sum(out != labels) for out in outputs]
+                reference = augmented.max() - alpha @ augmented
+            assert gaps[i] == pytest.approx(C * weights[i] * reference, rel=1e-9, abs=1e-12)
+        if w is state.w:
+            assert gaps.sum() == pytest.approx(result.history["gap"][-1], rel=1e-9)
+            assert np.all(gaps > 0)
+
+
+def test_gap_order_draws_in_proportion_to_the_gaps_mixed_with_uniform_draws():
+    from sklearn_struct.solvers.eg import (GAP_UNIFORM_SHARE, gap_visit_probabilities,
+                                           visit_order)
+
+    gaps = np.array([0.0, 1.0, 3.0, 0.0])
+    p = gap_visit_probabilities(gaps)
+    u = GAP_UNIFORM_SHARE / 4
+    np.testing.assert_allclose(p, [u, u + (1 - GAP_UNIFORM_SHARE) / 4,
+                                   u + 3 * (1 - GAP_UNIFORM_SHARE) / 4, u], rtol=1e-15)
+    assert gap_visit_probabilities(np.zeros(4)) is None  # nothing to favour: uniform
+    rng = np.random.RandomState(0)
+    visits = np.concatenate([visit_order("gap", 4, rng, p) for _ in range(5000)])
+    assert visits.dtype == np.int64 and len(visits) == 20000
+    np.testing.assert_allclose(np.bincount(visits, minlength=4) / 20000, p, atol=0.01)
+    # systematic draws: n p_i visits of example i, rounded down or up, in every pass
+    p = gap_visit_probabilities(rng.exponential(size=50) ** 3)
+    for _ in range(20):
+        counts = np.bincount(visit_order("gap", 50, rng, p), minlength=50)
+        assert counts.sum() == 50
+        assert np.all((counts == np.floor(50 * p)) | (counts == np.ceil(50 * p)))
+    # before the first gap evaluation: a permutation, as "shuffle"
+    assert sorted(visit_order("gap", 6, rng)) == list(range(6))
+    with pytest.raises(ValueError, match="order must be one of"):
+        X, y = make_chains(n=3)
+        structure = ChainStructure()
+        batch = structure.make_batch(X, n_states=3)
+        eg_solve(structure, batch, np.concatenate(y), order="gaps")
+
+
+def test_gap_order_visits_the_examples_with_the_largest_gaps_most():
+    """With ``order="gap"``, the passes after a gap evaluation visit each example
+    as often as its gap at that evaluation says (recorded from the epoch)."""
+    X, y = make_chains(n=30, seed=9, max_len=4)
+    structure = ChainStructure()
+    batch = structure.make_batch(X, n_states=3)
+    Y = np.concatenate(y).astype(np.int64)
+    visited, run = [], eg_module._OnlineEpoch.run
+
+    def recording_run(self, state, order, *args):
+        visited.append(order.copy())
+        return run(self, state, order, *args)
+
+    evaluated = []
+    real_gaps = eg_module.example_gaps
+
+    def recording_gaps(*args):
+        evaluated.append(real_gaps(*args))
+        return evaluated[-1]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(eg_module._OnlineEpoch, "run", recording_run)
+        mp.setattr(eg_module, "example_gaps", recording_gaps)
+        eg_solve(structure, batch, Y, C=3.0, tol=0, max_iter=300, annealing=False, order="gap")
+    assert sorted(visited[0]) == list(range(30))  # no gaps yet: a permutation
+    # tol=0: a gap evaluation after every pass, which sets the next pass's draws
+    assert len(evaluated) == len(visited) > 100
+    counts = sum(np.bincount(v, minlength=30) for v in visited[1:])
+    expected = sum(eg_module.gap_visit_probabilities(g) * 30 for g in evaluated[:-1])
+    # Pearson's statistic on 29 degrees of freedom: below 60 with probability 0.9994
+    # for draws from the gap probabilities, and against uniform draws not uniform
+    # (above 100 with probability 1e-9 for uniform draws)
+    assert np.sum((counts - expected) ** 2 / expected) < 60
+    uniform = np.full(30, counts.sum() / 30)
+    assert np.sum((counts - uniform) ** 2 / uniform) > 100
+
+
+def test_gap_evaluations_follow_the_geometric_schedule():
+    from sklearn_struct.solvers.eg import gap_rate, next_check
+
+    assert next_check(8, 0.1, None, 1e-3) == 10  # a quarter of the passes done
+    assert next_check(2, 0.1, None, 1e-3) == 3  # at least one pass
     # the last two gaps fall by 5x in 4 passes: tol = 1e-3 is 2 passes away, not 10
-    assert next_check(40, (36, 1e-2), (40, 2e-3), 1e-3) == 42
-    assert next_check(40, (36, 1e-2), (40, 2e-2), 1e-3) == 50  # no progress: no prediction
+    rate = gap_rate((36, 1e-2), (40, 2e-3), None)
+    assert rate == pytest.approx(np.log(0.2) / 4, rel=1e-14)
+    assert next_check(40, 2e-3, rate, 1e-3) == 42
+    assert gap_rate(None, (40, 2e-3), None) is None
+    # no progress: the last rate at which the gap fell stands
+    assert gap_rate((40, 2e-3), (41, 2.2e-3), rate) == rate
+    assert next_check(41, 2.2e-3, rate, 1e-3) == 43
+    assert next_check(41, 2.2e-3, None, 1e-3) == 51
     X, y = make_chains(n=20, seed=17)
     # a fixed rate: one step per visit, so that effective passes are whole numbers
+    # (uniform orders: gap sampling draws from the gaps of the last evaluation)
     crf = EGCRF(C=1.0, annealing=False, learning_rate=0.3, tol=1e-14, max_iter=40,
-                random_state=0)
+                order="shuffle", random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         crf.fit(X, y)
@@ -308,7 +420,7 @@ def test_gap_evaluations_follow_the_geometric_schedule():
     assert np.all(np.diff(passes) <= np.maximum(1, np.floor(passes[:-1] / 4)))
     assert len(passes) < 25 and passes[-1] == 40  # the last pass is always evaluated
     trace = EGCRF(C=1.0, annealing=False, learning_rate=0.3, tol=0, max_iter=40,
-                  random_state=0)
+                  order="shuffle", random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         trace.fit(X, y)
@@ -555,7 +667,7 @@ def test_random_state_reproducible_bit_for_bit(estimator):
     assert not np.array_equal(a.coef_, c.coef_)
 
 
-@pytest.mark.parametrize("order", ["shuffle", "random"])
+@pytest.mark.parametrize("order", ["shuffle", "random", "gap"])
 def test_online_threads_reach_the_same_optimum_with_exact_weights(order):
     """Online passes on two threads share w without locks: not bit for bit the
     serial fit, but the same optimum, and the weights reported are exactly

@@ -206,7 +206,8 @@ def _grid_graph(rng, height, width):
                                        MulticlassStructure(), MinCutStructure()], ids=repr)
 def test_numba_hinge_primal_matches_the_batch_evaluation(structure, scaled):
     """The gap evaluations of the online hinge solver (one loss-augmented argmax per
-    example inside numba) give the batch evaluation's per-example hinge losses."""
+    example inside numba) give the batch evaluation's per-example hinge losses, and
+    the expected margins under given marginals."""
     rng = np.random.RandomState(5)
     if isinstance(structure, MinCutStructure):
         X = [_grid_graph(rng, 2, 3), _grid_graph(rng, 3, 3), _grid_graph(rng, 1, 4)]
@@ -222,21 +223,38 @@ def test_numba_hinge_primal_matches_the_batch_evaluation(structure, scaled):
     w = rng.randn(batch.n_weights)
     problem = eg._Problem(structure, batch, Y, "hinge", rng.uniform(0.5, 2.0, batch.n_samples),
                           None, scale)
+    mu = rng.uniform(0.0, 1.0, batch.part_offsets[-1])  # the margins are linear in mu
+    expected, expected_margins = example_losses(structure, problem.chunks, w, Y, "hinge", scale,
+                                                margins_of=mu)
+    scores = problem.scores(batch, w)
+    np.testing.assert_allclose(  # E_mu w . (phi(x_i, y_i) - phi(x_i, y)), written out
+        expected_margins,
+        [scores[a:b] @ (problem.truth[a:b] - mu[a:b])
+         for a, b in zip(batch.part_offsets[:-1], batch.part_offsets[1:])], rtol=1e-12)
+    assert np.any(expected > 0)
     if structure.kernel_supports(*eg.ONLINE_KERNEL_OPERATIONS):
         epoch = eg._OnlineEpoch(problem)
         assert epoch.hinge_kernel is not None
         assert epoch.primal(w, 0.7) == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
+        primal, losses, margins = epoch.primal(w, 0.7, margins_of=mu)
+        assert primal == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
+        np.testing.assert_allclose(losses, expected, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(margins, expected_margins, rtol=1e-12, atol=1e-12)
     # straight through the kernel (min-cut has no marginals, hence no online EG, but has
     # loss offsets)
-    losses = np.empty(batch.n_samples)
-    specialize(eg._eg_kernels.hinge_losses, structure.kernel_ops)(
-        structure.kernel_data(batch), batch.part_offsets, batch.unit_offsets, problem.truth,
-        problem.part_losses, structure.loss_offsets(batch, Y),
-        structure.kernel_weights(batch, w),
-        empty_scale() if scale is None else structure.kernel_weights(batch, scale), losses)
-    expected = example_losses(structure, problem.chunks, w, Y, "hinge", scale)
-    assert np.any(expected > 0)
-    np.testing.assert_allclose(losses, expected, rtol=1e-12, atol=1e-12)
+    for marginals in (np.empty(0), mu):
+        losses, margins = np.empty(batch.n_samples), np.full(batch.n_samples, np.nan)
+        specialize(eg._eg_kernels.hinge_losses, structure.kernel_ops)(
+            structure.kernel_data(batch), batch.part_offsets, batch.unit_offsets, problem.truth,
+            problem.part_losses, structure.loss_offsets(batch, Y),
+            structure.kernel_weights(batch, w),
+            empty_scale() if scale is None else structure.kernel_weights(batch, scale), losses,
+            marginals, margins)
+        np.testing.assert_allclose(losses, expected, rtol=1e-12, atol=1e-12)
+        if marginals.size:
+            np.testing.assert_allclose(margins, expected_margins, rtol=1e-12, atol=1e-12)
+        else:  # no marginals, no margins
+            assert np.all(np.isnan(margins))
 
 
 def test_smoothed_hinge_visits_never_decrease_the_smoothed_dual():

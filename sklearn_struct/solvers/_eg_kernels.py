@@ -182,13 +182,15 @@ def add_expected_features(examples, data, part_offsets, unit_offsets, mu, sample
 
 
 def hinge_losses(data, part_offsets, unit_offsets, true_parts, part_losses, loss_offsets, w,
-                 scale, out):
+                 scale, out, mu, margins):
     """Structured hinge loss of every example at ``w`` (kernel layout) into ``out``.
 
     One loss-augmented argmax per example (``argmax_op`` on ``scores +
     part_losses``, the protocol's definition of ``loss_augmented_argmax``), as
     :func:`sklearn_struct.solvers._objective.example_losses` computes it batch by
     batch, but without the arrays over all parts; losses are clipped at 0.
+    Unless ``mu`` is empty, also every example's expected margin under the part
+    marginals ``mu`` into ``margins`` (``margins_of`` of ``example_losses``).
     """
     scores_buf, z_buf, y_buf = example_buffers(part_offsets, unit_offsets)
     for i in range(part_offsets.shape[0] - 1):
@@ -199,9 +201,14 @@ def hinge_losses(data, part_offsets, unit_offsets, true_parts, part_losses, loss
         y_hat = y_buf[:unit_offsets[i + 1] - unit_offsets[i]]
         part_scores_op(data, i, w, scale, scores)
         true_score = 0.0
+        expected_score = 0.0
         for r in range(n_parts):
             true_score += true_parts[p0 + r] * scores[r]
+            if mu.shape[0] > 0:
+                expected_score += mu[p0 + r] * scores[r]
             scores[r] += part_losses[p0 + r]
+        if mu.shape[0] > 0:
+            margins[i] = true_score - expected_score
         argmax_op(data, i, scores, y_hat)
         encode_op(data, i, y_hat, z)
         worst = 0.0

@@ -24,7 +24,8 @@ def segment_sums(values, offsets):
     return sums
 
 
-def example_losses(structure, chunks, w, Y, loss="hinge", scale=None, return_worst=False):
+def example_losses(structure, chunks, w, Y, loss="hinge", scale=None, return_worst=False,
+                   margins_of=None):
     """Loss of every example at ``w``, chunk by chunk (in parallel).
 
     Encodings, part losses and loss offsets of the truth are rebuilt chunk by
@@ -44,6 +45,10 @@ def example_losses(structure, chunks, w, Y, loss="hinge", scale=None, return_wor
         Features rescaled weight-wise: scores are ``F^T (scale * w)``.
     return_worst : bool
         Also return the part encoding of the loss-augmented outputs (hinge).
+    margins_of : ndarray of shape (n_parts_total,), optional
+        Part marginals ``mu`` of one distribution per example: also return each
+        example's expected margin ``E_{mu_i} w . (phi(x_i, y_i) - phi(x_i, y))``
+        (from the same scores), what per-example duality gaps need.
 
     Returns
     -------
@@ -52,19 +57,35 @@ def example_losses(structure, chunks, w, Y, loss="hinge", scale=None, return_wor
         clip removes rounding noise).
     worst : ndarray of shape (n_parts_total,)
         Only with ``return_worst``.
+    margins : ndarray of shape (n_samples,)
+        Only with ``margins_of``.
     """
     w_eff = w if scale is None else scale * w
-    out = chunks.map(_chunk_losses, unit_arrays=(Y,),
-                     shared=(structure, w_eff, loss, return_worst))
-    losses = np.concatenate([value for value, _ in out])
+    shared = (structure, w_eff, loss, return_worst)
+    if margins_of is None:
+        out = chunks.map(_chunk_losses, unit_arrays=(Y,), shared=shared)
+    else:
+        out = chunks.map(_chunk_losses_and_margins, part_arrays=(margins_of,), unit_arrays=(Y,),
+                         shared=shared)
+    returned = (np.concatenate([value[0] for value in out]),)
     if return_worst:
-        return losses, np.concatenate([worst for _, worst in out])
-    return losses
+        returned += (np.concatenate([value[1] for value in out]),)
+    if margins_of is not None:
+        returned += (np.concatenate([value[2] for value in out]),)
+    return returned if len(returned) > 1 else returned[0]
 
 
 def _chunk_losses(sub, y, structure, w, loss, return_worst):
     """:func:`example_losses` on one chunk (and its loss-augmented encoding)."""
     return score_losses(structure, sub, structure.part_scores(sub, w), y, loss, return_worst)
+
+
+def _chunk_losses_and_margins(sub, mu, y, structure, w, loss, return_worst):
+    """:func:`_chunk_losses` and the chunk's expected margins under ``mu``."""
+    scores = structure.part_scores(sub, w)
+    losses, worst = score_losses(structure, sub, scores, y, loss, return_worst)
+    margins = segment_sums(scores * (structure.encode(sub, y) - mu), sub.part_offsets)
+    return losses, worst, margins
 
 
 def score_losses(structure, batch, scores, y, loss, return_worst=False):
