@@ -152,7 +152,8 @@ def sgd_epoch(order, data, part_offsets, true_parts, w, scale, eta0, k, n, C):
 
 
 def run_eg(problem, Model, C, passes, rows, label, annealing=True):
-    model = Model(C=C, structure=problem.structure, max_iter=1, warm_start=True,
+    # the paper's visiting order: uniform (EGStructuredSVM's default; EGCRF's is gap sampling)
+    model = Model(C=C, structure=problem.structure, max_iter=1, warm_start=True, order="shuffle",
                   annealing=annealing)
     seconds = 0.0
     for epoch in range(1, passes + 1):
@@ -238,7 +239,7 @@ def experiment_lbfgs_sgd(problem, args):
 def experiment_path(problem, args):
     Cs = [1.0 / paper_C for paper_C in args.paper_Cs]
     model = EGCRF(structure=problem.structure, tol=args.tol, max_iter=args.passes,
-                  annealing=False, random_state=0)
+                  annealing=False, order="shuffle", random_state=0)  # the paper's order
 
     def uas(estimator, X_val, y_val):
         return problem.uas(estimator.weights_)

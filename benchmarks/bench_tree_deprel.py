@@ -172,8 +172,9 @@ class Labeller:
         else:
             structure = (TreeStructure(n_edge_types=2 if args.edge_types == "direction" else 1)
                          if key == "tree" else ChainStructure())
+            # the visiting order of the recorded runs (before gap sampling was the default)
             self.model = EGCRF(structure=structure, max_iter=args.passes, tol=args.tol,
-                               warm_start=True, random_state=0)
+                               warm_start=True, order="shuffle", random_state=0)
 
     def inputs(self, X, heads):
         if self.name == "tree CRF":

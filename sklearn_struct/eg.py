@@ -164,7 +164,8 @@ class EGCRF(_BaseEG):
     order : {"gap", "random", "shuffle", "cyclic"}, default="gap"
         Online visiting order.  "gap": a quarter of each pass's visits are
         uniform, the rest in proportion to the examples' shares of the duality
-        gap at the last gap evaluation, each example visited the floor or the
+        gap at the last gap evaluation per part (the gap a unit of inference
+        work can remove), each example visited the floor or the
         ceiling of its expected number of times (gap sampling, as Osokin et
         al., ICML 2016, do for block-coordinate Frank-Wolfe; a random
         permutation until the first evaluation): the gap concentrates on few

@@ -331,18 +331,20 @@ def test_gap_order_draws_in_proportion_to_the_gaps_mixed_with_uniform_draws():
     from sklearn_struct.solvers.eg import (GAP_UNIFORM_SHARE, gap_visit_probabilities,
                                            visit_order)
 
-    gaps = np.array([0.0, 1.0, 3.0, 0.0])
-    p = gap_visit_probabilities(gaps)
+    # in proportion to the gap per part: here 0, 1, 3 and 0
+    gaps, parts = np.array([0.0, 2.0, 3.0, 0.0]), np.array([5, 2, 1, 4])
+    p = gap_visit_probabilities(gaps, parts)
     u = GAP_UNIFORM_SHARE / 4
     np.testing.assert_allclose(p, [u, u + (1 - GAP_UNIFORM_SHARE) / 4,
                                    u + 3 * (1 - GAP_UNIFORM_SHARE) / 4, u], rtol=1e-15)
-    assert gap_visit_probabilities(np.zeros(4)) is None  # nothing to favour: uniform
+    # nothing to favour: uniform (and an example without parts has no gap)
+    assert gap_visit_probabilities(np.zeros(4), np.array([5, 2, 0, 4])) is None
     rng = np.random.RandomState(0)
     visits = np.concatenate([visit_order("gap", 4, rng, p) for _ in range(5000)])
     assert visits.dtype == np.int64 and len(visits) == 20000
     np.testing.assert_allclose(np.bincount(visits, minlength=4) / 20000, p, atol=0.01)
     # systematic draws: n p_i visits of example i, rounded down or up, in every pass
-    p = gap_visit_probabilities(rng.exponential(size=50) ** 3)
+    p = gap_visit_probabilities(rng.exponential(size=50) ** 3, rng.randint(1, 9, 50))
     for _ in range(20):
         counts = np.bincount(visit_order("gap", 50, rng, p), minlength=50)
         assert counts.sum() == 50
@@ -358,7 +360,7 @@ def test_gap_order_draws_in_proportion_to_the_gaps_mixed_with_uniform_draws():
 
 def test_gap_order_visits_the_examples_with_the_largest_gaps_most():
     """With ``order="gap"``, the passes after a gap evaluation visit each example
-    as often as its gap at that evaluation says (recorded from the epoch)."""
+    as often as its gap per part at that evaluation says (recorded from the epoch)."""
     X, y = make_chains(n=30, seed=9, max_len=4)
     structure = ChainStructure()
     batch = structure.make_batch(X, n_states=3)
@@ -384,7 +386,8 @@ def test_gap_order_visits_the_examples_with_the_largest_gaps_most():
     # tol=0: a gap evaluation after every pass, which sets the next pass's draws
     assert len(evaluated) == len(visited) > 100
     counts = sum(np.bincount(v, minlength=30) for v in visited[1:])
-    expected = sum(eg_module.gap_visit_probabilities(g) * 30 for g in evaluated[:-1])
+    parts = np.diff(batch.part_offsets)
+    expected = sum(eg_module.gap_visit_probabilities(g, parts) * 30 for g in evaluated[:-1])
     # Pearson's statistic on 29 degrees of freedom: below 60 with probability 0.9994
     # for draws from the gap probabilities, and against uniform draws not uniform
     # (above 100 with probability 1e-9 for uniform draws)
