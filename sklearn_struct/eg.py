@@ -170,7 +170,7 @@ class EGCRF(_BaseEG):
         al., ICML 2016, do for block-coordinate Frank-Wolfe; a random
         permutation until the first evaluation): the gap concentrates on few
         examples (on CoNLL-2000 late in the fit, 3% of the tokens hold half of
-        it), and a relative gap of 1e-3 took 63 passes instead of 99 at C=5,
+        it), and a relative gap of 1e-3 took 65 passes instead of 99 at C=5,
         21 instead of 24 at C=0.5.  "random": uniform draws with replacement
         (the paper's randomized algorithm); "shuffle": a new random
         permutation every pass (every example visited once per pass);

@@ -103,10 +103,10 @@ ANNEALING_SNAP = 1.1
 #: proportion to the examples' duality gaps (per part, :func:`gap_visit_probabilities`)
 #: at the last gap evaluation, which go stale as the other examples move ``w`` (a gap
 #: then small may have grown).  Passes to a relative gap of 1e-3 on CoNLL-2000
-#: (systematic draws, see :func:`visit_order`; measured with whole gaps, not per
-#: part): at C=5, 63 with 0.25 and 59 with 0.5 (uniform permutations: 99); at C=50,
-#: 246 with 0.25, 250 with 0.5 and 259 with 0.1 (permutations: 1.1e-2 after 300); at
-#: C=0.5, 21 with 0.25 or 0.5 (permutations: 24).
+#: (systematic draws, see :func:`visit_order`): at C=5, 65 (uniform permutations:
+#: 99), at C=50 256 (permutations: 1.1e-2 after 300), at C=0.5 21 (permutations: 24);
+#: drawing in proportion to whole gaps, share 0.25 took 63, 246 and 21, share 0.5 59,
+#: 250 and 21, share 0.1 259 at C=50.
 GAP_UNIFORM_SHARE = 0.25
 
 
