@@ -193,6 +193,7 @@ def hinge_losses(data, part_offsets, unit_offsets, true_parts, part_losses, loss
     marginals ``mu`` into ``margins`` (``margins_of`` of ``example_losses``).
     """
     scores_buf, z_buf, y_buf = example_buffers(part_offsets, unit_offsets)
+    with_margins = mu.shape[0] > 0
     for i in range(part_offsets.shape[0] - 1):
         p0 = part_offsets[i]
         n_parts = part_offsets[i + 1] - p0
@@ -204,10 +205,10 @@ def hinge_losses(data, part_offsets, unit_offsets, true_parts, part_losses, loss
         expected_score = 0.0
         for r in range(n_parts):
             true_score += true_parts[p0 + r] * scores[r]
-            if mu.shape[0] > 0:
+            if with_margins:
                 expected_score += mu[p0 + r] * scores[r]
             scores[r] += part_losses[p0 + r]
-        if mu.shape[0] > 0:
+        if with_margins:
             margins[i] = true_score - expected_score
         argmax_op(data, i, scores, y_hat)
         encode_op(data, i, y_hat, z)

@@ -83,20 +83,24 @@ def _chunk_losses(sub, y, structure, w, loss, return_worst):
 def _chunk_losses_and_margins(sub, mu, y, structure, w, loss, return_worst):
     """:func:`_chunk_losses` and the chunk's expected margins under ``mu``."""
     scores = structure.part_scores(sub, w)
-    losses, worst = score_losses(structure, sub, scores, y, loss, return_worst)
-    margins = segment_sums(scores * (structure.encode(sub, y) - mu), sub.part_offsets)
+    truth = structure.encode(sub, y)
+    losses, worst = score_losses(structure, sub, scores, y, loss, return_worst, truth)
+    margins = segment_sums(scores * (truth - mu), sub.part_offsets)
     return losses, worst, margins
 
 
-def score_losses(structure, batch, scores, y, loss, return_worst=False):
+def score_losses(structure, batch, scores, y, loss, return_worst=False, truth=None):
     """Loss of every example of ``batch`` from its part scores ``scores = F^T w``.
 
     Batch EG calls it on the scores its next step needs anyway (see
-    :mod:`.eg`); :func:`example_losses` on the scores of ``w``.  Returns
-    ``(losses, worst)``, ``worst`` the loss-augmented encoding with
-    ``return_worst`` (hinge), else None.
+    :mod:`.eg`); :func:`example_losses` on the scores of ``w``.  ``truth``:
+    the part encoding of ``y``, when the caller has it.  Returns ``(losses,
+    worst)``, ``worst`` the loss-augmented encoding with ``return_worst``
+    (hinge), else None.
     """
-    true_scores = segment_sums(scores * structure.encode(batch, y), batch.part_offsets)
+    if truth is None:
+        truth = structure.encode(batch, y)
+    true_scores = segment_sums(scores * truth, batch.part_offsets)
     if loss == "log":
         return structure.log_partition(batch, scores) - true_scores, None
     worst = structure.encode(batch, structure.loss_augmented_argmax(batch, scores, y))

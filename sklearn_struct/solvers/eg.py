@@ -284,8 +284,8 @@ class _Problem:
         # the per-example dual terms are kept without the loss offsets (constant over
         # alpha): their weighted sum enters the hinge dual here
         self.loss_offsets = structure.loss_offsets(batch, Y) if loss == "hinge" else None
-        self.dual_constant = (float(self.sample_weight @ self.loss_offsets)
-                              if loss == "hinge" else 0.0)
+        self.dual_constant = (0.0 if self.loss_offsets is None
+                              else float(self.sample_weight @ self.loss_offsets))
         self.chunks = ExampleChunks(structure, batch, n_jobs)
         # the weighted observed features sum_i s_i phi(x_i, y_i), fixed during the fit
         self.observed = self.features(batch, self.truth, self.sample_weight)
@@ -778,10 +778,11 @@ def eg_solve(
         Randomized/cyclic online EG (Figures 2-3) or batch EG (Figure 1).
     order : {"random", "shuffle", "cyclic", "gap"}
         Online visiting order: uniform draws with replacement, a new random
-        permutation every pass, ``0..n-1``, or draws with replacement in
-        proportion to the examples' duality gaps at the last gap evaluation,
-        mixed with uniform draws (``GAP_UNIFORM_SHARE``; gap sampling, Osokin
-        et al. 2016; a permutation until the first evaluation).
+        permutation every pass, ``0..n-1``, or gap sampling (Osokin et al.
+        2016): systematic draws in proportion to the examples' duality gaps per
+        part at the last gap evaluation, mixed with uniform ones (see
+        :func:`gap_visit_probabilities` and :func:`visit_order`; a permutation
+        until the first evaluation).
     learning_rate : "adaptive" or float
         Section 7: per-example (online) or global (batch) rate, halved until
         the dual improves, then multiplied by 1.05.  A float is a fixed rate.
