@@ -688,14 +688,21 @@ def test_online_threads_reach_the_same_optimum_with_exact_weights(order):
 
     structure = ChainStructure()
     batch = structure.make_batch(X, n_states=3)
+    absolute = structure.make_batch([np.abs(x) for x in X], n_states=3)
     Y = np.concatenate(y).astype(np.int64)
     scale = np.random.RandomState(1).uniform(0.5, 2.0, batch.n_weights)
     for feature_scale in (None, scale):  # (the rebuild rescales the features too)
         result = eg_solve(structure, batch, Y, C=1.0, tol=0, max_iter=5, n_jobs=2, order=order,
                           feature_scale=feature_scale)
         problem = _Problem(structure, batch, Y, "log", None, None, feature_scale)
-        np.testing.assert_allclose(result.state.w, problem.weights(result.state.mu, 1.0),
-                                   rtol=0, atol=1e-12)
+        # the threads sum the same terms in another order: the two results differ by
+        # rounding alone, at most (number of terms) * eps * (sum of the terms' magnitudes),
+        # where the racy w drifts by up to 0.5%
+        magnitude = _Problem(structure, absolute, Y, "log", None, None, feature_scale)
+        summed = magnitude.observed + magnitude.features(absolute, result.state.mu)
+        rounding = batch.part_offsets[-1] * np.finfo(float).eps * summed
+        assert np.all(np.abs(result.state.w - problem.weights(result.state.mu, 1.0))
+                      <= rounding)
         assert result.history["dual"][-1] == pytest.approx(
             problem.dual(result.state.terms, result.state.w, 1.0), rel=1e-12)
 
