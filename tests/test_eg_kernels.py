@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from sklearn_struct.solvers import eg
 from sklearn_struct.solvers._objective import example_losses
-from sklearn_struct.structures import ChainStructure, MulticlassStructure
+from sklearn_struct.structures import ChainStructure, DependencyTreeStructure, MulticlassStructure
 from sklearn_struct.structures._kernel import empty_scale, specialize
 from sklearn_struct.structures.mincut import MinCutStructure
 
@@ -234,7 +234,7 @@ def test_numba_hinge_primal_matches_the_batch_evaluation(structure, scaled):
     assert np.any(expected > 0)
     if structure.kernel_supports(*eg.ONLINE_KERNEL_OPERATIONS):
         epoch = eg._OnlineEpoch(problem)
-        assert epoch.hinge_kernel is not None
+        assert epoch.loss_kernel is not None
         assert epoch.primal(w, 0.7) == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
         primal, losses, margins = epoch.primal(w, 0.7, margins_of=mu)
         assert primal == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
@@ -294,3 +294,48 @@ def test_sharpened_rates_follow_the_curvature_model():
     kappa = 1.0 / etas[:2] - 1.0
     np.testing.assert_allclose(eg.sharpened_rates(etas, 2.0)[:2], 1.0 / (1.0 + 2.0 * kappa))
     np.testing.assert_array_equal(eg.sharpened_rates(etas, 2.0)[2:], etas[2:])
+
+
+@pytest.mark.parametrize("scaled", [False, True])
+@pytest.mark.parametrize("structure", [
+    ChainStructure(), ChainStructure(start_end=False),
+    ChainStructure(allowed_transitions=np.array([[1, 1, 0], [1, 1, 1], [0, 1, 1]], dtype=bool)),
+    MulticlassStructure(), DependencyTreeStructure(hash_bits=8)], ids=repr)
+def test_numba_log_primal_matches_the_batch_evaluation(structure, scaled):
+    """The gap evaluations of the online log-loss solver (one log_partition per example
+    inside numba: the chain's forward pass, the dependency tree's default through its
+    marginals) give the batch evaluation's per-example losses and expected margins."""
+    rng = np.random.RandomState(6)
+    if isinstance(structure, DependencyTreeStructure):
+        X = [rng.randint(4, 9, size=(n, 3)) for n in (1, 3, 5, 4)]
+        Y = np.concatenate([np.r_[0, np.arange(1, n)] for n in (1, 3, 5, 4)])
+        batch = structure.make_batch(X)
+    elif structure.flat_outputs:
+        X, Y = rng.randn(30, 4), rng.randint(0, 3, 30)
+        batch = structure.make_batch(X, n_states=3)
+    else:
+        X, _ = _chains(12, seed=4)
+        batch = structure.make_batch(X, n_states=3)
+        Y = structure.argmax(batch, rng.randn(batch.part_offsets[-1]))  # allowed labellings
+    scale = rng.uniform(0.2, 2.0, batch.n_weights) if scaled else None
+    w = rng.randn(batch.n_weights)
+    problem = eg._Problem(structure, batch, Y, "log", rng.uniform(0.5, 2.0, batch.n_samples),
+                          None, scale)
+    mu = rng.uniform(0.0, 1.0, batch.part_offsets[-1])
+    expected, expected_margins = example_losses(structure, problem.chunks, w, Y, "log", scale,
+                                                margins_of=mu)
+    assert np.any(expected > 0)  # (a one-word sentence has one tree: loss 0)
+    epoch = eg._OnlineEpoch(problem)
+    assert epoch.loss_kernel is not None
+    assert epoch.primal(w, 0.7) == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
+    primal, losses, margins = epoch.primal(w, 0.7, margins_of=mu)
+    assert primal == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
+    np.testing.assert_allclose(losses, expected, rtol=1e-12)
+    np.testing.assert_allclose(margins, expected_margins, rtol=1e-12, atol=1e-12)
+
+
+def test_log_partition_defaults_to_the_marginals_only_when_there_are_some():
+    ops = DependencyTreeStructure.kernel_ops
+    assert "log_partition" in ops.functions and not ops.provides("log_partition")
+    assert ChainStructure.kernel_ops.provides("log_partition")
+    assert "log_partition" not in MinCutStructure.kernel_ops.functions

@@ -22,10 +22,12 @@ step.  On acceptance the weights absorb the change
 compiles it for a structure's :class:`~sklearn_struct.structures._kernel.KernelOps`
 (``part_scores_op``, ``add_features_op``, ``marginals_op``,
 ``change_sq_norm_op``), so the whole epoch runs inside numba for any
-structure.  Weights are in the structure's kernel layout.
+structure; so do the gap evaluations' per-example losses (:func:`log_losses`,
+:func:`hinge_losses`).  Weights are in the structure's kernel layout.
 """
 
 import numpy as np
+from numba import njit
 
 from ..structures._kernel import example_buffers
 
@@ -181,6 +183,44 @@ def add_expected_features(examples, data, part_offsets, unit_offsets, mu, sample
         add_features_op(data, i, coef, scale, w)
 
 
+def log_losses(data, part_offsets, unit_offsets, true_parts, w, scale, out, mu, margins):
+    """Negative log-likelihood of every example at ``w`` (kernel layout) into ``out``.
+
+    ``log Z_i - w . phi(x_i, y_i)`` from one ``log_partition_op`` per example,
+    as :func:`sklearn_struct.solvers._objective.example_losses` computes it
+    batch by batch, but without the arrays over all parts (on CoNLL-2000 each
+    of those holds 4.6M numbers, and writing fresh ones took up to four times
+    as long as the inference once the memory had gone back to the system).
+    Unless ``mu`` is empty, also every example's expected margin under the
+    part marginals ``mu`` into ``margins``.
+    """
+    scores_buf, scratch_buf, _ = example_buffers(part_offsets, unit_offsets)
+    for i in range(part_offsets.shape[0] - 1):
+        p0 = part_offsets[i]
+        n_parts = part_offsets[i + 1] - p0
+        scores = scores_buf[:n_parts]
+        part_scores_op(data, i, w, scale, scores)
+        true_score = _true_score(scores, true_parts, p0, mu, margins, i)
+        out[i] = log_partition_op(data, i, scores, scratch_buf[:n_parts]) - true_score
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _true_score(scores, true_parts, p0, mu, margins, i):
+    """``w . phi(x_i, y_i)`` from example ``i``'s part scores; unless ``mu`` is
+    empty, its expected margin ``w . phi(x_i, y_i) - E_mu w . phi(x_i, y)`` into
+    ``margins[i]``."""
+    true_score = 0.0
+    expected_score = 0.0
+    with_margins = mu.shape[0] > 0
+    for r in range(scores.shape[0]):
+        true_score += true_parts[p0 + r] * scores[r]
+        if with_margins:
+            expected_score += mu[p0 + r] * scores[r]
+    if with_margins:
+        margins[i] = true_score - expected_score
+    return true_score
+
+
 def hinge_losses(data, part_offsets, unit_offsets, true_parts, part_losses, loss_offsets, w,
                  scale, out, mu, margins):
     """Structured hinge loss of every example at ``w`` (kernel layout) into ``out``.
@@ -193,7 +233,6 @@ def hinge_losses(data, part_offsets, unit_offsets, true_parts, part_losses, loss
     marginals ``mu`` into ``margins`` (``margins_of`` of ``example_losses``).
     """
     scores_buf, z_buf, y_buf = example_buffers(part_offsets, unit_offsets)
-    with_margins = mu.shape[0] > 0
     for i in range(part_offsets.shape[0] - 1):
         p0 = part_offsets[i]
         n_parts = part_offsets[i + 1] - p0
@@ -201,15 +240,9 @@ def hinge_losses(data, part_offsets, unit_offsets, true_parts, part_losses, loss
         z = z_buf[:n_parts]
         y_hat = y_buf[:unit_offsets[i + 1] - unit_offsets[i]]
         part_scores_op(data, i, w, scale, scores)
-        true_score = 0.0
-        expected_score = 0.0
+        true_score = _true_score(scores, true_parts, p0, mu, margins, i)
         for r in range(n_parts):
-            true_score += true_parts[p0 + r] * scores[r]
-            if with_margins:
-                expected_score += mu[p0 + r] * scores[r]
             scores[r] += part_losses[p0 + r]
-        if with_margins:
-            margins[i] = true_score - expected_score
         argmax_op(data, i, scores, y_hat)
         encode_op(data, i, y_hat, z)
         worst = 0.0

@@ -51,6 +51,7 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 from joblib import effective_n_jobs
@@ -520,12 +521,18 @@ class _OnlineEpoch:
         self.scale = (empty_scale() if problem.feature_scale is None
                       else structure.kernel_weights(batch, problem.feature_scale))
         self.features_kernel = None  # compiled for the first threaded pass
-        # the hinge primal (the gap evaluations) in numba as well, unless the chunks
-        # run it in parallel
-        self.hinge_kernel = None
-        if (problem.loss == "hinge" and len(problem.chunks) == 1
-                and structure.kernel_supports(*HINGE_KERNEL_OPERATIONS)):
-            self.hinge_kernel = specialize(_eg_kernels.hinge_losses, structure.kernel_ops)
+        # the gap evaluations' per-example losses in numba as well, unless the chunks
+        # run them in parallel: called as (w, scale, out, mu, margins)
+        self.loss_kernel = None
+        if len(problem.chunks) == 1:
+            offsets = (self.data, batch.part_offsets, batch.unit_offsets, problem.truth)
+            if problem.loss == "log":  # (online EG has marginals, hence log_partition)
+                self.loss_kernel = partial(
+                    specialize(_eg_kernels.log_losses, structure.kernel_ops), *offsets)
+            elif structure.kernel_supports(*HINGE_KERNEL_OPERATIONS):
+                self.loss_kernel = partial(
+                    specialize(_eg_kernels.hinge_losses, structure.kernel_ops), *offsets,
+                    problem.part_losses, problem.loss_offsets)
 
     def primal(self, w, C, margins_of=None):
         """The primal objective at ``w``, as :meth:`_Problem.primal` computes it.
@@ -535,17 +542,15 @@ class _OnlineEpoch:
         :func:`example_losses`.
         """
         p = self.problem
-        if self.hinge_kernel is None and margins_of is None:
+        if self.loss_kernel is None and margins_of is None:
             return p.primal(w, C)
-        if self.hinge_kernel is None:
+        if self.loss_kernel is None:
             losses, margins = example_losses(p.structure, p.chunks, w, p.Y, p.loss,
                                              p.feature_scale, margins_of=margins_of)
         else:
             losses, margins = np.empty(p.n_samples), np.empty(p.n_samples)
-            self.hinge_kernel(self.data, p.batch.part_offsets, p.batch.unit_offsets, p.truth,
-                              p.part_losses, p.loss_offsets,
-                              p.structure.kernel_weights(p.batch, w), self.scale, losses,
-                              np.empty(0) if margins_of is None else margins_of, margins)
+            self.loss_kernel(p.structure.kernel_weights(p.batch, w), self.scale, losses,
+                             np.empty(0) if margins_of is None else margins_of, margins)
         primal = p.primal(w, C, losses)
         return primal if margins_of is None else (primal, losses, margins)
 

@@ -13,6 +13,10 @@ taking the structure's *kernel data* (a tuple of arrays and scalars built by
 ``marginals(data, i, theta, mu)``
     Part marginals of ``p(y) ~ exp(sum_{r in y} theta_r)`` into ``mu``;
     returns ``log Z``.
+``log_partition(data, i, theta, scratch)``
+    ``log Z`` alone, optional: the default calls ``marginals`` with ``scratch``
+    (as many numbers as ``theta``) for ``mu``; a structure gives its own when
+    ``log Z`` costs less than the marginals (a chain's forward pass alone).
 ``argmax(data, i, scores, y_out)``
     Highest-scoring output, as encoded output units, into ``y_out``.
 ``encode(data, i, y, z_out)``
@@ -48,8 +52,8 @@ from numba import njit
 __all__ = ["KERNEL_OPERATIONS", "KernelOps", "specialize"]
 
 #: Names of the per-example operations, as the templates call them (with ``_op``).
-KERNEL_OPERATIONS = ("part_scores", "add_features", "marginals", "argmax", "encode",
-                     "project", "change_sq_norm")
+KERNEL_OPERATIONS = ("part_scores", "add_features", "marginals", "log_partition", "argmax",
+                     "encode", "project", "change_sq_norm")
 
 
 class KernelOps:
@@ -60,9 +64,11 @@ class KernelOps:
     part_scores, add_features : numba dispatcher
         Required: the maps ``F_i^T`` and ``F_i`` of one example (see the
         module docstring for the signatures).
-    marginals, argmax, encode, project, change_sq_norm : numba dispatcher, optional
+    marginals, log_partition, argmax, encode, project, change_sq_norm : numba dispatcher, \
+optional
         The operations the structure can perform on one example; a missing
-        one makes the generic loops that need it unavailable.
+        one makes the generic loops that need it unavailable (``log_partition``
+        and ``change_sq_norm`` have defaults, see the module docstring).
 
     Attributes
     ----------
@@ -85,11 +91,11 @@ class KernelOps:
     False
     """
 
-    def __init__(self, *, part_scores, add_features, marginals=None, argmax=None, encode=None,
-                 project=None, change_sq_norm=None):
+    def __init__(self, *, part_scores, add_features, marginals=None, log_partition=None,
+                 argmax=None, encode=None, project=None, change_sq_norm=None):
         given = dict(part_scores=part_scores, add_features=add_features, marginals=marginals,
-                     argmax=argmax, encode=encode, project=project,
-                     change_sq_norm=change_sq_norm)
+                     log_partition=log_partition, argmax=argmax, encode=encode,
+                     project=project, change_sq_norm=change_sq_norm)
         self.functions = {name: op for name, op in given.items() if op is not None}
         for name, op in self.functions.items():
             if not hasattr(op, "py_func"):
@@ -98,6 +104,8 @@ class KernelOps:
         self._specialized = {}
         if "change_sq_norm" not in self.functions:
             self.functions["change_sq_norm"] = specialize(_default_change_sq_norm, self)
+        if "log_partition" not in self.functions and "marginals" in self.functions:
+            self.functions["log_partition"] = specialize(_default_log_partition, self)
 
     def digest(self, names):
         """Digest of the names and source code of the named operations.
@@ -227,6 +235,12 @@ def _default_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
         undo[r] = -dmu[r]
     add_features_op(data, i, undo, scale, w_scratch)  # noqa: F821
     return max(total, 0.0)
+
+
+def _default_log_partition(data, i, theta, scratch):
+    """``log Z`` through the marginals (into ``scratch``, discarded)."""
+    mu = scratch[:theta.shape[0]]
+    return marginals_op(data, i, theta, mu)  # noqa: F821 (bound by specialize)
 
 
 def empty_scale():

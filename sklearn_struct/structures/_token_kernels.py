@@ -38,7 +38,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._chain_kernels import biased_blocks, chain_forward_backward, chain_viterbi
+from ._chain_kernels import (biased_blocks, chain_forward_backward, chain_log_partition,
+                             chain_viterbi)
 from ._kernel import KernelOps
 
 __all__ = ["TOKEN_KERNEL_OPS", "feature_major", "label_major", "token_kernel_data"]
@@ -130,27 +131,31 @@ def token_add_features(data, i, coef, scale, w):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def token_marginals(data, i, theta, mu):
-    unit_offsets, n_states, chain, start_end = data[5], data[6], data[7], data[8]
+def _softmax_log_partition(theta, n_states, mu):
+    """``log sum_k exp(theta_k)``; with a non-empty ``mu``, the softmax into it too."""
+    top = theta[0]
+    for k in range(1, n_states):
+        top = max(top, theta[k])
+    total = 0.0
+    for k in range(n_states):
+        term = np.exp(theta[k] - top)
+        total += term
+        if mu.shape[0] > 0:
+            mu[k] = term
+    for k in range(mu.shape[0]):
+        mu[k] /= total
+    return top + np.log(total)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _chain_blocks(data, i, theta):
+    """Node, transition, start and end scores of chain ``i`` (constraints applied)."""
+    unit_offsets, n_states, start_end = data[5], data[6], data[8]
     n_tokens = unit_offsets[i + 1] - unit_offsets[i]
-    if not chain:  # one token, no transitions: a softmax
-        top = theta[0]
-        for k in range(1, n_states):
-            top = max(top, theta[k])
-        total = 0.0
-        for k in range(n_states):
-            mu[k] = np.exp(theta[k] - top)
-            total += mu[k]
-        for k in range(n_states):
-            mu[k] /= total
-        return top + np.log(total)
     n_node = n_tokens * n_states
-    n_trans = n_states * n_states
     node_theta = theta[:n_node].reshape((n_tokens, n_states))
-    trans_theta = theta[n_node:n_node + n_trans].reshape((n_states, n_states))
-    node_mu = mu[:n_node].reshape((n_tokens, n_states))
-    trans_mu = mu[n_node:n_node + n_trans].reshape((n_states, n_states))
-    e0 = n_node + n_trans
+    trans_theta = theta[n_node:n_node + n_states * n_states].reshape((n_states, n_states))
+    e0 = n_node + n_states * n_states
     if start_end:
         start, end = theta[e0:e0 + n_states], theta[e0 + n_states:e0 + 2 * n_states]
     else:
@@ -158,12 +163,36 @@ def token_marginals(data, i, theta, mu):
     bias = data[11]
     if bias.shape[0] > 0:
         trans_theta, start, end = biased_blocks(trans_theta, start, end, bias)
+    return node_theta, trans_theta, start, end
+
+
+@njit(cache=True, nogil=True, inline="always")
+def token_marginals(data, i, theta, mu):
+    unit_offsets, n_states, chain, start_end = data[5], data[6], data[7], data[8]
+    if not chain:  # one token, no transitions: a softmax
+        return _softmax_log_partition(theta, n_states, mu)
+    n_tokens = unit_offsets[i + 1] - unit_offsets[i]
+    n_node = n_tokens * n_states
+    node_mu = mu[:n_node].reshape((n_tokens, n_states))
+    trans_mu = mu[n_node:n_node + n_states * n_states].reshape((n_states, n_states))
+    node_theta, trans_theta, start, end = _chain_blocks(data, i, theta)
     log_z = chain_forward_backward(node_theta, trans_theta, start, end, node_mu, trans_mu)
     if start_end:
+        e0 = n_node + n_states * n_states
         for k in range(n_states):
             mu[e0 + k] = node_mu[0, k]
             mu[e0 + n_states + k] = node_mu[n_tokens - 1, k]
     return log_z
+
+
+@njit(cache=True, nogil=True, inline="always")
+def token_log_partition(data, i, theta, scratch):
+    """The forward pass alone (``scratch`` unused)."""
+    n_states, chain = data[6], data[7]
+    if not chain:
+        return _softmax_log_partition(theta, n_states, scratch[:0])
+    node_theta, trans_theta, start, end = _chain_blocks(data, i, theta)
+    return chain_log_partition(node_theta, trans_theta, start, end)
 
 
 @njit(cache=True, nogil=True)
@@ -315,8 +344,8 @@ def token_gram(values, indices, indptr, dense_width, n_features, unit_offsets):
 
 TOKEN_KERNEL_OPS = KernelOps(
     part_scores=token_part_scores, add_features=token_add_features,
-    marginals=token_marginals, argmax=token_argmax, encode=token_encode,
-    project=token_project, change_sq_norm=token_change_sq_norm,
+    marginals=token_marginals, log_partition=token_log_partition, argmax=token_argmax,
+    encode=token_encode, project=token_project, change_sq_norm=token_change_sq_norm,
 )
 
 

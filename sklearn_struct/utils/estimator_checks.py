@@ -710,6 +710,9 @@ def _kernel_ops(inst):
                 value = op("marginals", data, i, scores[inst.parts[i]].copy(), out)
                 _assert_close(value, log_z[i], f"kernel log-partition of example {i} ({what})")
                 _assert_close(out, mu[inst.parts[i]], f"kernel marginals of example {i} ({what})")
+                scratch = np.full(inst.n_parts_of(i), np.nan)
+                value = op("log_partition", data, i, scores[inst.parts[i]].copy(), scratch)
+                _assert_close(value, log_z[i], f"kernel log_partition of example {i} ({what})")
             generic = BaseStructure.marginals(s, b, scores)
             _assert_close(generic[0], mu, f"marginals of the generic loop ({what})")
             _assert_close(generic[1], log_z, f"log-partition of the generic loop ({what})")
@@ -952,9 +955,10 @@ check_feature_bounds = _public(_feature_bounds, (
 check_kernel_ops = _public(_kernel_ops, (
     "When ``kernel_ops`` is not None: every per-example operation, called directly on\n"
     "``kernel_data``, agrees with the batch methods, with an empty and a random positive\n"
-    "``scale``; the generic batch loops agree with the batch methods; ``change_sq_norm``\n"
-    "equals ``||scale * F_i dmu||^2``; ``kernel_weights`` and ``contract_weights`` are\n"
-    "inverse; no operation modifies its inputs."))
+    "``scale`` (``log_partition``, given or the default through ``marginals``, with the\n"
+    "reference log-partition); the generic batch loops agree with the batch methods;\n"
+    "``change_sq_norm`` equals ``||scale * F_i dmu||^2``; ``kernel_weights`` and\n"
+    "``contract_weights`` are inverse; no operation modifies its inputs."))
 check_input_variants = _public(_input_variants, (
     "Read-only and sparse copies of the inputs (or the option ``variants``) give the same\n"
     "batch layout, encoded targets and results of every supported operation, including\n"
