@@ -232,8 +232,8 @@ def test_numba_hinge_primal_matches_the_batch_evaluation(structure, scaled):
         [scores[a:b] @ (problem.truth[a:b] - mu[a:b])
          for a, b in zip(batch.part_offsets[:-1], batch.part_offsets[1:])], rtol=1e-12)
     assert np.any(expected > 0)
-    if structure.kernel_supports(*eg.ONLINE_KERNEL_OPERATIONS):
-        epoch = eg._OnlineEpoch(problem)
+    for n_threads in (1, 2) if structure.kernel_supports(*eg.ONLINE_KERNEL_OPERATIONS) else ():
+        epoch = eg._OnlineEpoch(problem, n_threads)
         assert epoch.loss_kernel is not None
         assert epoch.primal(w, 0.7) == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
         primal, losses, margins = epoch.primal(w, 0.7, margins_of=mu)
@@ -245,8 +245,9 @@ def test_numba_hinge_primal_matches_the_batch_evaluation(structure, scaled):
     for marginals in (np.empty(0), mu):
         losses, margins = np.empty(batch.n_samples), np.full(batch.n_samples, np.nan)
         specialize(eg._eg_kernels.hinge_losses, structure.kernel_ops)(
-            structure.kernel_data(batch), batch.part_offsets, batch.unit_offsets, problem.truth,
-            problem.part_losses, structure.loss_offsets(batch, Y),
+            np.arange(batch.n_samples), structure.kernel_data(batch), batch.part_offsets,
+            batch.unit_offsets, problem.truth, problem.part_losses,
+            structure.loss_offsets(batch, Y),
             structure.kernel_weights(batch, w),
             empty_scale() if scale is None else structure.kernel_weights(batch, scale), losses,
             marginals, margins)
@@ -325,13 +326,14 @@ def test_numba_log_primal_matches_the_batch_evaluation(structure, scaled):
     expected, expected_margins = example_losses(structure, problem.chunks, w, Y, "log", scale,
                                                 margins_of=mu)
     assert np.any(expected > 0)  # (a one-word sentence has one tree: loss 0)
-    epoch = eg._OnlineEpoch(problem)
-    assert epoch.loss_kernel is not None
-    assert epoch.primal(w, 0.7) == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
-    primal, losses, margins = epoch.primal(w, 0.7, margins_of=mu)
-    assert primal == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
-    np.testing.assert_allclose(losses, expected, rtol=1e-12)
-    np.testing.assert_allclose(margins, expected_margins, rtol=1e-12, atol=1e-12)
+    for n_threads in (1, 2):  # (the threads share the examples)
+        epoch = eg._OnlineEpoch(problem, n_threads)
+        assert epoch.loss_kernel is not None
+        assert epoch.primal(w, 0.7) == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
+        primal, losses, margins = epoch.primal(w, 0.7, margins_of=mu)
+        assert primal == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
+        np.testing.assert_allclose(losses, expected, rtol=1e-12)
+        np.testing.assert_allclose(margins, expected_margins, rtol=1e-12, atol=1e-12)
 
 
 def test_log_partition_defaults_to_the_marginals_only_when_there_are_some():

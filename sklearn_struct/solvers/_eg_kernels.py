@@ -183,8 +183,9 @@ def add_expected_features(examples, data, part_offsets, unit_offsets, mu, sample
         add_features_op(data, i, coef, scale, w)
 
 
-def log_losses(data, part_offsets, unit_offsets, true_parts, w, scale, out, mu, margins):
-    """Negative log-likelihood of every example at ``w`` (kernel layout) into ``out``.
+def log_losses(examples, data, part_offsets, unit_offsets, true_parts, w, scale, out, mu,
+               margins):
+    """Negative log-likelihood of the ``examples`` at ``w`` (kernel layout) into ``out``.
 
     ``log Z_i - w . phi(x_i, y_i)`` from one ``log_partition_op`` per example,
     as :func:`sklearn_struct.solvers._objective.example_losses` computes it
@@ -195,7 +196,7 @@ def log_losses(data, part_offsets, unit_offsets, true_parts, w, scale, out, mu, 
     part marginals ``mu`` into ``margins``.
     """
     scores_buf, scratch_buf, _ = example_buffers(part_offsets, unit_offsets)
-    for i in range(part_offsets.shape[0] - 1):
+    for i in examples:
         p0 = part_offsets[i]
         n_parts = part_offsets[i + 1] - p0
         scores = scores_buf[:n_parts]
@@ -221,9 +222,9 @@ def _true_score(scores, true_parts, p0, mu, margins, i):
     return true_score
 
 
-def hinge_losses(data, part_offsets, unit_offsets, true_parts, part_losses, loss_offsets, w,
-                 scale, out, mu, margins):
-    """Structured hinge loss of every example at ``w`` (kernel layout) into ``out``.
+def hinge_losses(examples, data, part_offsets, unit_offsets, true_parts, part_losses,
+                 loss_offsets, w, scale, out, mu, margins):
+    """Structured hinge loss of the ``examples`` at ``w`` (kernel layout) into ``out``.
 
     One loss-augmented argmax per example (``argmax_op`` on ``scores +
     part_losses``, the protocol's definition of ``loss_augmented_argmax``), as
@@ -233,7 +234,7 @@ def hinge_losses(data, part_offsets, unit_offsets, true_parts, part_losses, loss
     marginals ``mu`` into ``margins`` (``margins_of`` of ``example_losses``).
     """
     scores_buf, z_buf, y_buf = example_buffers(part_offsets, unit_offsets)
-    for i in range(part_offsets.shape[0] - 1):
+    for i in examples:
         p0 = part_offsets[i]
         n_parts = part_offsets[i + 1] - p0
         scores = scores_buf[:n_parts]

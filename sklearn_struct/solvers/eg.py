@@ -51,7 +51,6 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from functools import partial
 
 import numpy as np
 from joblib import effective_n_jobs
@@ -521,18 +520,16 @@ class _OnlineEpoch:
         self.scale = (empty_scale() if problem.feature_scale is None
                       else structure.kernel_weights(batch, problem.feature_scale))
         self.features_kernel = None  # compiled for the first threaded pass
-        # the gap evaluations' per-example losses in numba as well, unless the chunks
-        # run them in parallel: called as (w, scale, out, mu, margins)
+        # the gap evaluations' per-example losses in numba as well, on the epoch's
+        # threads: called as (examples, w, scale, out, mu, margins)
         self.loss_kernel = None
-        if len(problem.chunks) == 1:
-            offsets = (self.data, batch.part_offsets, batch.unit_offsets, problem.truth)
-            if problem.loss == "log":  # (online EG has marginals, hence log_partition)
-                self.loss_kernel = partial(
-                    specialize(_eg_kernels.log_losses, structure.kernel_ops), *offsets)
-            elif structure.kernel_supports(*HINGE_KERNEL_OPERATIONS):
-                self.loss_kernel = partial(
-                    specialize(_eg_kernels.hinge_losses, structure.kernel_ops), *offsets,
-                    problem.part_losses, problem.loss_offsets)
+        fixed = (self.data, batch.part_offsets, batch.unit_offsets, problem.truth)
+        if problem.loss == "log":  # (online EG has marginals, hence log_partition)
+            self.loss_kernel = specialize(_eg_kernels.log_losses, structure.kernel_ops)
+        elif structure.kernel_supports(*HINGE_KERNEL_OPERATIONS):
+            self.loss_kernel = specialize(_eg_kernels.hinge_losses, structure.kernel_ops)
+            fixed += (problem.part_losses, problem.loss_offsets)
+        self.loss_kernel_data = fixed
 
     def primal(self, w, C, margins_of=None):
         """The primal objective at ``w``, as :meth:`_Problem.primal` computes it.
@@ -549,8 +546,15 @@ class _OnlineEpoch:
                                              p.feature_scale, margins_of=margins_of)
         else:
             losses, margins = np.empty(p.n_samples), np.empty(p.n_samples)
-            self.loss_kernel(p.structure.kernel_weights(p.batch, w), self.scale, losses,
-                             np.empty(0) if margins_of is None else margins_of, margins)
+            w_kernel = p.structure.kernel_weights(p.batch, w)
+            mu = np.empty(0) if margins_of is None else margins_of
+
+            def share(examples):
+                self.loss_kernel(examples, *self.loss_kernel_data, w_kernel, self.scale, losses,
+                                 mu, margins)
+                return 0
+
+            self._on_threads(share, np.arange(p.n_samples, dtype=np.int64))
         primal = p.primal(w, C, losses)
         return primal if margins_of is None else (primal, losses, margins)
 
