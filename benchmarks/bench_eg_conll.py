@@ -14,7 +14,7 @@ the test chunk F1 of both.  EGCRF runs with ``tol=1e-3``: it stops when its own
 duality gap certifies 0.1% of the optimum, and its time is the whole fit, every
 gap evaluation included (they follow a geometric schedule); it runs once on one
 core and once with ``n_jobs=--n-jobs`` (the online passes on that many threads
-sharing the weights, and the gap evaluation in as many chunks).  CRFsuite's time
+sharing the weights, and the gap evaluations on as many threads).  CRFsuite's time
 is that of its first iterate within 0.1% (it cannot know it is there); crfsuite passes count
 objective/gradient evaluations (line search included), as in section 7 of
 Collins et al. (2008); its seconds include its setup inside ``train()`` (reading

@@ -397,19 +397,19 @@ def test_gap_order_visits_the_examples_with_the_largest_gaps_most():
 
 
 def test_gap_evaluations_follow_the_geometric_schedule():
-    from sklearn_struct.solvers.eg import gap_rate, next_check
+    from sklearn_struct.solvers.eg import gap_rate, passes_to_next_check
 
-    assert next_check(8, 0.1, None, 1e-3) == 10  # a quarter of the passes done
-    assert next_check(2, 0.1, None, 1e-3) == 3  # at least one pass
+    assert passes_to_next_check(8, 0.1, None, 1e-3) == 2  # a quarter of the passes done
+    assert passes_to_next_check(2, 0.1, None, 1e-3) == 1  # at least one pass
     # the last two gaps fall by 5x in 4 passes: tol = 1e-3 is 2 passes away, not 10
     rate = gap_rate((36, 1e-2), (40, 2e-3), None)
     assert rate == pytest.approx(np.log(0.2) / 4, rel=1e-14)
-    assert next_check(40, 2e-3, rate, 1e-3) == 42
+    assert passes_to_next_check(40, 2e-3, rate, 1e-3) == 2
     assert gap_rate(None, (40, 2e-3), None) is None
     # no progress: the last rate at which the gap fell stands
     assert gap_rate((40, 2e-3), (41, 2.2e-3), rate) == rate
-    assert next_check(41, 2.2e-3, rate, 1e-3) == 43
-    assert next_check(41, 2.2e-3, None, 1e-3) == 51
+    assert passes_to_next_check(41, 2.2e-3, rate, 1e-3) == 2
+    assert passes_to_next_check(41, 2.2e-3, None, 1e-3) == 10
     X, y = make_chains(n=20, seed=17)
     # a fixed rate: one step per visit, so that effective passes are whole numbers
     # (uniform orders: gap sampling draws from the gaps of the last evaluation)
@@ -431,6 +431,26 @@ def test_gap_evaluations_follow_the_geometric_schedule():
     # the schedule only decides when to look: the steps are those of the traced fit
     np.testing.assert_allclose(trace.history_["dual"][passes.astype(int) - 1],
                                crf.history_["dual"], rtol=1e-12)
+
+
+def test_gap_evaluations_come_after_whole_scheduled_passes(monkeypatch):
+    """The schedule counts steps tried, exactly: counted in fractional passes (here
+    1/11 of a pass more from the first pass), rounding put some evaluations a pass late."""
+    X, y = make_chains(n=11, seed=3)
+    original, calls = eg_module._OnlineEpoch.run, []
+
+    def run(self, *args):  # the first pass reports one step more (as a retry would)
+        calls.append(None)
+        return original(self, *args) + (len(calls) == 1)
+
+    monkeypatch.setattr(eg_module._OnlineEpoch, "run", run)
+    monkeypatch.setattr(eg_module, "passes_to_next_check", lambda *args: 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        crf = EGCRF(C=1.0, annealing=False, learning_rate=0.3, tol=1e-14, max_iter=40,
+                    order="shuffle", random_state=0).fit(X, y)
+    passes = crf.history_["passes"]
+    np.testing.assert_allclose(passes, np.r_[np.arange(1, 40) + 1 / 11, 40], rtol=1e-12)
 
 
 def test_annealing_reaches_a_large_C_faster():

@@ -1,7 +1,10 @@
 """Contiguous chunks of the examples of a batch: for joblib workers, or bounded memory.
 
 Every solver that splits its work over examples uses :class:`ExampleChunks`:
-EG and the structured hinge evaluate chunks in parallel (one per worker), the
+batch EG and the structured hinge evaluate chunks in parallel (one per worker;
+online EG deals the examples to numba threads for its passes and its
+evaluations alike, and uses chunks only where a structure lacks the kernel
+operations of an evaluation), the
 low-memory dual extragradient walks over chunks of at most ``max_parts``
 parts, building each sub-batch only when it is needed.
 
