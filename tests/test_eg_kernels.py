@@ -201,38 +201,36 @@ def _grid_graph(rng, height, width):
     return rng.randn(height * width, 2), edges, np.abs(rng.randn(len(edges), 2))
 
 
-@pytest.mark.parametrize("scaled", [False, True])
-@pytest.mark.parametrize("structure", [ChainStructure(), ChainStructure(start_end=False),
-                                       MulticlassStructure(), MinCutStructure()], ids=repr)
-def test_numba_hinge_primal_matches_the_batch_evaluation(structure, scaled):
-    """The gap evaluations of the online hinge solver (one loss-augmented argmax per
-    example inside numba) give the batch evaluation's per-example hinge losses, and
-    the expected margins under given marginals."""
-    rng = np.random.RandomState(5)
+def _evaluation_problem(structure, loss, seed, scaled):
+    """A few examples of ``structure`` with true outputs, weights, an optional feature
+    scale and random marginals (the expected margins are linear in them)."""
+    rng = np.random.RandomState(seed)
     if isinstance(structure, MinCutStructure):
         X = [_grid_graph(rng, 2, 3), _grid_graph(rng, 3, 3), _grid_graph(rng, 1, 4)]
         batch = structure.make_batch(X)
         Y = rng.randint(0, 2, batch.unit_offsets[-1])
+    elif isinstance(structure, DependencyTreeStructure):
+        X = [rng.randint(4, 9, size=(n, 3)) for n in (1, 3, 5, 4)]
+        Y = np.concatenate([np.r_[0, np.arange(1, n)] for n in (1, 3, 5, 4)])
+        batch = structure.make_batch(X)
     elif structure.flat_outputs:
         X, Y = rng.randn(30, 4), rng.randint(0, 3, 30)
         batch = structure.make_batch(X, n_states=3)
     else:
-        X, Y = _chains(12, seed=4)
+        X, _ = _chains(12, seed=4)
         batch = structure.make_batch(X, n_states=3)
+        Y = structure.argmax(batch, rng.randn(batch.part_offsets[-1]))  # allowed labellings
     scale = rng.uniform(0.2, 2.0, batch.n_weights) if scaled else None
     w = rng.randn(batch.n_weights)
-    problem = eg._Problem(structure, batch, Y, "hinge", rng.uniform(0.5, 2.0, batch.n_samples),
+    problem = eg._Problem(structure, batch, Y, loss, rng.uniform(0.5, 2.0, batch.n_samples),
                           None, scale)
-    mu = rng.uniform(0.0, 1.0, batch.part_offsets[-1])  # the margins are linear in mu
-    expected, expected_margins = example_losses(structure, problem.chunks, w, Y, "hinge", scale,
-                                                margins_of=mu)
-    scores = problem.scores(batch, w)
-    np.testing.assert_allclose(  # E_mu w . (phi(x_i, y_i) - phi(x_i, y)), written out
-        expected_margins,
-        [scores[a:b] @ (problem.truth[a:b] - mu[a:b])
-         for a, b in zip(batch.part_offsets[:-1], batch.part_offsets[1:])], rtol=1e-12)
-    assert np.any(expected > 0)
-    for n_threads in (1, 2) if structure.kernel_supports(*eg.ONLINE_KERNEL_OPERATIONS) else ():
+    return problem, w, rng.uniform(0.0, 1.0, batch.part_offsets[-1])
+
+
+def _check_online_primal(problem, w, mu, expected, expected_margins):
+    """The online solver's evaluation, on one thread and on two sharing the examples,
+    gives the primal, losses and expected margins of the batch evaluation."""
+    for n_threads in (1, 2):
         epoch = eg._OnlineEpoch(problem, n_threads)
         assert epoch.loss_kernel is not None
         assert epoch.primal(w, 0.7) == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
@@ -240,14 +238,34 @@ def test_numba_hinge_primal_matches_the_batch_evaluation(structure, scaled):
         assert primal == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
         np.testing.assert_allclose(losses, expected, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(margins, expected_margins, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("scaled", [False, True])
+@pytest.mark.parametrize("structure", [ChainStructure(), ChainStructure(start_end=False),
+                                       MulticlassStructure(), MinCutStructure()], ids=repr)
+def test_numba_hinge_primal_matches_the_batch_evaluation(structure, scaled):
+    """The gap evaluations of the online hinge solver (one loss-augmented argmax per
+    example inside numba) give the batch evaluation's per-example hinge losses, and
+    the expected margins under given marginals."""
+    problem, w, mu = _evaluation_problem(structure, "hinge", 5, scaled)
+    batch, scale = problem.batch, problem.feature_scale
+    expected, expected_margins = example_losses(structure, problem.chunks, w, problem.Y,
+                                                "hinge", scale, margins_of=mu)
+    scores = problem.scores(batch, w)
+    np.testing.assert_allclose(  # E_mu w . (phi(x_i, y_i) - phi(x_i, y)), written out
+        expected_margins,
+        [scores[a:b] @ (problem.truth[a:b] - mu[a:b])
+         for a, b in zip(batch.part_offsets[:-1], batch.part_offsets[1:])], rtol=1e-12)
+    assert np.any(expected > 0)
+    if structure.kernel_supports(*eg.ONLINE_KERNEL_OPERATIONS):
+        _check_online_primal(problem, w, mu, expected, expected_margins)
     # straight through the kernel (min-cut has no marginals, hence no online EG, but has
     # loss offsets)
     for marginals in (np.empty(0), mu):
         losses, margins = np.empty(batch.n_samples), np.full(batch.n_samples, np.nan)
         specialize(eg._eg_kernels.hinge_losses, structure.kernel_ops)(
             np.arange(batch.n_samples), structure.kernel_data(batch), batch.part_offsets,
-            batch.unit_offsets, problem.truth, problem.part_losses,
-            structure.loss_offsets(batch, Y),
+            batch.unit_offsets, problem.truth, problem.part_losses, problem.loss_offsets,
             structure.kernel_weights(batch, w),
             empty_scale() if scale is None else structure.kernel_weights(batch, scale), losses,
             marginals, margins)
@@ -306,34 +324,11 @@ def test_numba_log_primal_matches_the_batch_evaluation(structure, scaled):
     """The gap evaluations of the online log-loss solver (one log_partition per example
     inside numba: the chain's forward pass, the dependency tree's default through its
     marginals) give the batch evaluation's per-example losses and expected margins."""
-    rng = np.random.RandomState(6)
-    if isinstance(structure, DependencyTreeStructure):
-        X = [rng.randint(4, 9, size=(n, 3)) for n in (1, 3, 5, 4)]
-        Y = np.concatenate([np.r_[0, np.arange(1, n)] for n in (1, 3, 5, 4)])
-        batch = structure.make_batch(X)
-    elif structure.flat_outputs:
-        X, Y = rng.randn(30, 4), rng.randint(0, 3, 30)
-        batch = structure.make_batch(X, n_states=3)
-    else:
-        X, _ = _chains(12, seed=4)
-        batch = structure.make_batch(X, n_states=3)
-        Y = structure.argmax(batch, rng.randn(batch.part_offsets[-1]))  # allowed labellings
-    scale = rng.uniform(0.2, 2.0, batch.n_weights) if scaled else None
-    w = rng.randn(batch.n_weights)
-    problem = eg._Problem(structure, batch, Y, "log", rng.uniform(0.5, 2.0, batch.n_samples),
-                          None, scale)
-    mu = rng.uniform(0.0, 1.0, batch.part_offsets[-1])
-    expected, expected_margins = example_losses(structure, problem.chunks, w, Y, "log", scale,
-                                                margins_of=mu)
+    problem, w, mu = _evaluation_problem(structure, "log", 6, scaled)
+    expected, expected_margins = example_losses(structure, problem.chunks, w, problem.Y, "log",
+                                                problem.feature_scale, margins_of=mu)
     assert np.any(expected > 0)  # (a one-word sentence has one tree: loss 0)
-    for n_threads in (1, 2):  # (the threads share the examples)
-        epoch = eg._OnlineEpoch(problem, n_threads)
-        assert epoch.loss_kernel is not None
-        assert epoch.primal(w, 0.7) == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
-        primal, losses, margins = epoch.primal(w, 0.7, margins_of=mu)
-        assert primal == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
-        np.testing.assert_allclose(losses, expected, rtol=1e-12)
-        np.testing.assert_allclose(margins, expected_margins, rtol=1e-12, atol=1e-12)
+    _check_online_primal(problem, w, mu, expected, expected_margins)
 
 
 def test_log_partition_defaults_to_the_marginals_only_when_there_are_some():
