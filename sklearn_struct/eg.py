@@ -212,7 +212,8 @@ class EGCRF(_BaseEG):
         runs each pass on that many threads of this process (at most one per
         core), which share the weights without locks; the weights are rebuilt
         exactly after every pass, so the objectives and gap are exact, but
-        such fits are not reproducible bit for bit.
+        such fits are not reproducible bit for bit.  Its gap evaluations run
+        on the same threads.
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the online updates.
     verbose : int, default=0

@@ -510,7 +510,9 @@ class _OnlineEpoch:
     reports is exact.  On CoNLL-2000 the fit then needs as many passes as on
     one thread (108 against 100 to a relative gap of 1e-3; rebuilding only
     before gap evaluations took 127).  Threaded passes are not reproducible bit
-    for bit (the threads' interleaving varies).
+    for bit (the threads' interleaving varies).  The gap evaluations run on the
+    same threads (each example's loss is its own: no race), through the
+    structure's numba loss kernels when it has their operations.
     """
 
     def __init__(self, problem, n_threads=1):
@@ -531,7 +533,7 @@ class _OnlineEpoch:
         elif structure.kernel_supports(*HINGE_KERNEL_OPERATIONS):
             self.loss_kernel = specialize(_eg_kernels.hinge_losses, structure.kernel_ops)
             fixed += (problem.part_losses, problem.loss_offsets)
-        self.loss_kernel_data = fixed
+        self.loss_kernel_args = fixed
 
     def primal(self, w, C, margins_of=None):
         """The primal objective at ``w``, as :meth:`_Problem.primal` computes it.
@@ -552,7 +554,7 @@ class _OnlineEpoch:
             mu = np.empty(0) if margins_of is None else margins_of
 
             def share(examples):
-                self.loss_kernel(examples, *self.loss_kernel_data, w_kernel, self.scale, losses,
+                self.loss_kernel(examples, *self.loss_kernel_args, w_kernel, self.scale, losses,
                                  mu, margins)
                 return 0
 
@@ -819,8 +821,9 @@ def eg_solve(
     random_state : numpy.random.RandomState
     n_jobs : int, optional
         joblib workers for batch marginals and primal/gap evaluation; the
-        online solver also runs its passes on that many threads (at most one
-        per core) sharing ``w`` asynchronously (see ``_OnlineEpoch``).
+        online solver instead runs its passes and its evaluations on that many
+        threads (at most one per core), the passes sharing ``w``
+        asynchronously (see ``_OnlineEpoch``).
     verbose : int
     callback : callable, optional
         Called as ``callback(epoch, state)`` after every pass.
