@@ -70,9 +70,8 @@ def run_setting(X_train, train_tags, tests, labels, scheme, start_end, args):
     }
     rows, weights = [], {}
     for name, structure in structures.items():
-        # the visiting order of the recorded runs (before gap sampling was the default)
         model = EGCRF(C=args.C, structure=structure, max_iter=args.max_iter, tol=args.tol,
-                      order="shuffle", random_state=0, n_jobs=args.n_jobs)
+                      order=args.order, random_state=0, n_jobs=args.n_jobs)
         load = os.getloadavg()[0]
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -106,6 +105,9 @@ def main():
     parser.add_argument("--max-iter", type=int, default=100)
     parser.add_argument("--tol", type=float, default=1e-4)
     parser.add_argument("--n-jobs", type=int, default=None)
+    parser.add_argument("--order", choices=("gap", "shuffle"), default="gap",
+                        help="EG's visiting order (shuffle: the uniform permutations of the "
+                             "runs recorded before gap sampling became the default)")
     args = parser.parse_args()
     scheme = SCHEMES[args.scheme]
 
@@ -147,7 +149,8 @@ def main():
         "so seconds are only indicative)."
         "\n\n" + markdown_table(header, rows))
     command = "cd benchmarks && python bench_constrained_ner.py " + " ".join(sys.argv[1:])
-    record(f"Constrained decoding on CoNLL-2003 NER ({scheme})", body, command.strip())
+    order = ", uniform order" if args.order == "shuffle" else ""
+    record(f"Constrained decoding on CoNLL-2003 NER ({scheme}){order}", body, command.strip())
     print(body)
 
 

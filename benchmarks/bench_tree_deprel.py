@@ -172,9 +172,8 @@ class Labeller:
         else:
             structure = (TreeStructure(n_edge_types=2 if args.edge_types == "direction" else 1)
                          if key == "tree" else ChainStructure())
-            # the visiting order of the recorded runs (before gap sampling was the default)
             self.model = EGCRF(structure=structure, max_iter=args.passes, tol=args.tol,
-                               warm_start=True, order="shuffle", random_state=0)
+                               warm_start=True, order=args.order, random_state=0)
 
     def inputs(self, X, heads):
         if self.name == "tree CRF":
@@ -273,6 +272,9 @@ def main():
                         help="leave out the features of children, siblings and grandparent")
     parser.add_argument("--models", nargs="+", default=["tree", "chain", "lr"],
                         choices=("tree", "chain", "lr"))
+    parser.add_argument("--order", choices=("gap", "shuffle"), default="gap",
+                        help="EG's visiting order (shuffle: the uniform permutations of the "
+                             "runs recorded before gap sampling became the default)")
     parser.add_argument("--max-sentences", type=int, default=None,
                         help="train the labellers on the first N training sentences only "
                         "(the parser always trains on all of them)")
@@ -356,6 +358,8 @@ def main():
     argv = " ".join(sys.argv[1:])
     section = (f"Dependency relation labelling on EWT: tree CRF, chain CRF, LR "
                f"({len(y['train'])} training sentences)")
+    if args.order == "shuffle":
+        section += ", uniform order"
     if (args.models != ["tree", "chain", "lr"] or args.edge_types != "direction"
             or args.no_tree_context):
         section += f" ({argv})"
