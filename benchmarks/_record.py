@@ -53,6 +53,22 @@ def record(section, body, command):
         fh.write(text)
 
 
+def add_order_option(parser, default="gap"):
+    """``--order``: EG's visiting order, for the benchmarks whose records predate gap sampling.
+
+    ``shuffle`` reproduces those records (uniform permutations); ``None`` as the
+    default leaves each estimator its own.  See :func:`order_title`.
+    """
+    parser.add_argument("--order", choices=("gap", "shuffle"), default=default,
+                        help="EG's visiting order (shuffle: the uniform permutations of the "
+                             "runs recorded before gap sampling became EGCRF's default)")
+
+
+def order_title(args):
+    """The suffix of a section recorded with ``--order shuffle`` (kept beside the default's)."""
+    return ", uniform order" if args.order == "shuffle" else ""
+
+
 def markdown_table(header, rows):
     """Render rows (lists of cells) as a markdown table."""
     lines = ["| " + " | ".join(map(str, header)) + " |", "|" + "---|" * len(header)]

@@ -36,7 +36,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _record import markdown_table, record  # noqa: E402
+from _record import add_order_option, markdown_table, order_title, record  # noqa: E402
 
 from sklearn_struct import EGCRF, EGStructuredSVM  # noqa: E402
 from sklearn_struct.datasets import Tree, binarize, load_ptb, unbinarize  # noqa: E402
@@ -82,10 +82,7 @@ def main():
     parser.add_argument("--C-crf", type=float, default=1.0)
     parser.add_argument("--C-svm", type=float, default=0.1)
     parser.add_argument("--hash-bits", type=int, default=20)
-    parser.add_argument("--order", choices=("gap", "shuffle"), default=None,
-                        help="EG's visiting order for both models (default: each one's own; "
-                             "shuffle: the uniform permutations of the run recorded before "
-                             "gap sampling became EGCRF's default)")
+    add_order_option(parser, default=None)  # both models; by default each one's own
     args = parser.parse_args()
     warnings.simplefilter("ignore", ConvergenceWarning)
     load = os.getloadavg()[0]
@@ -151,8 +148,7 @@ def main():
         f"second on one core.  Peak RSS {peak:.2f} GB; load average {load:.2f} at the start."])
     print(intro)
     print(table)
-    order = ", uniform order" if args.order == "shuffle" else ""
-    record(f"Constituency parsing on the WSJ sample{order}", f"{intro}\n\n{table}\n\n"
+    record(f"Constituency parsing on the WSJ sample{order_title(args)}", f"{intro}\n\n{table}\n\n"
            f"{__doc__.split('Run from')[0]}",
            f"cd benchmarks && python bench_cfg_ptb.py {' '.join(sys.argv[1:])}")
 

@@ -32,7 +32,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _record import markdown_table, record  # noqa: E402
+from _record import add_order_option, markdown_table, order_title, record  # noqa: E402
 
 from sklearn_struct import EGCRF  # noqa: E402
 from sklearn_struct.datasets import chunk_constraints, load_conll  # noqa: E402
@@ -105,9 +105,7 @@ def main():
     parser.add_argument("--max-iter", type=int, default=100)
     parser.add_argument("--tol", type=float, default=1e-4)
     parser.add_argument("--n-jobs", type=int, default=None)
-    parser.add_argument("--order", choices=("gap", "shuffle"), default="gap",
-                        help="EG's visiting order (shuffle: the uniform permutations of the "
-                             "runs recorded before gap sampling became the default)")
+    add_order_option(parser)
     args = parser.parse_args()
     scheme = SCHEMES[args.scheme]
 
@@ -149,8 +147,8 @@ def main():
         "so seconds are only indicative)."
         "\n\n" + markdown_table(header, rows))
     command = "cd benchmarks && python bench_constrained_ner.py " + " ".join(sys.argv[1:])
-    order = ", uniform order" if args.order == "shuffle" else ""
-    record(f"Constrained decoding on CoNLL-2003 NER ({scheme}){order}", body, command.strip())
+    record(f"Constrained decoding on CoNLL-2003 NER ({scheme}){order_title(args)}", body,
+           command.strip())
     print(body)
 
 

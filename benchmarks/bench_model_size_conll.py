@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _record import markdown_table, record  # noqa: E402
+from _record import add_order_option, markdown_table, order_title, record  # noqa: E402
 from bench_eg_conll import crfsuite_items  # noqa: E402
 
 from sklearn_struct.datasets import load_conll  # noqa: E402
@@ -82,9 +82,7 @@ def main():
     parser.add_argument("--c2", type=float, default=0.1)
     parser.add_argument("--c1", type=float, default=0.1, help="L1 weight of the sparse CRFsuite")
     parser.add_argument("--thresholds", type=float, nargs="+", default=[0.01, 0.03, 0.1])
-    parser.add_argument("--order", choices=("gap", "shuffle"), default="gap",
-                        help="EG's visiting order (shuffle: the uniform permutations of the "
-                             "runs recorded before gap sampling became the default)")
+    add_order_option(parser)
     args = parser.parse_args()
     C = 1.0 / (2.0 * args.c2)
 
@@ -141,8 +139,7 @@ def main():
         f"{load:.2f} (2 cores).\n\n" + markdown_table(header, rows)
     )
     print(body, flush=True)
-    order = ", uniform order" if args.order == "shuffle" else ""
-    record(f"Model size on disk: EGCRF against CRFsuite on CoNLL-2000{order}", body,
+    record(f"Model size on disk: EGCRF against CRFsuite on CoNLL-2000{order_title(args)}", body,
            " ".join(["cd benchmarks && python bench_model_size_conll.py"] + sys.argv[1:]))
 
 

@@ -50,7 +50,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _record import markdown_table, record  # noqa: E402
+from _record import add_order_option, markdown_table, order_title, record  # noqa: E402
 
 from sklearn_struct import EGCRF, StructuredPerceptron  # noqa: E402
 from sklearn_struct.datasets import filter_projective, load_conllu  # noqa: E402
@@ -272,9 +272,7 @@ def main():
                         help="leave out the features of children, siblings and grandparent")
     parser.add_argument("--models", nargs="+", default=["tree", "chain", "lr"],
                         choices=("tree", "chain", "lr"))
-    parser.add_argument("--order", choices=("gap", "shuffle"), default="gap",
-                        help="EG's visiting order (shuffle: the uniform permutations of the "
-                             "runs recorded before gap sampling became the default)")
+    add_order_option(parser)
     parser.add_argument("--max-sentences", type=int, default=None,
                         help="train the labellers on the first N training sentences only "
                         "(the parser always trains on all of them)")
@@ -357,9 +355,7 @@ def main():
     print(path)
     argv = " ".join(sys.argv[1:])
     section = (f"Dependency relation labelling on EWT: tree CRF, chain CRF, LR "
-               f"({len(y['train'])} training sentences)")
-    if args.order == "shuffle":
-        section += ", uniform order"
+               f"({len(y['train'])} training sentences){order_title(args)}")
     if (args.models != ["tree", "chain", "lr"] or args.edge_types != "direction"
             or args.no_tree_context):
         section += f" ({argv})"
