@@ -1,0 +1,271 @@
+"""Passes of the working-set solver (:mod:`.working_set`), for any structure with kernels.
+
+Example ``i``'s dual distribution is a mixture ``sum_k a_k`` of the outputs in its
+working set (slot ``TRUTH`` holds the truth): each output ``k`` is kept as its part
+vector ``z_k`` (sparse, in one pool of indices and values), its loss ``e_k``, and the
+Gram matrix ``G_kl = g_k . g_l`` of the feature differences ``g_k = scale F_i (z_t -
+z_k)``.  With the part scores ``s`` of the current ``w``, output ``k`` violates the
+margin by ``m_k = e_k + s . (z_k - z_t)``; the dual's gradient in ``a_k`` is ``C s_i
+m_k``.  A pairwise (SMO) step moves weight ``t`` from the least violated output ``l``
+held with weight to the most violated ``b``, with the exact optimum ``t = (m_b - m_l)
+/ (C s_i (G_bb + G_ll - 2 G_bl))`` clipped to ``a_l``; ``m`` follows from ``G``
+without new scores, and ``w``, the marginals ``mu_i = sum_k a_k z_k`` and the
+expected loss move once per visit.  :func:`working_set_pass` is a template like
+:func:`._eg_kernels.online_epoch` (compiled per structure by ``specialize``).
+"""
+
+import numpy as np
+from numba import njit
+
+# flake8: noqa: F821
+
+TRUTH = 0  # slot of the truth in every example's working set
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sparse_dot(dense, idx, val, start, length):
+    """``dense . z`` for the pooled part vector ``z`` at ``start``."""
+    total = 0.0
+    for q in range(start, start + length):
+        total += val[q] * dense[idx[q]]
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scatter(dense, idx, val, start, length, factor):
+    """``dense += factor * z`` for the pooled part vector ``z`` at ``start``."""
+    for q in range(start, start + length):
+        dense[idx[q]] += factor * val[q]
+
+
+def working_set_pass(examples, oracle, update, max_steps, data, part_offsets, unit_offsets,
+                     part_losses, loss_offsets, sample_weight, C, w, scale, mu, terms, losses,
+                     block_gaps, atom_count, atom_weight, atom_loss, atom_start, atom_len, pool_idx,
+                     pool_val, pool_top, gram, w_scratch, out):
+    """Visit ``examples`` in turn.
+
+    With ``oracle``, one loss-augmented argmax per visit: its hinge loss into
+    ``losses``, and the output joins the working set when it is more violated than
+    every output held (into a free slot, the slot of the least violated output of
+    weight 0, or the slot freed by merging the two lightest).  Every visit writes
+    the example's working-set gap ``C s_i (max_k m_k - sum_k a_k m_k)`` into
+    ``block_gaps``.  With ``update``, up to ``max_steps`` pairwise steps on the
+    working set, applied to ``w`` (kernel layout), ``mu`` and ``terms`` (expected
+    losses without offsets).  ``w_scratch`` (kernel weights' length) may hold
+    anything (see ``_default_change_sq_norm``).
+
+    Returns -1, or the position in ``examples`` where the pool of part vectors ran
+    out (grow it and call again from there); ``out`` receives the outputs added and
+    the sum of the working-set gaps.
+    """
+    max_parts = 0
+    max_units = 0
+    for i in range(part_offsets.shape[0] - 1):
+        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
+        max_units = max(max_units, unit_offsets[i + 1] - unit_offsets[i])
+    scores_buf = np.empty(max_parts)
+    z_buf = np.empty(max_parts)
+    before_buf = np.empty(max_parts)
+    after_buf = np.empty(max_parts)
+    coef_buf = np.zeros(max_parts)
+    y_buf = np.empty(max_units, dtype=np.int64)
+    K = atom_weight.shape[1]
+    m = np.empty(K)
+    delta = np.empty(K)
+    added = 0
+    gap_sum = 0.0
+    for position in range(examples.shape[0]):
+        i = examples[position]
+        p0 = part_offsets[i]
+        n_parts = part_offsets[i + 1] - p0
+        c = C * sample_weight[i]
+        scores = scores_buf[:n_parts]
+        part_scores_op(data, i, w, scale, scores)
+        true_score = _sparse_dot(scores, pool_idx, pool_val, atom_start[i, TRUTH],
+                                 atom_len[i, TRUTH])
+        count = atom_count[i]
+        best = -np.inf
+        for k in range(count):
+            m[k] = atom_loss[i, k] + _sparse_dot(scores, pool_idx, pool_val, atom_start[i, k],
+                                                 atom_len[i, k]) - true_score
+            best = max(best, m[k])
+        if oracle:
+            z = z_buf[:n_parts]
+            for r in range(n_parts):
+                z[r] = scores[r] + part_losses[p0 + r]
+            y_hat = y_buf[:unit_offsets[i + 1] - unit_offsets[i]]
+            argmax_op(data, i, z, y_hat)
+            encode_op(data, i, y_hat, z)
+            nnz = 0
+            loss = loss_offsets[i]
+            violation = loss_offsets[i] - true_score
+            for r in range(n_parts):
+                if z[r] != 0.0:
+                    violation += z[r] * (scores[r] + part_losses[p0 + r])
+                    loss += z[r] * part_losses[p0 + r]
+                    nnz += 1
+            losses[i] = max(violation, 0.0)
+            # a new atom only if more violated than every atom held (else it is one)
+            slot = -1
+            if violation > best + 1e-12 * (abs(violation) + abs(true_score) + 1.0):
+                if count < K:
+                    slot = count
+                else:  # replace the least violated output of weight 0
+                    lowest = np.inf
+                    for k in range(1, K):
+                        if atom_weight[i, k] == 0.0 and m[k] < lowest:
+                            lowest = m[k]
+                            slot = k
+                if slot < 0:
+                    # every output held carries weight: merge the two lightest (but the
+                    # truth) into their weighted mean, a point of the marginal polytope
+                    # that keeps the marginals (all the dual needs), its Gram row the same
+                    # mean of theirs; the second one's slot takes the new output
+                    keep = -1
+                    slot = -1
+                    for k in range(1, count):
+                        if keep < 0 or atom_weight[i, k] < atom_weight[i, keep]:
+                            slot = keep
+                            keep = k
+                        elif slot < 0 or atom_weight[i, k] < atom_weight[i, slot]:
+                            slot = k
+                    total = atom_weight[i, keep] + atom_weight[i, slot]
+                    a1 = atom_weight[i, keep] / total
+                    a2 = atom_weight[i, slot] / total
+                    coef = coef_buf[:n_parts]
+                    _scatter(coef, pool_idx, pool_val, atom_start[i, keep], atom_len[i, keep],
+                             a1)
+                    _scatter(coef, pool_idx, pool_val, atom_start[i, slot], atom_len[i, slot],
+                             a2)
+                    merged_nnz = 0
+                    for r in range(n_parts):
+                        if coef[r] != 0.0:
+                            merged_nnz += 1
+                    if pool_top[0] + merged_nnz + nnz > pool_idx.shape[0]:
+                        for r in range(n_parts):
+                            coef[r] = 0.0
+                        out[0] = added
+                        out[1] = gap_sum
+                        return position
+                    q = pool_top[0]
+                    atom_start[i, keep] = q
+                    atom_len[i, keep] = merged_nnz
+                    pool_top[0] += merged_nnz
+                    for r in range(n_parts):
+                        if coef[r] != 0.0:
+                            pool_idx[q] = r
+                            pool_val[q] = coef[r]
+                            coef[r] = 0.0
+                            q += 1
+                    atom_loss[i, keep] = a1 * atom_loss[i, keep] + a2 * atom_loss[i, slot]
+                    m[keep] = a1 * m[keep] + a2 * m[slot]
+                    self_gram = (a1 * a1 * gram[i, keep, keep] + a2 * a2 * gram[i, slot, slot]
+                                 + 2.0 * a1 * a2 * gram[i, keep, slot])
+                    for k in range(count):
+                        value = a1 * gram[i, k, keep] + a2 * gram[i, k, slot]
+                        gram[i, k, keep] = value
+                        gram[i, keep, k] = value
+                    gram[i, keep, keep] = self_gram
+                    atom_weight[i, keep] = total
+                    atom_weight[i, slot] = 0.0
+                    atom_len[i, slot] = 0  # its old space is not reused
+            if slot >= 0 and (slot == count or atom_len[i, slot] < nnz):
+                if pool_top[0] + nnz > pool_idx.shape[0]:
+                    out[0] = added
+                    out[1] = gap_sum
+                    return position
+                atom_start[i, slot] = pool_top[0]
+                pool_top[0] += nnz
+            if slot >= 0:
+                q = atom_start[i, slot]
+                for r in range(n_parts):
+                    if z[r] != 0.0:
+                        pool_idx[q] = r
+                        pool_val[q] = z[r]
+                        q += 1
+                atom_len[i, slot] = nnz
+                atom_loss[i, slot] = loss
+                atom_weight[i, slot] = 0.0
+                m[slot] = violation
+                if slot == count:
+                    count += 1
+                    atom_count[i] = count
+                # Gram row: g_k . g_slot, g_k = scale F_i (z_t - z_k), from
+                # F_i^T scale^2 F_i (z_t - z_slot): two score evaluations around an
+                # addition to w_scratch, restored after
+                coef = coef_buf[:n_parts]
+                before = before_buf[:n_parts]
+                after = after_buf[:n_parts]
+                _scatter(coef, pool_idx, pool_val, atom_start[i, TRUTH], atom_len[i, TRUTH], 1.0)
+                _scatter(coef, pool_idx, pool_val, atom_start[i, slot], atom_len[i, slot], -1.0)
+                part_scores_op(data, i, w_scratch, scale, before)
+                add_features_op(data, i, coef, scale, w_scratch)
+                part_scores_op(data, i, w_scratch, scale, after)
+                for r in range(n_parts):
+                    after[r] -= before[r]
+                    coef[r] = -coef[r]
+                add_features_op(data, i, coef, scale, w_scratch)
+                for r in range(n_parts):
+                    coef[r] = 0.0
+                t_dot = _sparse_dot(after, pool_idx, pool_val, atom_start[i, TRUTH],
+                                    atom_len[i, TRUTH])
+                for k in range(count):
+                    value = 0.0
+                    if k != TRUTH:
+                        value = t_dot - _sparse_dot(after, pool_idx, pool_val, atom_start[i, k],
+                                                    atom_len[i, k])
+                    gram[i, k, slot] = value
+                    gram[i, slot, k] = value
+                added += 1
+        best = m[0]
+        mean = 0.0
+        for k in range(count):
+            best = max(best, m[k])
+            mean += atom_weight[i, k] * m[k]
+        block_gaps[i] = c * max(best - mean, 0.0)
+        gap_sum += block_gaps[i]
+        if not update or count < 2 or c == 0.0:
+            continue
+        for k in range(count):
+            delta[k] = 0.0
+        for step in range(max_steps):
+            b = 0
+            low = -1
+            mean = 0.0
+            for k in range(count):
+                if m[k] > m[b]:
+                    b = k
+                if atom_weight[i, k] > 0.0:
+                    mean += atom_weight[i, k] * m[k]
+                    if low < 0 or m[k] < m[low]:
+                        low = k
+            if b == low or m[b] - m[low] <= 1e-12 * (abs(m[b]) + abs(m[low]) + 1.0):
+                break
+            # the best step moving weight from the least to the most violated atom
+            curvature = c * (gram[i, b, b] + gram[i, low, low] - 2.0 * gram[i, b, low])
+            t = atom_weight[i, low]
+            if curvature > 0.0:
+                t = min(t, (m[b] - m[low]) / curvature)
+            atom_weight[i, b] += t
+            atom_weight[i, low] -= t
+            delta[b] += t
+            delta[low] -= t
+            for k in range(count):
+                m[k] -= c * t * (gram[i, k, b] - gram[i, k, low])
+        coef = coef_buf[:n_parts]
+        change = 0.0
+        for k in range(count):
+            if delta[k] != 0.0:
+                _scatter(coef, pool_idx, pool_val, atom_start[i, k], atom_len[i, k], delta[k])
+                change += delta[k] * atom_loss[i, k]
+        for r in range(n_parts):
+            mu[p0 + r] += coef[r]
+            coef[r] *= -c
+        terms[i] += change
+        add_features_op(data, i, coef, scale, w)
+        for r in range(n_parts):
+            coef[r] = 0.0
+    out[0] = added
+    out[1] = gap_sum
+    return -1
+

@@ -1,0 +1,251 @@
+"""EGStructuredSVM(solver="working_set") against independent references.
+
+References: the hinge QP over enumerated outputs (SLSQP, ``tests/test_eg.py``), the
+primal written out over enumerated outputs, online EG on the same problem, and the
+solver's own runs with other pool sizes.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from sklearn_struct.eg import EGStructuredSVM, eg_path
+from sklearn_struct.solvers import working_set
+from sklearn_struct.structures import MulticlassStructure, UnsupportedOperation
+from sklearn_struct.structures.chain import ChainStructure
+
+from test_eg import enumerated_problem, make_chains, make_flat, primal_hinge, solve_hinge_qp
+
+
+def fit(X, y, C, sample_weight=None, start_end=False, **params):
+    """A working-set fit, which must converge unless ``tol=0`` (a fixed number of passes)."""
+    params = {"tol": 1e-7, "max_iter": 500, **params}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error" if params["tol"] > 0 else "ignore", ConvergenceWarning)
+        return EGStructuredSVM(C=C, structure=ChainStructure(start_end=start_end),
+                               solver="working_set", random_state=0, **params).fit(
+            X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("C", [0.01, 0.1, 1.0, 10.0])
+@pytest.mark.parametrize("start_end", [False, True])
+def test_certifies_the_qp_optimum(C, start_end):
+    X, y = make_chains(n=8, n_states=3, max_len=3, seed=5)
+    problem = enumerated_problem(X, y, 3, start_end)
+    weights = np.ones(len(X))
+    optimum = solve_hinge_qp(problem, C, weights, problem[0][0].shape[1])
+    svm = fit(X, y, C, start_end=start_end)
+    # the primal it reports is the enumerated primal of its weights ...
+    assert svm.primal_objective_ == pytest.approx(
+        primal_hinge(svm.weights_, problem, C, weights), rel=1e-10)
+    # ... the two bounds bracket the QP optimum, within tol of each other
+    assert svm.dual_objective_ <= optimum * (1 + 1e-7)
+    assert svm.primal_objective_ >= optimum * (1 - 1e-7)
+    assert svm.duality_gap_ <= 1e-7 * svm.primal_objective_
+    # every oracle pass certified a gap: the history has one row per oracle pass
+    history = svm.history_
+    assert len(history["primal"]) == svm.n_iter_ == history["passes"][-1]
+    assert np.all(history["dual"] <= optimum * (1 + 1e-7))
+    assert np.all(history["primal"] >= optimum * (1 - 1e-7))
+
+
+def test_sample_weights_match_the_weighted_qp():
+    X, y = make_chains(n=6, n_states=3, max_len=3, seed=1)
+    weights = np.random.RandomState(3).uniform(0.5, 2.0, len(X))
+    weights[2] = 0.0  # an example of weight 0 has no say
+    problem = enumerated_problem(X, y, 3, False)
+    optimum = solve_hinge_qp(problem, 0.7, weights, problem[0][0].shape[1])
+    svm = fit(X, y, 0.7, sample_weight=weights)
+    assert svm.primal_objective_ == pytest.approx(optimum, rel=1e-6)
+    assert svm.primal_objective_ == pytest.approx(
+        primal_hinge(svm.weights_, problem, 0.7, weights), rel=1e-10)
+    dropped = fit([x for k, x in enumerate(X) if k != 2], [t for k, t in enumerate(y) if k != 2],
+                  0.7, sample_weight=np.delete(weights, 2))
+    assert dropped.primal_objective_ == pytest.approx(svm.primal_objective_, rel=1e-6)
+
+
+def test_reaches_online_eg_optimum_on_flat_data():
+    X, y = make_flat(n=80, n_classes=4, seed=2)
+    svm = EGStructuredSVM(C=1.0, solver="working_set", tol=1e-6, max_iter=300).fit(X, y)
+    eg = EGStructuredSVM(C=1.0, tol=1e-6, max_iter=5000, random_state=0).fit(X, y)
+    assert svm.primal_objective_ == pytest.approx(eg.primal_objective_, rel=2e-6)
+    assert svm.dual_objective_ <= eg.primal_objective_
+    assert eg.dual_objective_ <= svm.primal_objective_
+
+
+def test_pool_growth_does_not_change_the_fit(monkeypatch):
+    """A pool of part vectors that has to grow (and to drop replaced outputs) many
+    times gives the same iterates as one large enough from the start."""
+    X, y = make_chains(n=10, n_states=4, max_len=4, seed=3)
+    reference = fit(X, y, 5.0, tol=0, max_iter=15)
+    initial = working_set._initial_atoms
+
+    def tiny_pool(truth, part_offsets, max_atoms):
+        atoms = initial(truth, part_offsets, max_atoms)
+        used = int(atoms["pool_top"][0])
+        atoms["pool_idx"], atoms["pool_val"] = atoms["pool_idx"][:used], atoms["pool_val"][:used]
+        return atoms
+
+    grown = []
+    real_grow = working_set._grow_pool
+    monkeypatch.setattr(working_set, "_initial_atoms", tiny_pool)
+    monkeypatch.setattr(working_set, "_grow_pool",
+                        lambda atoms: (grown.append(1), real_grow(atoms)))
+    small = fit(X, y, 5.0, tol=0, max_iter=15)
+    assert len(grown) >= 3
+    np.testing.assert_array_equal(small.history_["primal"], reference.history_["primal"])
+    np.testing.assert_array_equal(small.weights_, reference.weights_)
+
+
+def test_full_working_sets_make_room(monkeypatch):
+    """With room for the truth and four outputs per example (the optimum holds up to
+    seven), outputs of weight 0 make way for new ones, or the two lightest held merge
+    into their weighted mean (a fractional part vector), and the fit still
+    certifies the optimum."""
+    monkeypatch.setattr(working_set, "MAX_ATOMS", 5)
+    X, y = make_chains(n=8, n_states=3, max_len=3, seed=6)
+    problem = enumerated_problem(X, y, 3, False)
+    optimum = solve_hinge_qp(problem, 1.0, np.ones(len(X)), problem[0][0].shape[1])
+    states = []
+    svm = EGStructuredSVM(C=1.0, structure=ChainStructure(start_end=False),
+                          solver="working_set", tol=1e-6, max_iter=500, warm_start=True,
+                          random_state=0)
+    svm.fit(X, y, callback=lambda epoch, model: states.append(1))
+    atoms = svm._dual_state.atoms
+    assert atoms["count"].max() == 5 and atoms["gram"].shape == (len(X), 5, 5)
+    held = atoms["pool_val"][:atoms["pool_top"][0]]
+    assert np.any((held > 0) & (held < 1))  # merged outputs
+    assert svm.dual_objective_ <= optimum * (1 + 1e-7) <= svm.primal_objective_ * (1 + 2e-7)
+    assert svm.duality_gap_ <= 1e-6 * svm.primal_objective_
+    # the dual distributions are the working sets' mixtures
+    weight = atoms["weight"]
+    assert np.all(weight >= 0) and np.allclose(weight.sum(axis=1), 1.0)
+    assert len(states) == svm.n_iter_
+
+
+def test_warm_started_path_reuses_the_working_sets():
+    X, y = make_chains(n=12, n_states=3, max_len=4, seed=7)
+    template = EGStructuredSVM(structure=ChainStructure(start_end=False), solver="working_set",
+                               tol=1e-5, max_iter=500, random_state=0)
+    Cs = [0.1, 1.0, 10.0]
+    path = eg_path(template, X, y, Cs)
+    assert path["converged"].all()
+    for C, primal, passes in zip(Cs, path["primal"], path["passes"]):
+        cold = fit(X, y, C, tol=1e-5)
+        assert primal == pytest.approx(cold.primal_objective_, rel=2e-5)
+    assert path["passes"][1:].sum() < sum(fit(X, y, C, tol=1e-5).n_iter_ for C in Cs[1:])
+
+
+def test_switching_solver_with_warm_start_starts_cold():
+    X, y = make_chains(n=6, n_states=3, max_len=3, seed=1)
+    svm = EGStructuredSVM(C=1.0, structure=ChainStructure(start_end=False), warm_start=True,
+                          tol=1e-4, max_iter=2000, random_state=0).fit(X, y)
+    svm.set_params(solver="working_set").fit(X, y)
+    assert svm.history_["passes"][0] == 1 and svm.history_["dual"][0] == 0.0
+    svm.set_params(solver="online").fit(X, y)  # back: its own cold start
+    assert svm.duality_gap_ <= 1e-4 * svm.primal_objective_
+
+
+def test_needs_argmax_kernels_not_marginals():
+    class NoMarginals(MulticlassStructure):
+        supported_operations = tuple(
+            op for op in MulticlassStructure.supported_operations if op != "marginals")
+        kernel_ops = MulticlassStructure.kernel_ops.without("marginals")
+
+    class NoArgmaxKernel(MulticlassStructure):
+        kernel_ops = MulticlassStructure.kernel_ops.without("argmax")
+
+    X, y = make_flat(n=40, seed=4)
+    reference = EGStructuredSVM(solver="working_set", tol=1e-6, max_iter=300,
+                                random_state=0).fit(X, y)
+    svm = EGStructuredSVM(structure=NoMarginals(), solver="working_set", tol=1e-6,
+                          max_iter=300, random_state=0).fit(X, y)
+    assert svm.primal_objective_ == reference.primal_objective_
+    with pytest.raises(UnsupportedOperation, match="NoMarginals does not support marginals"):
+        EGStructuredSVM(structure=NoMarginals()).fit(X, y)
+    with pytest.raises(UnsupportedOperation, match="NoArgmaxKernel: the working-set solver .* "
+                                                   "argmax, encode"):
+        EGStructuredSVM(structure=NoArgmaxKernel(), solver="working_set").fit(X, y)
+
+
+def test_working_set_is_a_hinge_solver_only():
+    from sklearn_struct.eg import EGCRF
+
+    X, y = make_flat(n=20)
+    with pytest.raises(ValueError, match="solver"):
+        EGCRF(solver="working_set").fit(X, y)
+
+
+@pytest.mark.parametrize("max_atoms", [32, 5])
+def test_state_is_the_mixture_of_its_working_sets(monkeypatch, max_atoms):
+    """The marginals, expected losses and ``w`` the solver keeps, and every Gram matrix
+    (merged outputs included), rebuilt from the working sets' part vectors."""
+    monkeypatch.setattr(working_set, "MAX_ATOMS", max_atoms)
+    X, y = make_chains(n=8, n_states=3, max_len=3, seed=7)
+    svm = fit(X, y, 10.0, tol=0, max_iter=60, warm_start=True)
+    state, structure = svm._dual_state, svm.structure_
+    batch = structure.make_batch(X, n_states=3)
+    Y = np.concatenate(y).astype(np.int64)
+    truth, part_losses = structure.encode(batch, Y), structure.part_losses(batch, Y)
+    atoms, offsets = state.atoms, batch.part_offsets
+    mu = np.zeros_like(state.mu)
+    for i in range(len(X)):
+        count = atoms["count"][i]
+        vectors = np.zeros((count, offsets[-1]))
+        for k in range(count):
+            span = slice(atoms["start"][i, k], atoms["start"][i, k] + atoms["length"][i, k])
+            vectors[k, offsets[i] + atoms["pool_idx"][span]] = atoms["pool_val"][span]
+        mu += atoms["weight"][i, :count] @ vectors
+        truth_i = np.zeros(offsets[-1])
+        truth_i[offsets[i]:offsets[i + 1]] = truth[offsets[i]:offsets[i + 1]]
+        differences = np.array([structure.expected_features(batch, truth_i - z)
+                                for z in vectors])
+        np.testing.assert_allclose(atoms["gram"][i, :count, :count],
+                                   differences @ differences.T, atol=1e-9)
+        np.testing.assert_allclose(atoms["loss"][i, :count],
+                                   vectors @ part_losses - truth[offsets[i]:offsets[i + 1]]
+                                   @ part_losses[offsets[i]:offsets[i + 1]], atol=1e-12)
+    np.testing.assert_allclose(state.mu, mu, atol=1e-12)
+    np.testing.assert_allclose(state.terms, np.add.reduceat(mu * part_losses, offsets[:-1]),
+                               atol=1e-12)
+    np.testing.assert_allclose(svm.weights_, 10.0 * structure.expected_features(batch, truth - mu),
+                               atol=1e-10)
+
+
+def _dependency_data():
+    from test_dependency_structure import _trees
+
+    rng = np.random.RandomState(0)
+    X = [rng.randint(4, 40, size=(n, 3)) for n in (3, 5, 4, 6, 2, 5, 4)]
+    trees = [list(_trees(len(x), True, True)) for x in X]
+    return X, [options[rng.randint(len(options))] for options in trees]
+
+
+def _tree_data():
+    from test_tree_structure import planted_trees
+
+    return planted_trees(20, seed=0)
+
+
+@pytest.mark.parametrize("make_structure, make_data", [
+    (lambda: __import__("sklearn_struct").structures.DependencyTreeStructure(hash_bits=10),
+     _dependency_data),
+    (lambda: __import__("sklearn_struct").structures.DependencyTreeStructure(
+        hash_bits=10, projective=False), _dependency_data),
+    (lambda: __import__("sklearn_struct").structures.TreeStructure(n_edge_types=2),
+     _tree_data),
+], ids=["dependency-projective", "dependency-non-projective", "tree"])
+def test_other_structures_reach_the_eg_optimum(make_structure, make_data):
+    """Through the protocol alone: online EG and the working sets certify each other."""
+    X, y = make_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        svm = EGStructuredSVM(C=1.0, structure=make_structure(), solver="working_set",
+                              tol=1e-6, max_iter=500, random_state=0).fit(X, y)
+        eg = EGStructuredSVM(C=1.0, structure=make_structure(), tol=1e-4, max_iter=5000,
+                             random_state=0).fit(X, y)
+    assert svm.dual_objective_ <= eg.primal_objective_
+    assert eg.dual_objective_ <= svm.primal_objective_
+    assert svm.primal_objective_ == pytest.approx(eg.primal_objective_, rel=1e-4)
