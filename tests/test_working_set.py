@@ -82,8 +82,8 @@ def test_pool_growth_does_not_change_the_fit(monkeypatch):
     reference = fit(X, y, 5.0, tol=0, max_iter=15)
     initial = working_set._initial_atoms
 
-    def tiny_pool(truth, part_offsets, max_atoms):
-        atoms = initial(truth, part_offsets, max_atoms)
+    def tiny_pool(truth, part_offsets, size):
+        atoms = initial(truth, part_offsets, size)
         used = int(atoms["pool_top"][0])
         atoms["pool_idx"], atoms["pool_val"] = atoms["pool_idx"][:used], atoms["pool_val"][:used]
         return atoms
@@ -249,3 +249,17 @@ def test_other_structures_reach_the_eg_optimum(make_structure, make_data):
     assert svm.dual_objective_ <= eg.primal_objective_
     assert eg.dual_objective_ <= svm.primal_objective_
     assert svm.primal_objective_ == pytest.approx(eg.primal_objective_, rel=1e-4)
+
+
+def test_working_sets_grow_from_two_slots(monkeypatch):
+    monkeypatch.setattr(working_set, "INITIAL_ATOMS", 2)
+    X, y = make_chains(n=8, n_states=3, max_len=3, seed=5)
+    problem = enumerated_problem(X, y, 3, False)
+    optimum = solve_hinge_qp(problem, 10.0, np.ones(len(X)), problem[0][0].shape[1])
+    svm = fit(X, y, 10.0, tol=1e-6, warm_start=True)
+    atoms = svm._dual_state.atoms
+    # grown by doubling (2, 4, 8, ...) as far as one example needed
+    size = atoms["weight"].shape[1]
+    assert size in (4, 8, 16, 32) and atoms["count"].max() > size // 2
+    assert atoms["gram"].shape == (len(X), size, size)
+    assert svm.dual_objective_ <= optimum * (1 + 1e-7) <= svm.primal_objective_ * (1 + 2e-7)

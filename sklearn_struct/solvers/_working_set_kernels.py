@@ -38,7 +38,7 @@ def _scatter(dense, idx, val, start, length, factor):
         dense[idx[q]] += factor * val[q]
 
 
-def working_set_pass(examples, oracle, update, max_steps, data, part_offsets, unit_offsets,
+def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_offsets, unit_offsets,
                      part_losses, loss_offsets, sample_weight, C, w, scale, mu, terms, losses,
                      block_gaps, atom_count, atom_weight, atom_loss, atom_start, atom_len, pool_idx,
                      pool_val, pool_top, gram, w_scratch, out):
@@ -47,16 +47,18 @@ def working_set_pass(examples, oracle, update, max_steps, data, part_offsets, un
     With ``oracle``, one loss-augmented argmax per visit: its hinge loss into
     ``losses``, and the output joins the working set when it is more violated than
     every output held (into a free slot, the slot of the least violated output of
-    weight 0, or the slot freed by merging the two lightest).  Every visit writes
+    weight 0, or, once the sets hold ``max_atoms``, the slot freed by merging the two
+    lightest).  Every visit writes
     the example's working-set gap ``C s_i (max_k m_k - sum_k a_k m_k)`` into
     ``block_gaps``.  With ``update``, up to ``max_steps`` pairwise steps on the
     working set, applied to ``w`` (kernel layout), ``mu`` and ``terms`` (expected
     losses without offsets).  ``w_scratch`` (kernel weights' length) may hold
     anything (see ``_default_change_sq_norm``).
 
-    Returns -1, or the position in ``examples`` where the pool of part vectors ran
-    out (grow it and call again from there); ``out`` receives the outputs added and
-    the sum of the working-set gaps.
+    Returns -1, or the position in ``examples`` where the pool of part vectors
+    (``out[2] == 0``) or the working sets (``out[2] == 1``, fewer than ``max_atoms``
+    slots) ran out: grow them and call again from there.  ``out[:2]`` receives the
+    outputs added and the sum of the working-set gaps.
     """
     max_parts = 0
     max_units = 0
@@ -116,6 +118,11 @@ def working_set_pass(examples, oracle, update, max_steps, data, part_offsets, un
                         if atom_weight[i, k] == 0.0 and m[k] < lowest:
                             lowest = m[k]
                             slot = k
+                if slot < 0 and K < max_atoms:
+                    out[0] = added
+                    out[1] = gap_sum
+                    out[2] = 1.0
+                    return position
                 if slot < 0:
                     # every output held carries weight: merge the two lightest (but the
                     # truth) into their weighted mean, a point of the marginal polytope
@@ -146,6 +153,7 @@ def working_set_pass(examples, oracle, update, max_steps, data, part_offsets, un
                             coef[r] = 0.0
                         out[0] = added
                         out[1] = gap_sum
+                        out[2] = 0.0
                         return position
                     q = pool_top[0]
                     atom_start[i, keep] = q
@@ -173,6 +181,7 @@ def working_set_pass(examples, oracle, update, max_steps, data, part_offsets, un
                 if pool_top[0] + nnz > pool_idx.shape[0]:
                     out[0] = added
                     out[1] = gap_sum
+                    out[2] = 0.0
                     return position
                 atom_start[i, slot] = pool_top[0]
                 pool_top[0] += nnz

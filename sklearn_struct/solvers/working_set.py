@@ -45,8 +45,10 @@ __all__ = ["WorkingSetState", "working_set_solve"]
 
 #: Kernel operations the solver needs.
 KERNEL_OPERATIONS = ("part_scores", "add_features", "argmax", "encode")
-#: Outputs kept per example, the truth included (the Gram matrices take
-#: ``n_samples * MAX_ATOMS**2`` numbers).
+#: Outputs kept per example, the truth included: room for ``INITIAL_ATOMS``, doubled
+#: (for every example: the Gram matrices take ``n_samples`` times its square in numbers)
+#: when an example needs more, up to ``MAX_ATOMS``.
+INITIAL_ATOMS = 8
 MAX_ATOMS = 32
 #: Pairwise steps per visit of an example, at most.
 MAX_STEPS = 50
@@ -93,7 +95,7 @@ class WorkingSetState:
         return self.w
 
 
-def _initial_atoms(truth, part_offsets, max_atoms):
+def _initial_atoms(truth, part_offsets, size):
     """Working sets holding the truth alone, with weight 1 (``w = 0``)."""
     n = len(part_offsets) - 1
     nonzero = np.flatnonzero(truth)
@@ -104,16 +106,16 @@ def _initial_atoms(truth, part_offsets, max_atoms):
     pool_val = np.zeros(capacity)
     pool_idx[:len(nonzero)] = nonzero - part_offsets[example]
     pool_val[:len(nonzero)] = truth[nonzero]
-    start = np.zeros((n, max_atoms), dtype=np.int64)
-    length = np.zeros((n, max_atoms), dtype=np.int64)
+    start = np.zeros((n, size), dtype=np.int64)
+    length = np.zeros((n, size), dtype=np.int64)
     start[:, 0] = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     length[:, 0] = lengths
-    weight = np.zeros((n, max_atoms))
+    weight = np.zeros((n, size))
     weight[:, 0] = 1.0
-    return dict(count=np.ones(n, dtype=np.int64), weight=weight, loss=np.zeros((n, max_atoms)),
+    return dict(count=np.ones(n, dtype=np.int64), weight=weight, loss=np.zeros((n, size)),
                 start=start, length=length, pool_idx=pool_idx, pool_val=pool_val,
                 pool_top=np.array([len(nonzero)], dtype=np.int64),
-                gram=np.zeros((n, max_atoms, max_atoms)))
+                gram=np.zeros((n, size, size)))
 
 
 def _on_the_truth(atoms):
@@ -122,6 +124,15 @@ def _on_the_truth(atoms):
     atoms["weight"] = np.zeros_like(atoms["weight"])
     atoms["weight"][:, TRUTH] = 1.0
     return atoms
+
+
+def _grow_working_sets(atoms):
+    """Twice the slots per example (at most ``MAX_ATOMS``)."""
+    size = atoms["weight"].shape[1]
+    extra = min(2 * size, MAX_ATOMS) - size
+    for key in ("weight", "loss", "start", "length"):
+        atoms[key] = np.pad(atoms[key], ((0, 0), (0, extra)))
+    atoms["gram"] = np.pad(atoms["gram"], ((0, 0), (0, extra), (0, extra)))
 
 
 def _grow_pool(atoms):
@@ -152,7 +163,7 @@ class _Passes:
         self.scale = empty_scale()
         self.losses = np.zeros(batch.n_samples)
         self.block_gaps = np.zeros(batch.n_samples)
-        self.out = np.zeros(2)
+        self.out = np.zeros(3)
 
     def run(self, examples, oracle, update, C, w_kernel, state, w_scratch):
         """One pass; returns the number of outputs added to the working sets and the
@@ -161,15 +172,16 @@ class _Passes:
         added = gap = 0.0
         while True:
             stopped = self.kernel(
-                examples, oracle, update, MAX_STEPS, *self.fixed, C, w_kernel, self.scale,
-                state.mu, state.terms, self.losses, self.block_gaps, a["count"], a["weight"],
-                a["loss"], a["start"], a["length"], a["pool_idx"], a["pool_val"],
+                examples, oracle, update, MAX_STEPS, MAX_ATOMS, *self.fixed, C, w_kernel,
+                self.scale, state.mu, state.terms, self.losses, self.block_gaps, a["count"],
+                a["weight"], a["loss"], a["start"], a["length"], a["pool_idx"], a["pool_val"],
                 a["pool_top"], a["gram"], w_scratch, self.out)
             added += self.out[0]
             gap += self.out[1]
             if stopped < 0:
                 return added, gap
-            _grow_pool(a)  # the pool ran out at example ``stopped``: resume there
+            # the pool or a working set ran out at example ``stopped``: resume there
+            (_grow_working_sets if self.out[2] else _grow_pool)(a)
             examples = examples[stopped:]
 
 
@@ -229,8 +241,8 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
         # truth: the old weights start far from the new optimum (C = 1 to 10 on small
         # chains, 185 oracle passes against 118 cold and 111 from the truth)
         truth = structure.encode(batch, Y)
-        atoms = (_initial_atoms(truth, batch.part_offsets, MAX_ATOMS) if state is None
-                 else _on_the_truth(state.atoms))
+        atoms = (_on_the_truth(state.atoms) if state is not None else
+                 _initial_atoms(truth, batch.part_offsets, min(INITIAL_ATOMS, MAX_ATOMS)))
         state = WorkingSetState(
             mu=truth.astype(np.float64), terms=segment_sums(truth * part_losses,
                                                             batch.part_offsets),
