@@ -238,6 +238,37 @@ class WrongKernelMulticlass(MulticlassStructure):
                            encode=token_encode, project=token_project)
 
 
+@njit
+def first_part_scores_at(data, i, w, scale, parts, out, scratch):
+    """Scores every listed part as the first one."""
+    token_part_scores(data, i, w, scale, scratch)
+    for j in range(parts.shape[0]):
+        out[j] = scratch[parts[0]]
+
+
+@njit
+def dropping_add_features_at(data, i, parts, coef, scale, w, scratch):
+    """Leaves out the last listed part."""
+    for j in range(parts.shape[0] - 1):
+        scratch[parts[j]] += coef[j]
+    token_add_features(data, i, scratch, scale, w)
+    for j in range(parts.shape[0]):
+        scratch[parts[j]] = 0.0
+
+
+def replaced(ops, **changes):
+    """``ops`` with some operations given anew."""
+    return KernelOps(**{**{name: ops.functions[name] for name in ops.provided}, **changes})
+
+
+class WrongPartialScoresChain(ChainStructure):
+    kernel_ops = replaced(ChainStructure.kernel_ops, part_scores_at=first_part_scores_at)
+
+
+class WrongPartialFeaturesChain(ChainStructure):
+    kernel_ops = replaced(ChainStructure.kernel_ops, add_features_at=dropping_add_features_at)
+
+
 BROKEN = [
     (ArgminMulticlass(), multiclass_instances, "check_argmax", "argmax"),
     (OffMarginalsChain(), chain_instances, "check_marginals", "marginals of example"),
@@ -253,6 +284,9 @@ BROKEN = [
      "sparse input: part_scores"),
     (WrongKernelMulticlass(), multiclass_instances, "check_kernel_ops",
      "kernel log-partition"),
+    (WrongPartialScoresChain(), chain_instances, "check_kernel_ops", "part_scores_at of example"),
+    (WrongPartialFeaturesChain(), chain_instances, "check_kernel_ops",
+     "add_features_at of example"),
 ]
 
 

@@ -126,16 +126,20 @@ def test_full_working_sets_make_room(monkeypatch):
 
 
 def test_warm_started_path_reuses_the_working_sets():
-    X, y = make_chains(n=12, n_states=3, max_len=4, seed=7)
+    X, y = make_chains(n=60, n_states=4, max_len=6, n_features=5, seed=0)
     template = EGStructuredSVM(structure=ChainStructure(start_end=False), solver="working_set",
-                               tol=1e-5, max_iter=500, random_state=0)
+                               tol=1e-3, max_iter=500, random_state=0)
     Cs = [0.1, 1.0, 10.0]
     path = eg_path(template, X, y, Cs)
     assert path["converged"].all()
-    for C, primal, passes in zip(Cs, path["primal"], path["passes"]):
-        cold = fit(X, y, C, tol=1e-5)
-        assert primal == pytest.approx(cold.primal_objective_, rel=2e-5)
-    assert path["passes"][1:].sum() < sum(fit(X, y, C, tol=1e-5).n_iter_ for C in Cs[1:])
+    cold = [fit(X, y, C, tol=1e-3) for C in Cs]
+    for model, primal in zip(cold, path["primal"]):
+        # both certified within 1e-3 of the optimum
+        assert abs(primal - model.primal_objective_) <= 1e-3 * primal
+    # the outputs met at smaller C save oracle passes (measured: 8 and 46 against 16 and 68)
+    assert path["passes"][0] == cold[0].n_iter_
+    for passes, model in zip(path["passes"][1:], cold[1:]):
+        assert passes <= 0.8 * model.n_iter_, (passes, model.n_iter_)
 
 
 def test_switching_solver_with_warm_start_starts_cold():

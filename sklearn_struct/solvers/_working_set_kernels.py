@@ -32,6 +32,23 @@ def _sparse_dot(dense, idx, val, start, length):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _held_parts(i, count, atom_start, atom_len, pool_idx, seen, parts):
+    """The parts (each once) of example ``i``'s outputs held into ``parts``; their number.
+    ``seen`` (one flag per part) is False on entry and on exit."""
+    n_held = 0
+    for k in range(count):
+        for q in range(atom_start[i, k], atom_start[i, k] + atom_len[i, k]):
+            r = pool_idx[q]
+            if not seen[r]:
+                seen[r] = True
+                parts[n_held] = r
+                n_held += 1
+    for j in range(n_held):
+        seen[parts[j]] = False
+    return n_held
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _scatter(dense, idx, val, start, length, factor):
     """``dense += factor * z`` for the pooled part vector ``z`` at ``start``."""
     for q in range(start, start + length):
@@ -71,6 +88,11 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
     after_buf = np.empty(max_parts)
     coef_buf = np.zeros(max_parts)
     y_buf = np.empty(max_units, dtype=np.int64)
+    seen = np.zeros(max_parts, dtype=np.bool_)
+    held_buf = np.empty(max_parts, dtype=np.int64)
+    held_values = np.empty(max_parts)
+    score_scratch = np.empty(max_parts)
+    feature_scratch = np.zeros(max_parts)
     K = atom_weight.shape[1]
     m = np.empty(K)
     delta = np.empty(K)
@@ -82,10 +104,18 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
         n_parts = part_offsets[i + 1] - p0
         c = C * sample_weight[i]
         scores = scores_buf[:n_parts]
-        part_scores_op(data, i, w, scale, scores)
+        count = atom_count[i]
+        if oracle:
+            part_scores_op(data, i, w, scale, scores)
+        else:  # the scores of the parts of the outputs held, alone
+            n_held = _held_parts(i, count, atom_start, atom_len, pool_idx, seen, held_buf)
+            held = held_buf[:n_held]
+            part_scores_at_op(data, i, w, scale, held, held_values[:n_held],
+                              score_scratch[:n_parts])
+            for j in range(n_held):
+                scores[held[j]] = held_values[j]
         true_score = _sparse_dot(scores, pool_idx, pool_val, atom_start[i, TRUTH],
                                  atom_len[i, TRUTH])
-        count = atom_count[i]
         best = -np.inf
         for k in range(count):
             m[k] = atom_loss[i, k] + _sparse_dot(scores, pool_idx, pool_val, atom_start[i, k],
@@ -261,19 +291,23 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
             delta[low] -= t
             for k in range(count):
                 m[k] -= c * t * (gram[i, k, b] - gram[i, k, low])
+        # w, the marginals and the expected loss move on the parts of the outputs held
         coef = coef_buf[:n_parts]
         change = 0.0
         for k in range(count):
             if delta[k] != 0.0:
                 _scatter(coef, pool_idx, pool_val, atom_start[i, k], atom_len[i, k], delta[k])
                 change += delta[k] * atom_loss[i, k]
-        for r in range(n_parts):
+        n_held = _held_parts(i, count, atom_start, atom_len, pool_idx, seen, held_buf)
+        held = held_buf[:n_held]
+        for j in range(n_held):
+            r = held[j]
             mu[p0 + r] += coef[r]
-            coef[r] *= -c
-        terms[i] += change
-        add_features_op(data, i, coef, scale, w)
-        for r in range(n_parts):
+            held_values[j] = -c * coef[r]
             coef[r] = 0.0
+        terms[i] += change
+        add_features_at_op(data, i, held, held_values[:n_held], scale, w,
+                           feature_scratch[:n_parts])
     out[0] = added
     out[1] = gap_sum
     return -1

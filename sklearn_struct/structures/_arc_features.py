@@ -256,6 +256,48 @@ def arc_add_features(data, i, coef, scale, w):
 
 
 @njit(cache=True, nogil=True)
+def arc_part_scores_at(data, i, w, scale, parts, out, scratch):
+    """Scores of the listed arcs alone (``scratch`` unused)."""
+    attrs, unit_offsets, hash_bits = data[0], data[1], data[2]
+    tok0 = unit_offsets[i]
+    n = unit_offsets[i + 1] - tok0
+    values = np.zeros(8, dtype=np.int64)
+    ids = np.empty(max_arc_features(n), dtype=np.int64)
+    scaled = scale.shape[0] > 0
+    for j in range(parts.shape[0]):
+        c = parts[j] // n + 1
+        h = parts[j] % n
+        if h >= c:  # (arc_index skips h == c)
+            h += 1
+        count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
+        total = 0.0
+        for k in range(count):
+            total += w[ids[k]] * scale[ids[k]] if scaled else w[ids[k]]
+        out[j] = total
+
+
+@njit(cache=True, nogil=True)
+def arc_add_features_at(data, i, parts, coef, scale, w, scratch):
+    """The listed arcs' features alone (``scratch`` unused)."""
+    attrs, unit_offsets, hash_bits = data[0], data[1], data[2]
+    tok0 = unit_offsets[i]
+    n = unit_offsets[i + 1] - tok0
+    values = np.zeros(8, dtype=np.int64)
+    ids = np.empty(max_arc_features(n), dtype=np.int64)
+    scaled = scale.shape[0] > 0
+    for j in range(parts.shape[0]):
+        if coef[j] == 0.0:
+            continue
+        c = parts[j] // n + 1
+        h = parts[j] % n
+        if h >= c:
+            h += 1
+        count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
+        for k in range(count):
+            w[ids[k]] += coef[j] * scale[ids[k]] if scaled else coef[j]
+
+
+@njit(cache=True, nogil=True)
 def arc_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
     """``||scale * F_i dmu||^2`` in two feature passes instead of the default's four.
 

@@ -26,6 +26,15 @@ taking the structure's *kernel data* (a tuple of arrays and scalars built by
 ``change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch)``
     ``||scale * F_i dmu||^2``, optional: the default goes through
     ``add_features`` and ``part_scores`` (see :func:`_default_change_sq_norm`).
+``part_scores_at(data, i, w, scale, parts, out, scratch)``
+    ``out[j]`` = the score of part ``parts[j]`` of example ``i``, optional: the
+    default scores every part into ``scratch`` (as many numbers as the example's
+    parts) and picks them; a structure gives its own when a few parts cost less
+    than all (the working-set solver scores only the parts of its outputs).
+``add_features_at(data, i, parts, coef, scale, w, scratch)``
+    ``w += scale * sum_j coef[j] phi(x_i, parts[j])``, optional: the default
+    scatters ``coef`` into ``scratch`` (the example's parts; zero on entry, and
+    left zero) for ``add_features``.
 
 Weights inside the kernels are in the structure's *kernel layout*
 (:meth:`BaseStructure.kernel_weights`), which may differ from its public layout
@@ -53,7 +62,7 @@ __all__ = ["KERNEL_OPERATIONS", "KernelOps", "specialize"]
 
 #: Names of the per-example operations, as the templates call them (with ``_op``).
 KERNEL_OPERATIONS = ("part_scores", "add_features", "marginals", "log_partition", "argmax",
-                     "encode", "project", "change_sq_norm")
+                     "encode", "project", "change_sq_norm", "part_scores_at", "add_features_at")
 
 
 class KernelOps:
@@ -64,11 +73,12 @@ class KernelOps:
     part_scores, add_features : numba dispatcher
         Required: the maps ``F_i^T`` and ``F_i`` of one example (see the
         module docstring for the signatures).
-    marginals, log_partition, argmax, encode, project, change_sq_norm : numba dispatcher, \
-optional
+    marginals, log_partition, argmax, encode, project, change_sq_norm, part_scores_at, \
+add_features_at : numba dispatcher, optional
         The operations the structure can perform on one example; a missing
-        one makes the generic loops that need it unavailable (``log_partition``
-        and ``change_sq_norm`` have defaults, see the module docstring).
+        one makes the generic loops that need it unavailable (``log_partition``,
+        ``change_sq_norm``, ``part_scores_at`` and ``add_features_at`` have
+        defaults, see the module docstring).
 
     Attributes
     ----------
@@ -92,10 +102,12 @@ optional
     """
 
     def __init__(self, *, part_scores, add_features, marginals=None, log_partition=None,
-                 argmax=None, encode=None, project=None, change_sq_norm=None):
+                 argmax=None, encode=None, project=None, change_sq_norm=None,
+                 part_scores_at=None, add_features_at=None):
         given = dict(part_scores=part_scores, add_features=add_features, marginals=marginals,
                      log_partition=log_partition, argmax=argmax, encode=encode,
-                     project=project, change_sq_norm=change_sq_norm)
+                     project=project, change_sq_norm=change_sq_norm,
+                     part_scores_at=part_scores_at, add_features_at=add_features_at)
         self.functions = {name: op for name, op in given.items() if op is not None}
         for name, op in self.functions.items():
             if not hasattr(op, "py_func"):
@@ -106,6 +118,10 @@ optional
             self.functions["change_sq_norm"] = specialize(_default_change_sq_norm, self)
         if "log_partition" not in self.functions and "marginals" in self.functions:
             self.functions["log_partition"] = specialize(_default_log_partition, self)
+        for name, default in (("part_scores_at", _default_part_scores_at),
+                              ("add_features_at", _default_add_features_at)):
+            if name not in self.functions:
+                self.functions[name] = specialize(default, self)
 
     def digest(self, names):
         """Digest of the names and source code of the named operations.
@@ -235,6 +251,22 @@ def _default_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
         undo[r] = -dmu[r]
     add_features_op(data, i, undo, scale, w_scratch)  # noqa: F821
     return max(total, 0.0)
+
+
+def _default_part_scores_at(data, i, w, scale, parts, out, scratch):
+    """The listed parts' scores, from every part's into ``scratch``."""
+    part_scores_op(data, i, w, scale, scratch)  # noqa: F821 (bound by specialize)
+    for j in range(parts.shape[0]):
+        out[j] = scratch[parts[j]]
+
+
+def _default_add_features_at(data, i, parts, coef, scale, w, scratch):
+    """``add_features`` of ``coef`` scattered into ``scratch`` (zero on entry and exit)."""
+    for j in range(parts.shape[0]):
+        scratch[parts[j]] += coef[j]
+    add_features_op(data, i, scratch, scale, w)  # noqa: F821
+    for j in range(parts.shape[0]):
+        scratch[parts[j]] = 0.0
 
 
 def _default_log_partition(data, i, theta, scratch):

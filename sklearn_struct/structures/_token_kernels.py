@@ -95,6 +95,68 @@ def _add_node_features(values, indices, indptr, dense_width, tok0, n_tokens, n_s
                     w[base + k] += value * coef[t, k]
 
 
+@njit(cache=True, nogil=True)
+def _node_score(values, indices, indptr, dense_width, row, k, n_states, w, scale):
+    """``x_row . (scale * W)[k]``: one node part's score."""
+    total = 0.0
+    start, stop = _row_span(row, dense_width, indptr)
+    for p in range(start, stop):
+        j = p - start if dense_width > 0 else indices[p]
+        weight = w[j * n_states + k]
+        if scale.shape[0] > 0:
+            weight *= scale[j * n_states + k]
+        total += values[p] * weight
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _add_node_feature(values, indices, indptr, dense_width, row, k, n_states, coef, scale, w):
+    """``W[k] += scale * coef x_row``: one node part's features."""
+    start, stop = _row_span(row, dense_width, indptr)
+    for p in range(start, stop):
+        j = p - start if dense_width > 0 else indices[p]
+        change = coef * values[p]
+        if scale.shape[0] > 0:
+            change *= scale[j * n_states + k]
+        w[j * n_states + k] += change
+
+
+@njit(cache=True, nogil=True, inline="always")
+def token_part_scores_at(data, i, w, scale, parts, out, scratch):
+    """Scores of the listed parts alone (one token's features for a node part)."""
+    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = data[:7]
+    tok0 = unit_offsets[i]
+    n_node = (unit_offsets[i + 1] - tok0) * n_states
+    off = n_features * n_states - n_node
+    for j in range(parts.shape[0]):
+        r = parts[j]
+        if r < n_node:
+            out[j] = _node_score(values, indices, indptr, dense_width, tok0 + r // n_states,
+                                 r % n_states, n_states, w, scale)
+        elif scale.shape[0] > 0:
+            out[j] = w[off + r] * scale[off + r]
+        else:
+            out[j] = w[off + r]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def token_add_features_at(data, i, parts, coef, scale, w, scratch):
+    """The listed parts' features alone (``scratch`` unused)."""
+    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = data[:7]
+    tok0 = unit_offsets[i]
+    n_node = (unit_offsets[i + 1] - tok0) * n_states
+    off = n_features * n_states - n_node
+    for j in range(parts.shape[0]):
+        r = parts[j]
+        if r < n_node:
+            _add_node_feature(values, indices, indptr, dense_width, tok0 + r // n_states,
+                              r % n_states, n_states, coef[j], scale, w)
+        elif scale.shape[0] > 0:
+            w[off + r] += coef[j] * scale[off + r]
+        else:
+            w[off + r] += coef[j]
+
+
 @njit(cache=True, nogil=True, inline="always")
 def token_part_scores(data, i, w, scale, out):
     values, indices, indptr, dense_width, n_features, unit_offsets, n_states = data[:7]
@@ -346,6 +408,7 @@ TOKEN_KERNEL_OPS = KernelOps(
     part_scores=token_part_scores, add_features=token_add_features,
     marginals=token_marginals, log_partition=token_log_partition, argmax=token_argmax,
     encode=token_encode, project=token_project, change_sq_norm=token_change_sq_norm,
+    part_scores_at=token_part_scores_at, add_features_at=token_add_features_at,
 )
 
 

@@ -6,7 +6,8 @@ import numpy as np
 from numba import njit
 
 from ._arc_features import (
-    PUNCTUATION, arc_add_features, arc_change_sq_norm, arc_index, arc_part_scores)
+    PUNCTUATION, arc_add_features, arc_add_features_at, arc_change_sq_norm, arc_index,
+    arc_part_scores, arc_part_scores_at)
 from ._base import BaseStructure
 from ._batch import check_part_vector, check_take_indices, offsets_from_lengths
 from ._kernel import KernelOps
@@ -239,7 +240,9 @@ class DependencyTreeStructure(BaseStructure):
     supported_operations = ("part_losses", "decode")
     kernel_ops = KernelOps(part_scores=arc_part_scores, add_features=arc_add_features,
                            marginals=dependency_marginals, argmax=dependency_argmax,
-                           encode=dependency_encode, change_sq_norm=arc_change_sq_norm)
+                           encode=dependency_encode, change_sq_norm=arc_change_sq_norm,
+                           part_scores_at=arc_part_scores_at,
+                           add_features_at=arc_add_features_at)
 
     def __init__(self, projective=True, single_root=True, hash_bits=20, punctuation_weight=1.0):
         self.projective = projective

@@ -597,8 +597,9 @@ def _kernel_ops(inst):
     with the batch methods; the generic batch loops (the defaults of
     :class:`BaseStructure`) are compared with the structure's batch methods;
     ``change_sq_norm`` is compared with ``||scale * F_i dmu||^2`` from
-    ``expected_features``; ``kernel_weights`` and ``contract_weights`` are
-    inverse.
+    ``expected_features``, ``part_scores_at`` and ``add_features_at`` with
+    ``part_scores`` and ``add_features`` on the listed parts; ``kernel_weights``
+    and ``contract_weights`` are inverse.
     """
     s, b = inst.structure, inst.batch
     ops = s.kernel_ops
@@ -630,6 +631,9 @@ def _kernel_ops(inst):
             difference = difference or _difference(before[3:4], args[3:4], "its scale")
         elif name in ("part_scores", "add_features"):
             difference = difference or _difference(before[3:4], args[3:4], f"{name}'s scale")
+        elif name in ("part_scores_at", "add_features_at"):
+            difference = difference or _difference(before[3:5], args[3:5],
+                                                   f"{name}'s parts, coefficients or scale")
         if difference:
             raise AssertionError(f"the kernel operation {name} modified {difference}.")
         return result
@@ -672,6 +676,30 @@ def _kernel_ops(inst):
             _assert_close(w_scratch, np.zeros(n_weights),
                           f"change_sq_norm's w_scratch after example {i} ({what}): zero on "
                           "entry, it must be zero on exit", atol=1e-10)
+        # part_scores_at and add_features_at: the listed parts (some repeated) alone
+        for i in range(n):
+            n_parts = inst.n_parts_of(i)
+            if n_parts == 0:
+                continue
+            parts = rng.randint(0, n_parts, size=n_parts // 2 + 2).astype(np.int64)
+            full = np.full(n_parts, np.nan)
+            op("part_scores", data, i, w_kernel, scale, full)
+            out = np.full(len(parts), np.nan)
+            op("part_scores_at", data, i, w_kernel, scale, parts, out, np.zeros(n_parts))
+            _assert_close(out, full[parts], f"part_scores_at of example {i} ({what}) against "
+                          "part_scores")
+            coef = rng.randn(len(parts))
+            dense = np.zeros(n_parts)
+            np.add.at(dense, parts, coef)
+            start = rng.randn(n_weights)
+            expected, out = start.copy(), start.copy()
+            op("add_features", data, i, dense, scale, expected)
+            scratch = np.zeros(n_parts)
+            op("add_features_at", data, i, parts, coef, scale, out, scratch)
+            _assert_close(out, expected, f"add_features_at of example {i} ({what}) against "
+                          "add_features")
+            _assert_close(scratch, np.zeros(n_parts), f"add_features_at's scratch after "
+                          f"example {i} ({what}): zero on entry, it must be zero on exit")
     # the generic batch loops (BaseStructure's defaults) against the structure's batch methods
     z = rng.randn(inst.n_parts)
     sample_weight = rng.rand(n) + 0.5
