@@ -267,3 +267,25 @@ def test_working_sets_grow_from_two_slots(monkeypatch):
     assert size in (4, 8, 16, 32) and atoms["count"].max() > size // 2
     assert atoms["gram"].shape == (len(X), size, size)
     assert svm.dual_objective_ <= optimum * (1 + 1e-7) <= svm.primal_objective_ * (1 + 2e-7)
+
+
+def test_one_pass_warm_fits_continue_one_fit():
+    """Fits of one oracle pass each (warm) run the cached passes a long fit runs
+    between its oracle passes, and reach its certified optimum."""
+    X, y = make_chains(n=8, n_states=3, max_len=3, seed=5)
+    long = fit(X, y, 1.0, tol=1e-6)
+    stepwise = EGStructuredSVM(C=1.0, structure=ChainStructure(start_end=False),
+                               solver="working_set", tol=1e-6, max_iter=1, warm_start=True,
+                               random_state=0)
+    cached, gaps = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for _ in range(3 * long.n_iter_):
+            stepwise.fit(X, y)
+            cached.append(stepwise.history_["cached_passes"][0])
+            gaps.append(stepwise.duality_gap_ / stepwise.primal_objective_)
+            if gaps[-1] <= 1e-6:
+                break
+    assert cached[0] == 0 and min(cached[1:]) >= 1
+    assert gaps[-1] <= 1e-6
+    assert stepwise.primal_objective_ == pytest.approx(long.primal_objective_, rel=2e-6)

@@ -80,6 +80,11 @@ class WorkingSetState:
     atoms : dict of ndarray
         The working sets: per example the count, weights, losses and Gram
         matrix of its outputs, and their part vectors, sparse, in one pool.
+    gap : float or None
+        Duality gap certified by the last oracle pass (None before the first).
+    block_gaps : ndarray of shape (n_samples,) or None
+        Every example's working-set gap at that pass (``C s_i``-weighted), from
+        which the cached passes draw their visits.
     """
 
     mu: np.ndarray
@@ -88,6 +93,8 @@ class WorkingSetState:
     C: float
     part_offsets: np.ndarray
     atoms: dict
+    gap: float = None
+    block_gaps: np.ndarray = None
 
     @property
     def primal_weights(self):
@@ -256,42 +263,44 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
     part_counts = np.diff(batch.part_offsets)
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds",
                                "eval_seconds", "cached_passes")}
-    converged, epoch, cached, cached_seconds = False, 0, 0, 0.0
+    converged, epoch = False, 0
+    if state.block_gaps is not None:  # a warm start continues where its fit stopped
+        passes.block_gaps[:] = state.block_gaps
     while True:
+        cached, start = 0, time.perf_counter()
+        # after an oracle pass (this fit's or, warm, the last fit's): re-solve on the
+        # working sets, so that fits of one oracle pass each retrace one long fit
+        while state.gap is not None and cached < MAX_CACHED_PASSES:
+            order = visit_order("gap", n, rng,
+                                gap_visit_probabilities(passes.block_gaps, part_counts))
+            passes.run(order, False, True, C, w_kernel, state, w_scratch)
+            cached += 1
+            if passes.block_gaps.sum() <= INNER_GAP_FRACTION * state.gap:
+                break
+        cached_seconds = time.perf_counter() - start
         start = time.perf_counter()
         passes.run(everyone, True, False, C, w_kernel, state, w_scratch)
         w = structure.contract_weights(batch, w_kernel)
         norm = 0.5 * float(w @ w)
         primal = norm + C * float(sample_weight @ passes.losses)
         dual = C * (float(sample_weight @ state.terms) + dual_constant) - norm
-        gap = primal - dual
         epoch += 1
-        state.w = w
+        state.w, state.gap, state.block_gaps = w, primal - dual, passes.block_gaps.copy()
         for key, value in (("passes", epoch), ("C", C), ("dual", dual), ("primal", primal),
-                           ("gap", gap), ("seconds", cached_seconds),
+                           ("gap", state.gap), ("seconds", cached_seconds),
                            ("eval_seconds", time.perf_counter() - start),
                            ("cached_passes", cached)):
             history[key].append(value)
         if verbose:
             print(f"[working set] oracle pass {epoch}  primal={primal:.8g}  dual={dual:.8g}  "
-                  f"rel.gap={gap / max(abs(primal), 1e-300):.3e}  ({cached} cached passes, "
-                  f"{np.mean(state.atoms['count']):.1f} outputs per example)")
+                  f"rel.gap={state.gap / max(abs(primal), 1e-300):.3e}  ({cached} cached "
+                  f"passes, {np.mean(state.atoms['count']):.1f} outputs per example)")
         if callback is not None:
             callback(epoch, state)
-        if gap <= tol * abs(primal):
+        if state.gap <= tol * abs(primal):
             converged = True
             break
         if epoch >= max_iter:
             break
-        start = time.perf_counter()
-        cached = 0
-        while cached < MAX_CACHED_PASSES:
-            order = visit_order("gap", n, rng,
-                                gap_visit_probabilities(passes.block_gaps, part_counts))
-            passes.run(order, False, True, C, w_kernel, state, w_scratch)
-            cached += 1
-            if passes.block_gaps.sum() <= INNER_GAP_FRACTION * gap:
-                break
-        cached_seconds = time.perf_counter() - start
     return EGResult(state=state, history={k: np.asarray(v) for k, v in history.items()},
                     n_iter=epoch, converged=converged)
