@@ -15,18 +15,21 @@ hinge_i(w)``, dual ``C sum_i s_i E_{alpha_i} e - 1/2 ||w(alpha)||^2``).  One
 *oracle pass* runs one loss-augmented argmax per example at the current ``w``:
 the hinge losses give the primal at ``w = w(alpha)`` exactly, so every oracle
 pass certifies its duality gap, and each argmax more violated than the
-example's working set joins it.  Then *cached passes* (no inference; per
-example one part-score evaluation and SMO steps on its working set, with the
-Gram matrix of the set's feature differences kept) re-solve the dual on the
-working sets until its own gap is a fraction (``INNER_GAP_FRACTION``) of the
-last certified gap, at most ``MAX_CACHED_PASSES`` times; they visit the
-examples in proportion to their working-set gaps (gap sampling, as
-:func:`.eg.visit_order`).  ``max_iter`` counts oracle passes.
+example's working set joins it.  Before the next oracle pass, *cached passes*
+(no inference; per example the scores of the parts of its outputs, and SMO
+steps on its working set, with the Gram matrix of the set's feature
+differences kept) re-solve the dual on the working sets until its own gap is
+a fraction (``INNER_GAP_FRACTION``) of the last certified gap, at most
+``MAX_CACHED_PASSES`` times; they visit the examples in proportion to their
+working-set gaps (gap sampling, as :func:`.eg.visit_order`).  ``max_iter``
+counts oracle passes.
 
 The working sets are bounded (``MAX_ATOMS`` outputs per example, the truth
-included): a new output replaces the least violated one of weight 0.  The
-kernels (:mod:`._working_set_kernels`) need the structure's kernel operations
-``part_scores``, ``add_features``, ``argmax`` and ``encode`` (no marginals).
+included): a new output replaces the least violated one of weight 0, or the
+two lightest merge into their mean.  The kernels
+(:mod:`._working_set_kernels`) need the structure's kernel operations
+``part_scores``, ``add_features``, ``argmax`` and ``encode`` (no marginals),
+and call ``part_scores_at`` and ``add_features_at`` (which have defaults).
 """
 
 import time
@@ -54,10 +57,11 @@ MAX_ATOMS = 32
 MAX_STEPS = 50
 #: Cached passes after an oracle pass: until the working sets' gap is below this
 #: fraction of the last certified gap, at most ``MAX_CACHED_PASSES``.  Oracle passes
-#: (seconds) to a relative gap of 1e-2 on OCR letters (704 words) at C = 0.1 / 1 / 10:
-#: 25 (2.3) / 39 (6.7) / 86 (20); fraction 0.2: 27 (1.4) / 40 (5.6) / 91 (21); at most
-#: 10 cached passes: 26 (1.5) / 50 (4.0) / 6e-2 after 100; fraction 0.3 and at most
-#: 100: 29 (1.2) / 40 (6.0) / 63 (30).
+#: (seconds, before the partial scores) to a relative gap of 1e-2 on OCR letters (704
+#: words) at C = 0.1 / 1 / 10: 25 (2.3) / 39 (6.7) / 86 (20); fraction 0.2: 27 (1.4) /
+#: 40 (5.6) / 91 (21); at most 10 cached passes: 26 (1.5) / 50 (4.0) / 6e-2 after 100;
+#: fraction 0.3 and at most 100: 29 (1.2) / 40 (6.0) / 63 (30).  The visiting order
+#: hardly matters (a uniform share of 0.05 or 1 instead of 0.25: within 3 passes, 13%).
 INNER_GAP_FRACTION = 0.05
 MAX_CACHED_PASSES = 30
 
@@ -115,10 +119,10 @@ def _initial_atoms(truth, part_offsets, size):
     pool_val[:len(nonzero)] = truth[nonzero]
     start = np.zeros((n, size), dtype=np.int64)
     length = np.zeros((n, size), dtype=np.int64)
-    start[:, 0] = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    length[:, 0] = lengths
+    start[:, TRUTH] = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    length[:, TRUTH] = lengths
     weight = np.zeros((n, size))
-    weight[:, 0] = 1.0
+    weight[:, TRUTH] = 1.0
     return dict(count=np.ones(n, dtype=np.int64), weight=weight, loss=np.zeros((n, size)),
                 start=start, length=length, pool_idx=pool_idx, pool_val=pool_val,
                 pool_top=np.array([len(nonzero)], dtype=np.int64),
