@@ -91,7 +91,7 @@ class _BaseEG(StructuredEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, callback=None):
-        """Fit the model by exponentiated gradient on the dual.
+        """Fit the model on the dual of its objective (see the class and ``solver``).
 
         Parameters
         ----------
@@ -121,7 +121,7 @@ class _BaseEG(StructuredEstimator):
         # (classes_ is None for outputs that are not labels; the working-set solver keeps
         # dual variables of its own, the EG solvers share theirs)
         if (previous is not None and np.array_equal(self._dual_state_classes, self.classes_)
-                and self._dual_state_kind == self._state_kind()):
+                and self.__dict__.get("_dual_state_kind") == self._state_kind()):
             state = previous
         result = self._solve(batch, Y, sample_weight, state, on_pass)
         self._set_weights(batch, result.state.primal_weights)
