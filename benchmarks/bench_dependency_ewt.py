@@ -26,6 +26,7 @@ expected UAS.
 Run from benchmarks/:
     python bench_dependency_ewt.py --model egcrf --C 0.1 0.2 0.4 0.8 --passes 8
     python bench_dependency_ewt.py --model perceptron --passes 10 [--non-projective]
+    python bench_dependency_ewt.py --model egssvm --C 0.03 --solver working_set --passes 30
 """
 
 import argparse
@@ -67,8 +68,9 @@ def mbr_heads(model, X):
 def build(args, structure):
     if args.model == "perceptron":
         return StructuredPerceptron(structure=structure, max_iter=1, warm_start=True)
+    solver = {} if args.solver is None else {"solver": args.solver}
     return MODELS[args.model](C=args.C[0], structure=structure, max_iter=1, warm_start=True,
-                              annealing=not args.no_annealing)
+                              annealing=not args.no_annealing, **solver)
 
 
 def main():
@@ -89,6 +91,9 @@ def main():
                         help="EG: start from the uniform dual at the first C (sensible at small "
                         "C; the hinge loss's gated annealing can take 20 passes)")
     parser.add_argument("--hash-bits", type=int, default=23)
+    parser.add_argument("--solver", choices=["working_set"], default=None,
+                        help="EGStructuredSVM's solver (default: online EG); a pass is then "
+                             "an oracle pass, with the cached passes before it")
     args = parser.parse_args()
     warnings.simplefilter("ignore", ConvergenceWarning)
     load = os.getloadavg()[0]
@@ -152,6 +157,8 @@ def main():
     Cs = ", ".join(f"{C:g}" for C in args.C)
     name = {"egcrf": f"EGCRF C={Cs}", "egssvm": f"EGStructuredSVM C={Cs}",
             "perceptron": "averaged perceptron"}[args.model]
+    if args.solver is not None:
+        name += f", {args.solver.replace('_', ' ')}"
     table = markdown_table(
         ["pass", "primal / mistakes", "relative gap", "C (annealed)", "fit s", "predict dev+test s",
          "dev UAS", "test UAS (punct. excluded)", "test UAS (all)"]
