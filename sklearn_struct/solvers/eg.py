@@ -55,7 +55,6 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from joblib import effective_n_jobs
 
-from ..structures import UnsupportedOperation
 from ..structures._kernel import empty_scale, specialize
 from . import _eg_kernels
 from ._chunks import ExampleChunks
@@ -846,11 +845,9 @@ def eg_solve(
         raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}.")
     if order not in ORDERS:
         raise ValueError(f"order must be one of {sorted(ORDERS)}, got {order!r}.")
-    if solver == "online" and not structure.kernel_supports(*ONLINE_KERNEL_OPERATIONS):
-        raise UnsupportedOperation(
-            f"{type(structure).__name__}: online EG runs inside numba and needs the kernel "
-            f"operations {', '.join(ONLINE_KERNEL_OPERATIONS)} (see KernelOps); use "
-            "solver='batch' for a structure with batch marginals only.")
+    if solver == "online":
+        structure.require_kernel(ONLINE_KERNEL_OPERATIONS, "online EG",
+                                 "; use solver='batch' for a structure with batch marginals only")
     adaptive = isinstance(learning_rate, str)
     eta = eta0 if adaptive else float(learning_rate)
     rng = random_state if random_state is not None else np.random.RandomState(0)

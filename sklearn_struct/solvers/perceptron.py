@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..structures import UnsupportedOperation
 from ..structures._kernel import specialize
 from . import _perceptron_kernels
 
@@ -88,10 +87,7 @@ def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=
     converged : bool
         Whether the last epoch made no mistake.
     """
-    if not structure.kernel_supports(*KERNEL_OPERATIONS):
-        raise UnsupportedOperation(
-            f"{type(structure).__name__}: the structured perceptron runs inside numba and needs "
-            f"the kernel operations {', '.join(KERNEL_OPERATIONS)} (see KernelOps).")
+    structure.require_kernel(KERNEL_OPERATIONS, "the structured perceptron")
     rng = random_state if random_state is not None else np.random.RandomState(0)
     n = batch.n_samples
     sample_weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)

@@ -45,7 +45,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
-from ..structures import UnsupportedOperation
 from ..structures._kernel import specialize
 from . import _subgradient_kernels
 from ._chunks import ExampleChunks
@@ -347,11 +346,9 @@ def l1_proximal_subgradient(
     if not C > 0:
         raise ValueError(f"C must be > 0, got {C}.")
     structure = hinge.structure
-    if online and not structure.kernel_supports(*ONLINE_KERNEL_OPERATIONS):
-        raise UnsupportedOperation(
-            f"{type(structure).__name__}: the online subgradient method runs inside numba and "
-            f"needs the kernel operations {', '.join(ONLINE_KERNEL_OPERATIONS)} (see "
-            "KernelOps); use online=False.")
+    if online:
+        structure.require_kernel(ONLINE_KERNEL_OPERATIONS, "the online subgradient method",
+                                 "; use online=False")
     nonnegative = hinge.nonnegative
     w = (np.zeros(hinge.n_weights) if coef_init is None
          else clip_nonnegative(np.asarray(coef_init, dtype=np.float64), nonnegative))

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..structures import UnsupportedOperation
 from ..structures._kernel import empty_scale, specialize
 from . import _working_set_kernels
 from ._working_set_kernels import TRUTH
@@ -230,10 +229,7 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
         With a :class:`WorkingSetState`; the history's ``passes`` count oracle
         passes and ``cached_passes`` the cached passes before each.
     """
-    if not structure.kernel_supports(*KERNEL_OPERATIONS):
-        raise UnsupportedOperation(
-            f"{type(structure).__name__}: the working-set solver runs inside numba and needs "
-            f"the kernel operations {', '.join(KERNEL_OPERATIONS)} (see KernelOps).")
+    structure.require_kernel(KERNEL_OPERATIONS, "the working-set solver")
     rng = random_state if random_state is not None else np.random.RandomState(0)
     n = batch.n_samples
     sample_weight = (np.ones(n) if sample_weight is None

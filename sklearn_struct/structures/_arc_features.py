@@ -216,85 +216,80 @@ def arc_index(h, c, n):
     return (c - 1) * n + (h if h < c else h - 1)
 
 
-@njit(cache=True, nogil=True)
-def arc_part_scores(data, i, w, scale, out):
+@njit(cache=True, nogil=True, inline="always")
+def arc_of_index(r, n):
+    """The arc ``(h, c)`` at position ``r`` (the inverse of :func:`arc_index`)."""
+    c = r // n + 1
+    h = r % n
+    return (h + 1 if h >= c else h), c
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sentence(data, i):
+    """Sentence ``i``'s attributes, first token, length and hash bits, with buffers for
+    the ids of one arc."""
     attrs, unit_offsets, hash_bits = data[0], data[1], data[2]
     tok0 = unit_offsets[i]
     n = unit_offsets[i + 1] - tok0
-    values = np.zeros(8, dtype=np.int64)
-    ids = np.empty(max_arc_features(n), dtype=np.int64)
-    scaled = scale.shape[0] > 0
+    return (attrs, tok0, n, hash_bits, np.zeros(8, dtype=np.int64),
+            np.empty(max_arc_features(n), dtype=np.int64))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _arc_score(attrs, tok0, n, h, c, hash_bits, values, ids, w, scale):
+    """``(scale * w) . phi(arc (h, c))``."""
+    count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
+    total = 0.0
+    for j in range(count):
+        total += w[ids[j]] * scale[ids[j]] if scale.shape[0] > 0 else w[ids[j]]
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_arc(attrs, tok0, n, h, c, hash_bits, values, ids, value, scale, w):
+    """``w += value * scale * phi(arc (h, c))``."""
+    count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
+    for j in range(count):
+        w[ids[j]] += value * scale[ids[j]] if scale.shape[0] > 0 else value
+
+
+@njit(cache=True, nogil=True)
+def arc_part_scores(data, i, w, scale, out):
+    attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
     for c in range(1, n + 1):
         for h in range(n + 1):
-            if h == c:
-                continue
-            count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
-            total = 0.0
-            for j in range(count):
-                total += w[ids[j]] * scale[ids[j]] if scaled else w[ids[j]]
-            out[arc_index(h, c, n)] = total
+            if h != c:
+                out[arc_index(h, c, n)] = _arc_score(attrs, tok0, n, h, c, hash_bits, values,
+                                                     ids, w, scale)
 
 
 @njit(cache=True, nogil=True)
 def arc_add_features(data, i, coef, scale, w):
-    attrs, unit_offsets, hash_bits = data[0], data[1], data[2]
-    tok0 = unit_offsets[i]
-    n = unit_offsets[i + 1] - tok0
-    values = np.zeros(8, dtype=np.int64)
-    ids = np.empty(max_arc_features(n), dtype=np.int64)
-    scaled = scale.shape[0] > 0
+    attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
     for c in range(1, n + 1):
         for h in range(n + 1):
-            if h == c:
-                continue
-            value = coef[arc_index(h, c, n)]
-            if value == 0.0:
-                continue
-            count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
-            for j in range(count):
-                w[ids[j]] += value * scale[ids[j]] if scaled else value
+            if h != c and coef[arc_index(h, c, n)] != 0.0:
+                _add_arc(attrs, tok0, n, h, c, hash_bits, values, ids,
+                         coef[arc_index(h, c, n)], scale, w)
 
 
 @njit(cache=True, nogil=True)
 def arc_part_scores_at(data, i, w, scale, parts, out, scratch):
     """Scores of the listed arcs alone (``scratch`` unused)."""
-    attrs, unit_offsets, hash_bits = data[0], data[1], data[2]
-    tok0 = unit_offsets[i]
-    n = unit_offsets[i + 1] - tok0
-    values = np.zeros(8, dtype=np.int64)
-    ids = np.empty(max_arc_features(n), dtype=np.int64)
-    scaled = scale.shape[0] > 0
+    attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
     for j in range(parts.shape[0]):
-        c = parts[j] // n + 1
-        h = parts[j] % n
-        if h >= c:  # (arc_index skips h == c)
-            h += 1
-        count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
-        total = 0.0
-        for k in range(count):
-            total += w[ids[k]] * scale[ids[k]] if scaled else w[ids[k]]
-        out[j] = total
+        h, c = arc_of_index(parts[j], n)
+        out[j] = _arc_score(attrs, tok0, n, h, c, hash_bits, values, ids, w, scale)
 
 
 @njit(cache=True, nogil=True)
 def arc_add_features_at(data, i, parts, coef, scale, w, scratch):
     """The listed arcs' features alone (``scratch`` unused)."""
-    attrs, unit_offsets, hash_bits = data[0], data[1], data[2]
-    tok0 = unit_offsets[i]
-    n = unit_offsets[i + 1] - tok0
-    values = np.zeros(8, dtype=np.int64)
-    ids = np.empty(max_arc_features(n), dtype=np.int64)
-    scaled = scale.shape[0] > 0
+    attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
     for j in range(parts.shape[0]):
-        if coef[j] == 0.0:
-            continue
-        c = parts[j] // n + 1
-        h = parts[j] % n
-        if h >= c:
-            h += 1
-        count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
-        for k in range(count):
-            w[ids[k]] += coef[j] * scale[ids[k]] if scaled else coef[j]
+        if coef[j] != 0.0:
+            h, c = arc_of_index(parts[j], n)
+            _add_arc(attrs, tok0, n, h, c, hash_bits, values, ids, coef[j], scale, w)
 
 
 @njit(cache=True, nogil=True)
@@ -304,11 +299,7 @@ def arc_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
     Accumulates ``F_i dmu`` in ``w_scratch`` (zero on entry), then reads each
     touched weight once, squaring and clearing it (zero on exit).
     """
-    attrs, unit_offsets, hash_bits = data[0], data[1], data[2]
-    tok0 = unit_offsets[i]
-    n = unit_offsets[i + 1] - tok0
-    values = np.zeros(8, dtype=np.int64)
-    ids = np.empty(max_arc_features(n), dtype=np.int64)
+    attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
     scaled = scale.shape[0] > 0
     for c in range(1, n + 1):
         for h in range(n + 1):

@@ -940,6 +940,28 @@ class BaseStructure(ABC):
         """
         return self.kernel_ops is not None and self.kernel_ops.provides(*operations)
 
+    def require_kernel(self, operations, user, advice=""):
+        """Raise unless the kernel operations include every named one.
+
+        Parameters
+        ----------
+        operations : sequence of str
+            Names among :data:`sklearn_struct.structures._kernel.KERNEL_OPERATIONS`.
+        user : str
+            What needs them, for the message (e.g. ``"online EG"``).
+        advice : str, default=""
+            What to do instead, appended to the message.
+
+        Raises
+        ------
+        UnsupportedOperation
+            Naming the structure, the user and the operations.
+        """
+        if not self.kernel_supports(*operations):
+            raise UnsupportedOperation(
+                f"{type(self).__name__}: {user} runs inside numba and needs the kernel "
+                f"operations {', '.join(operations)} (see KernelOps){advice}.")
+
     # --------------------------------------------------------------- helpers
     def supports(self, operation):
         """Whether this structure implements a parts operation.

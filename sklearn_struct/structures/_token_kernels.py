@@ -122,12 +122,21 @@ def _add_node_feature(values, indices, indptr, dense_width, row, k, n_states, co
 
 
 @njit(cache=True, nogil=True, inline="always")
-def token_part_scores_at(data, i, w, scale, parts, out, scratch):
-    """Scores of the listed parts alone (one token's features for a node part)."""
+def _listed_parts(data, i):
+    """What the operations on listed parts need: the token features, the number of
+    labels, example ``i``'s first token and node parts, and the offset from a part
+    past the node parts to its weight."""
     values, indices, indptr, dense_width, n_features, unit_offsets, n_states = data[:7]
     tok0 = unit_offsets[i]
     n_node = (unit_offsets[i + 1] - tok0) * n_states
-    off = n_features * n_states - n_node
+    return (values, indices, indptr, dense_width, n_states, tok0, n_node,
+            n_features * n_states - n_node)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def token_part_scores_at(data, i, w, scale, parts, out, scratch):
+    """Scores of the listed parts alone (one token's features for a node part)."""
+    values, indices, indptr, dense_width, n_states, tok0, n_node, off = _listed_parts(data, i)
     for j in range(parts.shape[0]):
         r = parts[j]
         if r < n_node:
@@ -142,10 +151,7 @@ def token_part_scores_at(data, i, w, scale, parts, out, scratch):
 @njit(cache=True, nogil=True, inline="always")
 def token_add_features_at(data, i, parts, coef, scale, w, scratch):
     """The listed parts' features alone (``scratch`` unused)."""
-    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = data[:7]
-    tok0 = unit_offsets[i]
-    n_node = (unit_offsets[i + 1] - tok0) * n_states
-    off = n_features * n_states - n_node
+    values, indices, indptr, dense_width, n_states, tok0, n_node, off = _listed_parts(data, i)
     for j in range(parts.shape[0]):
         r = parts[j]
         if r < n_node:
