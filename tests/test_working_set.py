@@ -289,3 +289,15 @@ def test_one_pass_warm_fits_continue_one_fit():
     assert cached[0] == 0 and min(cached[1:]) >= 1
     assert gaps[-1] <= 1e-6
     assert stepwise.primal_objective_ == pytest.approx(long.primal_objective_, rel=2e-6)
+
+
+def test_warm_start_on_other_examples_is_refused():
+    X, y = make_chains(n=6, n_states=3, max_len=3, seed=1)
+    svm = EGStructuredSVM(C=1.0, structure=ChainStructure(start_end=False), warm_start=True,
+                          solver="working_set", max_iter=2, tol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        svm.fit(X, y)
+        with pytest.raises(ValueError, match="warm start: the stored working sets cover 6 "
+                                             "examples .* but this training set has 5"):
+            svm.fit(X[:5], y[:5])
