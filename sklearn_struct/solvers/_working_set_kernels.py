@@ -73,9 +73,8 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
     anything (see ``_default_change_sq_norm``).
 
     Returns -1, or the position in ``examples`` where the pool of part vectors
-    (``out[2] == 0``) or the working sets (``out[2] == 1``, fewer than ``max_atoms``
-    slots) ran out: grow them and call again from there.  ``out[:2]`` receives the
-    outputs added and the sum of the working-set gaps.
+    (``out[0] == 0``) or the working sets (``out[0] == 1``, fewer than ``max_atoms``
+    slots) ran out: grow them and call again from there.
     """
     max_parts = 0
     max_units = 0
@@ -96,8 +95,6 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
     K = atom_weight.shape[1]
     m = np.empty(K)
     delta = np.empty(K)
-    added = 0
-    gap_sum = 0.0
     for position in range(examples.shape[0]):
         i = examples[position]
         p0 = part_offsets[i]
@@ -137,7 +134,8 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
                     loss += z[r] * part_losses[p0 + r]
                     nnz += 1
             losses[i] = max(violation, 0.0)
-            # a new atom only if more violated than every atom held (else it is one)
+            # a new output joins only if more violated than every output held (else it is
+            # one of them)
             slot = -1
             if violation > best + 1e-12 * (abs(violation) + abs(true_score) + 1.0):
                 if count < K:
@@ -149,9 +147,7 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
                             lowest = m[k]
                             slot = k
                 if slot < 0 and K < max_atoms:
-                    out[0] = added
-                    out[1] = gap_sum
-                    out[2] = 1.0
+                    out[0] = 1.0
                     return position
                 if slot < 0:
                     # every output held carries weight: merge the two lightest (but the
@@ -181,9 +177,7 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
                     if pool_top[0] + merged_nnz + nnz > pool_idx.shape[0]:
                         for r in range(n_parts):
                             coef[r] = 0.0
-                        out[0] = added
-                        out[1] = gap_sum
-                        out[2] = 0.0
+                        out[0] = 0.0
                         return position
                     q = pool_top[0]
                     atom_start[i, keep] = q
@@ -209,9 +203,7 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
                     atom_len[i, slot] = 0  # its old space is not reused
             if slot >= 0 and (slot == count or atom_len[i, slot] < nnz):
                 if pool_top[0] + nnz > pool_idx.shape[0]:
-                    out[0] = added
-                    out[1] = gap_sum
-                    out[2] = 0.0
+                    out[0] = 0.0
                     return position
                 atom_start[i, slot] = pool_top[0]
                 pool_top[0] += nnz
@@ -255,14 +247,12 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
                                                     atom_len[i, k])
                     gram[i, k, slot] = value
                     gram[i, slot, k] = value
-                added += 1
         best = m[0]
         mean = 0.0
         for k in range(count):
             best = max(best, m[k])
             mean += atom_weight[i, k] * m[k]
         block_gaps[i] = c * max(best - mean, 0.0)
-        gap_sum += block_gaps[i]
         if not update or count < 2 or c == 0.0:
             continue
         for k in range(count):
@@ -308,7 +298,5 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
         terms[i] += change
         add_features_at_op(data, i, held, held_values[:n_held], scale, w,
                            feature_scratch[:n_parts])
-    out[0] = added
-    out[1] = gap_sum
     return -1
 

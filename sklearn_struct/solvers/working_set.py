@@ -173,25 +173,21 @@ class _Passes:
         self.scale = empty_scale()
         self.losses = np.zeros(batch.n_samples)
         self.block_gaps = np.zeros(batch.n_samples)
-        self.out = np.zeros(3)
+        self.out = np.zeros(1)  # why a pass stopped early
 
     def run(self, examples, oracle, update, C, w_kernel, state, w_scratch):
-        """One pass; returns the number of outputs added to the working sets and the
-        sum of the working-set gaps met (``C s_i``-weighted)."""
+        """One pass over ``examples`` (see :func:`._working_set_kernels.working_set_pass`)."""
         a = state.atoms
-        added = gap = 0.0
         while True:
             stopped = self.kernel(
                 examples, oracle, update, MAX_STEPS, MAX_ATOMS, *self.fixed, C, w_kernel,
                 self.scale, state.mu, state.terms, self.losses, self.block_gaps, a["count"],
                 a["weight"], a["loss"], a["start"], a["length"], a["pool_idx"], a["pool_val"],
                 a["pool_top"], a["gram"], w_scratch, self.out)
-            added += self.out[0]
-            gap += self.out[1]
             if stopped < 0:
-                return added, gap
+                return
             # the pool or a working set ran out at example ``stopped``: resume there
-            (_grow_working_sets if self.out[2] else _grow_pool)(a)
+            (_grow_working_sets if self.out[0] else _grow_pool)(a)
             examples = examples[stopped:]
 
 
