@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_struct.eg import EGStructuredSVM, eg_path
+from sklearn_struct.eg import EGCRF, EGStructuredSVM, eg_path
 from sklearn_struct.solvers import working_set
-from sklearn_struct.structures import MulticlassStructure, UnsupportedOperation
+from sklearn_struct.structures import (DependencyTreeStructure, MulticlassStructure,
+                                       TreeStructure, UnsupportedOperation)
 from sklearn_struct.structures.chain import ChainStructure
 
 from test_eg import enumerated_problem, make_chains, make_flat, primal_hinge, solve_hinge_qp
@@ -175,8 +176,6 @@ def test_needs_argmax_kernels_not_marginals():
 
 
 def test_working_set_is_a_hinge_solver_only():
-    from sklearn_struct.eg import EGCRF
-
     X, y = make_flat(n=20)
     with pytest.raises(ValueError, match="solver"):
         EGCRF(solver="working_set").fit(X, y)
@@ -234,12 +233,9 @@ def _tree_data():
 
 
 @pytest.mark.parametrize("make_structure, make_data", [
-    (lambda: __import__("sklearn_struct").structures.DependencyTreeStructure(hash_bits=10),
-     _dependency_data),
-    (lambda: __import__("sklearn_struct").structures.DependencyTreeStructure(
-        hash_bits=10, projective=False), _dependency_data),
-    (lambda: __import__("sklearn_struct").structures.TreeStructure(n_edge_types=2),
-     _tree_data),
+    (lambda: DependencyTreeStructure(hash_bits=10), _dependency_data),
+    (lambda: DependencyTreeStructure(hash_bits=10, projective=False), _dependency_data),
+    (lambda: TreeStructure(n_edge_types=2), _tree_data),
 ], ids=["dependency-projective", "dependency-non-projective", "tree"])
 def test_other_structures_reach_the_eg_optimum(make_structure, make_data):
     """Through the protocol alone: online EG and the working sets certify each other."""

@@ -55,6 +55,60 @@ def _scatter(dense, idx, val, start, length, factor):
         dense[idx[q]] += factor * val[q]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _merge_lightest(i, count, room, atom_weight, atom_loss, atom_start, atom_len, pool_idx,
+                    pool_val, pool_top, gram, m, coef):
+    """Merge example ``i``'s two lightest outputs (the truth aside) into their weighted
+    mean: a point of the marginal polytope that keeps the marginals (all the dual needs),
+    its loss, violation and Gram row the same mean of theirs.  Returns the slot freed,
+    or -1 when the pool cannot hold the mean and ``room`` more numbers.  ``coef`` (the
+    example's parts) is zero on entry and on exit."""
+    keep = -1
+    freed = -1
+    for k in range(1, count):
+        if keep < 0 or atom_weight[i, k] < atom_weight[i, keep]:
+            freed = keep
+            keep = k
+        elif freed < 0 or atom_weight[i, k] < atom_weight[i, freed]:
+            freed = k
+    total = atom_weight[i, keep] + atom_weight[i, freed]
+    a1 = atom_weight[i, keep] / total
+    a2 = atom_weight[i, freed] / total
+    _scatter(coef, pool_idx, pool_val, atom_start[i, keep], atom_len[i, keep], a1)
+    _scatter(coef, pool_idx, pool_val, atom_start[i, freed], atom_len[i, freed], a2)
+    merged_nnz = 0
+    for r in range(coef.shape[0]):
+        if coef[r] != 0.0:
+            merged_nnz += 1
+    if pool_top[0] + merged_nnz + room > pool_idx.shape[0]:
+        for r in range(coef.shape[0]):
+            coef[r] = 0.0
+        return -1
+    q = pool_top[0]
+    atom_start[i, keep] = q
+    atom_len[i, keep] = merged_nnz
+    pool_top[0] += merged_nnz
+    for r in range(coef.shape[0]):
+        if coef[r] != 0.0:
+            pool_idx[q] = r
+            pool_val[q] = coef[r]
+            coef[r] = 0.0
+            q += 1
+    atom_loss[i, keep] = a1 * atom_loss[i, keep] + a2 * atom_loss[i, freed]
+    m[keep] = a1 * m[keep] + a2 * m[freed]
+    self_gram = (a1 * a1 * gram[i, keep, keep] + a2 * a2 * gram[i, freed, freed]
+                 + 2.0 * a1 * a2 * gram[i, keep, freed])
+    for k in range(count):
+        value = a1 * gram[i, k, keep] + a2 * gram[i, k, freed]
+        gram[i, k, keep] = value
+        gram[i, keep, k] = value
+    gram[i, keep, keep] = self_gram
+    atom_weight[i, keep] = total
+    atom_weight[i, freed] = 0.0
+    atom_len[i, freed] = 0  # its old space is not reused
+    return freed
+
+
 def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_offsets, unit_offsets,
                      part_losses, loss_offsets, sample_weight, C, w, scale, mu, terms, losses,
                      block_gaps, atom_count, atom_weight, atom_loss, atom_start, atom_len, pool_idx,
@@ -102,6 +156,7 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
         c = C * sample_weight[i]
         scores = scores_buf[:n_parts]
         count = atom_count[i]
+        n_held = -1  # not collected yet
         if oracle:
             part_scores_op(data, i, w, scale, scores)
         else:  # the scores of the parts of the outputs held, alone
@@ -150,64 +205,19 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
                     out[0] = 1.0
                     return position
                 if slot < 0:
-                    # every output held carries weight: merge the two lightest (but the
-                    # truth) into their weighted mean, a point of the marginal polytope
-                    # that keeps the marginals (all the dual needs), its Gram row the same
-                    # mean of theirs; the second one's slot takes the new output
-                    keep = -1
-                    slot = -1
-                    for k in range(1, count):
-                        if keep < 0 or atom_weight[i, k] < atom_weight[i, keep]:
-                            slot = keep
-                            keep = k
-                        elif slot < 0 or atom_weight[i, k] < atom_weight[i, slot]:
-                            slot = k
-                    total = atom_weight[i, keep] + atom_weight[i, slot]
-                    a1 = atom_weight[i, keep] / total
-                    a2 = atom_weight[i, slot] / total
-                    coef = coef_buf[:n_parts]
-                    _scatter(coef, pool_idx, pool_val, atom_start[i, keep], atom_len[i, keep],
-                             a1)
-                    _scatter(coef, pool_idx, pool_val, atom_start[i, slot], atom_len[i, slot],
-                             a2)
-                    merged_nnz = 0
-                    for r in range(n_parts):
-                        if coef[r] != 0.0:
-                            merged_nnz += 1
-                    if pool_top[0] + merged_nnz + nnz > pool_idx.shape[0]:
-                        for r in range(n_parts):
-                            coef[r] = 0.0
+                    slot = _merge_lightest(i, count, nnz, atom_weight, atom_loss, atom_start,
+                                           atom_len, pool_idx, pool_val, pool_top, gram, m,
+                                           coef_buf[:n_parts])
+                    if slot < 0:
                         out[0] = 0.0
                         return position
-                    q = pool_top[0]
-                    atom_start[i, keep] = q
-                    atom_len[i, keep] = merged_nnz
-                    pool_top[0] += merged_nnz
-                    for r in range(n_parts):
-                        if coef[r] != 0.0:
-                            pool_idx[q] = r
-                            pool_val[q] = coef[r]
-                            coef[r] = 0.0
-                            q += 1
-                    atom_loss[i, keep] = a1 * atom_loss[i, keep] + a2 * atom_loss[i, slot]
-                    m[keep] = a1 * m[keep] + a2 * m[slot]
-                    self_gram = (a1 * a1 * gram[i, keep, keep] + a2 * a2 * gram[i, slot, slot]
-                                 + 2.0 * a1 * a2 * gram[i, keep, slot])
-                    for k in range(count):
-                        value = a1 * gram[i, k, keep] + a2 * gram[i, k, slot]
-                        gram[i, k, keep] = value
-                        gram[i, keep, k] = value
-                    gram[i, keep, keep] = self_gram
-                    atom_weight[i, keep] = total
-                    atom_weight[i, slot] = 0.0
-                    atom_len[i, slot] = 0  # its old space is not reused
-            if slot >= 0 and (slot == count or atom_len[i, slot] < nnz):
-                if pool_top[0] + nnz > pool_idx.shape[0]:
-                    out[0] = 0.0
-                    return position
-                atom_start[i, slot] = pool_top[0]
-                pool_top[0] += nnz
             if slot >= 0:
+                if slot == count or atom_len[i, slot] < nnz:
+                    if pool_top[0] + nnz > pool_idx.shape[0]:
+                        out[0] = 0.0
+                        return position
+                    atom_start[i, slot] = pool_top[0]
+                    pool_top[0] += nnz
                 q = atom_start[i, slot]
                 for r in range(n_parts):
                     if z[r] != 0.0:
@@ -260,17 +270,14 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
         for step in range(max_steps):
             b = 0
             low = -1
-            mean = 0.0
             for k in range(count):
                 if m[k] > m[b]:
                     b = k
-                if atom_weight[i, k] > 0.0:
-                    mean += atom_weight[i, k] * m[k]
-                    if low < 0 or m[k] < m[low]:
-                        low = k
+                if atom_weight[i, k] > 0.0 and (low < 0 or m[k] < m[low]):
+                    low = k
             if b == low or m[b] - m[low] <= 1e-12 * (abs(m[b]) + abs(m[low]) + 1.0):
                 break
-            # the best step moving weight from the least to the most violated atom
+            # the best step moving weight from the least to the most violated output
             curvature = c * (gram[i, b, b] + gram[i, low, low] - 2.0 * gram[i, b, low])
             t = atom_weight[i, low]
             if curvature > 0.0:
@@ -288,7 +295,8 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
             if delta[k] != 0.0:
                 _scatter(coef, pool_idx, pool_val, atom_start[i, k], atom_len[i, k], delta[k])
                 change += delta[k] * atom_loss[i, k]
-        n_held = _held_parts(i, count, atom_start, atom_len, pool_idx, seen, held_buf)
+        if n_held < 0:  # (an oracle visit may have added an output)
+            n_held = _held_parts(i, count, atom_start, atom_len, pool_idx, seen, held_buf)
         held = held_buf[:n_held]
         for j in range(n_held):
             r = held[j]

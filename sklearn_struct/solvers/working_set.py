@@ -40,8 +40,7 @@ import numpy as np
 from ..structures._kernel import empty_scale, specialize
 from . import _working_set_kernels
 from ._working_set_kernels import TRUTH
-from ._objective import segment_sums
-from .eg import EGResult, gap_visit_probabilities, visit_order
+from .eg import EGResult, _Problem, expected_losses, gap_visit_probabilities, visit_order
 
 __all__ = ["WorkingSetState", "working_set_solve"]
 
@@ -83,11 +82,11 @@ class WorkingSetState:
     atoms : dict of ndarray
         The working sets: per example the count, weights, losses and Gram
         matrix of its outputs, and their part vectors, sparse, in one pool.
+    block_gaps : ndarray of shape (n_samples,)
+        Every example's working-set gap at its last visit (``C s_i``-weighted),
+        from which the cached passes draw their visits.
     gap : float or None
         Duality gap certified by the last oracle pass (None before the first).
-    block_gaps : ndarray of shape (n_samples,) or None
-        Every example's working-set gap at that pass (``C s_i``-weighted), from
-        which the cached passes draw their visits.
     """
 
     mu: np.ndarray
@@ -96,8 +95,8 @@ class WorkingSetState:
     C: float
     part_offsets: np.ndarray
     atoms: dict
+    block_gaps: np.ndarray
     gap: float = None
-    block_gaps: np.ndarray = None
 
     @property
     def primal_weights(self):
@@ -166,13 +165,14 @@ def _grow_pool(atoms):
 class _Passes:
     """The compiled passes over one problem, with their scratch."""
 
-    def __init__(self, structure, batch, part_losses, loss_offsets, sample_weight):
+    def __init__(self, problem):
+        structure, batch = problem.structure, problem.batch
         self.kernel = specialize(_working_set_kernels.working_set_pass, structure.kernel_ops)
         self.fixed = (structure.kernel_data(batch, training=True), batch.part_offsets,
-                      batch.unit_offsets, part_losses, loss_offsets, sample_weight)
+                      batch.unit_offsets, problem.part_losses, problem.loss_offsets,
+                      problem.sample_weight)
         self.scale = empty_scale()
         self.losses = np.zeros(batch.n_samples)
-        self.block_gaps = np.zeros(batch.n_samples)
         self.out = np.zeros(1)  # why a pass stopped early
 
     def run(self, examples, oracle, update, C, w_kernel, state, w_scratch):
@@ -181,7 +181,7 @@ class _Passes:
         while True:
             stopped = self.kernel(
                 examples, oracle, update, MAX_STEPS, MAX_ATOMS, *self.fixed, C, w_kernel,
-                self.scale, state.mu, state.terms, self.losses, self.block_gaps, a["count"],
+                self.scale, state.mu, state.terms, self.losses, state.block_gaps, a["count"],
                 a["weight"], a["loss"], a["start"], a["length"], a["pool_idx"], a["pool_val"],
                 a["pool_top"], a["gram"], w_scratch, self.out)
             if stopped < 0:
@@ -227,12 +227,8 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
     """
     structure.require_kernel(KERNEL_OPERATIONS, "the working-set solver")
     rng = random_state if random_state is not None else np.random.RandomState(0)
-    n = batch.n_samples
-    sample_weight = (np.ones(n) if sample_weight is None
-                     else np.ascontiguousarray(sample_weight, dtype=np.float64))
-    part_losses = structure.part_losses(batch, Y)
-    loss_offsets = structure.loss_offsets(batch, Y)
-    dual_constant = float(sample_weight @ loss_offsets)
+    problem = _Problem(structure, batch, Y, "hinge", sample_weight, None)
+    n = problem.n_samples
     if state is not None and not np.array_equal(state.part_offsets, batch.part_offsets):
         raise ValueError(
             f"warm start: the stored working sets cover {len(state.part_offsets) - 1} "
@@ -244,15 +240,14 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
         # truth (the old weights, rescaled, start far from the new optimum: on small chains
         # C = 1 to 10 took 185 oracle passes against 118 cold); OCR letters to 1e-2 along
         # C = 0.1, 1, 10: 25, 22 and 69 oracle passes against 25, 39 and 88 cold
-        truth = structure.encode(batch, Y)
+        truth = problem.truth
         atoms = (_on_the_truth(state.atoms) if state is not None else
                  _initial_atoms(truth, batch.part_offsets, min(INITIAL_ATOMS, MAX_ATOMS)))
         state = WorkingSetState(
-            mu=truth.astype(np.float64), terms=segment_sums(truth * part_losses,
-                                                            batch.part_offsets),
-            w=np.zeros_like(structure.expected_features(batch, truth)), C=C,
-            part_offsets=batch.part_offsets.copy(), atoms=atoms)
-    passes = _Passes(structure, batch, part_losses, loss_offsets, sample_weight)
+            mu=truth.astype(np.float64), terms=None, w=np.zeros_like(problem.observed), C=C,
+            part_offsets=batch.part_offsets.copy(), atoms=atoms, block_gaps=np.zeros(n))
+        state.terms = expected_losses(problem, state)
+    passes = _Passes(problem)
     w_kernel = structure.kernel_weights(batch, state.w)
     w_scratch = np.zeros_like(w_kernel)
     everyone = np.arange(n, dtype=np.int64)
@@ -260,28 +255,25 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds",
                                "eval_seconds", "cached_passes")}
     converged, epoch = False, 0
-    if state.block_gaps is not None:  # a warm start continues where its fit stopped
-        passes.block_gaps[:] = state.block_gaps
     while True:
         cached, start = 0, time.perf_counter()
         # after an oracle pass (this fit's or, warm, the last fit's): re-solve on the
         # working sets, so that fits of one oracle pass each retrace one long fit
         while state.gap is not None and cached < MAX_CACHED_PASSES:
             order = visit_order("gap", n, rng,
-                                gap_visit_probabilities(passes.block_gaps, part_counts))
+                                gap_visit_probabilities(state.block_gaps, part_counts))
             passes.run(order, False, True, C, w_kernel, state, w_scratch)
             cached += 1
-            if passes.block_gaps.sum() <= INNER_GAP_FRACTION * state.gap:
+            if state.block_gaps.sum() <= INNER_GAP_FRACTION * state.gap:
                 break
         cached_seconds = time.perf_counter() - start
         start = time.perf_counter()
         passes.run(everyone, True, False, C, w_kernel, state, w_scratch)
-        w = structure.contract_weights(batch, w_kernel)
-        norm = 0.5 * float(w @ w)
-        primal = norm + C * float(sample_weight @ passes.losses)
-        dual = C * (float(sample_weight @ state.terms) + dual_constant) - norm
+        state.w = structure.contract_weights(batch, w_kernel)
+        primal = problem.primal(state.w, C, passes.losses)
+        dual = problem.dual(state.terms, state.w, C)
         epoch += 1
-        state.w, state.gap, state.block_gaps = w, primal - dual, passes.block_gaps.copy()
+        state.gap = primal - dual
         for key, value in (("passes", epoch), ("C", C), ("dual", dual), ("primal", primal),
                            ("gap", state.gap), ("seconds", cached_seconds),
                            ("eval_seconds", time.perf_counter() - start),

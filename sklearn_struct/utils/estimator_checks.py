@@ -985,8 +985,10 @@ check_kernel_ops = _public(_kernel_ops, (
     "``kernel_data``, agrees with the batch methods, with an empty and a random positive\n"
     "``scale`` (``log_partition``, given or the default through ``marginals``, with the\n"
     "reference log-partition); the generic batch loops agree with the batch methods;\n"
-    "``change_sq_norm`` equals ``||scale * F_i dmu||^2``; ``kernel_weights`` and\n"
-    "``contract_weights`` are inverse; no operation modifies its inputs."))
+    "``change_sq_norm`` equals ``||scale * F_i dmu||^2``; ``part_scores_at`` and\n"
+    "``add_features_at`` agree with ``part_scores`` and ``add_features`` on listed parts;\n"
+    "``kernel_weights`` and ``contract_weights`` are inverse; no operation modifies its\n"
+    "inputs."))
 check_input_variants = _public(_input_variants, (
     "Read-only and sparse copies of the inputs (or the option ``variants``) give the same\n"
     "batch layout, encoded targets and results of every supported operation, including\n"
