@@ -150,6 +150,34 @@ def test_marginals_and_viterbi_equal_brute_force(start_end, scale):
             np.testing.assert_array_equal(edges_out, edges[i])
 
 
+def test_kernels_with_mixed_magnitudes_and_forbidden_transitions_equal_brute_force():
+    """Positions whose scores differ by up to 4.5 orders of magnitude, and forbidden
+    transitions, drive the recursions off their fast path (messages held in log space,
+    exact log-sum-exps, exact conditionals) at some positions and onto it at others."""
+    rng = np.random.RandomState(0)
+    for _ in range(300):
+        T, K = rng.randint(1, 6), rng.randint(1, 4)
+        node = rng.randn(T, K) * 10 ** rng.uniform(0, 4.5, size=(T, 1))
+        transition = rng.randn(K, K) * 10 ** rng.uniform(0, 4)
+        if rng.rand() < 0.4:
+            transition[rng.rand(K, K) < 0.3] = -np.inf
+        start, end = (rng.randn(K) * 10 ** rng.uniform(0, 3) if rng.rand() < 0.5
+                      else np.zeros(K) for _ in range(2))
+        node_out, transition_out = np.empty((T, K)), np.empty((K, K))
+        log_z = chain_forward_backward(node, transition, start, end, node_out, transition_out)
+        forward_only = chain_log_partition(node, transition, start, end)
+        Ys, scores = _enumerate(node, transition, start, end)
+        if np.all(scores == -np.inf):
+            assert log_z == forward_only == -np.inf
+            continue
+        ref_log_z, ref_node, ref_edges, _, _ = _brute_force(node, transition, start, end)
+        scale = max(1.0, abs(ref_log_z))
+        assert log_z == pytest.approx(ref_log_z, rel=1e-13, abs=1e-12 * scale)
+        assert forward_only == pytest.approx(ref_log_z, rel=1e-13, abs=1e-12 * scale)
+        np.testing.assert_allclose(node_out, ref_node, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(transition_out, ref_edges.sum(axis=0), rtol=0, atol=1e-9)
+
+
 @pytest.mark.parametrize("start_end", [True, False])
 def test_marginals_are_the_gradient_of_log_partition(start_end):
     rng = np.random.RandomState(3)
