@@ -194,7 +194,9 @@ class EGCRF(_BaseEG):
         "cyclic": a fixed cycle ``0..n-1``.
     learning_rate : "adaptive" or float, default="adaptive"
         "adaptive": per-example rate halved until that example's step improves
-        the dual, then multiplied by 1.05 (section 7); a float is a fixed rate.
+        the dual, then multiplied by 1.05 (section 7; 1.02 for the log loss of
+        online EG, whose rates settle: fewer rejected steps); a float is a
+        fixed rate.
     eta0 : float, default=0.5
         Initial adaptive rate.
     tol : float, default=1e-4

@@ -797,7 +797,9 @@ def eg_solve(
         until the first evaluation).
     learning_rate : "adaptive" or float
         Section 7: per-example (online) or global (batch) rate, halved until
-        the dual improves, then multiplied by 1.05.  A float is a fixed rate.
+        the dual improves, then multiplied by 1.05 (``_eg_kernels.RATE_GROWTH``;
+        online EG on the log loss: ``LOG_LOSS_RATE_GROWTH``).  A float is a
+        fixed rate.
     eta0 : float
         Initial adaptive rate.
     tol : float
