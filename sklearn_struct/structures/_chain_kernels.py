@@ -199,7 +199,7 @@ def _forward_log_partition(node_scores, transition, start, end, exp_cols, col_ma
 
     ``log alpha[t, b]``, the log-sum of the scores of the prefixes ending in label
     ``b`` at ``t``, is ``node[t, b] + col_max[b] + shift + log(totals[b])`` with
-    ``totals[b] = sum_a scaled[a] exp_cols[a, b]``: while every total is accurate
+    ``totals[b] = sum_a exp_cols[b, a] scaled[a]``: while every total is accurate
     it stays implicit (:func:`_carried`), and a step costs ``K`` exponentials and
     no logarithm; an entry whose total is too small is an exact log-sum-exp, and
     its position is then held in log space.
