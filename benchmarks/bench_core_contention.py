@@ -74,13 +74,13 @@ def main():
         for half, result in zip((0, 1), run(path, [0, 1], args.passes, args.setup_seconds)):
             together[half].append(result)
         loads.append(os.getloadavg()[0])
-    rows = []
+    rows, slowdowns = [], []
     for half in (0, 1):
         a, t = np.median(alone[half], axis=0), np.median(together[half], axis=0)
+        slowdowns.append(t / a)  # (epoch, gap evaluation)
         rows.append([f"half {half}", f"{a[0]:.3f}", f"{t[0]:.3f}", f"{t[0] / a[0]:.2f}x",
                      f"{a[1]:.3f}", f"{t[1]:.3f}", f"{t[1] / a[1]:.2f}x"])
-    step_slowdown = np.mean([float(r[3][:-1]) for r in rows])
-    eval_slowdown = np.mean([float(r[6][:-1]) for r in rows])
+    step_slowdown, eval_slowdown = np.mean(slowdowns, axis=0)
     body = (
         f"CoNLL-2000 train split in two halves of {8936 // 2} sentences; online EGCRF (C=5, "
         f"no annealing), {args.passes} passes, seconds per pass from pass 3 on, medians of "

@@ -268,9 +268,11 @@ def arc_add_features(data, i, coef, scale, w):
     attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
     for c in range(1, n + 1):
         for h in range(n + 1):
-            if h != c and coef[arc_index(h, c, n)] != 0.0:
-                _add_arc(attrs, tok0, n, h, c, hash_bits, values, ids,
-                         coef[arc_index(h, c, n)], scale, w)
+            if h == c:
+                continue
+            value = coef[arc_index(h, c, n)]
+            if value != 0.0:
+                _add_arc(attrs, tok0, n, h, c, hash_bits, values, ids, value, scale, w)
 
 
 @njit(cache=True, nogil=True)
