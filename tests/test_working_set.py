@@ -17,7 +17,8 @@ from sklearn_struct.structures import (DependencyTreeStructure, MulticlassStruct
                                        TreeStructure, UnsupportedOperation)
 from sklearn_struct.structures.chain import ChainStructure
 
-from test_eg import enumerated_problem, make_chains, make_flat, primal_hinge, solve_hinge_qp
+from test_eg import (enumerated_problem, joint_features, make_chains, make_flat, primal_hinge,
+                     solve_hinge_qp)
 
 
 def fit(X, y, C, sample_weight=None, start_end=False, **params):
@@ -137,10 +138,12 @@ def test_warm_started_path_reuses_the_working_sets():
     for model, primal in zip(cold, path["primal"]):
         # both certified within 1e-3 of the optimum
         assert abs(primal - model.primal_objective_) <= 1e-3 * primal
-    # the outputs met at smaller C save oracle passes (measured: 8 and 46 against 16 and 68)
+    # the outputs met at smaller C save oracle passes (measured: 13 and 18 against 16 and
+    # 34; fewer cached passes per oracle pass than when the bound was 0.8, 8 and 46 against
+    # 16 and 68, so each warm oracle pass gains less)
     assert path["passes"][0] == cold[0].n_iter_
     for passes, model in zip(path["passes"][1:], cold[1:]):
-        assert passes <= 0.8 * model.n_iter_, (passes, model.n_iter_)
+        assert passes <= 0.85 * model.n_iter_, (passes, model.n_iter_)
 
 
 def test_switching_solver_with_warm_start_starts_cold():
@@ -213,8 +216,11 @@ def test_state_is_the_mixture_of_its_working_sets(monkeypatch, max_atoms):
     np.testing.assert_allclose(state.mu, mu, atol=1e-12)
     np.testing.assert_allclose(state.terms, np.add.reduceat(mu * part_losses, offsets[:-1]),
                                atol=1e-12)
-    np.testing.assert_allclose(svm.weights_, 10.0 * structure.expected_features(batch, truth - mu),
-                               atol=1e-10)
+    # w is the proximal problem's: its centre plus inner_C F (truth - mu)
+    assert state.inner_C < 10.0
+    np.testing.assert_allclose(
+        svm.weights_, state.center + state.inner_C * structure.expected_features(batch, truth - mu),
+        atol=1e-10)
 
 
 def _dependency_data():
@@ -297,3 +303,34 @@ def test_warm_start_on_other_examples_is_refused():
         with pytest.raises(ValueError, match="warm start: the stored working sets cover 6 "
                                              "examples .* but this training set has 5"):
             svm.fit(X[:5], y[:5])
+
+
+def test_easy_C_is_the_loss_over_the_curvature_of_the_first_outputs():
+    """With two labels the first oracle pass (at ``w = 0``) adds each word's unique output
+    of largest loss, every label flipped: the data's scale of C is its weighted loss over
+    its weighted squared feature difference, written out from the joint features."""
+    X, y = make_chains(n=7, n_states=2, max_len=4, seed=2)
+    weights = np.random.RandomState(0).uniform(0.5, 2.0, len(X))
+    weights[3] = 0.0
+    svm = fit(X, y, 1.0, sample_weight=weights, tol=0, max_iter=1, warm_start=True)
+    losses = np.array([len(labels) for labels in y], dtype=float)
+    curvatures = np.array([np.sum((joint_features(x, labels, 2, False)
+                                   - joint_features(x, 1 - labels, 2, False)) ** 2)
+                           for x, labels in zip(X, y)])
+    assert svm._dual_state.easy_C == pytest.approx(weights @ losses / (weights @ curvatures),
+                                                   rel=1e-12)
+
+
+def test_acceleration_converges_where_block_steps_alone_stall(monkeypatch):
+    """At C far above the data's scale the proximal sequence certifies 1e-3 within 100
+    oracle passes; the same passes without it (``inner_C = C``) end 10 times further
+    (measured: 59 passes; 2.0e-2 after 100), and the two fits bound each other."""
+    X, y = make_chains(n=60, n_states=4, max_len=6, n_features=5, seed=0)
+    accelerated = fit(X, y, 100.0, tol=1e-3, max_iter=100, warm_start=True)
+    assert accelerated._dual_state.inner_C < 100.0
+    monkeypatch.setattr(working_set, "PROXIMAL_FACTOR", np.inf)
+    plain = fit(X, y, 100.0, tol=0, max_iter=100, warm_start=True)
+    assert plain._dual_state.inner_C == 100.0
+    assert plain.duality_gap_ >= 10 * 1e-3 * plain.primal_objective_
+    assert accelerated.dual_objective_ <= plain.primal_objective_
+    assert plain.dual_objective_ <= accelerated.primal_objective_
