@@ -73,15 +73,16 @@ MAX_STEPS = 10
 #: fraction of the proximal problem's gap at the last oracle pass, at most
 #: ``MAX_CACHED_PASSES``.  Seconds to a relative gap of 1e-2 on OCR letters (704 words)
 #: at C = 0.1 / 1 / 10, accelerated: fraction 0.5, 0.78 / 1.41 / 2.9; 0.3, 0.87 / 1.89 /
-#: 3.4; 0.2, 0.96 / 2.1 / 4.0; 0.05, 0.93 / 2.1 / 4.3 (without acceleration 1.4 / 4.3 /
-#: 12.3).  But 0.5 leaves the proximal problems too rough on 2,000 MNIST digits at C =
-#: 100 (a gap of 0.57 after 100 oracle passes); 0.3 reaches 1e-2 in 76.
+#: 3.4; 0.2, 0.96 / 2.1 / 4.0 (without acceleration, at 0.05: 1.4 / 4.3 / 12.3).  But
+#: 0.5 leaves the proximal problems too rough on 2,000 MNIST digits at C = 100 (a gap of
+#: 0.57 after 100 oracle passes); 0.3 reaches 1e-2 in 76.
 INNER_GAP_FRACTION = 0.3
 MAX_CACHED_PASSES = 30
-#: ``inner_C`` is this many times ``sqrt(C easy_C)`` (see :func:`proximal_C`): too
-#: small a proximal ``C`` stalls the outer sequence (2,000 MNIST digits at C = 10: a gap
-#: of 0.17 after 100 oracle passes at factor 1, 1e-2 in 28 at factor 4), too large
-#: forgoes the acceleration (OCR letters at C = 10: 3.1 s at factor 1, 3.3 s at 4).
+#: ``inner_C`` is this many times ``sqrt(C easy_C)`` (see :func:`proximal_C`).  Too
+#: small a proximal ``C`` stalls the outer sequence (2,000 MNIST digits to 1e-2: at C =
+#: 10, 47 oracle passes at factor 1, 34 at factor 4; at C = 100, a gap of 0.38 after 100
+#: at factor 1, 76 passes at 4); too large forgoes the acceleration (OCR letters at C =
+#: 10: 3.1 s at factor 1, 3.3 s at 4).
 PROXIMAL_FACTOR = 4.0
 
 
