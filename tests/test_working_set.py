@@ -334,3 +334,27 @@ def test_acceleration_converges_where_block_steps_alone_stall(monkeypatch):
     assert plain.duality_gap_ >= 10 * 1e-3 * plain.primal_objective_
     assert accelerated.dual_objective_ <= plain.primal_objective_
     assert plain.dual_objective_ <= accelerated.primal_objective_
+
+
+@pytest.mark.parametrize("rising", [False, True])
+def test_extrapolation_is_catalysts_step_and_restarts_when_the_primal_rises(rising):
+    """The centre moves to ``kappa / (1 + kappa) (w_k + beta (w_k - w_{k-1}))`` with
+    Catalyst's ``beta = (1 - sqrt q) / (1 + sqrt q)``, ``q = 1 / (1 + kappa) = inner_C /
+    C``, or without the momentum after a rise of the primal; ``w`` moves with it."""
+    X, y = make_chains(n=4, n_states=3, max_len=3, seed=0)
+    structure = ChainStructure(start_end=False)
+    batch = structure.make_batch(X, n_states=3)
+    rng = np.random.RandomState(0)
+    w, previous, center = (rng.randn(batch.n_weights) for _ in range(3))
+    state = working_set.WorkingSetState(
+        mu=None, terms=None, w=w, C=9.0, part_offsets=batch.part_offsets, atoms={},
+        block_gaps=None, center=center, previous=previous, inner_C=1.0, rising=rising)
+    w_kernel = structure.kernel_weights(batch, w)
+    working_set._extrapolate(structure, batch, state, w_kernel)
+    kappa = 9.0 / 1.0 - 1.0
+    beta = 0.0 if rising else (1 - np.sqrt(1 / 9)) / (1 + np.sqrt(1 / 9))
+    expected = kappa / (1 + kappa) * (w + beta * (w - previous))
+    np.testing.assert_allclose(state.center, expected, rtol=1e-12)
+    np.testing.assert_allclose(structure.contract_weights(batch, w_kernel),
+                               w + expected - center, rtol=1e-12)
+    np.testing.assert_array_equal(state.previous, w)

@@ -297,14 +297,18 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
                 change += delta[k] * atom_loss[i, k]
         if n_held < 0:  # (an oracle visit may have added an output)
             n_held = _held_parts(i, count, atom_start, atom_len, pool_idx, seen, held_buf)
-        held = held_buf[:n_held]
+        # only the parts whose marginal changed: the outputs' shared parts cancel
+        n_changed = 0
         for j in range(n_held):
-            r = held[j]
-            mu[p0 + r] += coef[r]
-            held_values[j] = -c * coef[r]
-            coef[r] = 0.0
+            r = held_buf[j]
+            if coef[r] != 0.0:
+                mu[p0 + r] += coef[r]
+                held_buf[n_changed] = r  # (n_changed <= j: compacted in place)
+                held_values[n_changed] = -c * coef[r]
+                n_changed += 1
+                coef[r] = 0.0
         terms[i] += change
-        add_features_at_op(data, i, held, held_values[:n_held], scale, w,
+        add_features_at_op(data, i, held_buf[:n_changed], held_values[:n_changed], scale, w,
                            feature_scratch[:n_parts])
     return -1
 
