@@ -271,12 +271,14 @@ def test_working_sets_grow_from_two_slots(monkeypatch):
     assert svm.dual_objective_ <= optimum * (1 + 1e-7) <= svm.primal_objective_ * (1 + 2e-7)
 
 
-def test_one_pass_warm_fits_continue_one_fit():
-    """Fits of one oracle pass each (warm) run the cached passes a long fit runs
-    between its oracle passes, and reach its certified optimum."""
+@pytest.mark.parametrize("C", [1.0, 10.0])  # at 10 the proximal sequence runs
+def test_one_pass_warm_fits_continue_one_fit(C):
+    """Fits of one oracle pass each (warm) run the cached passes (and the extrapolation)
+    a long fit runs between its oracle passes, and reach its certified optimum."""
     X, y = make_chains(n=8, n_states=3, max_len=3, seed=5)
-    long = fit(X, y, 1.0, tol=1e-6)
-    stepwise = EGStructuredSVM(C=1.0, structure=ChainStructure(start_end=False),
+    long = fit(X, y, C, tol=1e-6, warm_start=True)
+    assert (long._dual_state.inner_C < C) == (C == 10.0)
+    stepwise = EGStructuredSVM(C=C, structure=ChainStructure(start_end=False),
                                solver="working_set", tol=1e-6, max_iter=1, warm_start=True,
                                random_state=0)
     cached, gaps = [], []
