@@ -76,7 +76,8 @@ MAX_STEPS = 10
 #: fraction of the proximal problem's gap at the last oracle pass, at most
 #: ``MAX_CACHED_PASSES``.  Seconds to a relative gap of 1e-2 on OCR letters (704 words)
 #: at C = 0.1 / 1 / 10, accelerated: fraction 0.5, 0.78 / 1.41 / 2.9; 0.3, 0.87 / 1.89 /
-#: 3.4; 0.2, 0.96 / 2.1 / 4.0 (without acceleration, at 0.05: 1.4 / 4.3 / 12.3).  But
+#: 3.4; 0.2, 0.96 / 2.1 / 4.0 (without acceleration, at 0.05: 1.4 / 4.3 / 12.3 in that
+#: session; 1.2 / 3.4 / 9.7 against 0.76 / 1.7 / 3.1 side by side in another).  But
 #: 0.5 leaves the proximal problems too rough on 2,000 MNIST digits at C = 100 (a gap of
 #: 0.57 after 100 oracle passes); 0.3 reaches 1e-2 in 76 to 80 (0.1 and 0.05: 82, 83).
 #: Without the acceleration (fraction 0.05) MNIST needs 41 (3.2 s against 4.6 s; see
