@@ -74,20 +74,20 @@ class _BaseEG(StructuredEstimator):
     def _state_kind(self):
         return "working_set" if self.solver == "working_set" else "eg"
 
+    def _solver_arguments(self, sample_weight, state, callback):
+        """The arguments every solver of ``fit`` takes."""
+        return dict(C=float(self.C), sample_weight=sample_weight, tol=self.tol, state=state,
+                    random_state=check_random_state(self.random_state),
+                    verbose=self.verbose, callback=callback)
+
     def _solve(self, batch, Y, sample_weight, state, callback):
         """The solver's result (an ``EGResult``) for ``fit``."""
-        common = dict(C=float(self.C), sample_weight=sample_weight, tol=self.tol, state=state,
-                      random_state=check_random_state(self.random_state),
-                      verbose=self.verbose, callback=callback)
-        structure = self.structure_.training_structure()
-        if self.solver == "working_set":
-            return working_set_solve(structure, batch, Y, max_iter=int(np.ceil(self.max_iter)),
-                                     **common)
         return eg_solve(
-            structure, batch, Y, loss=self._loss, solver=self.solver, order=self.order,
-            learning_rate=self.learning_rate, eta0=self.eta0, max_iter=self.max_iter,
-            annealing=self.annealing, n_jobs=self.n_jobs, keep_dual=bool(self.warm_start),
-            **common)
+            self.structure_.training_structure(), batch, Y, loss=self._loss,
+            solver=self.solver, order=self.order, learning_rate=self.learning_rate,
+            eta0=self.eta0, max_iter=self.max_iter, annealing=self.annealing,
+            n_jobs=self.n_jobs, keep_dual=bool(self.warm_start),
+            **self._solver_arguments(sample_weight, state, callback))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, callback=None):
@@ -376,6 +376,15 @@ class EGStructuredSVM(_BaseEG):
         warm start continues the
         temperature.  ``False``: plain EG on the hinge dual from uniform
         duals.  With the batch solver: anneal ``C`` (see :class:`EGCRF`).
+    accelerate : bool, default=True
+        With the working-set solver: Catalyst's proximal-point extrapolation
+        when ``C`` is far above the data's scale (see
+        :mod:`sklearn_struct.solvers.working_set`).  It pays on data whose
+        optimum keeps hinge losses (OCR letters at ``C = 10``: 3.4 times
+        faster), but not on nearly separable data, whose plain passes
+        converge well (2,000 MNIST digits at ``C = 100``: 0.7 times the
+        speed); ``False`` there.  A warm start that changes it keeps the
+        working sets and puts the weight back on the truth.
     n_jobs : int, default=None
         joblib workers for batch marginals, objective evaluation and
         prediction; the online solver's passes run on that many threads (see
@@ -426,18 +435,28 @@ dual_objective_, duality_gap_
     _parameter_constraints = {
         **_BaseEG._parameter_constraints,
         "solver": [StrOptions({"online", "batch", "working_set"})],
+        "accelerate": ["boolean"],
     }
 
     def __init__(
         self, C=1.0, *, structure=None, solver="online", order="shuffle",
         learning_rate="adaptive", eta0=0.5, tol=1e-3, max_iter=100, warm_start=False,
-        annealing=True, n_jobs=None, random_state=None, verbose=0,
+        annealing=True, accelerate=True, n_jobs=None, random_state=None, verbose=0,
     ):
         super().__init__(
             C=C, structure=structure, solver=solver, order=order, learning_rate=learning_rate,
             eta0=eta0, tol=tol, max_iter=max_iter, warm_start=warm_start, annealing=annealing,
             n_jobs=n_jobs, random_state=random_state, verbose=verbose,
         )
+        self.accelerate = accelerate
+
+    def _solve(self, batch, Y, sample_weight, state, callback):
+        if self.solver != "working_set":
+            return super()._solve(batch, Y, sample_weight, state, callback)
+        return working_set_solve(
+            self.structure_.training_structure(), batch, Y,
+            max_iter=int(np.ceil(self.max_iter)), accelerate=self.accelerate,
+            **self._solver_arguments(sample_weight, state, callback))
 
 
 def eg_path(estimator, X, y, Cs, *, sample_weight=None, X_val=None, y_val=None, scoring=None):

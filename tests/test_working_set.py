@@ -323,19 +323,28 @@ def test_easy_C_is_the_loss_over_the_curvature_of_the_first_outputs():
                                                    rel=1e-12)
 
 
-def test_acceleration_converges_where_block_steps_alone_stall(monkeypatch):
+def test_acceleration_converges_where_block_steps_alone_stall():
     """At C far above the data's scale the proximal sequence certifies 1e-3 within 100
-    oracle passes; the same passes without it (``inner_C = C``) end 10 times further
-    (measured: 59 passes; 2.0e-2 after 100), and the two fits bound each other."""
+    oracle passes; the same passes without it (``accelerate=False``, ``inner_C = C``) end
+    10 times further (measured: 59 passes; 2.0e-2 after 100), and the two fits bound
+    each other.  Switching it off on a warm start keeps the working sets and restarts
+    their weights on the truth."""
     X, y = make_chains(n=60, n_states=4, max_len=6, n_features=5, seed=0)
     accelerated = fit(X, y, 100.0, tol=1e-3, max_iter=100, warm_start=True)
     assert accelerated._dual_state.inner_C < 100.0
-    monkeypatch.setattr(working_set, "PROXIMAL_FACTOR", np.inf)
-    plain = fit(X, y, 100.0, tol=0, max_iter=100, warm_start=True)
+    plain = fit(X, y, 100.0, tol=0, max_iter=100, warm_start=True, accelerate=False)
     assert plain._dual_state.inner_C == 100.0
     assert plain.duality_gap_ >= 10 * 1e-3 * plain.primal_objective_
     assert accelerated.dual_objective_ <= plain.primal_objective_
     assert plain.dual_objective_ <= accelerated.primal_objective_
+    held = accelerated._dual_state.atoms["count"].copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        accelerated.set_params(accelerate=False, max_iter=1).fit(X, y)
+    state = accelerated._dual_state
+    assert state.inner_C == 100.0 and not state.accelerate
+    assert np.all(state.atoms["count"] >= held)
+    assert accelerated.history_["cached_passes"][0] == 0  # a fresh start on the truth
 
 
 @pytest.mark.parametrize("rising", [False, True])

@@ -34,9 +34,9 @@ kappa)`` centred at ``z kappa / (1 + kappa)``, and ``z`` then extrapolates the
 last two solutions.  The dual variables stay a point of the original dual (its
 ``w(alpha)`` is ``C / inner_C`` times ``w`` minus the centre), so every oracle pass
 still certifies the primal of its ``w``.  It pays on chains (OCR letters at ``C =
-10``: 3.1 s against 9.7 s; NER: 1.3 s against 3.9 s) but not on nearly separable
+10``: 3.3 s against 11.3 s; NER: 1.7 s against 4.4 s) but not on nearly separable
 multiclass data, whose plain passes converge well (2,000 MNIST digits at ``C = 100``:
-4.6 s against 3.2 s).
+5.2 s against 3.6 s); ``accelerate=False`` switches it off.
 
 The working sets are bounded (``MAX_ATOMS`` outputs per example, the truth
 included): a new output replaces the least violated one of weight 0, or the
@@ -77,10 +77,10 @@ MAX_STEPS = 10
 #: ``MAX_CACHED_PASSES``.  Seconds to a relative gap of 1e-2 on OCR letters (704 words)
 #: at C = 0.1 / 1 / 10, accelerated: fraction 0.5, 0.78 / 1.41 / 2.9; 0.3, 0.87 / 1.89 /
 #: 3.4; 0.2, 0.96 / 2.1 / 4.0 (without acceleration, at 0.05: 1.4 / 4.3 / 12.3 in that
-#: session; 1.2 / 3.4 / 9.7 against 0.76 / 1.7 / 3.1 side by side in another).  But
+#: session; 1.25 / 3.5 / 11.3 against 0.83 / 1.8 / 3.3 side by side in another).  But
 #: 0.5 leaves the proximal problems too rough on 2,000 MNIST digits at C = 100 (a gap of
 #: 0.57 after 100 oracle passes); 0.3 reaches 1e-2 in 76 to 80 (0.1 and 0.05: 82, 83).
-#: Without the acceleration (fraction 0.05) MNIST needs 41 (3.2 s against 4.6 s; see
+#: Without the acceleration (fraction 0.05) MNIST needs 41 (3.6 s against 5.2 s; see
 #: ``benchmarks/bench_working_set_acceleration.py``).
 INNER_GAP_FRACTION = 0.3
 MAX_CACHED_PASSES = 30
@@ -118,6 +118,9 @@ class WorkingSetState:
         ``w = center + inner_C sum_i s_i F_i (z_i - mu_i)``.
     previous : ndarray of shape (n_weights,)
         ``w`` at the oracle pass before the last (the extrapolation's other point).
+    accelerate : bool
+        Whether the fit runs the proximal sequence when ``C`` is far above the
+        data's scale.
     easy_C : float or None
         The data's scale of ``C`` (see :func:`easy_C`), once measured.
     inner_C : float
@@ -142,6 +145,7 @@ class WorkingSetState:
     block_gaps: np.ndarray
     center: np.ndarray
     previous: np.ndarray
+    accelerate: bool = True
     easy_C: float = None
     inner_C: float = None
     gap: float = None
@@ -289,7 +293,8 @@ def _bounds(problem, state, losses):
 
 
 def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-3,
-                      max_iter=100, state=None, random_state=None, verbose=0, callback=None):
+                      max_iter=100, accelerate=True, state=None, random_state=None, verbose=0,
+                      callback=None):
     """Minimise ``1/2||w||^2 + C sum_i s_i hinge_i(w)`` on working sets (see the module).
 
     Parameters
@@ -307,9 +312,13 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
         oracle pass.
     max_iter : int
         Maximum number of oracle passes.
+    accelerate : bool
+        Run the proximal sequence (see the module) when ``C`` is far above the
+        data's scale.
     state : WorkingSetState, optional
         Dual variables of an earlier fit on the same examples (warm start; at
-        another ``C`` its working sets are kept, their weights restart on the truth).
+        another ``C`` or ``accelerate`` its working sets are kept, their weights
+        restart on the truth).
     random_state : numpy.random.RandomState
         Seeds the order of the cached passes.
     verbose : int
@@ -332,7 +341,7 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
             f"examples with {state.part_offsets[-1]} parts but this training set has {n} "
             f"examples with {batch.part_offsets[-1]} parts; fit on the same examples or set "
             "warm_start=False.")
-    if state is None or state.C != C:
+    if state is None or state.C != C or state.accelerate != accelerate:
         # a warm start at another C keeps the working sets but puts the weight back on the
         # truth (the old weights, rescaled, start far from the new optimum: on small chains
         # C = 1 to 10 took 185 oracle passes against 118 cold); OCR letters to 1e-2 along
@@ -346,8 +355,9 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
         state = WorkingSetState(
             mu=truth.astype(np.float64), terms=None, w=zeros, C=C,
             part_offsets=batch.part_offsets.copy(), atoms=atoms, block_gaps=np.zeros(n),
-            center=zeros.copy(), previous=zeros.copy(), easy_C=known_scale,
-            inner_C=C if known_scale is None else proximal_C(C, known_scale))
+            center=zeros.copy(), previous=zeros.copy(), accelerate=accelerate,
+            easy_C=known_scale,
+            inner_C=C if known_scale is None or not accelerate else proximal_C(C, known_scale))
         state.terms = expected_losses(problem, state)
     passes = _Passes(problem)
     w_kernel = structure.kernel_weights(batch, state.w)
@@ -375,7 +385,7 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
         passes.run(everyone, True, False, state.inner_C, w_kernel, state, w_scratch)
         if state.easy_C is None:  # the first oracle pass of a cold fit (at w = 0)
             state.easy_C = easy_C(state.atoms, problem.sample_weight, C)
-            state.inner_C = proximal_C(C, state.easy_C)
+            state.inner_C = proximal_C(C, state.easy_C) if accelerate else C
         state.w = structure.contract_weights(batch, w_kernel)
         primal, dual, state.inner_gap = _bounds(problem, state, passes.losses)
         epoch += 1
