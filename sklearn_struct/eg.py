@@ -345,9 +345,9 @@ class EGStructuredSVM(_BaseEG):
         ``C`` is far above the data's scale.  It pays at weak regularisation,
         where EG's smoothing sharpens slowly: on OCR letters at ``C = 10`` it
         reaches a relative gap of 1e-2 in 57 oracle passes (2.9 s) where EG is
-        at 0.55 after 100 passes; at ``C <= 0.1`` online EG is faster.  ``max_iter`` then counts
-        oracle passes; ``order``, ``learning_rate``, ``eta0`` and ``annealing``
-        do not apply, and it runs on one core.
+        at 0.55 after 100 passes; at ``C <= 0.1`` online EG is faster.
+        ``max_iter`` then counts oracle passes; ``order``, ``learning_rate``,
+        ``eta0`` and ``annealing`` do not apply, and it runs on one core.
     order : {"shuffle", "gap", "random", "cyclic"}, default="shuffle"
         See :class:`EGCRF`.  Gap sampling does not pay for the hinge: the
         annealed smoothing, not the visiting order, sets the pace (on OCR
@@ -383,8 +383,8 @@ class EGStructuredSVM(_BaseEG):
         optimum keeps hinge losses (OCR letters at ``C = 10``: 3.4 times
         faster), but not on nearly separable data, whose plain passes
         converge well (2,000 MNIST digits at ``C = 100``: 0.7 times the
-        speed); ``False`` there.  A warm start that changes it keeps the
-        working sets and puts the weight back on the truth.
+        speed): set it to ``False`` there.  A warm start that changes it keeps
+        the working sets and puts the weight back on the truth.
     n_jobs : int, default=None
         joblib workers for batch marginals, objective evaluation and
         prediction; the online solver's passes run on that many threads (see
