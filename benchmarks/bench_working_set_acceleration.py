@@ -34,6 +34,7 @@ from sklearn.exceptions import ConvergenceWarning
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _record import markdown_table, record  # noqa: E402
 from bench_eg_ner import token_features  # noqa: E402
+from bench_ssvm_bcfw import in_oracle_passes  # noqa: E402
 
 from sklearn_struct.datasets import load_conll, load_mnist_idx, load_ocr_letters  # noqa: E402
 from sklearn_struct.eg import EGStructuredSVM  # noqa: E402
@@ -83,9 +84,8 @@ def fit(X, y, make_structure, C, max_oracle, accelerated):
 
 def describe(model, seconds):
     h = model.history_
-    in_oracle_passes = (h["seconds"].sum() + h["eval_seconds"].sum()) / h["eval_seconds"].mean()
     return [f"{model.n_iter_} ({h['cached_passes'].sum()})", f"{seconds:.2f}",
-            f"{in_oracle_passes:.0f}", f"{model.duality_gap_ / model.primal_objective_:.1e}"]
+            f"{in_oracle_passes(h):.0f}", f"{model.duality_gap_ / model.primal_objective_:.1e}"]
 
 
 def main():

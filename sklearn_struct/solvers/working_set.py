@@ -259,9 +259,12 @@ def easy_C(atoms, sample_weight, C):
     return float(sample_weight[added] @ atoms["loss"][added, 1]) / curvature
 
 
-def proximal_C(C, scale):
+def proximal_C(C, scale, accelerate=True):
     """``C`` of the proximal problems: ``PROXIMAL_FACTOR`` times the geometric mean of
-    ``C`` and the data's scale, when that is below ``C``."""
+    ``C`` and the data's scale, when that is below ``C``; ``C`` itself without
+    acceleration or before the scale is known (``scale`` None)."""
+    if not accelerate or scale is None:
+        return C
     return min(C, PROXIMAL_FACTOR * float(np.sqrt(C * scale)))
 
 
@@ -356,8 +359,7 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
             mu=truth.astype(np.float64), terms=None, w=zeros, C=C,
             part_offsets=batch.part_offsets.copy(), atoms=atoms, block_gaps=np.zeros(n),
             center=zeros.copy(), previous=zeros.copy(), accelerate=accelerate,
-            easy_C=known_scale,
-            inner_C=C if known_scale is None or not accelerate else proximal_C(C, known_scale))
+            easy_C=known_scale, inner_C=proximal_C(C, known_scale, accelerate))
         state.terms = expected_losses(problem, state)
     passes = _Passes(problem)
     w_kernel = structure.kernel_weights(batch, state.w)
@@ -385,7 +387,7 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
         passes.run(everyone, True, False, state.inner_C, w_kernel, state, w_scratch)
         if state.easy_C is None:  # the first oracle pass of a cold fit (at w = 0)
             state.easy_C = easy_C(state.atoms, problem.sample_weight, C)
-            state.inner_C = proximal_C(C, state.easy_C) if accelerate else C
+            state.inner_C = proximal_C(C, state.easy_C, accelerate)
         state.w = structure.contract_weights(batch, w_kernel)
         primal, dual, state.inner_gap = _bounds(problem, state, passes.losses)
         epoch += 1
