@@ -4,7 +4,10 @@ Batch EG (``EGCRF(solver="batch")``, Figure 1 of Collins et al. 2008) on
 
 * ``conll``: CoNLL-2000 chunking (``--n-train`` first training sentences), the
   features of ``bench_eg_conll.py``, a chain without start/end parts;
-* ``ocr``: the OCR letters shipped in the package (the embedded default job).
+* ``ocr``: the OCR letters shipped in the package (the embedded default job);
+* ``ewt``: dependency parsing on UD English-EWT (``--n-train`` first projective
+  training sentences), the hashed first-order features of ``bench_dependency_ewt.py``
+  (``2 ** --hash-bits`` weights), projective trees with a single root.
 
 Each round fits the same model three ways, in this order: in this process on
 one core (``n_jobs=None``), with two joblib threads (``n_jobs=2``), and on a
@@ -22,6 +25,7 @@ this process and, on the cluster, its workers (the work the distribution adds).
 Run from benchmarks/:
     python bench_eg_dask.py --job conll --n-train 3000 --passes 5
     python bench_eg_dask.py --job ocr --passes 20
+    python bench_eg_dask.py --job ewt --C 0.1 --passes 3 --rounds 2
 """
 
 import argparse
@@ -41,33 +45,48 @@ from _record import markdown_table, record  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
 from sklearn_struct.eg import EGCRF  # noqa: E402
-from sklearn_struct.structures.chain import ChainStructure  # noqa: E402
+from sklearn_struct.structures import ChainStructure, DependencyTreeStructure  # noqa: E402
 
 
 def load_job(args):
+    """The job's training data, its structure and a description."""
     if args.job == "ocr":
         from sklearn_struct.datasets import load_ocr_default
 
         ocr = load_ocr_default()
-        return list(ocr.X), list(ocr.y), "embedded OCR letters"
+        return list(ocr.X), list(ocr.y), ChainStructure(start_end=False), "embedded OCR letters"
+    if args.job == "ewt":
+        from sklearn_struct.datasets import filter_projective, load_conllu
+        from sklearn_struct.preprocessing import DependencyTokenEncoder
+
+        train = load_conllu(args.data / "ud_en_ewt_r2.16" / "en_ewt-ud-train.conllu.gz")
+        sentences = [{"form": f, "upos": u, "xpos": x}
+                     for f, u, x in zip(train.form, train.upos, train.xpos)]
+        sentences, heads, _ = filter_projective(sentences, train.head)
+        n = len(sentences) if args.n_train is None else args.n_train
+        X = DependencyTokenEncoder(pos="both").fit(sentences[:n]).transform(sentences[:n])
+        return (X, heads[:n], DependencyTreeStructure(hash_bits=args.hash_bits),
+                f"UD English-EWT, first {n} projective training sentences, "
+                f"2^{args.hash_bits} hashed weights")
     from sklearn_struct.datasets import load_conll
     from sklearn_struct.preprocessing import SequenceDictVectorizer, conll_token_features
 
-    train = load_conll(args.data / "train.txt.gz")
+    train = load_conll(args.data / "conll2000_chunking" / "train.txt.gz")
     n = len(train.word) if args.n_train is None else args.n_train
     features = [conll_token_features(w, p) for w, p in zip(train.word[:n], train.pos[:n])]
     X = SequenceDictVectorizer().fit_transform(features)
-    return X, train.tags[:n], f"CoNLL-2000, first {n} training sentences"
+    return (X, train.tags[:n], ChainStructure(start_end=False),
+            f"CoNLL-2000, first {n} training sentences")
 
 
 def _cpu_seconds():
     return time.process_time()
 
 
-def fit(X, y, C, passes, n_jobs, client=None):
+def fit(X, y, structure, C, passes, n_jobs, client=None):
     """One fit; with ``client``, the CPU seconds of its workers count too."""
-    model = EGCRF(C=C, solver="batch", structure=ChainStructure(start_end=False), tol=0,
-                  max_iter=passes, n_jobs=n_jobs)
+    model = EGCRF(C=C, solver="batch", structure=structure, tol=0, max_iter=passes,
+                  n_jobs=n_jobs)
 
     def cpu():
         workers = sum(client.run(_cpu_seconds).values()) if client is not None else 0.0
@@ -86,17 +105,18 @@ def fit(X, y, C, passes, n_jobs, client=None):
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    default = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2000_chunking"
-    parser.add_argument("--job", choices=["conll", "ocr"], required=True)
+    default = Path(__file__).resolve().parents[2] / "shared" / "data"
+    parser.add_argument("--job", choices=["conll", "ocr", "ewt"], required=True)
     parser.add_argument("--data", type=Path, default=default)
     parser.add_argument("--n-train", type=int, default=None)
     parser.add_argument("--C", type=float, default=1.0)
     parser.add_argument("--passes", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--hash-bits", type=int, default=20, help="ewt: log2 of the weights")
     args = parser.parse_args()
     from dask.distributed import Client, LocalCluster
 
-    X, y, description = load_job(args)
+    X, y, structure, description = load_job(args)
     load_start = os.getloadavg()[0]
     start = time.perf_counter()
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -106,10 +126,10 @@ def main():
 
     def on_cluster(passes):
         with joblib.parallel_config(backend="dask"):
-            return fit(X, y, args.C, passes, 2, client)
+            return fit(X, y, structure, args.C, passes, 2, client)
 
-    ways = {"one process, one core": lambda p: fit(X, y, args.C, p, None),
-            "two joblib threads": lambda p: fit(X, y, args.C, p, 2),
+    ways = {"one process, one core": lambda p: fit(X, y, structure, args.C, p, None),
+            "two joblib threads": lambda p: fit(X, y, structure, args.C, p, 2),
             "dask, two worker processes": on_cluster}
     warm = {name: run(1)["fit"] for name, run in ways.items()}  # compiles in every process
     results = {name: [] for name in ways}

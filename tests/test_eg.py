@@ -25,7 +25,8 @@ from sklearn_struct.eg import EGCRF, EGStructuredSVM, eg_path
 from sklearn_struct.solvers import _chunks
 from sklearn_struct.solvers import eg as eg_module
 from sklearn_struct.solvers.eg import _Problem, eg_solve
-from sklearn_struct.structures import MulticlassStructure, UnsupportedOperation
+from sklearn_struct.structures import (
+    DependencyTreeStructure, MulticlassStructure, UnsupportedOperation)
 from sklearn_struct.structures.chain import ChainStructure
 
 # fits with tol=0 or a few passes are meant to stop on max_iter
@@ -759,6 +760,23 @@ def test_dask_process_cluster_gives_the_same_fit_and_predictions(process_cluster
     local = Model(solver="batch", max_iter=3, tol=0, n_jobs=2).fit(X, y)
     with joblib.parallel_config(backend="dask"):
         remote = Model(solver="batch", max_iter=3, tol=0, n_jobs=2).fit(X, y)
+        remote_pred = remote.predict(X)
+    np.testing.assert_allclose(remote.coef_, local.coef_, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(remote.history_["gap"], local.history_["gap"], rtol=1e-10)
+    for a, b in zip(remote_pred, local.predict(X)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_dask_process_cluster_fits_dependency_trees(process_cluster, every_job_on_the_cluster):
+    # the sub-batches of another structure (hashed arc features) go to the workers too
+    rng = np.random.RandomState(3)
+    X = [rng.randint(4, 40, size=(n, 3)) for n in (3, 5, 4, 6, 2, 7)]
+    y = [np.arange(len(x)) for x in X]  # every word headed by the one before: projective
+    model = EGCRF(C=1.0, solver="batch", structure=DependencyTreeStructure(hash_bits=10),
+                  max_iter=3, tol=0, n_jobs=2)
+    local = clone(model).fit(X, y)
+    with joblib.parallel_config(backend="dask"):
+        remote = clone(model).fit(X, y)
         remote_pred = remote.predict(X)
     np.testing.assert_allclose(remote.coef_, local.coef_, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(remote.history_["gap"], local.history_["gap"], rtol=1e-10)
