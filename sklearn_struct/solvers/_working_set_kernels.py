@@ -286,8 +286,8 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
             atom_weight[i, low] -= t
             delta[b] += t
             delta[low] -= t
-            for k in range(count):
-                m[k] -= c * t * (gram[i, k, b] - gram[i, k, low])
+            for k in range(count):  # (rows of the symmetric Gram matrix: contiguous)
+                m[k] -= c * t * (gram[i, b, k] - gram[i, low, k])
         # w, the marginals and the expected loss move on the parts of the outputs held
         coef = coef_buf[:n_parts]
         change = 0.0
