@@ -350,7 +350,7 @@ class EGStructuredSVM(_BaseEG):
         against), accelerated by Catalyst's proximal-point extrapolation when
         ``C`` is far above the data's scale.  It pays at weak regularisation,
         where EG's smoothing sharpens slowly: on OCR letters at ``C = 10`` it
-        reaches a relative gap of 1e-2 in 57 oracle passes (2.9 s) where EG is
+        reaches a relative gap of 1e-2 in 57 oracle passes (3.4 s) where EG is
         at 0.55 after 100 passes; at ``C <= 0.1`` online EG is faster.
         ``max_iter`` then counts oracle passes; ``order``, ``learning_rate``,
         ``eta0`` and ``annealing`` do not apply, and it runs on one core.
