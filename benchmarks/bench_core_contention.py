@@ -15,6 +15,7 @@ import argparse
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -41,14 +42,13 @@ warnings.simplefilter("ignore")  # tol=0: a ConvergenceWarning by design
 model = EGCRF(C=5.0, structure=ChainStructure(start_end=False), tol=0, max_iter=passes,
               annealing=False, random_state=0).fit(X, y)
 h = model.history_
-print(h["seconds"][2:].mean(), h["eval_seconds"][2:].mean())
+print(h["seconds"][2:].mean(), h["eval_seconds"][2:].mean(), len(X))
 """
 
 
 def run(path, halves, passes, setup_seconds):
-    """Fit the given halves, each in its own process, all starting at once."""
-    import time
-
+    """Fit the given halves, each in its own process, all starting at once; per half,
+    its seconds per epoch and per gap evaluation, and its number of sentences."""
     go = time.time() + setup_seconds
     processes = [subprocess.Popen([sys.executable, "-c", WORKER, str(path), str(half),
                                    str(passes), str(go)], stdout=subprocess.PIPE, text=True)
@@ -76,16 +76,16 @@ def main():
         loads.append(os.getloadavg()[0])
     rows, slowdowns = [], []
     for half in (0, 1):
-        a, t = np.median(alone[half], axis=0), np.median(together[half], axis=0)
+        a, t = (np.median(np.array(runs)[:, :2], axis=0) for runs in (alone[half], together[half]))
         slowdowns.append(t / a)  # (epoch, gap evaluation)
         rows.append([f"half {half}", f"{a[0]:.3f}", f"{t[0]:.3f}", f"{t[0] / a[0]:.2f}x",
                      f"{a[1]:.3f}", f"{t[1]:.3f}", f"{t[1] / a[1]:.2f}x"])
     step_slowdown, eval_slowdown = np.mean(slowdowns, axis=0)
     body = (
-        f"CoNLL-2000 train split in two halves of {8936 // 2} sentences; online EGCRF (C=5, "
-        f"no annealing), {args.passes} passes, seconds per pass from pass 3 on, medians of "
-        f"{args.rounds} rounds; each fit in a process of its own, alone or both at once. "
-        f"Load average (1 minute) from {min(loads):.2f} to {max(loads):.2f}.\n\n"
+        f"CoNLL-2000 train split in two halves of {int(alone[0][0][2])} sentences; online "
+        f"EGCRF (C=5, no annealing), {args.passes} passes, seconds per pass from pass 3 on, "
+        f"medians of {args.rounds} rounds; each fit in a process of its own, alone or both at "
+        f"once. Load average (1 minute) from {min(loads):.2f} to {max(loads):.2f}.\n\n"
         + markdown_table(["data", "epoch s/pass alone", "epoch s/pass together", "slowdown",
                           "gap evaluation s alone", "gap evaluation s together",
                           "slowdown"], rows)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
+from sklearn_struct.datasets import load_ocr_default
 from sklearn_struct.eg import EGCRF, EGStructuredSVM, eg_path
 from sklearn_struct.solvers import working_set
 from sklearn_struct.structures import (DependencyTreeStructure, MulticlassStructure,
@@ -353,8 +354,6 @@ def test_certifies_1e2_on_ocr_letters_within_100_oracle_passes(C, most_passes):
     where BCFW and online EG end 100 passes far from it (``bench_ssvm_bcfw.py``):
     certified at a relative gap of 1e-2, in at most ``most_passes`` oracle passes
     (measured: 35 and 44)."""
-    from sklearn_struct.datasets import load_ocr_default
-
     ocr = load_ocr_default()
     model = fit(list(ocr.X), list(ocr.y), C, tol=1e-2, max_iter=100)
     assert model.duality_gap_ <= 1e-2 * model.primal_objective_
