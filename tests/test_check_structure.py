@@ -258,7 +258,7 @@ def dropping_add_features_at(data, i, parts, coef, scale, w, scratch):
 
 def replaced(ops, **changes):
     """``ops`` with some operations given anew."""
-    return KernelOps(**{**{name: ops.functions[name] for name in ops.provided}, **changes})
+    return KernelOps(**{**{name: ops.functions[name] for name in ops.given}, **changes})
 
 
 class WrongPartialScoresChain(ChainStructure):

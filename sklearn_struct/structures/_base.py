@@ -134,6 +134,8 @@ OPERATIONS = (
     "marginals",
     "project",
     "feature_bounds",
+    "k_best",
+    "sample",
 )
 
 #: Parts operations that a structure gets from its per-example kernel operations.
@@ -144,6 +146,8 @@ _FROM_KERNEL = {
     "argmax": ("argmax",),
     "marginals": ("marginals",),
     "project": ("project",),
+    "k_best": ("k_best",),
+    "sample": ("sample",),
 }
 
 
@@ -573,6 +577,88 @@ class BaseStructure(ABC):
             If the structure does not implement :meth:`marginals`.
         """
         return self.marginals(batch, scores)[1]
+
+    def k_best(self, batch, scores, k):
+        """The ``k`` highest-scoring outputs of every example, best first.
+
+        The k-best max-plus semiring on the structure's dynamic program
+        (:mod:`._semiring`); ties are broken in a fixed order, so the result
+        is deterministic, and the first output is :meth:`argmax`'s.
+
+        Parameters
+        ----------
+        batch : batch object
+            A batch returned by :meth:`make_batch`.
+        scores : array-like of shape (n_parts_total,)
+            Part scores, flat.
+        k : int
+            How many outputs per example, at least 1.
+
+        Returns
+        -------
+        Y : ndarray of int64 of shape (k, n_units_total)
+            Row ``j`` holds the ``j``-th best output of every example, flat;
+            zeros where an example has fewer than ``j + 1`` outputs.
+        best_scores : ndarray of shape (n_samples, k)
+            The outputs' scores; ``-inf`` where there is no such output.
+
+        Raises
+        ------
+        UnsupportedOperation
+            If the structure has no dynamic program.
+        """
+        ops = self._kernel_for("k_best")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"{type(self).__name__}: k must be an integer of at least 1, "
+                             f"got {k!r}.")
+        scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
+        Y = np.zeros((int(k), int(batch.unit_offsets[-1])), dtype=np.int64)
+        best_scores = np.full((batch.n_samples, int(k)), -np.inf)
+        found = np.empty(batch.n_samples, dtype=np.int64)
+        specialize(_generic_kernels.batch_k_best, ops)(
+            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, int(k), Y,
+            best_scores, found)
+        return Y, best_scores
+
+    def sample(self, batch, scores, n_draws, random_state=None):
+        """Exact samples of ``p(y) ~ exp(sum_{r in y} scores_r)`` for every example.
+
+        Forward in the log semiring, then top-down sampling of the
+        structure's dynamic program (:mod:`._semiring`).
+
+        Parameters
+        ----------
+        batch : batch object
+            A batch returned by :meth:`make_batch`.
+        scores : array-like of shape (n_parts_total,)
+            Part scores, flat.
+        n_draws : int
+            Samples per example, at least 1.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the draws.
+
+        Returns
+        -------
+        Y : ndarray of int64 of shape (n_draws, n_units_total)
+            Row ``j`` holds the ``j``-th sample of every example, flat.
+
+        Raises
+        ------
+        UnsupportedOperation
+            If the structure has no dynamic program.
+        """
+        from sklearn.utils import check_random_state
+
+        ops = self._kernel_for("sample")
+        if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 1:
+            raise ValueError(f"{type(self).__name__}: n_draws must be an integer of at least 1, "
+                             f"got {n_draws!r}.")
+        scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
+        seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+        Y = np.zeros((int(n_draws), int(batch.unit_offsets[-1])), dtype=np.int64)
+        specialize(_generic_kernels.batch_sample, ops)(
+            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, seed, Y)
+        return Y
 
     def project(self, batch, v, warm_start=None):
         """Euclidean projection of a part vector onto the relaxed output polytope.

@@ -59,3 +59,23 @@ def batch_project(data, part_offsets, v, out):
     for i in range(part_offsets.shape[0] - 1):
         p0, p1 = part_offsets[i], part_offsets[i + 1]
         project_op(data, i, v[p0:p1], out[p0:p1])
+
+
+def batch_k_best(data, part_offsets, unit_offsets, scores, k, Y, best_scores, found):
+    """``Y[j, units of i]``: the ``j``-th best output of example ``i`` (``found[i]`` of them)."""
+    for i in range(part_offsets.shape[0] - 1):
+        u0, u1 = unit_offsets[i], unit_offsets[i + 1]
+        rows = np.zeros((k, u1 - u0), dtype=np.int64)
+        found[i] = k_best_op(data, i, scores[part_offsets[i]:part_offsets[i + 1]], k, rows,
+                             best_scores[i])
+        Y[:, u0:u1] = rows
+
+
+def batch_sample(data, part_offsets, unit_offsets, theta, seed, Y):
+    """``Y[j, units of i]``: sample ``j`` of example ``i``, from numba's generator seeded here."""
+    np.random.seed(seed)
+    for i in range(part_offsets.shape[0] - 1):
+        u0, u1 = unit_offsets[i], unit_offsets[i + 1]
+        rows = np.empty((Y.shape[0], u1 - u0), dtype=np.int64)
+        sample_op(data, i, theta[part_offsets[i]:part_offsets[i + 1]], rows)
+        Y[:, u0:u1] = rows

@@ -51,18 +51,30 @@ the operations as arguments instead would work too, but numba does not cache
 functions that take other compiled functions as arguments.)
 """
 
+import functools
 import hashlib
 import inspect
 import types
+from pathlib import Path
 
 import numpy as np
 from numba import njit
+
+from . import _semiring
 
 __all__ = ["KERNEL_OPERATIONS", "KernelOps", "specialize"]
 
 #: Names of the per-example operations, as the templates call them (with ``_op``).
 KERNEL_OPERATIONS = ("part_scores", "add_features", "marginals", "log_partition", "argmax",
-                     "encode", "project", "change_sq_norm", "part_scores_at", "add_features_at")
+                     "encode", "project", "change_sq_norm", "part_scores_at", "add_features_at",
+                     "hypergraph_size", "hypergraph", "decode", "k_best", "sample")
+
+#: What a structure's hypergraph gives (:mod:`._semiring`), unless it gives its own.
+_FROM_HYPERGRAPH = {"marginals": _semiring.dp_marginals,
+                    "log_partition": _semiring.dp_log_partition,
+                    "argmax": _semiring.dp_argmax,
+                    "k_best": _semiring.dp_k_best,
+                    "sample": _semiring.dp_sample}
 
 
 class KernelOps:
@@ -82,8 +94,11 @@ add_features_at : numba dispatcher, optional
 
     Attributes
     ----------
-    provided : tuple of str
+    given : tuple of str
         Names of the operations given.
+    provided : tuple of str
+        Names of the operations given or derived from the hypergraph
+        (marginals, log-partition, argmax, k-best and samples).
 
     See Also
     --------
@@ -103,17 +118,29 @@ add_features_at : numba dispatcher, optional
 
     def __init__(self, *, part_scores, add_features, marginals=None, log_partition=None,
                  argmax=None, encode=None, project=None, change_sq_norm=None,
-                 part_scores_at=None, add_features_at=None):
+                 part_scores_at=None, add_features_at=None, hypergraph_size=None,
+                 hypergraph=None, decode=None):
         given = dict(part_scores=part_scores, add_features=add_features, marginals=marginals,
                      log_partition=log_partition, argmax=argmax, encode=encode,
                      project=project, change_sq_norm=change_sq_norm,
-                     part_scores_at=part_scores_at, add_features_at=add_features_at)
+                     part_scores_at=part_scores_at, add_features_at=add_features_at,
+                     hypergraph_size=hypergraph_size, hypergraph=hypergraph, decode=decode)
         self.functions = {name: op for name, op in given.items() if op is not None}
         for name, op in self.functions.items():
             if not hasattr(op, "py_func"):
                 raise TypeError(f"KernelOps: {name} must be a numba @njit function, got {op!r}.")
-        self.provided = tuple(self.functions)
+        self.given = tuple(self.functions)
+        dynamic_program = ("hypergraph_size", "hypergraph", "decode")
+        if any(name in self.functions for name in dynamic_program) and not all(
+                name in self.functions for name in dynamic_program):
+            raise TypeError("KernelOps: a dynamic program needs hypergraph_size, hypergraph "
+                            "and decode together.")
         self._specialized = {}
+        if "hypergraph" in self.functions:
+            for name, template in _FROM_HYPERGRAPH.items():
+                if name not in self.functions:
+                    self.functions[name] = specialize(template, self)
+        self.provided = tuple(self.functions)
         if "change_sq_norm" not in self.functions:
             self.functions["change_sq_norm"] = specialize(_default_change_sq_norm, self)
         if "log_partition" not in self.functions and "marginals" in self.functions:
@@ -125,6 +152,10 @@ add_features_at : numba dispatcher, optional
 
     def digest(self, names):
         """Digest of the names and source code of the named operations.
+
+        The source is that of every module in each operation's folder, since an
+        operation's compiled code includes the functions it calls, and numba's
+        cache only watches the file of the function it compiles.
 
         Parameters
         ----------
@@ -141,7 +172,7 @@ add_features_at : numba dispatcher, optional
             op = self.functions.get(name)
             if name in names and op is not None:
                 digest.update(f"{name}={op.py_func.__module__}.{op.py_func.__qualname__}".encode())
-                digest.update(_source(op.py_func).encode())
+                digest.update(_folder_source(op.py_func).encode())
         return digest.hexdigest()[:16]
 
     def without(self, *names):
@@ -158,11 +189,11 @@ add_features_at : numba dispatcher, optional
             A new object (its specialized loops are compiled separately).
         """
         given = {name: op for name, op in self.functions.items()
-                 if name in self.provided and name not in names}
+                 if name in self.given and name not in names}
         return KernelOps(**given)
 
     def provides(self, *names):
-        """Whether every named operation was given.
+        """Whether every named operation was given or derived from the hypergraph.
 
         Parameters
         ----------
@@ -172,7 +203,7 @@ add_features_at : numba dispatcher, optional
         Returns
         -------
         provided : bool
-            Whether all of them were given.
+            Whether all of them are available.
         """
         return all(name in self.provided for name in names)
 
@@ -189,9 +220,14 @@ def example_buffers(part_offsets, unit_offsets):
     return np.empty(max_parts), np.empty(max_parts), np.empty(max_units, dtype=np.int64)
 
 
-def _source(function):
+@functools.lru_cache(maxsize=None)
+def _folder_text(folder):
+    return "".join(path.read_text() for path in sorted(Path(folder).glob("*.py")))
+
+
+def _folder_source(function):
     try:
-        return inspect.getsource(function)
+        return _folder_text(str(Path(inspect.getsourcefile(function)).parent))
     except (OSError, TypeError):  # defined interactively: fall back on the bytecode
         return function.__code__.co_code.hex()
 

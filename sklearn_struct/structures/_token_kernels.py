@@ -289,6 +289,67 @@ def token_argmax(data, i, scores, y_out):
 
 
 @njit(cache=True, nogil=True)
+def token_hypergraph_size(data, i):
+    unit_offsets, n_states, chain = data[5], data[6], data[7]
+    if not chain:
+        return 1, n_states
+    n_tokens = unit_offsets[i + 1] - unit_offsets[i]
+    return n_tokens * n_states + 1, 2 * n_states + (n_tokens - 1) * n_states * n_states
+
+
+@njit(cache=True, nogil=True)
+def token_hypergraph(data, i, edges):
+    """The chain's recursion: node ``t * K + k`` holds the labellings of tokens
+    ``0..t`` that end in label ``k``; the goal ends the sequence.  A multiclass
+    sample is one edge per label into the goal.  Forbidden transitions, first
+    and last labels have no edge."""
+    unit_offsets, K, chain, start_end, bias = data[5], data[6], data[7], data[8], data[11]
+    if not chain:
+        for k in range(K):
+            edges[k, 0], edges[k, 1], edges[k, 2], edges[k, 3], edges[k, 4] = 0, -1, -1, k, -1
+        return K
+    n_tokens = unit_offsets[i + 1] - unit_offsets[i]
+    n_node = n_tokens * K
+    ends = n_node + K * K  # the start parts, then the end parts
+    constrained = bias.shape[0] > 0
+    n = 0
+    for k in range(K):
+        if constrained and bias[K * K + k] == -np.inf:
+            continue
+        edges[n, 0], edges[n, 1], edges[n, 2], edges[n, 3] = k, -1, -1, k
+        edges[n, 4] = ends + k if start_end else -1
+        n += 1
+    for t in range(1, n_tokens):
+        for b in range(K):
+            for a in range(K):
+                if constrained and bias[a * K + b] == -np.inf:
+                    continue
+                edges[n, 0], edges[n, 1], edges[n, 2] = t * K + b, (t - 1) * K + a, -1
+                edges[n, 3], edges[n, 4] = t * K + b, n_node + a * K + b
+                n += 1
+    for b in range(K):
+        if constrained and bias[K * K + K + b] == -np.inf:
+            continue
+        edges[n, 0], edges[n, 1], edges[n, 2] = n_node, (n_tokens - 1) * K + b, -1
+        edges[n, 3] = ends + K + b if start_end else -1
+        edges[n, 4] = -1
+        n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def token_decode(data, i, z, y_out):
+    """Each token's label: its largest node part."""
+    n_states = data[6]
+    for t in range(y_out.shape[0]):
+        best = 0
+        for k in range(1, n_states):
+            if z[t * n_states + k] > z[t * n_states + best]:
+                best = k
+        y_out[t] = best
+
+
+@njit(cache=True, nogil=True)
 def token_encode(data, i, y, z_out):
     n_states, chain, start_end = data[6], data[7], data[8]
     n_tokens = y.shape[0]
@@ -415,6 +476,7 @@ TOKEN_KERNEL_OPS = KernelOps(
     marginals=token_marginals, log_partition=token_log_partition, argmax=token_argmax,
     encode=token_encode, project=token_project, change_sq_norm=token_change_sq_norm,
     part_scores_at=token_part_scores_at, add_features_at=token_add_features_at,
+    hypergraph_size=token_hypergraph_size, hypergraph=token_hypergraph, decode=token_decode,
 )
 
 

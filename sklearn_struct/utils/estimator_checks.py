@@ -30,6 +30,9 @@ structure.  In the order :func:`check_structure` runs them:
 * :func:`check_part_losses` -- part losses and offsets give the declared loss;
 * :func:`check_argmax`, :func:`check_marginals`, :func:`check_project`,
   :func:`check_feature_bounds` -- inference against enumeration;
+* :func:`check_dynamic_program` -- the generic dynamic program on the
+  structure's hypergraph (marginals, argmax, k-best, samples) against
+  enumeration;
 * :func:`check_kernel_ops` -- per-example numba operations and generic loops
   against the batch operations;
 * :func:`check_input_variants` -- dense, sparse and read-only inputs agree.
@@ -98,6 +101,7 @@ from ..structures._kernel import empty_scale
 
 __all__ = [
     "check_argmax",
+    "check_dynamic_program",
     "check_enumeration",
     "check_expected_features",
     "check_feature_bounds",
@@ -517,6 +521,90 @@ def _marginals(inst):
                   rtol=1e-5, atol=1e-6)
 
 
+def _dynamic_program(inst):
+    """The generic dynamic program on the structure's hypergraph against enumeration.
+
+    Its log-partition and marginals (so the hypergraph derives each output
+    exactly once) and its argmax, also where the structure overrides them with
+    its own; ``k_best`` lists every output once, best first, and its first
+    output is the argmax's; ``sample`` draws outputs with the enumerated
+    probabilities (a G-test with a fixed seed).
+    """
+    s, b = inst.structure, inst.batch
+    ops = s.kernel_ops
+    if ops is None or not ops.provides("hypergraph"):
+        return "no dynamic program"
+    generic = ops.without("marginals", "log_partition", "argmax")
+    data = s.kernel_data(b)
+    rng = inst.rng("dynamic_program")
+    for what, scores in inst.score_draws(rng):
+        for i in range(inst.n_samples):
+            theta = np.ascontiguousarray(scores[inst.parts[i]])
+            values = inst.encodings[i] @ theta
+            reference = logsumexp(values)
+            mu = np.empty(inst.n_parts_of(i))
+            log_z = generic.functions["marginals"](data, i, theta, mu)
+            _assert_close(log_z, reference, f"the hypergraph's log-partition of example {i} "
+                          f"({what}): an output derived twice or never?")
+            _assert_close(mu, np.exp(values - reference) @ inst.encodings[i],
+                          f"the hypergraph's marginals of example {i} ({what})")
+            y_i = np.zeros(inst.n_units_of(i), dtype=np.int64)
+            generic.functions["argmax"](data, i, theta, y_i)
+            inst.check_best_of_example(i, y_i, scores, f"the hypergraph's argmax ({what})")
+        n_outputs = max(len(outputs) for outputs in inst.outputs)
+        Y, best = s.k_best(b, scores, n_outputs + 1)
+        _assert_close(Y[0], s.argmax(b, scores), f"k_best's first outputs against argmax "
+                      f"({what})", rtol=0, atol=0)
+        for i in range(inst.n_samples):
+            values = np.sort(inst.encodings[i] @ scores[inst.parts[i]])[::-1]
+            n_i = len(values)
+            _assert_close(best[i, :n_i], values, f"k_best's scores of example {i} ({what})")
+            if not np.all(np.isneginf(best[i, n_i:])):
+                raise AssertionError(f"k_best ({what}): example {i} has {n_i} outputs but "
+                                     f"k_best scores {best[i].tolist()}.")
+            found = [inst.index(i, y) for y in Y[:n_i, inst.units[i]]]
+            if sorted(found) != list(range(n_i)):
+                raise AssertionError(f"k_best ({what}): example {i}: the outputs listed are "
+                                     "not each of the enumerated outputs once.")
+            for j, k in enumerate(found):
+                own = inst.encodings[i][k] @ scores[inst.parts[i]]
+                _assert_close(best[i, j], own, f"k_best ({what}): example {i}, output {j}'s "
+                              "score")
+    _check_samples(inst, inst.score_draws(rng)[0][1])
+
+
+#: Draws of the sampling check, and the G-test's level (with a fixed seed it is a
+#: fixed verdict: a correct sampler passes it at any seed but a 1e-6 share of them).
+N_DRAWS, SAMPLE_LEVEL = 4000, 1e-6
+
+
+def _check_samples(inst, scores):
+    from scipy.stats import chi2
+
+    s, b = inst.structure, inst.batch
+    Y = s.sample(b, scores, N_DRAWS, random_state=inst.seed)
+    for i in range(inst.n_samples):
+        values = inst.encodings[i] @ scores[inst.parts[i]]
+        expected = N_DRAWS * np.exp(values - logsumexp(values))
+        counts = np.zeros(len(values))
+        for y in Y[:, inst.units[i]]:
+            k = inst.index(i, y)
+            if k < 0:
+                raise AssertionError(f"sample: example {i} draws {y.tolist()}, which is not "
+                                     "one of its enumerated outputs.")
+            counts[k] += 1
+        seen = counts > 0
+        if np.any(seen & (expected < 1e-9 * N_DRAWS)):
+            raise AssertionError(f"sample: example {i} draws an output of probability 0.")
+        g = 2.0 * np.sum(counts[seen] * np.log(counts[seen] / expected[seen]))
+        p_value = chi2.sf(g, max(len(values) - 1, 1))
+        if p_value < SAMPLE_LEVEL:
+            raise AssertionError(f"sample: example {i}: the frequencies of {N_DRAWS} draws "
+                                 f"{counts.astype(int).tolist()} do not fit the probabilities "
+                                 f"{np.round(expected / N_DRAWS, 4).tolist()} (G-test p = "
+                                 f"{p_value:.2g}).")
+
+
 def _project(inst):
     """``project`` is the Euclidean projection onto the polytope; warm starts change nothing.
 
@@ -854,8 +942,8 @@ def _final_state(inst):
 
 #: The checks, in the order check_structure runs them.
 _CHECKS = (_no_mutation, _supports, _enumeration, _targets, _weights, _take,
-           _expected_features, _part_losses, _argmax, _marginals, _project, _feature_bounds,
-           _kernel_ops, _input_variants)
+           _expected_features, _part_losses, _argmax, _marginals, _dynamic_program, _project,
+           _feature_bounds, _kernel_ops, _input_variants)
 
 
 def _check_name(body):
@@ -969,6 +1057,11 @@ check_marginals = _public(_marginals, (
     "Marginals and log-partition equal the Gibbs averages over the enumerated outputs;\n"
     "``log_partition`` equals ``marginals(...)[1]``; a central finite-difference\n"
     "gradient of ``log_partition`` equals the marginals."))
+check_dynamic_program = _public(_dynamic_program, (
+    "On a structure with a hypergraph, the generic dynamic program's log-partition,\n"
+    "marginals and argmax equal enumeration (also where the structure overrides them);\n"
+    "``k_best`` lists every output once, best first, its first outputs are ``argmax``'s;\n"
+    "``sample`` draws with the enumerated probabilities (G-test, fixed seed)."))
 check_project = _public(_project, (
     "The polytope of an example is the convex hull of its enumerated encodings (plus the\n"
     "cone of ``polytope_rays``).  ``p`` is the projection of ``v`` iff ``p`` lies in the\n"
