@@ -56,6 +56,8 @@ def test_conforms(projective, single_root):
     report = check_structure(structure, _instances, enumerate_outputs=enumerate_outputs)
     assert report["check_argmax"] == "passed" and report["check_marginals"] == "passed"
     assert report["check_kernel_ops"] == "passed"
+    assert report["check_dynamic_program"] == ("passed" if projective else
+                                               "no dynamic program")
 
 
 def _reference_features(attrs, h, c, hash_bits):

@@ -11,6 +11,7 @@ from ._arc_features import (
 from ._base import BaseStructure
 from ._batch import check_part_vector, check_take_indices, offsets_from_lengths
 from ._kernel import KernelOps
+from ._projective_dp import heads_decode, projective_hypergraph, projective_hypergraph_size
 from ._tree_inference import chu_liu_edmonds, eisner, matrix_tree_marginals, projective_marginals
 
 __all__ = ["DependencyBatch", "DependencyTreeStructure", "HeadsCodec"]
@@ -191,6 +192,18 @@ def dependency_encode(data, i, y, z_out):
         z_out[arc_index(y[c - 1], c, n)] = 1.0
 
 
+_NON_PROJECTIVE_OPS = KernelOps(
+    part_scores=arc_part_scores, add_features=arc_add_features, marginals=dependency_marginals,
+    argmax=dependency_argmax, encode=dependency_encode, change_sq_norm=arc_change_sq_norm,
+    part_scores_at=arc_part_scores_at, add_features_at=arc_add_features_at)
+# The hand-written Eisner and inside-outside stay as overrides: the generic program gives
+# k-best outputs and samples, and check_structure holds the two against each other.
+_PROJECTIVE_OPS = KernelOps(
+    **{name: _NON_PROJECTIVE_OPS.functions[name] for name in _NON_PROJECTIVE_OPS.given},
+    hypergraph_size=projective_hypergraph_size, hypergraph=projective_hypergraph,
+    decode=heads_decode)
+
+
 class DependencyTreeStructure(BaseStructure):
     """First-order dependency trees over the words of a sentence.
 
@@ -238,11 +251,11 @@ class DependencyTreeStructure(BaseStructure):
     """
 
     supported_operations = ("part_losses", "decode")
-    kernel_ops = KernelOps(part_scores=arc_part_scores, add_features=arc_add_features,
-                           marginals=dependency_marginals, argmax=dependency_argmax,
-                           encode=dependency_encode, change_sq_norm=arc_change_sq_norm,
-                           part_scores_at=arc_part_scores_at,
-                           add_features_at=arc_add_features_at)
+
+    @property
+    def kernel_ops(self):
+        """Per-example numba operations; projective trees have Eisner's dynamic program."""
+        return _PROJECTIVE_OPS if self.projective else _NON_PROJECTIVE_OPS
 
     def __init__(self, projective=True, single_root=True, hash_bits=20, punctuation_weight=1.0):
         self.projective = projective
