@@ -75,6 +75,7 @@ from .structures import (
     MatchingStructure,
     MinCutStructure,
     MulticlassStructure,
+    SemiMarkovStructure,
     TreeStructure,
 )
 from .structures._batch import check_sample_weight
@@ -90,6 +91,7 @@ _STRUCTURES = {
     "mincut": MinCutStructure,
     "dependency": DependencyTreeStructure,
     "tree": TreeStructure,
+    "semimarkov": SemiMarkovStructure,
 }
 STRUCTURE_NAMES = tuple(_STRUCTURES)
 
@@ -406,7 +408,7 @@ class StructuredEstimator(BaseEstimator):
         else:
             self.__dict__.pop("feature_names_in_", None)
         codec = structure.target_codec(y)
-        structure = structure.for_classes(codec.classes_)
+        structure = structure.for_classes(codec.classes_, y)
         batch = structure.make_batch(X, n_states=codec.n_states)
         Y = codec.encode(batch, y)
         structure.training_structure().check_outputs(batch, Y)

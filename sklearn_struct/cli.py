@@ -25,7 +25,7 @@ from sklearn.pipeline import Pipeline
 from . import __version__
 from .datasets import load_conllu
 from .datasets._io import check_file, iter_lines, malformed
-from .datasets._iob import is_iob_tag
+from ._chunk_tags import is_iob_tag
 from .eg import EGCRF, EGStructuredSVM
 from .inspection import explain_weights
 from .metrics import _conlleval_counts, _prf, chunk_f1_score

@@ -11,7 +11,7 @@ from collections import Counter
 
 import numpy as np
 
-from .datasets._iob import chunk_ends, chunk_starts, split_tag
+from ._chunk_tags import chunk_ends, chunk_starts, split_tag
 
 __all__ = [
     "alignment_error_rate",

@@ -286,7 +286,8 @@ def test_subset_structure_conforms(k):
     structure = SubsetStructure(k=k)
     report = check_structure(structure, subset_instances(k))
     skipped = {name: reason for name, reason in report.items() if reason != "passed"}
-    assert skipped == {"check_feature_bounds": "feature_bounds unsupported"}
+    assert skipped == {"check_feature_bounds": "feature_bounds unsupported",
+                       "check_dynamic_program": "no dynamic program"}
     assert structure.all_supported_operations() == (
         "part_scores", "expected_features", "encode", "decode", "part_losses", "argmax",
         "loss_augmented_argmax", "marginals", "project")

@@ -11,7 +11,7 @@ from ._conll import load_conll
 from ._conllu import check_heads, filter_projective, is_projective, load_conllu, projectivize
 from ._hansards import load_hansards_alignments, load_hansards_sentence_pairs
 from ._horses import load_weizmann_horses, make_horse_segmentation
-from ._iob import chunk_constraints, chunk_spans, iob1_to_iob2, iob2_to_iob1
+from .._chunk_tags import chunk_constraints, chunk_spans, iob1_to_iob2, iob2_to_iob1
 from ._mnist import load_mnist_idx, read_idx
 from ._ocr import load_ocr_default, load_ocr_letters
 from ._ptb import Tree, binarize, clean_tree, load_ptb, unbinarize

@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from ._io import check_file, iter_lines, malformed
-from ._iob import iob1_to_iob2, iob2_to_iob1, is_iob_tag
+from .._chunk_tags import iob1_to_iob2, iob2_to_iob1, is_iob_tag
 
 __all__ = ["load_conll"]
 

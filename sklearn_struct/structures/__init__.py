@@ -15,6 +15,7 @@ from .grammar import ParseBatch, TreeCodec, WeightedCFGStructure
 from .matching import MatchingBatch, MatchingStructure
 from .mincut import MinCutBatch, MinCutStructure
 from .multiclass import MulticlassBatch, MulticlassStructure
+from .semimarkov import SemiMarkovBatch, SemiMarkovStructure
 from .tree import TreeBatch, TreeStructure
 
 __all__ = [
@@ -35,6 +36,8 @@ __all__ = [
     "MulticlassBatch",
     "MulticlassStructure",
     "ParseBatch",
+    "SemiMarkovBatch",
+    "SemiMarkovStructure",
     "TreeBatch",
     "TreeCodec",
     "TreeStructure",

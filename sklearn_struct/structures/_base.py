@@ -741,18 +741,21 @@ class BaseStructure(ABC):
         """
         return UnitLabelCodec(y, unit="unit")
 
-    def for_classes(self, classes):
+    def for_classes(self, classes, y=None):
         """The structure for outputs whose state ``k`` has the label ``classes[k]``.
 
         Estimators call it once the target codec has fixed the classes, and
         keep the result as ``structure_``: a structure with settings given by
-        label names (a chain's tagging scheme) returns a new structure with
-        them resolved into state indices; the given structure is not modified.
+        label names (a chain's tagging scheme) or fitted from the training
+        targets (a semi-Markov chain's longest segment) returns a new
+        structure with them resolved; the given structure is not modified.
 
         Parameters
         ----------
         classes : array-like of shape (n_states,)
             The label of every output state (the codec's ``classes_``).
+        y : object, default=None
+            The training targets, in the structure's target form.
 
         Returns
         -------

@@ -91,6 +91,13 @@ add_features_at : numba dispatcher, optional
         one makes the generic loops that need it unavailable (``log_partition``,
         ``change_sq_norm``, ``part_scores_at`` and ``add_features_at`` have
         defaults, see the module docstring).
+    hypergraph_size, hypergraph, decode : numba dispatcher, optional
+        A dynamic program, given together: ``hypergraph_size(data, i)`` returns
+        the number of nodes and at most how many hyperedges example ``i`` has,
+        ``hypergraph(data, i, edges)`` writes them (see :mod:`._semiring`) and
+        returns their number, and ``decode(data, i, z, y_out)`` writes the
+        output whose part vector is ``z``.  Marginals, log-partition, argmax,
+        k-best outputs and samples follow from them unless given.
 
     Attributes
     ----------

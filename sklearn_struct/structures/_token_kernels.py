@@ -42,7 +42,8 @@ from ._chain_kernels import (biased_blocks, chain_forward_backward, chain_log_pa
                              chain_viterbi)
 from ._kernel import KernelOps
 
-__all__ = ["TOKEN_KERNEL_OPS", "feature_major", "label_major", "token_kernel_data"]
+__all__ = ["TOKEN_KERNEL_OPS", "feature_major", "label_major", "token_features",
+           "token_kernel_data"]
 
 
 @njit(cache=True, nogil=True)
@@ -488,6 +489,17 @@ TOKEN_KERNEL_OPS = KernelOps(
 SPARSE_KERNEL_DENSITY = 0.5
 
 
+def token_features(X):
+    """``(values, indices, indptr, dense_width)``: token features ``X`` (dense or CSR) as
+    the kernels read them; mostly-zero dense features become CSR (``SPARSE_KERNEL_DENSITY``)."""
+    if sp.issparse(X) or np.count_nonzero(X) <= SPARSE_KERNEL_DENSITY * X.size:
+        # (a dense matrix without columns travels as CSR with empty rows: dense_width == 0
+        # is the kernels' CSR flag)
+        X = sp.csr_matrix(X)
+        return X.data, X.indices, X.indptr, 0
+    return X.reshape(-1), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), X.shape[1]
+
+
 def token_kernel_data(X, unit_offsets, n_states, chain, start_end, training, bias=None):
     """Kernel data of token features ``X`` (dense or CSR) stacked by ``unit_offsets``.
 
@@ -497,16 +509,7 @@ def token_kernel_data(X, unit_offsets, n_states, chain, start_end, training, bia
     ``bias`` constrains the labellings of chains (see the module docstring);
     ``None`` for none.
     """
-    if sp.issparse(X) or np.count_nonzero(X) <= SPARSE_KERNEL_DENSITY * X.size:
-        # (a dense matrix without columns travels as CSR with empty rows: dense_width == 0
-        # is the kernels' CSR flag)
-        X = sp.csr_matrix(X)
-        values, indices, indptr, dense_width = X.data, X.indices, X.indptr, 0
-    else:
-        values = X.reshape(-1)
-        indices = np.zeros(0, dtype=np.int32)
-        indptr = np.zeros(0, dtype=np.int32)
-        dense_width = X.shape[1]
+    values, indices, indptr, dense_width = token_features(X)
     n_features = X.shape[1]
     if training:
         gram, gram_offsets = token_gram(values, indices, indptr, dense_width, n_features,

@@ -42,7 +42,7 @@ from ._batch import (
     stack_ragged_rows,
     take_ragged_rows,
 )
-from ..datasets._iob import chunk_constraints
+from .._chunk_tags import chunk_constraints
 from .multiclass import weighted_zero_one_losses
 
 __all__ = ["ChainBatch", "ChainStructure"]
@@ -273,13 +273,15 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
         return f"ChainStructure({', '.join(shown)})"
 
     # ---------------------------------------------------------- constraints
-    def for_classes(self, classes):
+    def for_classes(self, classes, y=None):
         """This chain for outputs labelled ``classes``, with a scheme name resolved.
 
         Parameters
         ----------
         classes : array-like of shape (n_states,)
             The label of every state (the estimator's ``classes_``).
+        y : object, default=None
+            The training targets (unused).
 
         Returns
         -------

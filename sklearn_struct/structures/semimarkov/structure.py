@@ -1,0 +1,284 @@
+"""Semi-Markov chains (Sarawagi and Cohen, 2004): segmentation and labelling at once.
+
+An output of a sequence of ``T`` tokens is a segmentation into labelled
+segments of at most ``max_length`` tokens, read from and written back to chunk
+tags (``"B-PER"``, ``"I-PER"``, ``"O"``; a chunk is a segment, and every ``O``
+token a segment of its own).  The segment labels are the chunk types and ``O``.
+
+Parts of a sequence, for ``L`` segment labels and ``M = max_length``:
+
+* segment ``(s, length, l)`` at ``(s * M + length - 1) * L + l``, its
+  features those of label ``l`` on the sum of the segment's token features,
+  on its first token's and on its last token's features, and an indicator of
+  its length (parts that would run past the sequence exist, score 0, and
+  belong to no output);
+* transitions ``(a, b)`` between consecutive segments' labels, tied over
+  positions, then the first and the last segment's label (``L`` each).
+
+Weight layout: the token weights ``(n_features, 3, L)`` (sum, first, last;
+feature-major as the kernels read them), the length weights ``(L, M)``, the
+transitions ``(L, L)``, then the first and last labels.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..._chunk_tags import _scheme_tags
+from .._base import BaseStructure
+from .._batch import (check_encoded_states, check_n_states, check_part_vector,
+                      check_take_indices, offsets_from_lengths, stack_ragged_rows,
+                      take_ragged_rows)
+from .._kernel import KernelOps
+from .._targets import UnitLabelCodec
+from .._token_kernels import token_features
+from . import _kernels as kernels
+
+__all__ = ["SemiMarkovBatch", "SemiMarkovStructure"]
+
+_KERNEL_OPS = KernelOps(
+    part_scores=kernels.semimarkov_part_scores, add_features=kernels.semimarkov_add_features,
+    encode=kernels.semimarkov_encode, decode=kernels.semimarkov_decode,
+    hypergraph_size=kernels.semimarkov_hypergraph_size, hypergraph=kernels.semimarkov_hypergraph)
+
+
+@dataclass(frozen=True)
+class SemiMarkovBatch:
+    """Sequences as the parts operations read them (built by ``make_batch``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_tokens, n_features) or scipy.sparse.csr_matrix
+        Token features of all sequences, stacked.
+    n_samples, n_features : int
+        Number of sequences and of features per token.
+    unit_offsets : ndarray of int64 of shape (n_samples + 1,)
+        Sequence ``i`` owns tokens ``unit_offsets[i]:unit_offsets[i + 1]``.
+    part_offsets : ndarray of int64 of shape (n_samples + 1,)
+        Sequence ``i`` of ``T`` tokens owns ``T * max_length * L + L * L + 2 * L``
+        parts (see the module docstring).
+    n_weights : int
+        ``3 * L * n_features + L * max_length + L * L + 2 * L``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import SemiMarkovStructure
+    >>> structure = SemiMarkovStructure(max_length=2).for_classes(["B-X", "I-X", "O"])
+    >>> batch = structure.make_batch([np.ones((3, 4))], n_states=3)
+    >>> batch.part_offsets  # 3 tokens * 2 lengths * 2 labels + 2 * 2 + 2 * 2
+    array([ 0, 20])
+    """
+
+    X: object
+    n_samples: int
+    n_features: int
+    unit_offsets: np.ndarray
+    part_offsets: np.ndarray
+    n_weights: int
+
+
+class SemiMarkovStructure(BaseStructure):
+    """Semi-Markov chain over chunk-tagged sequences: labelled segments and their transitions.
+
+    Takes the same inputs and targets as :class:`~sklearn_struct.structures.ChainStructure`
+    with a chunk tagging scheme (one feature row and one tag per token), and
+    predicts tags that always form whole chunks.  Its outputs are the
+    segmentations that the training tags can write (a label seen only as
+    ``S-X`` has segments of one token).  Inference is the generic
+    dynamic program over segments, ``O(T * max_length * L^2)``: argmax, marginals,
+    k-best segmentations and exact samples.
+
+    Parameters
+    ----------
+    max_length : int or None, default=None
+        Longest segment.  None: the longest chunk of the training targets
+        (estimators resolve it when fitting).
+    scheme : {"IOB2", "BIO", "IOB1", "BIOES"}, default="IOB2"
+        How the tags mark chunks (see :func:`~sklearn_struct.datasets.chunk_constraints`).
+    loss : {"token", "segment"}, default="token"
+        ``"token"``: the number of tokens whose segment label or segment start
+        (and, under BIOES, end) differs from the truth, the Hamming loss on
+        IOB2 and BIOES tags; ``"segment"``: the number of predicted segments
+        that are not true segments.
+    labels : sequence of str or None, default=None
+        The tags in the order of the estimator's ``classes_``; estimators set it
+        (and ``max_length`` when None) through :meth:`for_classes`.
+
+    Notes
+    -----
+    The fitted weights (``weight_attributes``) are ``coef_`` of shape
+    ``(3, L, n_features)`` (on the segment's sum, first and last token),
+    ``length_`` ``(L, max_length)``, ``transition_`` ``(L, L)``,
+    ``start_transition_`` and ``end_transition_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import SemiMarkovStructure
+    >>> y = [["B-PER", "I-PER", "O"], ["O", "B-LOC"]]
+    >>> structure = SemiMarkovStructure().for_classes(["B-LOC", "B-PER", "I-PER", "O"], y)
+    >>> structure.max_length
+    2
+    >>> batch = structure.make_batch([np.ones((3, 2)), np.ones((2, 2))], n_states=4)
+    >>> Y, scores = structure.k_best(batch, np.zeros(batch.part_offsets[-1]), 2)
+    >>> Y.shape, scores.shape
+    ((2, 5), (2, 2))
+    """
+
+    supported_operations = ("part_losses", "decode")
+    kernel_ops = _KERNEL_OPS
+
+    def __init__(self, max_length=None, scheme="IOB2", loss="token", labels=None):
+        self.max_length = max_length
+        self.scheme = scheme
+        self.loss = loss
+        self.labels = labels
+
+    def __repr__(self):
+        return (f"SemiMarkovStructure(max_length={self.max_length!r}, scheme={self.scheme!r}, "
+                f"loss={self.loss!r})")
+
+    # -------------------------------------------------------------- targets
+    def target_codec(self, y):
+        return UnitLabelCodec(y, unit="token")
+
+    def for_classes(self, classes, y=None):
+        labels = [str(label) for label in np.asarray(classes).tolist()]
+        self._tables(labels)  # checks the tags against the scheme
+        max_length = self.max_length
+        if max_length is None and y is not None:
+            index = {label: k for k, label in enumerate(labels)}
+            tables = self._tables(labels)
+            max_length = max(end - start for sequence in y for _, start, end in
+                             _segments([index[str(tag)] for tag in sequence], tables))
+        return type(self)(max_length=max_length, scheme=self.scheme, loss=self.loss,
+                          labels=labels)
+
+    def _tables(self, labels):
+        """Segment labels and the tag tables of the kernel data."""
+        name = type(self).__name__
+        try:
+            tags = _scheme_tags(labels, self.scheme)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{name}(scheme={self.scheme!r}): {error}") from None
+        types = sorted({chunk_type for _, chunk_type in tags if chunk_type})
+        segment_labels = types + (["O"] if "O" in labels else [])
+        tag_label = np.array([segment_labels.index(t or "O") for _, t in tags], dtype=np.int64)
+        prefixes = np.array([prefix for prefix, _ in tags])
+        index = {label: k for k, label in enumerate(labels)}
+        segment_tags = np.array([[index.get(_render(chunk_type, position, self.scheme), -1)
+                                  for position in range(6)] for chunk_type in segment_labels],
+                                dtype=np.int64).reshape(len(segment_labels), 6)
+        return (len(segment_labels), segment_labels.index("O") if "O" in labels else -1,
+                tag_label, np.isin(prefixes, ["B", "S"]), np.isin(prefixes, ["E", "S"]),
+                segment_tags)
+
+    # ----------------------------------------------------------------- data
+    def _settings(self):
+        name = type(self).__name__
+        if self.labels is None or self.max_length is None:
+            raise ValueError(f"{name}: labels and max_length are unset; estimators set them "
+                             "when fitting; called directly, use for_classes(classes, y) first.")
+        if isinstance(self.max_length, bool) or not isinstance(self.max_length, (int, np.integer)) \
+                or self.max_length < 1:
+            raise ValueError(f"{name}: max_length must be a positive integer or None, got "
+                             f"{self.max_length!r}.")
+        if self.loss not in ("token", "segment"):
+            raise ValueError(f"{name}: loss must be 'token' or 'segment', got {self.loss!r}.")
+        return self._tables(list(self.labels))
+
+    def make_batch(self, X, n_states=None):
+        n_states = check_n_states(n_states, type(self).__name__)
+        if n_states != len(self._settings()[2]):
+            raise ValueError(f"{type(self).__name__}: n_states={n_states} but there are "
+                             f"{len(self.labels)} labels.")
+        rows, unit_offsets = stack_ragged_rows(X, what="sequence")
+        return self._batch(rows, unit_offsets)
+
+    def _batch(self, rows, unit_offsets):
+        L, M = self._settings()[0], int(self.max_length)
+        d = rows.shape[1]
+        return SemiMarkovBatch(X=rows, n_samples=len(unit_offsets) - 1, n_features=d,
+                               unit_offsets=unit_offsets,
+                               part_offsets=offsets_from_lengths(
+                                   np.diff(unit_offsets) * M * L + L * L + 2 * L),
+                               n_weights=3 * L * d + L * M + L * L + 2 * L)
+
+    def take(self, batch, indices):
+        indices = check_take_indices(indices, batch.n_samples)
+        return self._batch(*take_ragged_rows(batch.X, batch.unit_offsets, indices))
+
+    def kernel_data(self, batch, training=False):
+        L, outside, tag_label, opens, closes, segment_tags = self._settings()
+        return kernels.SemiMarkovData(*token_features(batch.X), batch.n_features,
+                                      batch.unit_offsets, L, int(self.max_length), outside,
+                                      tag_label, opens, closes, segment_tags)
+
+    def check_outputs(self, batch, Y):
+        name = type(self).__name__
+        Y = check_encoded_states(Y, batch.unit_offsets, len(self.labels), name)
+        tables = self._settings()
+        for i in range(batch.n_samples):
+            tags = Y[batch.unit_offsets[i]:batch.unit_offsets[i + 1]].tolist()
+            for label, start, end in _segments(tags, tables):
+                if end - start > self.max_length:
+                    raise ValueError(
+                        f"{name}: sequence {i}, tokens {start} to {end - 1}: a segment of "
+                        f"{end - start} tokens ({self.labels[tags[start]]}...), longer than "
+                        f"max_length={self.max_length}.")
+        return Y
+
+    # -------------------------------------------------------------- weights
+    def weight_attributes(self, batch, w):
+        L, M, d = self._settings()[0], int(self.max_length), batch.n_features
+        w = np.asarray(w, dtype=float)
+        lengths, transitions = 3 * L * d, 3 * L * d + L * M
+        return {"coef_": w[:lengths].reshape(d, 3, L).transpose(1, 2, 0),
+                "length_": w[lengths:transitions].reshape(L, M),
+                "transition_": w[transitions:transitions + L * L].reshape(L, L),
+                "start_transition_": w[transitions + L * L:transitions + L * L + L],
+                "end_transition_": w[transitions + L * L + L:]}
+
+    def feature_support(self, batch, w):
+        return np.any(self.weight_attributes(batch, w)["coef_"] != 0.0, axis=(0, 1))
+
+    # ---------------------------------------------------------------- parts
+    def part_losses(self, batch, Y):
+        Y = self.check_outputs(batch, Y)
+        losses = np.zeros(int(batch.part_offsets[-1]))
+        kernels.segment_losses(self.kernel_data(batch), Y, batch.part_offsets,
+                               self.loss == "token", self.scheme == "BIOES", losses)
+        return losses
+
+    def decode(self, batch, z):
+        z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
+        data = self.kernel_data(batch)
+        Y = np.empty(int(batch.unit_offsets[-1]), dtype=np.int64)
+        for i in range(batch.n_samples):
+            kernels.semimarkov_decode(data, i, z[batch.part_offsets[i]:batch.part_offsets[i + 1]],
+                                      Y[batch.unit_offsets[i]:batch.unit_offsets[i + 1]])
+        return Y
+
+
+def _segments(tags, tables):
+    """``(label, start, end)`` of the segments of tag indices ``tags`` (``end`` exclusive),
+    read as ``_kernels.opens_segment`` reads them."""
+    _, outside, tag_label, opens, closes, _ = tables
+    labels = [tag_label[tag] for tag in tags]
+    starts = [t for t in range(len(tags)) if t == 0 or outside in (labels[t], labels[t - 1])
+              or labels[t] != labels[t - 1] or opens[tags[t]] or closes[tags[t - 1]]]
+    return [(tag_label[tags[s]], s, e) for s, e in zip(starts, starts[1:] + [len(tags)])]
+
+
+def _render(chunk_type, position, scheme):
+    """The tag of a segment's token by position (``_kernels.FIRST`` ... ``SINGLE_AFTER_SAME``)."""
+    if not chunk_type or chunk_type == "O":
+        return "O"
+    if scheme == "BIOES":
+        prefix = "BIESBS"[position]
+    elif scheme == "IOB1":
+        prefix = "IIIIBB"[position]
+    else:
+        prefix = "BIIBBB"[position]
+    return f"{prefix}-{chunk_type}"
