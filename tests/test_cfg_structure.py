@@ -90,7 +90,7 @@ def test_conforms():
     report = check_structure(STRUCTURE, make_instances, enumerate_outputs=enumerate_outputs,
                              loss=span_loss)
     for check in ("check_enumeration", "check_part_losses", "check_argmax", "check_marginals",
-                  "check_kernel_ops", "check_take"):
+                  "check_dynamic_program", "check_kernel_ops", "check_take"):
         assert report[check] == "passed", (check, report[check])
 
 

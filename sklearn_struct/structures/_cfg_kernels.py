@@ -288,3 +288,92 @@ def cfg_encode(data, i, y, z_out):
     for u in range(y.shape[0]):
         if y[u] >= 0:  # (-1: no derivation, reported by the batch argmax)
             z_out[y[u]] = 1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _span_node(s, e, n, n_symbols):
+    """Node of symbol 0 over words ``s..e-1``: spans by length, then start."""
+    length = e - s
+    before = (length - 1) * n - (length - 1) * (length - 2) // 2
+    return (before + s) * n_symbols
+
+
+@njit(cache=True, nogil=True)
+def cfg_hypergraph_size(data, i):
+    tokens, token_offsets, _, binary_rules, lexical_rules, _, _, n_sym = data
+    n = token_offsets[i + 1] - token_offsets[i]
+    n_binary = n_binary_parts(n, binary_rules.shape[0])
+    return n * (n + 1) // 2 * n_sym + 1, n_binary + n * lexical_rules.shape[0] + n_sym
+
+
+@njit(cache=True, nogil=True)
+def cfg_hypergraph(data, i, edges):
+    """CKY's recursion: node ``(s, e, A)`` derives words ``s..e-1`` from symbol ``A``; the
+    goal takes a root symbol over the whole sentence."""
+    tokens, token_offsets, _, binary_rules, lexical_rules, lexical_offsets, is_root, n_sym = data
+    tok0 = token_offsets[i]
+    n = token_offsets[i + 1] - tok0
+    n_rules = binary_rules.shape[0]
+    lex_base = _lexical_base(tokens, tok0, n, lexical_offsets, n_binary_parts(n, n_rules))
+    count = 0
+    for position in range(n):
+        tag = tokens[tok0 + position, 1]
+        node = _span_node(position, position + 1, n, n_sym)
+        for a in range(n_sym):
+            for k in range(lexical_offsets[tag], lexical_offsets[tag + 1]):
+                if lexical_rules[k, 0] == a:
+                    edges[count, 0], edges[count, 1], edges[count, 2] = node + a, -1, -1
+                    edges[count, 3] = lex_base[position] + k - lexical_offsets[tag]
+                    edges[count, 4] = -1
+                    count += 1
+    for length in range(2, n + 1):
+        for s in range(0, n - length + 1):
+            e = s + length
+            node, first = _span_node(s, e, n, n_sym), binary_offset(s, e, n, n_rules)
+            for a in range(n_sym):
+                for m in range(s + 1, e):
+                    left, right = _span_node(s, m, n, n_sym), _span_node(m, e, n, n_sym)
+                    for rule in range(n_rules):
+                        if binary_rules[rule, 0] != a:
+                            continue
+                        edges[count, 0] = node + a
+                        edges[count, 1] = left + binary_rules[rule, 1]
+                        edges[count, 2] = right + binary_rules[rule, 2]
+                        edges[count, 3] = first + (m - s - 1) * n_rules + rule
+                        edges[count, 4] = -1
+                        count += 1
+    goal, whole = n * (n + 1) // 2 * n_sym, _span_node(0, n, n, n_sym)
+    for a in range(n_sym):
+        if is_root[a]:
+            edges[count, 0], edges[count, 1], edges[count, 2] = goal, whole + a, -1
+            edges[count, 3], edges[count, 4] = -1, -1
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def cfg_decode(data, i, z, y_out):
+    """Units of the derivation in ``z``: each word's lexical part, then the binary part of
+    each constituent by length and start (its largest part, where it has one above 1/2)."""
+    tokens, token_offsets, _, binary_rules, _, lexical_offsets, _, _ = data
+    tok0 = token_offsets[i]
+    n = token_offsets[i + 1] - tok0
+    n_rules = binary_rules.shape[0]
+    lex_base = _lexical_base(tokens, tok0, n, lexical_offsets, n_binary_parts(n, n_rules))
+    for position in range(n):
+        best = lex_base[position]
+        for p in range(lex_base[position], lex_base[position + 1]):
+            if z[p] > z[best]:
+                best = p
+        y_out[position] = best
+    unit = n
+    for length in range(2, n + 1):
+        for s in range(0, n - length + 1):
+            first = binary_offset(s, s + length, n, n_rules)
+            best = first
+            for p in range(first, first + (length - 1) * n_rules):
+                if z[p] > z[best]:
+                    best = p
+            if z[best] > 0.5 and unit < y_out.shape[0]:
+                y_out[unit] = best
+                unit += 1

@@ -44,6 +44,7 @@ from ._kernel import KernelOps
 from ._token_kernels import (
     token_add_features,
     token_change_sq_norm,
+    token_decode,
     token_kernel_data,
     token_part_scores,
 )
@@ -355,10 +356,85 @@ def tree_encode(data, i, y, z_out):
             z_out[n_node + (edge_type[n] * K + y[parent[n]]) * K + y[n]] += 1.0
 
 
+@njit(cache=True, nogil=True)
+def tree_hypergraph_size(data, i):
+    parent = _graph(data, i)[0]
+    N, K = parent.shape[0], data[6]
+    roots = 0
+    for n in range(N):
+        roots += parent[n] < 0
+    return N * K + 2 * K * (N - roots) + 2 * roots - 1, N * K + (N - roots) * (K * K + K) + \
+        roots * (K + 1)
+
+
+@njit(cache=True, nogil=True)
+def tree_hypergraph(data, i, edges):
+    """Sum-product as a hypergraph, children before parents: ``S(n, k, j)`` is node ``n``
+    labelled ``k`` with the messages of its first ``j`` children, and the message of a
+    child ``c`` to its parent's label ``k`` sums over ``c``'s labels; the goal multiplies
+    the roots' sums over their labels."""
+    parent, order, edge_type = _graph(data, i)
+    N, K = parent.shape[0], data[6]
+    n_node = N * K
+    first_child = np.full(N, -1, dtype=np.int64)  # children as linked lists
+    next_sibling = np.full(N, -1, dtype=np.int64)
+    for n in range(N - 1, -1, -1):
+        if parent[n] >= 0:
+            next_sibling[n] = first_child[parent[n]]
+            first_child[parent[n]] = n
+    subtree = np.empty((N, K), dtype=np.int64)  # the node of n's labelled subtree
+    current = np.empty(K, dtype=np.int64)
+    nodes, count = 0, 0
+    for position in range(N - 1, -1, -1):
+        n = order[position]
+        for k in range(K):
+            edges[count, 0], edges[count, 1], edges[count, 2] = nodes, -1, -1
+            edges[count, 3], edges[count, 4] = n * K + k, -1
+            current[k] = nodes
+            nodes += 1
+            count += 1
+        c = first_child[n]
+        while c >= 0:
+            message = nodes
+            for k in range(K):
+                for b in range(K):
+                    edges[count, 0], edges[count, 1], edges[count, 2] = message + k, \
+                        subtree[c, b], -1
+                    edges[count, 3] = n_node + (edge_type[c] * K + k) * K + b
+                    edges[count, 4] = -1
+                    count += 1
+            nodes += K
+            for k in range(K):
+                edges[count, 0], edges[count, 1], edges[count, 2] = nodes, current[k], message + k
+                edges[count, 3], edges[count, 4] = -1, -1
+                current[k] = nodes
+                nodes += 1
+                count += 1
+            c = next_sibling[c]
+        subtree[n] = current
+    forest = -1
+    for n in range(N):
+        if parent[n] >= 0:
+            continue
+        for k in range(K):  # the root's sum over its labels
+            edges[count, 0], edges[count, 1], edges[count, 2] = nodes, subtree[n, k], -1
+            edges[count, 3], edges[count, 4] = -1, -1
+            count += 1
+        nodes += 1
+        if forest >= 0:
+            edges[count, 0], edges[count, 1], edges[count, 2] = nodes, forest, nodes - 1
+            edges[count, 3], edges[count, 4] = -1, -1
+            count += 1
+            nodes += 1
+        forest = nodes - 1
+    return count
+
+
 TREE_KERNEL_OPS = KernelOps(
     part_scores=token_part_scores, add_features=token_add_features,
     marginals=tree_marginals, argmax=tree_argmax, encode=tree_encode,
-    change_sq_norm=token_change_sq_norm,
+    change_sq_norm=token_change_sq_norm, hypergraph_size=tree_hypergraph_size,
+    hypergraph=tree_hypergraph, decode=token_decode,
 )
 
 

@@ -9,7 +9,8 @@ from ..datasets._ptb import Tree
 from ._base import BaseStructure
 from ._batch import check_part_vector, check_take_indices, offsets_from_lengths
 from ._cfg_kernels import (
-    cfg_add_features, cfg_argmax, cfg_encode, cfg_marginals, cfg_part_scores, n_binary_parts)
+    cfg_add_features, cfg_argmax, cfg_decode, cfg_encode, cfg_hypergraph, cfg_hypergraph_size,
+    cfg_marginals, cfg_part_scores, n_binary_parts)
 from ._grammar import Grammar
 from ._kernel import KernelOps
 
@@ -282,7 +283,9 @@ class WeightedCFGStructure(BaseStructure):
 
     supported_operations = ("part_losses", "decode")
     kernel_ops = KernelOps(part_scores=cfg_part_scores, add_features=cfg_add_features,
-                           marginals=cfg_marginals, argmax=cfg_argmax, encode=cfg_encode)
+                           marginals=cfg_marginals, argmax=cfg_argmax, encode=cfg_encode,
+                           hypergraph_size=cfg_hypergraph_size, hypergraph=cfg_hypergraph,
+                           decode=cfg_decode)
 
     def __init__(self, grammar, hash_bits=18):
         self.grammar = grammar
