@@ -25,7 +25,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _record import markdown_table, record  # noqa: E402
 
-from sklearn_struct.structures._tree_inference import (  # noqa: E402
+from sklearn_struct.structures.dependency._inference import (  # noqa: E402
     chu_liu_edmonds,
     eisner,
     matrix_tree_marginals,
@@ -71,7 +71,7 @@ def rate(function, argument_sets, seconds):
 def first_call_seconds():
     """Import + compilation of the four kernels in a fresh process with an empty cache."""
     code = ("import time, numpy as np\nstart = time.perf_counter()\n"
-            "from sklearn_struct.structures import _tree_inference as t\n"
+            "from sklearn_struct.structures.dependency import _inference as t\n"
             "S = np.random.RandomState(0).randn(6, 6)\nm = np.empty((6, 6))\n"
             "h = np.zeros(5, dtype=np.int64)\n"
             "t.projective_marginals(S, True, m); t.eisner(S, True, h)\n"

@@ -43,7 +43,7 @@ from sklearn_struct.datasets import load_conll  # noqa: E402
 from sklearn_struct.eg import EGCRF, eg_path  # noqa: E402
 from sklearn_struct.metrics import chunk_f1_score  # noqa: E402
 from sklearn_struct.preprocessing import SequenceDictVectorizer, conll_token_features  # noqa: E402
-from sklearn_struct.structures.chain import ChainStructure  # noqa: E402
+from sklearn_struct.structures.chain.structure import ChainStructure  # noqa: E402
 
 
 def crfsuite_items(matrix, names):

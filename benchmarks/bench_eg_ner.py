@@ -30,7 +30,7 @@ from bench_eg_conll import run_crfsuite, time_to_reach  # noqa: E402
 from sklearn_struct.datasets import load_conll  # noqa: E402
 from sklearn_struct.eg import EGCRF  # noqa: E402
 from sklearn_struct.preprocessing import SequenceDictVectorizer  # noqa: E402
-from sklearn_struct.structures.chain import ChainStructure  # noqa: E402
+from sklearn_struct.structures.chain.structure import ChainStructure  # noqa: E402
 
 
 def token_features(words, pos):

@@ -37,7 +37,7 @@ from sklearn_struct.datasets import (
 from sklearn_struct.extragradient import DualExtragradientMatcher
 from sklearn_struct.metrics import alignment_error_rate, alignment_precision_recall
 from sklearn_struct.solvers.extragradient import dual_extragradient
-from sklearn_struct.structures.matching import MatchingStructure
+from sklearn_struct.structures.matching.structure import MatchingStructure
 
 SHARED_DATA = Path(os.environ.get(
     "SKLEARN_STRUCT_SHARED_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))

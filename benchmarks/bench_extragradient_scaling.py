@@ -31,7 +31,7 @@ from _record import markdown_table, record
 
 from sklearn_struct.extragradient import DualExtragradientMatcher
 from sklearn_struct.solvers.extragradient import dual_extragradient
-from sklearn_struct.structures.matching import MatchingStructure
+from sklearn_struct.structures.matching.structure import MatchingStructure
 
 #: (sentence pairs, the paper's number of edges)
 CONFIGURATIONS = ((500, 31_000), (1000, 99_000), (5000, 555_000))

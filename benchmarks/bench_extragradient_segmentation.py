@@ -27,7 +27,7 @@ from sklearn.linear_model import LogisticRegression
 
 from sklearn_struct.datasets import load_weizmann_horses, make_horse_segmentation
 from sklearn_struct.solvers.extragradient import dual_extragradient
-from sklearn_struct.structures.mincut import MinCutStructure
+from sklearn_struct.structures.mincut.structure import MinCutStructure
 
 SHARED_DATA = Path(os.environ.get(
     "SKLEARN_STRUCT_SHARED_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))

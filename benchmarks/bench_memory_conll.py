@@ -46,7 +46,7 @@ def child(which, data, passes, iterations):
     from sklearn_struct.datasets import load_conll
     from sklearn_struct.eg import EGCRF
     from sklearn_struct.preprocessing import SequenceDictVectorizer, conll_token_features
-    from sklearn_struct.structures.chain import ChainStructure
+    from sklearn_struct.structures.chain.structure import ChainStructure
 
     train = load_conll(data / "train.txt.gz")
     features = [conll_token_features(w, p) for w, p in zip(train.word, train.pos)]

@@ -40,7 +40,7 @@ from sklearn_struct.datasets import load_conll  # noqa: E402
 from sklearn_struct.eg import EGCRF  # noqa: E402
 from sklearn_struct.metrics import chunk_f1_score  # noqa: E402
 from sklearn_struct.preprocessing import SequenceDictVectorizer, conll_token_features  # noqa: E402
-from sklearn_struct.structures.chain import ChainStructure  # noqa: E402
+from sklearn_struct.structures.chain.structure import ChainStructure  # noqa: E402
 
 
 def joblib_bytes(obj):

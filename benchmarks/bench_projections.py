@@ -36,9 +36,10 @@ from _record import markdown_table, record  # noqa: E402
 
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
-from sklearn_struct.structures import matching, mincut  # noqa: E402
-from sklearn_struct.structures.matching import PROJECTION_TOL, MatchingStructure  # noqa: E402
-from sklearn_struct.structures.mincut import MinCutStructure  # noqa: E402
+from sklearn_struct.structures import MatchingStructure, MinCutStructure  # noqa: E402
+from sklearn_struct.structures.matching import structure as matching  # noqa: E402
+from sklearn_struct.structures.mincut import structure as mincut  # noqa: E402
+PROJECTION_TOL = matching.PROJECTION_TOL
 
 CASES = [("matching", n, n) for n in (10, 20, 30)] + [
     ("min-cut grid", h, w) for h, w in ((5, 10), (10, 20), (14, 14))
@@ -95,8 +96,8 @@ def compile_seconds():
     code = textwrap.dedent("""
         import time
         import numpy as np
-        from sklearn_struct.structures.matching import MatchingStructure
-        from sklearn_struct.structures.mincut import MinCutStructure
+        from sklearn_struct.structures.matching.structure import MatchingStructure
+        from sklearn_struct.structures.mincut.structure import MinCutStructure
         edges = np.array([[0, 0], [0, 1], [1, 1]])
         mincut_graph = (np.ones((2, 1)), edges[1:2], np.ones((1, 1)))
         for structure, X, n in ((MatchingStructure(), (np.ones((3, 1)), edges), 3),

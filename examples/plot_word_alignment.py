@@ -41,7 +41,7 @@ from sklearn_struct.metrics import (
     alignment_error_rate,
     alignment_precision_recall,
 )
-from sklearn_struct.structures.matching import MatchingStructure
+from sklearn_struct.structures.matching.structure import MatchingStructure
 
 REPO = Path(__file__).resolve().parents[1] if "__file__" in globals() else Path.cwd().parent
 DATA = Path(os.environ.get("SKLEARN_STRUCT_SHARED_DATA", REPO / ".." / "shared" / "data"))

@@ -40,7 +40,7 @@ label arrays, or ``structure="chain"``, or an explicit ``cv=KFold(k)``.
 Every estimator's ``history_`` is a dict of 1-D arrays with one entry per
 iteration of its solver (:func:`as_history`).
 
-Edge inputs (the catalogue of ``tests/test_bad_input.py``): bad input is refused
+Edge inputs (the catalogue of ``tests/estimators/test_bad_input.py``): bad input is refused
 with a ``ValueError`` or ``TypeError`` naming the example (and row) before any
 work.  Accepted edge cases:
 

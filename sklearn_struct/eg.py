@@ -297,7 +297,7 @@ class EGCRF(_BaseEG):
     *Numerical range.*  The problem depends on ``C`` and the features only through
     ``C * R**2`` (``R`` the largest feature norm of an example), so very large
     features act as a very large ``C``.  Measured on small flat and chain problems
-    (``tests/test_numerical_limits.py``) for ``C`` from 1e-8 to 1e8 and features
+    (``tests/estimators/test_numerical_limits.py``) for ``C`` from 1e-8 to 1e8 and features
     scaled by 1e-6 to 1e6, the weights are always finite; with the default
     ``tol`` and ``max_iter`` the fit converges (certified by the duality gap) for
     ``C * R**2`` up to about 1e2 (``C = 10`` for a few unit-variance features),
@@ -419,7 +419,7 @@ dual_objective_, duality_gap_
     *Numerical range.*  The problem depends on ``C`` and the features only through
     ``C * R**2`` (``R`` the largest feature norm of an example), so very large
     features act as a very large ``C``.  Measured on small flat and chain problems
-    (``tests/test_numerical_limits.py``) for ``C`` from 1e-8 to 1e8 and features
+    (``tests/estimators/test_numerical_limits.py``) for ``C`` from 1e-8 to 1e8 and features
     scaled by 1e-6 to 1e6, the weights are always finite; with the default
     ``tol`` and ``max_iter`` the fit converges (certified by the duality gap) for
     ``C * R**2`` up to about 10 (``C = 1`` for a few unit-variance features; the

@@ -130,7 +130,7 @@ class DualExtragradientMatcher(StructuredEstimator):
     features, so any finite feature scale is handled alike; features that are
     all zero (e.g. 0 feature columns) give ``L = 0``, nothing to learn, and
     zero weights.  Measured on small flat and chain problems
-    (``tests/test_numerical_limits.py``) for ``radius`` from 1e-8 to 1e8 and
+    (``tests/estimators/test_numerical_limits.py``) for ``radius`` from 1e-8 to 1e8 and
     features scaled by 1e-6 to 1e6, the weights are always finite; the gap
     criterion (``tol=1e-3``) is met within the default ``max_iter`` only for
     very small radii (the averaged iterate converges as ``O(1/t)``), otherwise

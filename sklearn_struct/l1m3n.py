@@ -82,7 +82,7 @@ class L1M3N(StructuredEstimator):
     multiplying ``C`` by ``s`` (``F`` is divided by ``s``), and
     :func:`l1m3n_min_C` scales as ``1 / s``, so ``C / l1m3n_min_C`` is the
     scale-free measure of how hard a problem is.  Measured on a 60 x 8
-    standardised problem (``tests/test_l1m3n_limits.py`` runs ``C`` from
+    standardised problem (``tests/estimators/test_l1m3n_limits.py`` runs ``C`` from
     ``1e-8`` to ``1e8`` and features scaled by ``1e-6`` to ``1e6``):
 
     * every solver certifies ``w = 0`` at once for ``C <= l1m3n_min_C``;

@@ -557,7 +557,7 @@ class DependencyTokenEncoder(TransformerMixin, BaseEstimator):
         self : DependencyTokenEncoder
             The fitted encoder.
         """
-        from .structures._arc_features import FIRST_ID
+        from .structures.dependency._arc_features import FIRST_ID
 
         counts = {}
         vocabulary = {}
@@ -590,7 +590,7 @@ class DependencyTokenEncoder(TransformerMixin, BaseEstimator):
             ``pos="both"`` the XPOS id.
         """
         from .metrics import _is_punctuation
-        from .structures._arc_features import (
+        from .structures.dependency._arc_features import (
             NO_PREFIX, POS, PREFIX, PUNCTUATION, SECOND_POS, WORD)
 
         check_is_fitted(self)

@@ -337,10 +337,10 @@ class SMLogisticRegression(_BaseSMClassifier):
     the per-class sigmoids normalised to sum to one.
 
     *Numerical range.* The normalisation above makes the features' scale irrelevant to
-    the steps: measured on a small multinomial problem (``tests/test_numerical_limits.py``)
-    for ``C`` from 1e-8 to 1e8 and features scaled by 1e-6 to 1e6, every fit converges
-    within the default ``max_iter`` to finite coefficients; a fit that does not converge
-    ends with a ``ConvergenceWarning``.
+    the steps: measured on a small multinomial problem
+    (``tests/estimators/test_numerical_limits.py``) for ``C`` from 1e-8 to 1e8 and
+    features scaled by 1e-6 to 1e6, every fit converges within the default ``max_iter``
+    to finite coefficients; a fit that does not converge ends with a ``ConvergenceWarning``.
 
     References
     ----------

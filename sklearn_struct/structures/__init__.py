@@ -6,17 +6,16 @@ and check it with :func:`sklearn_struct.utils.check_structure`.
 """
 
 from ._base import BaseStructure, UnsupportedOperation
-from ._grammar import Grammar
 from ._kernel import KernelOps
 from ._targets import BinaryUnitCodec, FlatLabelCodec, UnitLabelCodec
 from .chain import ChainBatch, ChainStructure
 from .dependency import DependencyBatch, DependencyTreeStructure, HeadsCodec
-from .grammar import ParseBatch, TreeCodec, WeightedCFGStructure
+from .grammar import Grammar, ParseBatch, TreeCodec, WeightedCFGStructure
 from .matching import MatchingBatch, MatchingStructure
 from .mincut import MinCutBatch, MinCutStructure
 from .multiclass import MulticlassBatch, MulticlassStructure
 from .semimarkov import SemiMarkovBatch, SemiMarkovStructure
-from .tree import TreeBatch, TreeStructure
+from .label_tree import TreeBatch, TreeStructure
 
 __all__ = [
     "BaseStructure",

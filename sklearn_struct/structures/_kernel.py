@@ -54,6 +54,7 @@ functions that take other compiled functions as arguments.)
 import functools
 import hashlib
 import inspect
+import sys
 import types
 from pathlib import Path
 
@@ -97,7 +98,9 @@ add_features_at : numba dispatcher, optional
         ``hypergraph(data, i, edges)`` writes them (see :mod:`._semiring`) and
         returns their number, and ``decode(data, i, z, y_out)`` writes the
         output whose part vector is ``z``.  Marginals, log-partition, argmax,
-        k-best outputs and samples follow from them unless given.
+        k-best outputs and samples follow from them unless given (or excluded).
+    exclude : tuple of str, default=()
+        Operations not to derive from the hypergraph (see :meth:`without`).
 
     Attributes
     ----------
@@ -126,7 +129,7 @@ add_features_at : numba dispatcher, optional
     def __init__(self, *, part_scores, add_features, marginals=None, log_partition=None,
                  argmax=None, encode=None, project=None, change_sq_norm=None,
                  part_scores_at=None, add_features_at=None, hypergraph_size=None,
-                 hypergraph=None, decode=None):
+                 hypergraph=None, decode=None, exclude=()):
         given = dict(part_scores=part_scores, add_features=add_features, marginals=marginals,
                      log_partition=log_partition, argmax=argmax, encode=encode,
                      project=project, change_sq_norm=change_sq_norm,
@@ -145,8 +148,11 @@ add_features_at : numba dispatcher, optional
         self._specialized = {}
         if "hypergraph" in self.functions:
             for name, template in _FROM_HYPERGRAPH.items():
-                if name not in self.functions:
-                    self.functions[name] = specialize(template, self)
+                # (a structure's own marginals give its log-partition, as below)
+                if name in self.functions or name in exclude or (
+                        name == "log_partition" and marginals is not None):
+                    continue
+                self.functions[name] = specialize(template, self)
         self.provided = tuple(self.functions)
         if "change_sq_norm" not in self.functions:
             self.functions["change_sq_norm"] = specialize(_default_change_sq_norm, self)
@@ -160,9 +166,9 @@ add_features_at : numba dispatcher, optional
     def digest(self, names):
         """Digest of the names and source code of the named operations.
 
-        The source is that of every module in each operation's folder, since an
-        operation's compiled code includes the functions it calls, and numba's
-        cache only watches the file of the function it compiles.
+        The source is that of every module of each operation's package, since
+        an operation's compiled code includes the functions it calls, and
+        numba's cache only watches the file of the function it compiles.
 
         Parameters
         ----------
@@ -179,11 +185,11 @@ add_features_at : numba dispatcher, optional
             op = self.functions.get(name)
             if name in names and op is not None:
                 digest.update(f"{name}={op.py_func.__module__}.{op.py_func.__qualname__}".encode())
-                digest.update(_folder_source(op.py_func).encode())
+                digest.update(_package_source(op.py_func).encode())
         return digest.hexdigest()[:16]
 
     def without(self, *names):
-        """The same operations but the named ones.
+        """The same operations but the named ones, which are not derived either.
 
         Parameters
         ----------
@@ -197,7 +203,19 @@ add_features_at : numba dispatcher, optional
         """
         given = {name: op for name, op in self.functions.items()
                  if name in self.given and name not in names}
-        return KernelOps(**given)
+        return KernelOps(**given, exclude=names)
+
+    def generic(self):
+        """These operations with the dynamic program's marginals, log-partition and argmax
+        in place of the structure's own (what ``check_structure`` holds them against).
+
+        Returns
+        -------
+        ops : KernelOps
+            A new object (its specialized loops are compiled separately).
+        """
+        return KernelOps(**{name: op for name, op in self.functions.items() if name in self.given
+                            and name not in ("marginals", "log_partition", "argmax")})
 
     def provides(self, *names):
         """Whether every named operation was given or derived from the hypergraph.
@@ -228,13 +246,18 @@ def example_buffers(part_offsets, unit_offsets):
 
 
 @functools.lru_cache(maxsize=None)
-def _folder_text(folder):
-    return "".join(path.read_text() for path in sorted(Path(folder).glob("*.py")))
+def _tree_text(folder):
+    return "".join(path.read_text() for path in sorted(Path(folder).rglob("*.py")))
 
 
-def _folder_source(function):
+def _package_source(function):
+    """The source of every module of the function's top-level package (of its file's folder
+    for a function outside a package)."""
     try:
-        return _folder_text(str(Path(inspect.getsourcefile(function)).parent))
+        package = sys.modules.get(function.__module__.partition(".")[0])
+        folder = (Path(package.__file__).parent if getattr(package, "__path__", None)
+                  else Path(inspect.getsourcefile(function)).parent)
+        return _tree_text(str(folder))
     except (OSError, TypeError):  # defined interactively: fall back on the bytecode
         return function.__code__.co_code.hex()
 

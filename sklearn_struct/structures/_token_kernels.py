@@ -17,7 +17,7 @@ holds the token Gram matrices of every example (only built for training, see
 :func:`token_gram`), empty otherwise.  ``bias``
 constrains a chain's labellings (empty: none; else ``K * K + 2 * K`` values 0
 or ``-inf`` added to the transition, start and end scores, see
-:func:`._chain_kernels.biased_blocks`); inference (marginals, argmax) applies
+:func:`.chain._kernels.biased_blocks`); inference (marginals, argmax) applies
 it, the other operations do not depend on it.
 
 Kernel weight layout is *feature-major*: the per-label input weights are
@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._chain_kernels import (biased_blocks, chain_forward_backward, chain_log_partition,
+from .chain._kernels import (biased_blocks, chain_forward_backward, chain_log_partition,
                              chain_viterbi)
 from ._kernel import KernelOps
 

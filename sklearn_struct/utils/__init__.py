@@ -1,5 +1,5 @@
-"""Utilities for developers of structures and learners (see :mod:`.estimator_checks`)."""
+"""Utilities for developers of structures and learners (see :mod:`.structure_checks`)."""
 
-from .estimator_checks import check_structure
+from .structure_checks import check_structure
 
 __all__ = ["check_structure"]

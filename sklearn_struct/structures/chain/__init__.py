@@ -1,0 +1,5 @@
+"""First-order linear chains: per-token labels and tied label transitions."""
+
+from .structure import ChainBatch, ChainStructure
+
+__all__ = ["ChainBatch", "ChainStructure"]

@@ -1,0 +1,762 @@
+"""First-order linear-chain structure: node parts and tied label-transition parts.
+
+A sequence ``x`` of ``T`` tokens (one feature row per token) gets labels
+``y = (y_0, ..., y_{T-1})`` in ``{0, ..., K-1}``.  Its parts are
+
+* node parts ``(t, k)``: feature vector ``e_k (x) x_t`` (token features times label);
+* transition parts ``(a, b)``: label ``a`` followed by ``b`` anywhere in the
+  sequence.  They are *tied over positions*: one score per pair, and the
+  encoding / marginal of ``(a, b)`` is the number / expected number of
+  positions where ``a`` is followed by ``b``;
+* optionally (``start_end=True``) start parts ``k`` (``y_0 = k``) and end parts
+  ``k`` (``y_{T-1} = k``).
+
+Tying makes the part vector of a sequence ``T*K + K*K (+ 2K)`` long instead of
+``T*K + (T-1)*K*K``, while ``phi`` and ``w . phi`` are exactly those of the usual
+chain CRF / M3N, because transition features do not depend on the position.
+
+Constraints (allowed transitions, first and last labels) restrict the output
+set: inference adds a score of ``-inf`` to every forbidden transition, start and
+end, so that forbidden labellings have probability exactly 0 and are never
+decoded, and ``check_outputs`` rejects them.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _kernels as kernels
+from .._base import OPERATIONS, BaseStructure, label_weight_names
+from .._targets import UnitLabelCodec
+from .._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
+from .._batch import (
+    example_column_norms,
+    check_encoded_states,
+    check_n_states,
+    check_part_vector,
+    check_sample_weight,
+    check_take_indices,
+    offsets_from_lengths,
+    ragged_positions,
+    stack_ragged_rows,
+    take_ragged_rows,
+)
+from ..._chunk_tags import chunk_constraints
+from ..multiclass.structure import weighted_zero_one_losses
+
+__all__ = ["ChainBatch", "ChainStructure"]
+
+_PARAMETERS = ("start_end", "loss_weights", "allowed_transitions", "allowed_start",
+               "allowed_end", "constrain_training")
+
+
+@dataclass(frozen=True)
+class ChainBatch:
+    """A set of sequences in the form the parts operations use.
+
+    Built by :meth:`ChainStructure.make_batch` (and :meth:`ChainStructure.take`),
+    not by hand; immutable.  The parameters are stored as attributes of the
+    same names.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_tokens, n_features) or scipy.sparse.csr_matrix
+        Token features of all sequences stacked (float64; C-contiguous when
+        dense; CSR as soon as one input sequence was sparse).
+    n_states : int
+        Number of labels ``K``.
+    start_end : bool
+        Whether the parts include start and end parts.
+    n_samples : int
+        Number of sequences.
+    n_features : int
+        Number of features per token.
+    unit_offsets : ndarray of int64 of shape (n_samples + 1,)
+        Token offsets: sequence ``i`` is ``X[unit_offsets[i]:unit_offsets[i + 1]]``.
+    part_offsets : ndarray of int64 of shape (n_samples + 1,)
+        Sequence ``i`` owns parts ``part_offsets[i]:part_offsets[i + 1]``:
+        ``T_i * K`` node parts (``(t, k)`` at ``t * K + k``), ``K * K``
+        transition parts (``(a, b)`` at ``T_i * K + a * K + b``), then, if
+        ``start_end``, ``K`` start parts and ``K`` end parts.
+    n_weights : int
+        ``K * n_features + K * K (+ 2 * K)``; see :meth:`ChainStructure.split_weights`.
+    node_part_starts : ndarray of int64 of shape (n_tokens,)
+        Index of part ``(t, 0)`` of every token.
+    transition_part_starts : ndarray of int64 of shape (n_samples,)
+        Index of transition part ``(0, 0)`` of every sequence.
+
+    Attributes
+    ----------
+    lengths : ndarray of int64 of shape (n_samples,)
+        Number of tokens of every sequence.
+
+    See Also
+    --------
+    ChainStructure : The structure that builds and reads these batches.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import ChainStructure
+    >>> X = [np.ones((3, 4)), np.ones((2, 4))]
+    >>> batch = ChainStructure(start_end=False).make_batch(X, n_states=2)
+    >>> batch.lengths, batch.unit_offsets
+    (array([3, 2]), array([0, 3, 5]))
+    >>> batch.part_offsets  # T * K node parts + K * K transitions per sequence
+    array([ 0, 10, 18])
+    >>> batch.n_weights  # W (2, 4), transition (2, 2)
+    12
+    """
+
+    X: object
+    n_states: int
+    start_end: bool
+    n_samples: int
+    n_features: int
+    unit_offsets: np.ndarray
+    part_offsets: np.ndarray
+    n_weights: int
+    node_part_starts: np.ndarray
+    transition_part_starts: np.ndarray
+
+    @property
+    def lengths(self):
+        """Number of tokens of every sequence."""
+        return np.diff(self.unit_offsets)
+
+
+class ChainStructure(BaseStructure):
+    """First-order linear chain with per-token features and label transitions.
+
+    The score of a labelling ``y`` of a sequence ``x`` is::
+
+        sum_t W[y_t] . x_t + sum_{t>=1} transition[y_{t-1}, y_t]
+            + start[y_0] + end[y_{T-1}]
+
+    with the weight vector laid out as
+    ``w = concat(W.ravel(), transition.ravel(), start, end)`` (``W`` of shape
+    ``(K, n_features)``, ``transition`` ``(K, K)`` indexed (previous, next);
+    ``start``/``end`` only when ``start_end=True``).  Transition parts are tied
+    over positions (see the module docstring and :class:`ChainBatch` for the
+    part layout).  The loss is the Hamming loss, optionally weighted by the
+    true label of each token.  Inference (forward-backward, Viterbi) runs in
+    numba, in log space, over a whole batch per call.  Read more in the
+    :ref:`User Guide <structures>`.
+
+    The labellings can be constrained (for example to valid IOB chunk tags):
+    a forbidden transition, first or last label gets the score ``-inf``, so
+    that Viterbi never outputs it and its probability is exactly 0 in the
+    marginals and the log-partition.
+
+    Parameters
+    ----------
+    start_end : bool, default=True
+        Add start and end parts (scores of the first and of the last label).
+    loss_weights : array-like of shape (n_states,), default=None
+        Cost of mislabelling a token whose *true* label is ``k``; ``None`` is
+        the plain Hamming loss (number of wrong tokens).
+    allowed_transitions : None, {"IOB1", "IOB2", "BIO", "BIOES"} or array-like of bool \
+            of shape (n_states, n_states), default=None
+        Which label may follow which: entry ``[a, b]`` true when label ``b``
+        may follow label ``a``, indexed like the estimator's ``classes_``
+        (the sorted distinct training labels).  A scheme name derives the
+        transitions, first and last labels from the label names when the
+        estimator is fitted (:func:`~sklearn_struct.datasets.chunk_constraints`;
+        ``allowed_start`` and ``allowed_end`` must then be ``None``).
+        ``None``: every transition is allowed.
+    allowed_start, allowed_end : None or array-like of bool of shape (n_states,), \
+            default=None
+        Labels allowed first / last in a sequence (``None``: all).  They
+        apply with or without ``start_end`` parts.
+    constrain_training : bool, default=False
+        Whether learning runs its inference under the constraints too (a CRF
+        of the constrained output set, whose training labels must then obey
+        the constraints), or only decoding and the marginals of the fitted
+        model do (as CRFsuite users usually do; the model is trained as an
+        unconstrained chain).  Estimators ask :meth:`training_structure`.
+
+    See Also
+    --------
+    ChainBatch : The batch of a set of sequences (part layout).
+    MulticlassStructure : One label per sample instead of per token.
+
+    Notes
+    -----
+    How the parts operations of :class:`BaseStructure` specialise to chains:
+
+    * ``encode`` gives node indicators, the *number* of times each label pair
+      follows each other in a sequence (tied transition parts), and start/end
+      indicators; ``marginals`` returns the expected values of the same
+      entries, i.e. expected transition counts.
+    * ``decode`` reads the labels from the node parts only (largest node part
+      of every token).
+    * ``part_losses`` is ``loss_weights[y_t] * [k != y_t]`` on node part
+      ``(t, k)`` and 0 on transition, start and end parts.
+    * ``argmax`` and ``loss_augmented_argmax`` run Viterbi; ``marginals``
+      runs forward-backward.  ``project`` is not supported.
+    * With constraints, ``check_outputs`` rejects labellings they forbid
+      (naming the sequence and position); ``for_classes`` resolves a scheme
+      name into masks, and ``training_structure`` drops the constraints
+      unless ``constrain_training``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import ChainStructure
+    >>> structure = ChainStructure(start_end=False)
+    >>> X = [np.array([[1.0], [0.0], [1.0]]), np.array([[0.0]])]
+    >>> batch = structure.make_batch(X, n_states=2)
+    >>> w = np.array([1.0, -1.0, 0, 0, 0, 0])  # W (2, 1), transition (2, 2)
+    >>> scores = structure.part_scores(batch, w)
+    >>> structure.argmax(batch, scores)
+    array([0, 0, 0, 0])
+
+    A transition bonus for "0 then 1" makes the first sequence alternate:
+
+    >>> w[2:] = [0.0, 3.0, 0.0, 0.0]
+    >>> structure.argmax(batch, structure.part_scores(batch, w))
+    array([0, 1, 0, 0])
+    >>> mu, log_z = structure.marginals(batch, structure.part_scores(batch, w))
+    >>> np.round(mu[:6].reshape(3, 2), 3)  # p(y_t = k) of the first sequence
+    array([[0.976, 0.024],
+           [0.155, 0.845],
+           [0.786, 0.214]])
+
+    Forbidding "1 then 1" and a last label 1 changes the labelling of the first
+    sequence and leaves the forbidden labellings no probability:
+
+    >>> w = np.array([-1.0, 1.0, 0, 0, 0, 2.0])  # x = 1 favours label 1; bonus for (1, 1)
+    >>> structure.argmax(batch, structure.part_scores(batch, w))
+    array([1, 1, 1, 0])
+    >>> constrained = ChainStructure(
+    ...     start_end=False, allowed_transitions=[[True, True], [True, False]],
+    ...     allowed_end=[True, False])
+    >>> scores = constrained.part_scores(batch, w)
+    >>> constrained.argmax(batch, scores)
+    array([1, 0, 0, 0])
+    >>> mu, _ = constrained.marginals(batch, scores)
+    >>> mu[4:6], float(mu[9])  # p(y_2 = k), expected count of the transition (1, 1)
+    (array([1., 0.]), 0.0)
+
+    Constraints by label names, with a tagging scheme:
+
+    >>> ChainStructure(allowed_transitions="IOB2").for_classes(["B-PER", "I-PER", "O"])
+    ChainStructure(start_end=True, loss_weights=None, allowed_transitions=array(...), \
+allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  True]))
+    """
+
+    # every parts operation except the projection
+    supported_operations = tuple(op for op in OPERATIONS if op != "project")
+    kernel_ops = TOKEN_KERNEL_OPS.without("project")
+
+    def __init__(self, start_end=True, loss_weights=None, allowed_transitions=None,
+                 allowed_start=None, allowed_end=None, constrain_training=False):
+        self.start_end = start_end
+        self.loss_weights = loss_weights
+        self.allowed_transitions = allowed_transitions
+        self.allowed_start = allowed_start
+        self.allowed_end = allowed_end
+        self.constrain_training = constrain_training
+
+    def _params(self):
+        return {name: getattr(self, name) for name in _PARAMETERS}
+
+    def __repr__(self):
+        shown = [f"start_end={self.start_end!r}", f"loss_weights={self.loss_weights!r}"]
+        for name in _PARAMETERS[2:]:  # the constraints, when set
+            value = getattr(self, name)
+            if value is not None and value is not False:
+                text = repr(value) if not isinstance(value, np.ndarray) or value.ndim < 2 \
+                    else "array(...)"
+                shown.append(f"{name}={text}")
+        return f"ChainStructure({', '.join(shown)})"
+
+    # ---------------------------------------------------------- constraints
+    def for_classes(self, classes, y=None):
+        """This chain for outputs labelled ``classes``, with a scheme name resolved.
+
+        Parameters
+        ----------
+        classes : array-like of shape (n_states,)
+            The label of every state (the estimator's ``classes_``).
+        y : object, default=None
+            The training targets (unused).
+
+        Returns
+        -------
+        structure : ChainStructure
+            ``self`` unless ``allowed_transitions`` names a tagging scheme; then
+            a new chain with the scheme's masks over ``classes``
+            (:func:`~sklearn_struct.datasets.chunk_constraints`).
+
+        Raises
+        ------
+        ValueError or TypeError
+            If a label does not fit the scheme, or the scheme is given with
+            ``allowed_start`` or ``allowed_end``.
+        """
+        scheme = self.allowed_transitions
+        if not isinstance(scheme, str):
+            return self
+        name = type(self).__name__
+        if self.allowed_start is not None or self.allowed_end is not None:
+            raise ValueError(
+                f"{name}: allowed_transitions={scheme!r} fixes the allowed first and last labels "
+                "too; leave allowed_start and allowed_end as None (or give all three as masks, "
+                "e.g. from sklearn_struct.datasets.chunk_constraints).")
+        try:
+            masks = chunk_constraints(np.asarray(classes).tolist(), scheme)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{name}(allowed_transitions={scheme!r}): {error}") from None
+        return type(self)(**{**self._params(), **masks})
+
+    def training_structure(self):
+        """The chain that learning runs its inference on: without the constraints
+        unless ``constrain_training``.
+
+        Returns
+        -------
+        structure : ChainStructure
+            ``self`` when unconstrained or with ``constrain_training=True``, else
+            a new chain without constraints.
+        """
+        if self.constrain_training or not self._has_constraints():
+            return self
+        return type(self)(start_end=self.start_end, loss_weights=self.loss_weights)
+
+    def _has_constraints(self):
+        return any(mask is not None for mask in
+                   (self.allowed_transitions, self.allowed_start, self.allowed_end))
+
+    def _constraint_masks(self, n_states):
+        """``(transitions, start, end)`` boolean masks, or None without constraints."""
+        if not self._has_constraints():
+            return None
+        given = (self.allowed_transitions, self.allowed_start, self.allowed_end)
+        name = type(self).__name__
+        if isinstance(self.allowed_transitions, str):
+            raise ValueError(
+                f"{name}: allowed_transitions={self.allowed_transitions!r} names a tagging "
+                "scheme, which needs the label names: estimators resolve it when fitting; "
+                "called directly, use structure.for_classes(labels) first.")
+        if not isinstance(self.constrain_training, (bool, np.bool_)):
+            raise TypeError(f"{name}: constrain_training must be a bool, got "
+                            f"{self.constrain_training!r}.")
+        shapes = {"allowed_transitions": (n_states, n_states), "allowed_start": (n_states,),
+                  "allowed_end": (n_states,)}
+        masks = []
+        for (parameter, shape), mask in zip(shapes.items(), given):
+            if mask is None:
+                masks.append(np.ones(shape, dtype=bool))
+                continue
+            array = np.asarray(mask)
+            if array.dtype != bool:
+                raise TypeError(f"{name}: {parameter} must be an array of booleans, got dtype "
+                                f"{array.dtype}.")
+            if array.shape != shape:
+                raise ValueError(
+                    f"{name}: {parameter} has shape {array.shape} but there are {n_states} "
+                    f"labels; expected shape {shape}, indexed like the estimator's classes_ "
+                    "(the sorted distinct training labels).")
+            masks.append(array)
+        return tuple(masks)
+
+    def _constraint_bias(self, n_states):
+        """The kernels' ``bias``: 0 for allowed, -inf for forbidden (empty: unconstrained)."""
+        masks = self._constraint_masks(n_states)
+        if masks is None:
+            return np.zeros(0)
+        allowed = np.concatenate([mask.ravel() for mask in masks])
+        return np.where(allowed, 0.0, -np.inf)
+
+    def _check_feasible(self, lengths, n_states):
+        """Every sequence length must have a labelling that the constraints allow."""
+        masks = self._constraint_masks(n_states)
+        if masks is None:
+            return
+        transitions, start, end = masks
+        reachable = start.copy()  # labels that an allowed prefix of length t can end with
+        feasible = np.zeros(int(lengths.max()) + 1, dtype=bool)
+        for t in range(1, len(feasible)):
+            feasible[t] = np.any(reachable & end)
+            reachable = (reachable.astype(int) @ transitions) > 0
+        bad = np.flatnonzero(~feasible[lengths])
+        if bad.size:
+            raise ValueError(
+                f"{type(self).__name__}: sequence {bad[0]} has {lengths[bad[0]]} tokens, and no "
+                "labelling of that length obeys allowed_transitions, allowed_start and "
+                "allowed_end.")
+
+    # ------------------------------------------------------------------ data
+    def make_batch(self, X, n_states=None):
+        """Validate a list of sequences and stack their tokens into a batch.
+
+        Dense sequences are stacked into one C-contiguous float64 array; as
+        soon as one sequence is sparse, all are stacked as one CSR matrix.
+        The inputs are never modified.
+
+        Parameters
+        ----------
+        X : list of array-like or sparse matrices of shape (T_i, n_features)
+            One 2-D matrix per sequence, one row per token, ``T_i >= 1``, all
+            with the same number of columns; finite values.
+        n_states : int
+            Number of labels ``K`` (required despite the default).
+
+        Returns
+        -------
+        batch : ChainBatch
+            The stacked tokens with their token and part offsets.
+
+        Raises
+        ------
+        ValueError
+            If a sequence is empty, has a different number of columns from the
+            first one or holds NaN or infinity (naming the sequence), if
+            ``n_states`` is missing or below 1, if a constraint mask does not
+            have ``n_states`` labels, or if the constraints allow no labelling
+            of some sequence's length (naming it).
+        TypeError
+            If ``X`` is not a list of 2-D numeric matrices, ``n_states`` not an
+            integer, ``start_end`` not a bool or a constraint mask not boolean.
+        """
+        name = type(self).__name__
+        n_states = check_n_states(n_states, name)
+        if not isinstance(self.start_end, (bool, np.bool_)):
+            raise TypeError(f"{name}: start_end must be a bool, got {self.start_end!r}.")
+        rows, unit_offsets = stack_ragged_rows(X, what="sequence")
+        self._check_feasible(np.diff(unit_offsets), n_states)
+        return self._batch_from_rows(rows, unit_offsets, n_states, bool(self.start_end))
+
+    @staticmethod
+    def _batch_from_rows(rows, unit_offsets, n_states, start_end):
+        K = n_states
+        lengths = np.diff(unit_offsets)
+        extra = K * K + (2 * K if start_end else 0)
+        part_offsets = offsets_from_lengths(lengths * K + extra)
+        owner, positions = ragged_positions(unit_offsets)
+        n_features = rows.shape[1]
+        return ChainBatch(
+            X=rows,
+            n_states=K,
+            start_end=start_end,
+            n_samples=len(lengths),
+            n_features=n_features,
+            unit_offsets=unit_offsets,
+            part_offsets=part_offsets,
+            n_weights=K * n_features + extra,
+            node_part_starts=part_offsets[owner] + positions * K,
+            transition_part_starts=part_offsets[:-1] + lengths * K,
+        )
+
+    def take(self, batch, indices):
+        self._check_batch(batch)
+        indices = check_take_indices(indices, batch.n_samples)
+        if indices.size == 0:
+            raise ValueError("ChainStructure.take: expected at least one sequence index.")
+        rows, unit_offsets = take_ragged_rows(batch.X, batch.unit_offsets, indices)
+        return self._batch_from_rows(rows, unit_offsets, batch.n_states, batch.start_end)
+
+    # ------------------------------------------------------- weight layout
+    def split_weights(self, batch, w):
+        """Split a weight vector into its node, transition, start and end blocks.
+
+        Parameters
+        ----------
+        batch : ChainBatch
+            A batch returned by :meth:`make_batch` (it fixes ``K`` and
+            ``n_features``).
+        w : array-like of shape (batch.n_weights,)
+            Weight vector ``concat(W.ravel(), transition.ravel(), start, end)``.
+
+        Returns
+        -------
+        W : ndarray of shape (K, n_features)
+            Node weights; row ``k`` scores tokens labelled ``k``.
+        transition : ndarray of shape (K, K)
+            ``transition[a, b]`` scores label ``a`` followed by ``b``.
+        start : ndarray of shape (K,)
+            Scores of the first label (zeros when ``start_end=False``).
+        end : ndarray of shape (K,)
+            Scores of the last label (zeros when ``start_end=False``).
+            All four are views of ``w`` when ``w`` is a float64 array, except
+            the zero blocks.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_struct.structures import ChainStructure
+        >>> structure = ChainStructure()
+        >>> batch = structure.make_batch([np.zeros((2, 3))], n_states=2)
+        >>> W, transition, start, end = structure.split_weights(
+        ...     batch, np.arange(batch.n_weights, dtype=float))
+        >>> W.shape, transition.shape, start, end
+        ((2, 3), (2, 2), array([10., 11.]), array([12., 13.]))
+        """
+        self._check_batch(batch)
+        w = check_part_vector(w, batch.n_weights, type(self).__name__, "weights w")
+        K, d = batch.n_states, batch.n_features
+        W = w[:K * d].reshape(K, d)
+        transition = w[K * d:K * d + K * K].reshape(K, K)
+        if batch.start_end:
+            p = K * d + K * K
+            return W, transition, w[p:p + K], w[p + K:p + 2 * K]
+        return W, transition, np.zeros(K), np.zeros(K)
+
+    # ------------------------------------------------------- parts operations
+    def part_scores(self, batch, w):
+        W, transition, start, end = self.split_weights(batch, w)
+        node = np.empty((batch.X.shape[0], batch.n_states))
+        if sp.issparse(batch.X):
+            X = batch.X
+            kernels.csr_node_scores(X.data, X.indices, X.indptr, 0, X.shape[0],
+                                    np.ascontiguousarray(W.T), node)
+        else:
+            kernels.dense_node_scores(batch.X, W, node)
+        scores = np.empty(batch.part_offsets[-1])
+        tail = np.concatenate([transition.ravel()] + ([start, end] if batch.start_end else []))
+        kernels.chain_scatter_parts(node, tail, batch.unit_offsets, batch.part_offsets, scores)
+        return scores
+
+    def expected_features(self, batch, z, sample_weight=None):
+        self._check_batch(batch)
+        name = type(self).__name__
+        z = check_part_vector(z, batch.part_offsets[-1], name, "z")
+        sample_weight = check_sample_weight(sample_weight, batch.n_samples, name)
+        K = batch.n_states
+        node = np.empty((batch.X.shape[0], K))
+        tail = np.empty(batch.n_weights - K * batch.n_features)
+        kernels.chain_gather_parts(
+            z, batch.unit_offsets, batch.part_offsets,
+            np.ones(batch.n_samples) if sample_weight is None else sample_weight, node, tail)
+        if sp.issparse(batch.X):
+            X = batch.X
+            W_features = np.zeros((batch.n_features, K))
+            kernels.csr_add_node_features(X.data, X.indices, X.indptr, 0, X.shape[0], node,
+                                          1.0, W_features)
+            W = W_features.T
+        else:
+            W = np.zeros((K, batch.n_features))
+            kernels.dense_add_node_features(batch.X, node, 1.0, W)
+        return np.concatenate([W.ravel(), tail])
+
+    def check_outputs(self, batch, Y):
+        self._check_batch(batch)
+        name = type(self).__name__
+        Y = check_encoded_states(Y, batch.unit_offsets, batch.n_states, name)
+        masks = self._constraint_masks(batch.n_states)
+        if masks is None:
+            return Y
+        transitions, start, end = masks
+        first, last = batch.unit_offsets[:-1], batch.unit_offsets[1:] - 1
+        owner, positions = ragged_positions(batch.unit_offsets)
+        inner = np.flatnonzero(positions > 0)  # tokens with a predecessor
+        found = []
+        for units, describe in (
+            (first[~start[Y[first]]], lambda u: f"label {Y[u]} cannot come first (allowed_start)"),
+            (inner[~transitions[Y[inner - 1], Y[inner]]],
+             lambda u: f"label {Y[u]} cannot follow label {Y[u - 1]} (allowed_transitions)"),
+            (last[~end[Y[last]]], lambda u: f"label {Y[u]} cannot come last (allowed_end)"),
+        ):
+            if units.size:
+                found.append((units[0], describe(units[0])))
+        if found:
+            unit, what = min(found)
+            raise ValueError(f"{name}: sequence {owner[unit]}, position {positions[unit]}: {what}; "
+                             "labels are state indices (positions in classes_).")
+        return Y
+
+    def encode(self, batch, Y):
+        Y = self.check_outputs(batch, Y)
+        K = batch.n_states
+        z = np.zeros(int(batch.part_offsets[-1]))
+        z[batch.node_part_starts + Y] = 1.0  # one node part per token
+        # consecutive tokens of the same sequence: every token that is not a sequence's last
+        follows = np.ones(len(Y), dtype=bool)
+        follows[batch.unit_offsets[1:] - 1] = False
+        previous = np.flatnonzero(follows)
+        owner, _ = ragged_positions(batch.unit_offsets)
+        # a transition part counts every position that takes it
+        np.add.at(z, batch.transition_part_starts[owner[previous]] + Y[previous] * K
+                  + Y[previous + 1], 1.0)
+        if batch.start_end:
+            start_index = batch.transition_part_starts + K * K
+            z[start_index + Y[batch.unit_offsets[:-1]]] = 1.0
+            z[start_index + K + Y[batch.unit_offsets[1:] - 1]] = 1.0
+        return z
+
+    def decode(self, batch, z):
+        self._check_batch(batch)
+        z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
+        return z[self._node_index(batch)].argmax(axis=1)
+
+    def part_losses(self, batch, Y):
+        Y = self.check_outputs(batch, Y)
+        losses = np.zeros(batch.part_offsets[-1])
+        losses[self._node_index(batch)] = weighted_zero_one_losses(
+            Y, self.loss_weights, batch.n_states, type(self).__name__
+        )
+        return losses
+
+    def argmax(self, batch, scores):
+        scores = self._check_scores(batch, scores)
+        labels = np.empty(batch.unit_offsets[-1], dtype=np.int64)
+        best = np.empty(batch.n_samples)
+        kernels.chain_batch_inference(kernels.VITERBI, scores, batch.unit_offsets,
+                                      batch.part_offsets, batch.n_states, batch.start_end,
+                                      self._constraint_bias(batch.n_states), best, np.empty(0),
+                                      labels)
+        return labels
+
+    def marginals(self, batch, scores):
+        """Part marginals and log-partition of every sequence (forward-backward).
+
+        The chain's distribution is ``p(y) ~ exp(sum_{r in y} scores_r)``, with
+        the transition score counted once per position where the pair occurs.
+        Per-position edge marginals are available from :meth:`edge_marginals`.
+
+        Parameters
+        ----------
+        batch : ChainBatch
+            A batch returned by :meth:`make_batch`.
+        scores : array-like of shape (n_parts_total,)
+            Part scores, flat, e.g. from :meth:`part_scores`.
+
+        Returns
+        -------
+        mu : ndarray of shape (n_parts_total,)
+            Node marginals ``p(y_t = k)``, transition marginals summed over
+            positions (expected transition counts, adding up to ``T_i - 1``
+            per sequence), start/end marginals ``p(y_0 = k)`` /
+            ``p(y_{T-1} = k)``.
+        log_partition : ndarray of shape (n_samples,)
+            ``log Z_i`` of every sequence.
+        """
+        scores = self._check_scores(batch, scores)
+        mu = np.empty_like(scores)
+        log_z = np.empty(batch.n_samples)
+        kernels.chain_batch_inference(kernels.MARGINALS, scores, batch.unit_offsets,
+                                      batch.part_offsets, batch.n_states, batch.start_end,
+                                      self._constraint_bias(batch.n_states), log_z, mu,
+                                      np.empty(0, dtype=np.int64))
+        return mu, log_z
+
+    def log_partition(self, batch, scores):
+        scores = self._check_scores(batch, scores)
+        log_z = np.empty(batch.n_samples)
+        kernels.chain_batch_inference(kernels.LOG_PARTITION, scores, batch.unit_offsets,
+                                      batch.part_offsets, batch.n_states, batch.start_end,
+                                      self._constraint_bias(batch.n_states), log_z, np.empty(0),
+                                      np.empty(0, dtype=np.int64))
+        return log_z
+
+    def edge_marginals(self, batch, scores):
+        """Per-position edge marginals ``p(y_t = a, y_{t+1} = b)`` of every sequence.
+
+        Their sum over positions is the transition part of :meth:`marginals`.
+
+        Parameters
+        ----------
+        batch : ChainBatch
+            A batch returned by :meth:`make_batch`.
+        scores : array-like of shape (n_parts_total,)
+            Part scores, flat, e.g. from :meth:`part_scores`.
+
+        Returns
+        -------
+        edges : list of ndarray of shape (T_i - 1, K, K)
+            One array per sequence; ``edges[i][t, a, b]`` is
+            ``p(y_t = a, y_{t+1} = b)`` in sequence ``i`` (empty for a
+            sequence of one token).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_struct.structures import ChainStructure
+        >>> structure = ChainStructure(start_end=False)
+        >>> batch = structure.make_batch([np.zeros((3, 1))], n_states=2)
+        >>> scores = np.zeros(batch.part_offsets[-1])
+        >>> edges = structure.edge_marginals(batch, scores)
+        >>> edges[0].shape
+        (2, 2, 2)
+        >>> edges[0][1].round(6)  # uniform: every label pair has probability 1/4
+        array([[0.25, 0.25],
+               [0.25, 0.25]])
+        """
+        scores = self._check_scores(batch, scores)
+        K = batch.n_states
+        edge_offsets = offsets_from_lengths((batch.lengths - 1) * K * K)
+        flat = np.empty(edge_offsets[-1])
+        log_z = np.empty(batch.n_samples)
+        kernels.chain_edge_marginals_batch(scores, batch.unit_offsets, batch.part_offsets, K,
+                                           batch.start_end, self._constraint_bias(K),
+                                           edge_offsets, flat, log_z)
+        return [
+            flat[edge_offsets[i]:edge_offsets[i + 1]].reshape(-1, K, K)
+            for i in range(batch.n_samples)
+        ]
+
+    def feature_bounds(self, batch, geometry):
+        self._check_batch(batch)
+        if geometry != "entropic":
+            self._unsupported("feature_bounds")
+        transitions = np.maximum(batch.lengths - 1, 1 if batch.start_end else 0)
+        return np.maximum(example_column_norms(batch.X, batch.unit_offsets, 1), transitions)
+
+    # ------------------------------------------------------- targets, weights
+    def target_codec(self, y):
+        return UnitLabelCodec(y, unit="token")
+
+    def unit_values(self, batch, v):
+        self._check_batch(batch)
+        v = np.asarray(v)
+        return np.split(v[self._node_index(batch)], batch.unit_offsets[1:-1])
+
+    def weight_attributes(self, batch, w):
+        W, transition, start, end = self.split_weights(batch, w)
+        attributes = {"coef_": W, "transition_": transition}
+        if batch.start_end:
+            attributes.update(start_transition_=start, end_transition_=end)
+        return attributes
+
+    def named_weights(self, attributes, feature_names, classes):
+        return label_weight_names(attributes["coef_"], attributes["transition_"], feature_names,
+                                  classes)
+
+    def feature_support(self, batch, w):
+        return np.any(self.split_weights(batch, w)[0] != 0.0, axis=0)
+
+    # --------------------------------------------------------------- kernels
+    def kernel_data(self, batch, training=False):
+        self._check_batch(batch)
+        return token_kernel_data(batch.X, batch.unit_offsets, batch.n_states, chain=True,
+                                 start_end=batch.start_end, training=training,
+                                 bias=self._constraint_bias(batch.n_states))
+
+    def kernel_weights(self, batch, w):
+        return feature_major(w, batch.n_states, batch.n_features)
+
+    def contract_weights(self, batch, w_kernel):
+        return label_major(w_kernel, batch.n_states, batch.n_features)
+
+    # --------------------------------------------------------------- helpers
+    def _check_batch(self, batch):
+        if not isinstance(batch, ChainBatch):
+            raise TypeError(
+                f"{type(self).__name__}: expected a ChainBatch from make_batch, "
+                f"got {type(batch).__name__}."
+            )
+        if batch.start_end != bool(self.start_end):
+            raise ValueError(
+                f"{type(self).__name__}(start_end={self.start_end}) got a batch built with "
+                f"start_end={batch.start_end}; rebuild it with make_batch."
+            )
+
+    def _check_scores(self, batch, scores):
+        self._check_batch(batch)
+        return check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
+
+    @staticmethod
+    def _node_index(batch):
+        return batch.node_part_starts[:, None] + np.arange(batch.n_states)

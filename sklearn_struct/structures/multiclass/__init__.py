@@ -1,0 +1,5 @@
+"""Flat multiclass classification: one label per sample."""
+
+from .structure import MulticlassBatch, MulticlassStructure
+
+__all__ = ["MulticlassBatch", "MulticlassStructure"]

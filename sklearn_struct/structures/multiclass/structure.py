@@ -1,0 +1,353 @@
+"""Flat multiclass classification as a structure: one part per class.
+
+With this structure every structured learner of the package becomes a flat
+linear classifier (comparable with ``LogisticRegression`` / ``LinearSVC``):
+the output of sample ``i`` is one class ``k`` and its only part is ``(i, k)``
+with feature vector ``phi(x_i, (i, k)) = e_k (x) x_i``.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._base import OPERATIONS, BaseStructure, label_weight_names
+from .._targets import FlatLabelCodec
+from .._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
+from .._batch import (
+    example_column_norms,
+    check_encoded_states,
+    check_feature_rows,
+    check_n_states,
+    check_part_vector,
+    check_sample_weight,
+    check_state_weights,
+    check_take_indices,
+)
+
+__all__ = [
+    "MulticlassBatch",
+    "MulticlassStructure",
+    "project_rows_onto_simplex",
+    "weighted_zero_one_losses",
+]
+
+
+@dataclass(frozen=True)
+class MulticlassBatch:
+    """A multiclass data set in the form the parts operations use.
+
+    Built by :meth:`MulticlassStructure.make_batch` (and
+    :meth:`MulticlassStructure.take`), not by hand; immutable.  The parameters
+    are stored as attributes of the same names.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features) or scipy.sparse.csr_matrix
+        Features, float64 (C-contiguous when dense).
+    n_states : int
+        Number of classes ``K``.
+    n_samples : int
+        Number of samples.
+    n_features : int
+        Number of features per sample.
+    unit_offsets : ndarray of int64 of shape (n_samples + 1,)
+        ``arange(n_samples + 1)``: one output unit per sample.
+    part_offsets : ndarray of int64 of shape (n_samples + 1,)
+        ``K * arange(n_samples + 1)``: part ``k`` of sample ``i`` is at ``i * K + k``.
+    n_weights : int
+        ``K * n_features``; ``w = W.ravel()`` with ``W`` of shape (K, n_features).
+
+    See Also
+    --------
+    MulticlassStructure : The structure that builds and reads these batches.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import MulticlassStructure
+    >>> batch = MulticlassStructure().make_batch(np.ones((2, 5)), n_states=3)
+    >>> batch.unit_offsets, batch.part_offsets, batch.n_weights
+    (array([0, 1, 2]), array([0, 3, 6]), 15)
+    """
+
+    X: object
+    n_states: int
+    n_samples: int
+    n_features: int
+    unit_offsets: np.ndarray
+    part_offsets: np.ndarray
+    n_weights: int
+
+
+class MulticlassStructure(BaseStructure):
+    """One part per class: a flat ``K``-class linear classifier as a structure.
+
+    Parts of sample ``i`` are the ``K`` pairs ``(i, k)``, laid out at
+    ``i * K + k``; the part feature map is ``phi(x, (i, k)) = e_k (x) x`` so
+    that the score of part ``(i, k)`` is ``W[k] . x_i`` with
+    ``w = W.ravel()`` and ``W`` of shape ``(K, n_features)``.  The loss is the
+    (optionally class-weighted) 0/1 loss; the relaxed output polytope is the
+    probability simplex of each sample.  Read more in the
+    :ref:`User Guide <structures>`.
+
+    Parameters
+    ----------
+    loss_weights : array-like of shape (n_states,), default=None
+        Cost of misclassifying a sample whose *true* class is ``k``
+        (``loss(y, y') = loss_weights[y] * [y != y']``).  ``None`` means the
+        plain 0/1 loss.
+
+    See Also
+    --------
+    MulticlassBatch : The batch of a multiclass data set.
+    ChainStructure : One label per token of a sequence.
+
+    Notes
+    -----
+    How the parts operations of :class:`BaseStructure` specialise to flat
+    classification: ``encode`` is one-hot, ``argmax`` and ``decode`` take the
+    part of largest value (the lowest class index on ties), ``part_losses`` is
+    ``loss_weights[y_i] * [k != y_i]`` on part ``(i, k)``, ``marginals`` is the
+    softmax of each sample's scores with their log-sum-exp as log-partition,
+    and ``project`` is the exact (sort-based) Euclidean projection of each
+    sample's ``K`` values onto the probability simplex.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import MulticlassStructure
+    >>> structure = MulticlassStructure()
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> batch = structure.make_batch(X, n_states=3)
+    >>> W = np.array([[1.0, 0.0], [0.0, 2.0], [0.5, 0.5]])
+    >>> scores = structure.part_scores(batch, W.ravel())
+    >>> structure.argmax(batch, scores)
+    array([0, 1])
+    >>> scores.reshape(2, 3)
+    array([[1. , 0. , 0.5],
+           [0. , 2. , 0.5]])
+
+    With true classes ``[0, 1]``, class 2 beats class 0 on the first sample by
+    less than the loss of 1, so it is the most violated class:
+
+    >>> structure.loss_augmented_argmax(batch, scores, [0, 1])
+    array([2, 1])
+    >>> structure.project(batch, np.array([2.0, 0.0, 0.0, 0.75, 0.75, 0.25]))
+    array([1. , 0. , 0. , 0.5, 0.5, 0. ])
+    """
+
+    supported_operations = OPERATIONS
+    kernel_ops = TOKEN_KERNEL_OPS
+    flat_outputs = True
+
+    def __init__(self, loss_weights=None):
+        self.loss_weights = loss_weights
+
+    def __repr__(self):
+        return f"MulticlassStructure(loss_weights={self.loss_weights!r})"
+
+    # ------------------------------------------------------------------ data
+    def make_batch(self, X, n_states=None):
+        """Validate a feature matrix, dense or sparse, and build its batch.
+
+        The input is never modified; it is converted (copied) only when it is
+        not already a C-contiguous float64 array or a float64 CSR matrix.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Finite real features, at least one sample; sparse input is kept
+            sparse (CSR).
+        n_states : int
+            Number of classes ``K`` (required despite the default).
+
+        Returns
+        -------
+        batch : MulticlassBatch
+            The features with their (trivial) unit and part offsets.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not 2-D, has no rows or holds NaN or infinity, or if
+            ``n_states`` is missing or below 1.
+        TypeError
+            If ``X`` is not numeric or ``n_states`` not an integer.
+        """
+        n_states = check_n_states(n_states, type(self).__name__)
+        X = check_feature_rows(X, where="X")
+        return self._batch_from_rows(X, n_states)
+
+    @staticmethod
+    def _batch_from_rows(X, n_states):
+        n_samples, n_features = X.shape
+        units = np.arange(n_samples + 1, dtype=np.int64)
+        return MulticlassBatch(
+            X=X,
+            n_states=n_states,
+            n_samples=n_samples,
+            n_features=n_features,
+            unit_offsets=units,
+            part_offsets=units * n_states,
+            n_weights=n_states * n_features,
+        )
+
+    def take(self, batch, indices):
+        indices = check_take_indices(indices, batch.n_samples)
+        return self._batch_from_rows(batch.X[indices], batch.n_states)
+
+    # ------------------------------------------------------- parts operations
+    def part_scores(self, batch, w):
+        W = self._weight_matrix(batch, w)
+        return np.asarray(batch.X @ W.T).ravel()
+
+    def expected_features(self, batch, z, sample_weight=None):
+        Z = self._part_matrix(batch, z, "z")
+        sample_weight = check_sample_weight(sample_weight, batch.n_samples, type(self).__name__)
+        if sample_weight is not None:
+            Z = Z * sample_weight[:, None]
+        if sp.issparse(batch.X):
+            return np.asarray(batch.X.T @ Z).T.ravel()
+        return (Z.T @ batch.X).ravel()
+
+    def encode(self, batch, Y):
+        Y = self.check_outputs(batch, Y)
+        z = np.zeros((batch.n_samples, batch.n_states))
+        z[np.arange(batch.n_samples), Y] = 1.0
+        return z.ravel()
+
+    def decode(self, batch, z):
+        return self._part_matrix(batch, z, "z").argmax(axis=1)
+
+    def check_outputs(self, batch, Y):
+        return check_encoded_states(Y, batch.unit_offsets, batch.n_states, type(self).__name__)
+
+    def part_losses(self, batch, Y):
+        Y = self.check_outputs(batch, Y)
+        return weighted_zero_one_losses(
+            Y, self.loss_weights, batch.n_states, type(self).__name__
+        ).ravel()
+
+    def argmax(self, batch, scores):
+        return self._part_matrix(batch, scores, "scores").argmax(axis=1)
+
+    def marginals(self, batch, scores):
+        S = self._part_matrix(batch, scores, "scores")
+        shift = S.max(axis=1, keepdims=True)
+        exp_scores = np.exp(S - shift)
+        total = exp_scores.sum(axis=1, keepdims=True)
+        return (exp_scores / total).ravel(), (shift + np.log(total)).ravel()
+
+    def project(self, batch, v, warm_start=None):
+        return project_rows_onto_simplex(self._part_matrix(batch, v, "v")).ravel()
+
+    def feature_bounds(self, batch, geometry):
+        if geometry != "entropic":
+            self._unsupported("feature_bounds")
+        return example_column_norms(batch.X, batch.unit_offsets, 1)
+
+    # ------------------------------------------------------- targets, weights
+    def target_codec(self, y):
+        return FlatLabelCodec(y)
+
+    def unit_values(self, batch, v):
+        return np.asarray(v).reshape(batch.n_samples, batch.n_states)
+
+    def weight_attributes(self, batch, w):
+        return {"coef_": self._weight_matrix(batch, w)}
+
+    def named_weights(self, attributes, feature_names, classes):
+        return label_weight_names(attributes["coef_"], None, feature_names, classes)
+
+    def feature_support(self, batch, w):
+        return np.any(self._weight_matrix(batch, w) != 0.0, axis=0)
+
+    # --------------------------------------------------------------- kernels
+    def kernel_data(self, batch, training=False):
+        return token_kernel_data(batch.X, batch.unit_offsets, batch.n_states, chain=False,
+                                 start_end=False, training=training)
+
+    def kernel_weights(self, batch, w):
+        return feature_major(w, batch.n_states, batch.n_features)
+
+    def contract_weights(self, batch, w_kernel):
+        return label_major(w_kernel, batch.n_states, batch.n_features)
+
+    # --------------------------------------------------------------- helpers
+    def _part_matrix(self, batch, v, name):
+        v = check_part_vector(v, int(batch.part_offsets[-1]), type(self).__name__, name)
+        return v.reshape(batch.n_samples, batch.n_states)
+
+    def _weight_matrix(self, batch, w):
+        w = check_part_vector(w, batch.n_weights, type(self).__name__, "weights w")
+        return w.reshape(batch.n_states, batch.n_features)
+
+
+def weighted_zero_one_losses(Y, loss_weights, n_states, owner):
+    """Loss ``loss_weights[Y[i]] * [k != Y[i]]`` of giving unit ``i`` state ``k``.
+
+    Parameters
+    ----------
+    Y : ndarray of int64 of shape (n_units,)
+        True states, already validated.
+    loss_weights : array-like of shape (n_states,) or None
+        Cost of a mistake on a unit of each true state; ``None`` is the 0/1 loss.
+    n_states : int
+        Number of states ``K``.
+    owner : str
+        Name of the structure, quoted in error messages.
+
+    Returns
+    -------
+    losses : ndarray of shape (n_units, n_states)
+        One row of part losses per unit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures.multiclass.structure import weighted_zero_one_losses
+    >>> weighted_zero_one_losses(np.array([0, 2]), [1.0, 1.0, 3.0], 3, "example")
+    array([[0., 1., 1.],
+           [3., 3., 0.]])
+    """
+    weights = check_state_weights(loss_weights, n_states, owner)
+    losses = np.repeat(weights[Y][:, None], n_states, axis=1)
+    losses[np.arange(len(Y)), Y] = 0.0
+    return losses
+
+
+def project_rows_onto_simplex(V):
+    """Euclidean projection of every row of ``V`` onto the probability simplex.
+
+    Exact sort-based algorithm: for a row ``v`` sorted decreasingly as ``u``,
+    the projection is ``max(v - tau, 0)`` with ``tau = (sum_{j<=rho} u_j - 1) / rho``
+    and ``rho`` the largest ``j`` with ``u_j > (sum_{i<=j} u_i - 1) / j``.
+
+    Parameters
+    ----------
+    V : array-like of shape (n_rows, K)
+        The points to project, one per row.
+
+    Returns
+    -------
+    P : ndarray of shape (n_rows, K)
+        Non-negative rows summing to one: ``P[i]`` is the point of the simplex
+        closest to ``V[i]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures.multiclass.structure import project_rows_onto_simplex
+    >>> project_rows_onto_simplex([[0.75, 0.75, 0.25], [3.0, 0.0, -1.0]])
+    array([[0.5, 0.5, 0. ],
+           [1. , 0. , 0. ]])
+    """
+    V = np.asarray(V, dtype=np.float64)
+    n_rows, K = V.shape
+    U = -np.sort(-V, axis=1)
+    thresholds = (np.cumsum(U, axis=1) - 1.0) / np.arange(1, K + 1)
+    # rho: the last j where the condition holds (it always holds for j = 1)
+    rho = K - np.argmax((U > thresholds)[:, ::-1], axis=1)
+    tau = thresholds[np.arange(n_rows), rho - 1]
+    return np.maximum(V - tau[:, None], 0.0)

@@ -1,0 +1,228 @@
+"""The sklearn-struct command line, run as a user runs it (subprocess) and in-process."""
+
+import gzip
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sklearn_struct import EGCRF, StructuredPerceptron
+from sklearn_struct.cli import main
+from sklearn_struct.datasets import load_conll
+from sklearn_struct.metrics import chunk_precision_recall_fscore_support
+from sklearn_struct.preprocessing import SequenceDictVectorizer, column_window_features
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_cli(*args, cwd):
+    """``sklearn-struct ARGS`` in a new process (this checkout's package); the result."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "sklearn_struct.cli", *map(str, args)],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def _first_sentences(source, target, n):
+    """Write the first ``n`` sentences of a gzip CoNLL file to ``target``."""
+    lines, count = [], 0
+    with gzip.open(source, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            lines.append(line)
+            if not line.strip():
+                count += 1
+                if count == n:
+                    break
+    target.write_text("".join(lines), encoding="utf-8")
+
+
+def _api_model(path, Estimator, **params):
+    """The Python API on a column file: CRFsuite window features, vectorizer, estimator."""
+    data = load_conll(path)
+    X = [column_window_features([w, p], ["w", "pos"], window=2)
+         for w, p in zip(data.word, data.pos)]
+    vectorizer = SequenceDictVectorizer()
+    estimator = Estimator(random_state=0, **params).fit(vectorizer.fit_transform(X), data.tags)
+    return vectorizer, estimator
+
+
+def _api_predict(vectorizer, estimator, path):
+    data = load_conll(path)
+    X = [column_window_features([w, p], ["w", "pos"], window=2)
+         for w, p in zip(data.word, data.pos)]
+    return data.tags, estimator.predict(vectorizer.transform(X))
+
+
+def _column(path, index):
+    sentences, current = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            current.append(line.split()[index])
+        elif current:
+            sentences.append(current)
+            current = []
+    return sentences + ([current] if current else [])
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_learn_tag_eval_reproduce_the_api(shared_data, tmp_path, capsys):
+    corpus = shared_data / "conll2000_chunking"
+    train, test = tmp_path / "train.txt", tmp_path / "test.txt"
+    _first_sentences(corpus / "train.txt.gz", train, 300)
+    _first_sentences(corpus / "test.txt.gz", test, 100)
+
+    learnt = run_cli("learn", train, "-o", "model.joblib", "--C", 2, "--max-iter", 4,
+                     "--dev", test, "--dev-every", 2, cwd=tmp_path)
+    assert learnt.returncode == 0, learnt.stderr
+    assert "pass 2: dev F1" in learnt.stdout and "pass 4: dev F1" in learnt.stdout
+    tagged = run_cli("tag", "model.joblib", test, "-o", "tagged.txt", cwd=tmp_path)
+    assert tagged.returncode == 0, tagged.stderr
+    scored = run_cli("eval", "tagged.txt", cwd=tmp_path)
+    assert scored.returncode == 0, scored.stderr
+
+    vectorizer, crf = _api_model(train, EGCRF, C=2.0, max_iter=4)
+    y_test, predicted = _api_predict(vectorizer, crf, test)
+    assert _column(tmp_path / "tagged.txt", -1) == [p.tolist() for p in predicted]
+    assert _column(tmp_path / "tagged.txt", -2) == [t.tolist() for t in y_test]
+    precision, recall, f1, support = chunk_precision_recall_fscore_support(y_test, predicted)
+    n_predicted = sum(1 for p in predicted for tag in p if tag.startswith("B-"))
+    head, overall = scored.stdout.splitlines()[:2]
+    assert head.startswith(f"processed {sum(map(len, y_test))} tokens with {support} phrases; "
+                           f"found: {n_predicted} phrases;")
+    assert overall.endswith(f"precision: {100 * precision:6.2f}%; recall: {100 * recall:6.2f}%; "
+                            f"FB1: {100 * f1:6.2f}")
+    assert f"dev F1 {100 * f1:.2f}" in learnt.stdout.splitlines()[-1]
+
+    capsys.readouterr()
+    assert main(["dump", str(tmp_path / "model.joblib"), "--top", "2"]) == 0
+    dumped = capsys.readouterr().out
+    top = max(crf.transition_features_.items(), key=lambda item: item[1])
+    assert f"{top[1]:+10.4f}  {top[0][0]} -> {top[0][1]}" in dumped
+    assert "pos[0]=" in dumped
+
+
+def test_help_of_every_command(tmp_path, capsys):
+    result = run_cli("--help", cwd=tmp_path)
+    assert result.returncode == 0 and "sklearn-struct learn train.txt" in result.stdout
+    for command in ("learn", "tag", "eval", "dump"):
+        with pytest.raises(SystemExit) as exit_:
+            main([command, "--help"])
+        assert exit_.value.code == 0
+        assert f"usage: sklearn-struct {command}" in capsys.readouterr().out
+    main_help = run_cli("learn", "--help", cwd=tmp_path).stdout
+    assert "CRFsuite's chunking templates" in main_help
+
+
+def test_errors_are_one_line_naming_file_and_line(tmp_path, capsys):
+    (tmp_path / "bad.txt").write_text("He PRP B-NP\nran VBD\n")
+    cases = [
+        (["learn", "missing.txt", "-o", "m.joblib"], "no such file: 'missing.txt'"),
+        (["learn", "bad.txt", "-o", "m.joblib"],
+         "bad.txt, line 2: expected 3 columns like the first token line, got 2: 'ran VBD'"),
+    ]
+    for args, message in cases:
+        result = run_cli(*args, cwd=tmp_path)
+        assert result.returncode == 2
+        assert result.stderr == f"sklearn-struct {args[0]}: error: {message}\n"
+    assert not (tmp_path / "m.joblib").exists()
+    bad = str(tmp_path / "bad.txt")
+    assert main(["tag", bad, bad]) == 2
+    assert capsys.readouterr().err == (
+        f"sklearn-struct tag: error: {bad}: not a model file written by 'sklearn-struct "
+        "learn' (joblib cannot read it)\n")
+
+
+TRAIN = """\
+The DT B-NP
+cat NN I-NP
+sat VBD B-VP
+. . O
+
+A DT B-NP
+dog NN I-NP
+ran VBD B-VP
+home NN B-NP
+. . O
+"""
+
+
+def test_tag_input_checks_and_marginals(tmp_path, capsys):
+    (tmp_path / "train.txt").write_text(TRAIN)
+    model = tmp_path / "model.joblib"
+    assert main(["learn", str(tmp_path / "train.txt"), "-o", str(model)]) == 0
+    # without the label column, separators and -DOCSTART- written back
+    (tmp_path / "plain.txt").write_text("-DOCSTART- -X-\n\nThe DT\ndog NN\nsat VBD\n")
+    capsys.readouterr()
+    assert main(["tag", str(model), str(tmp_path / "plain.txt"), "--marginals", "label"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["-DOCSTART- -X-", ""]
+    assert [line.split()[:3] for line in lines[2:]] == [
+        ["The", "DT", "B-NP"], ["dog", "NN", "I-NP"], ["sat", "VBD", "B-VP"]]
+    assert all(0.5 < float(line.split()[3]) <= 1 for line in lines[2:])
+    assert main(["tag", str(model), str(tmp_path / "plain.txt"), "--marginals", "all"]) == 0
+    first = capsys.readouterr().out.splitlines()[2].split()
+    probabilities = [float(field.rsplit(":", 1)[1]) for field in first[3:]]
+    assert [field.rsplit(":", 1)[0] for field in first[3:]] == ["B-NP", "B-VP", "I-NP", "O"]
+    assert sum(probabilities) == pytest.approx(1, abs=1e-3)
+    (tmp_path / "wide.txt").write_text("a b c d\n")
+    assert main(["tag", str(model), str(tmp_path / "wide.txt")]) == 2
+    assert capsys.readouterr().err == (
+        f"sklearn-struct tag: error: {tmp_path / 'wide.txt'}, line 1: 4 columns, but the model "
+        "was learnt on 2 attribute columns: expected 2, or 3 with the label last\n")
+
+
+def test_eval_token_accuracy_and_chunks(tmp_path, capsys):
+    (tmp_path / "pos.txt").write_text("a DT DT\nb NN VB\n\nc NN NN\n")
+    assert main(["eval", str(tmp_path / "pos.txt")]) == 0
+    assert capsys.readouterr().out == "processed 3 tokens in 2 sentences; accuracy:  66.67%\n"
+    # conlleval's own example logic: I-NP after O starts a chunk
+    (tmp_path / "np.txt").write_text("a x B-NP B-NP\nb x I-NP O\nc x O I-NP\n")
+    assert main(["eval", str(tmp_path / "np.txt")]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "processed 3 tokens with 1 phrases; found: 2 phrases; correct: 0.",
+        "accuracy:  33.33%; precision:   0.00%; recall:   0.00%; FB1:   0.00",
+        "               NP: precision:   0.00%; recall:   0.00%; FB1:   0.00  2",
+    ]
+
+
+def test_conllu_upos_with_the_perceptron(tmp_path, capsys):
+    rows = [("The", "DET"), ("cat", "NOUN"), ("sat", "VERB"), ("A", "DET"), ("dog", "NOUN")]
+    text = "".join(f"{i + 1}\t{form}\t_\t{upos}\t_\t_\t0\troot\t_\t_\n" if i == 0 else
+                   f"{i + 1}\t{form}\t_\t{upos}\t_\t_\t1\tdep\t_\t_\n"
+                   for i, (form, upos) in enumerate(rows[:3]))
+    text += "\n1\tA\t_\tDET\t_\t_\t0\troot\t_\t_\n2\tdog\t_\tNOUN\t_\t_\t1\tdep\t_\t_\n\n"
+    path = tmp_path / "tiny.conllu"
+    path.write_text("# sent_id = 1\n" + text)
+    model = tmp_path / "model.joblib"
+    assert main(["learn", str(path), "--format", "conllu", "--estimator", "perceptron",
+                 "-o", str(model)]) == 0
+    vectorizer = SequenceDictVectorizer()
+    api = StructuredPerceptron(random_state=0).fit(
+        vectorizer.fit_transform(
+            [column_window_features([["The", "cat", "sat"]], ["w"]),
+             column_window_features([["A", "dog"]], ["w"])]),
+        [np.array(["DET", "NOUN", "VERB"]), np.array(["DET", "NOUN"])])
+    named = api.named_weights(vectorizer.get_feature_names_out())["state_features_"]
+    capsys.readouterr()
+    assert main(["tag", str(model), str(path), "-o", str(tmp_path / "tagged.txt")]) == 0
+    assert (tmp_path / "tagged.txt").read_text() == (
+        "The DET DET\ncat NOUN NOUN\nsat VERB VERB\n\nA DET DET\ndog NOUN NOUN\n\n")
+    assert main(["dump", str(model)]) == 0
+    best = max(w for (f, label), w in named.items() if label == "NOUN")
+    assert f"  NOUN\n    {best:+10.4f}  w[" in capsys.readouterr().out
+    assert main(["eval", str(tmp_path / "tagged.txt")]) == 0
+    assert "accuracy: 100.00%" in capsys.readouterr().out
+
+
+def test_learn_option_errors(tmp_path, capsys):
+    (tmp_path / "train.txt").write_text(TRAIN)
+    train = str(tmp_path / "train.txt")
+    assert main(["learn", train, "-o", "m", "--label", "xpos"]) == 2
+    assert "--label picks a CoNLL-U column" in capsys.readouterr().err
+    assert main(["learn", train, "-o", "m", "--estimator", "perceptron", "--C", "2"]) == 2
+    assert "--C and --tol are for crf and svm" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["learn", train, "-o", "m", "--window", "-1"])
+    assert "expected a non-negative integer, got -1" in capsys.readouterr().err

@@ -1,0 +1,750 @@
+"""The bad-input catalogue of issue 16: every class of bad or edge input, for every estimator.
+
+Each case is a data set, built from a tiny valid one of a structure, that every
+estimator taking that structure must refuse with a ``ValueError`` or
+``TypeError`` whose message names the example (and row) and what was expected
+-- before any work: the solvers are replaced by functions that fail the test
+when entered.  The edge inputs that are accepted have a documented behaviour,
+tested in the second half (0 feature columns, graphs without edges, unseen
+labels at scoring, all-zero binary targets).  Inputs that could crash the
+interpreter in the numba kernels run in a subprocess.
+
+The classes of input and how each is handled are summarised by
+``catalogue_summary()`` (printed by ``python tests/estimators/test_bad_input.py``).
+"""
+
+import collections
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+import sklearn_struct
+from sklearn_struct import EGCRF, DualExtragradientMatcher, eg_path
+from sklearn_struct.datasets import Tree
+from sklearn_struct.structures import (
+    DependencyTreeStructure,
+    Grammar,
+    UnsupportedOperation,
+    WeightedCFGStructure,
+)
+
+ones = np.ones
+GRAMMAR = Grammar(["A", "B", "S"], ["a", "b"],
+                  binary_rules=[[2, 0, 1], [2, 1, 0], [0, 0, 1], [1, 0, 0], [2, 2, 0], [0, 2, 1]],
+                  lexical_rules=[[0, 0], [1, 1], [2, 0], [1, 0]], roots=[2, 0])
+STRUCTURES = {  # the value of the ``structure`` parameter
+    "multiclass": lambda: "multiclass",
+    "chain": lambda: "chain",
+    "matching": lambda: "matching",
+    "mincut": lambda: "mincut",
+    "tree": lambda: "tree",
+    "dependency": lambda: DependencyTreeStructure(hash_bits=8),
+    "cfg": lambda: WeightedCFGStructure(GRAMMAR, hash_bits=8),
+}
+
+
+def make_estimator(name, structure):
+    """A few iterations of every estimator (the DEM's entropic setting for chains and trees)."""
+    structure = STRUCTURES[structure]()
+    if name == "DualExtragradientMatcher":
+        if structure in ("matching", "mincut"):
+            return DualExtragradientMatcher(structure, max_iter=2)
+        return DualExtragradientMatcher(structure, geometry="entropic", radius=1.0, max_iter=2)
+    if name in ("SMLogisticRegression", "SMAdaBoostClassifier"):
+        return getattr(sklearn_struct, name)(max_iter=2)
+    return getattr(sklearn_struct, name)(structure=structure, max_iter=2)
+
+
+STRUCTURED = ("EGCRF", "EGStructuredSVM", "L1M3N", "DualExtragradientMatcher",
+              "StructuredPerceptron")
+#: which estimators take which structure (the other pairs are refused, see below)
+SUPPORTED = {
+    "multiclass": STRUCTURED + ("SMLogisticRegression", "SMAdaBoostClassifier"),
+    "chain": STRUCTURED,
+    "tree": STRUCTURED,
+    "matching": ("L1M3N", "DualExtragradientMatcher", "StructuredPerceptron"),
+    "mincut": ("L1M3N", "DualExtragradientMatcher"),
+    "dependency": ("EGCRF", "EGStructuredSVM", "L1M3N", "StructuredPerceptron"),
+    "cfg": ("EGCRF", "EGStructuredSVM", "L1M3N", "StructuredPerceptron"),
+}
+
+FULL = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
+PATH = np.array([[0, 1], [1, 2]])
+
+
+def valid(structure):
+    """A tiny valid training set of each structure (two examples, every class present)."""
+    rng = np.random.RandomState(0)
+    if structure == "multiclass":
+        return rng.randn(6, 3), np.array([0, 1, 2, 0, 1, 2])
+    if structure == "chain":
+        return [rng.randn(3, 2), rng.randn(2, 2)], [np.array([0, 1, 0]), np.array([1, 1])]
+    if structure == "matching":
+        return ([(rng.randn(4, 2), FULL), (rng.randn(4, 2), FULL)],
+                [np.array([1, 0, 0, 1]), np.array([0, 1, 1, 0])])
+    if structure == "mincut":
+        return ([(rng.randn(3, 2), PATH, rng.rand(2, 1)) for _ in range(2)],
+                [np.array([0, 1, 1]), np.array([1, 0, 0])])
+    if structure == "tree":
+        return ([(rng.randn(3, 2), np.array([-1, 0, 0])), (rng.randn(2, 2), np.array([-1, 0]))],
+                [np.array([0, 1, 0]), np.array([1, 1])])
+    if structure == "dependency":
+        return ([rng.randint(4, 9, size=(3, 3)), rng.randint(4, 9, size=(2, 3))],
+                [np.array([0, 1, 1]), np.array([2, 0])])
+    return ([[("w1", "a"), ("w2", "b")], [("w3", "b"), ("w2", "a")]],
+            [Tree("S", [Tree("A", ["w1"]), Tree("B", ["w2"])]),
+             Tree("S", [Tree("B", ["w3"]), Tree("A", ["w2"])])])
+
+
+def _replace(X, i, item):
+    X = list(X)
+    X[i] = item
+    return X
+
+
+def _graph(X, i, position, value):
+    graph = list(X[i])
+    graph[position] = value
+    return _replace(X, i, tuple(graph))
+
+
+Case = collections.namedtuple("Case", "structure kind build error match")
+E = r"(EGCRF|EGStructuredSVM|L1M3N|DualExtragradientMatcher|StructuredPerceptron|SM\w+)"
+EXPECTED_DATA = "must be a 2-D array or sparse matrix"
+
+#: every bad input: (structure, class of input, build(X, y) -> (X, y), error, message)
+CASES = {
+    # ------------------------------------------------------------ every structure
+    **{f"{s}: empty X and y": Case(s, "empty lists", lambda X, y: ([], []), ValueError,
+                                   f"{E}: X is an empty list; expected")
+       for s in SUPPORTED},
+    **{f"{s}: X a dict": Case(s, "wrong container", lambda X, y: ({"x": X}, y), TypeError,
+                              f"{E}: X {EXPECTED_DATA}.*; got dict")
+       for s in SUPPORTED},
+    **{f"{s}: X a string": Case(s, "wrong container", lambda X, y: ("X", y), TypeError,
+                                f"{E}: X {EXPECTED_DATA}.*; got str")
+       for s in SUPPORTED},
+    **{f"{s}: X a number": Case(s, "wrong container", lambda X, y: (3.0, y), TypeError,
+                                f"{E}: X {EXPECTED_DATA}.*; got float")
+       for s in SUPPORTED},
+    **{f"{s}: one 3-D array": Case(s, "wrong dimensionality",
+                                   lambda X, y: (ones((2, 3, 4)), y), ValueError,
+                                   r"X is a 3-D array of shape \(2, 3, 4\); pass sequences as "
+                                   "a list") for s in SUPPORTED},
+    # ------------------------------------------------------------------ flat tables
+    "multiclass: 0 rows": Case("multiclass", "0 rows / units / tokens",
+                               lambda X, y: (ones((0, 3)), []), ValueError,
+                               r"Found array with 0 sample\(s\) \(shape=\(0, 3\)\)"),
+    "multiclass: 0 columns": Case("multiclass", "0 feature columns",
+                                  lambda X, y: (ones((6, 0)), y), ValueError,
+                                  r"0 feature\(s\) \(shape=\(6, 0\)\) while a minimum of 1"),
+    "multiclass: 0 columns, CSR": Case("multiclass", "0 feature columns",
+                                       lambda X, y: (sp.csr_matrix((6, 0)), y), ValueError,
+                                       r"0 feature\(s\) \(shape=\(6, 0\)\)"),
+    "multiclass: 1-D X": Case("multiclass", "wrong dimensionality",
+                              lambda X, y: (X[:, 0], y), ValueError,
+                              r"(?s)Expected 2D array, got 1D array.*reshape\(-1, 1\)"),
+    "multiclass: 2-D y": Case("multiclass", "wrong dimensionality",
+                              lambda X, y: (X, np.c_[y, y]), ValueError,
+                              r"y should be a 1d array, got an array of shape \(6, 2\)"),
+    "multiclass: y a string": Case("multiclass", "labels given as a string",
+                                   lambda X, y: (X, "abcabc"), ValueError,
+                                   r"y should be a 1d array, got an array of shape \(\)"),
+    "multiclass: y of the wrong length": Case(
+        "multiclass", "lengths that disagree", lambda X, y: (X, y[:5]), ValueError,
+        r"inconsistent numbers of samples: \[6, 5\]"),
+    "multiclass: mixed str/int labels": Case(
+        "multiclass", "mixed label types",
+        lambda X, y: (X, np.array(["a", 1, "a", 1, "b", 2], dtype=object)), TypeError,
+        r"labels mix types: y\[1\] = 1 is of type number but y\[0\] = 'a' is of type str"),
+    "multiclass: continuous y": Case(
+        "multiclass", "continuous targets",
+        lambda X, y: (np.random.RandomState(0).randn(40, 3), np.random.RandomState(1).randn(40)),
+        ValueError, "Unknown label type: continuous"),
+    "multiclass: a single class": Case("multiclass", "a single class",
+                                       lambda X, y: (X, np.zeros(6, int)), ValueError,
+                                       "one class only|at least 2 classes"),
+    "multiclass: NaN in a row": Case(
+        "multiclass", "NaN or infinity", lambda X, y: (np.r_[X[:3], [[0, np.nan, 0]], X[4:]], y),
+        ValueError, r"X row 3 contains NaN or infinity|example 3, feature 1 is nan"),
+    "multiclass: infinity in a CSR row": Case(
+        "multiclass", "NaN or infinity",
+        lambda X, y: (sp.csr_matrix(np.r_[X[:2], [[0, 0, np.inf]], X[3:]]), y), ValueError,
+        r"X row 2 contains NaN or infinity|example 2, feature 2 is inf"),
+    # --------------------------------------------------------------------- sequences
+    "chain: a sequence of 0 tokens": Case(
+        "chain", "0 rows / units / tokens", lambda X, y: ([X[0], ones((0, 2))], [y[0], []]),
+        ValueError, r"sequence 1: has no rows \(shape \(0, 2\)\)"),
+    "chain: a CSR sequence of 0 tokens": Case(
+        "chain", "0 rows / units / tokens",
+        lambda X, y: ([sp.csr_matrix(X[0]), sp.csr_matrix((0, 2))], [y[0], []]),
+        ValueError, r"sequence 1: has no rows"),
+    "chain: 1-D sequences": Case(
+        "chain", "wrong dimensionality", lambda X, y: ([x[:, 0] for x in X], y), ValueError,
+        r"sequence 0: expected a 2-D array .* shape \(3,\) .*reshape\(-1, 1\)"),
+    "chain: 3-D sequences": Case(
+        "chain", "wrong dimensionality", lambda X, y: ([x[:, :, None] for x in X], y),
+        ValueError, r"sequence 0: expected a 2-D array .* shape \(3, 2, 1\)"),
+    "chain: ragged rows": Case(
+        "chain", "wrong dimensionality", lambda X, y: ([[[1.0, 2.0], [1.0]], X[1]], y),
+        TypeError, "sequence 0: could not convert the features to an array"),
+    "chain: string features": Case(
+        "chain", "wrong container", lambda X, y: ([x.astype(str) for x in X], y), TypeError,
+        "sequence 0: expected real numeric features, got dtype <U"),
+    "chain: feature widths that differ": Case(
+        "chain", "feature-count mismatch", lambda X, y: ([X[0], ones((2, 3))], y), ValueError,
+        "sequence 1 has 3 feature columns but sequence 0 has 2"),
+    "chain: NaN in a sequence": Case(
+        "chain", "NaN or infinity", lambda X, y: ([X[0], np.array([[1.0, np.nan]] * 2)], y),
+        ValueError, "sequence 1: features contain NaN or infinity"),
+    "chain: infinity in a CSR sequence": Case(
+        "chain", "NaN or infinity",
+        lambda X, y: ([X[0], sp.csr_matrix(np.array([[1.0, np.inf], [0, 1]]))], y),
+        ValueError, "sequence 1: features contain NaN or infinity"),
+    "chain: y of the wrong length": Case(
+        "chain", "lengths that disagree", lambda X, y: (X, y[:1]), ValueError,
+        "X has 2 examples but y has 1"),
+    "chain: y_i of the wrong length": Case(
+        "chain", "lengths that disagree", lambda X, y: (X, [y[0], [1, 1, 1]]), ValueError,
+        r"y\[1\]: expected 2 labels \(one per token\), got 3"),
+    "chain: y_i a string": Case(
+        "chain", "labels given as a string", lambda X, y: (X, ["aba", "ab"]), TypeError,
+        r"y\[0\]: expected a 1-D sequence of labels, got str"),
+    "chain: y_i a scalar": Case(
+        "chain", "wrong dimensionality", lambda X, y: (X, [0, 1]), TypeError,
+        r"y\[0\]: expected a 1-D sequence of labels, got int"),
+    "chain: y_i 2-D": Case(
+        "chain", "wrong dimensionality", lambda X, y: (X, [y[0][:, None], y[1][:, None]]),
+        ValueError, r"y\[0\]: expected a 1-D sequence of labels, got shape \(3, 1\)"),
+    "chain: mixed label types in a sequence": Case(
+        "chain", "mixed label types",
+        lambda X, y: (X, [np.array(["a", 1, "a"], dtype=object), ["b", "a"]]), TypeError,
+        "example 0 has labels of types number and str"),
+    "chain: label types differing between sequences": Case(
+        "chain", "mixed label types", lambda X, y: (X, [["a", "b", "a"], [1, 0]]), TypeError,
+        "example 1 has labels of type number but earlier labels are of type str"),
+    "chain: continuous labels": Case(
+        "chain", "continuous targets", lambda X, y: (X, [np.array([0.5, 1.25, 2.0]), y[1]]),
+        ValueError, r"y\[0\] holds continuous values \(label 0.5 at position 0\)"),
+    "chain: a single class": Case(
+        "chain", "a single class", lambda X, y: (X, [[0, 0, 0], [0, 0]]), ValueError,
+        r"y has a single class \(0\); at least two are needed"),
+    # ------------------------------------------------------------------------ trees
+    "tree: a forest of 0 nodes": Case(
+        "tree", "0 rows / units / tokens",
+        lambda X, y: ([X[0], (ones((0, 2)), np.zeros(0, int))], [y[0], []]), ValueError,
+        r"TreeStructure: example 1 node_features: has no rows"),
+    "tree: parent out of range": Case(
+        "tree", "graph of the wrong shape", lambda X, y: (_graph(X, 0, 1, [-1, 0, 7]), y),
+        ValueError, r"example 0: node 2 has parent 7, out of range"),
+    "tree: a cycle": Case(
+        "tree", "graph of the wrong shape", lambda X, y: (_graph(X, 0, 1, [-1, 2, 1]), y),
+        ValueError, r"example 0: node 2 lies on a cycle of the parent array \(2 -> 1 -> 2"),
+    "tree: parents of the wrong length": Case(
+        "tree", "graph of the wrong shape", lambda X, y: (_graph(X, 0, 1, [-1, 0]), y),
+        ValueError, r"example 0: parents must hold one integer per node \(3 nodes\)"),
+    "tree: float parents": Case(
+        "tree", "graph of the wrong shape", lambda X, y: (_graph(X, 0, 1, [-1, 0, 0.5]), y),
+        TypeError, "example 0: parents must be integers"),
+    "tree: edge type out of range": Case(
+        "tree", "graph of the wrong shape",
+        lambda X, y: (_replace(X, 0, X[0] + (np.array([0, 0, 3]),)), y), ValueError,
+        r"example 0: node 2 has edge type 3, expected an integer in \[0, 1\)"),
+    "tree: a tuple of 1 item": Case(
+        "tree", "graph of the wrong shape", lambda X, y: (_replace(X, 0, X[0][:1]), y),
+        TypeError, r"example 0: expected a tuple \(node_features, parents\)"),
+    "tree: NaN in node features": Case(
+        "tree", "NaN or infinity", lambda X, y: (_graph(X, 1, 0, np.array([[0, np.nan]] * 2)), y),
+        ValueError, "example 1 node_features: features contain NaN or infinity"),
+    "tree: feature widths that differ": Case(
+        "tree", "feature-count mismatch", lambda X, y: (_graph(X, 1, 0, ones((2, 3))), y),
+        ValueError, "example 1: 3 node features but example 0 has 2"),
+    "tree: y_i a string": Case(
+        "tree", "labels given as a string", lambda X, y: (X, ["aba", "ab"]), TypeError,
+        r"y\[0\]: expected a 1-D sequence of labels, got str"),
+    "tree: mixed label types": Case(
+        "tree", "mixed label types",
+        lambda X, y: (X, [np.array(["a", 1, "a"], dtype=object), ["b", "a"]]), TypeError,
+        "example 0 has labels of types number and str"),
+    "tree: continuous labels": Case(
+        "tree", "continuous targets", lambda X, y: (X, [y[0], np.array([0.1, 0.2])]),
+        ValueError, r"y\[1\] holds continuous values"),
+    "tree: a single class": Case(
+        "tree", "a single class", lambda X, y: (X, [[1, 1, 1], [1, 1]]), ValueError,
+        "y has a single class"),
+    "tree: y_i of the wrong length": Case(
+        "tree", "lengths that disagree", lambda X, y: (X, [y[0], [1, 1, 1]]), ValueError,
+        r"y\[1\]: expected 2 labels \(one per node\), got 3"),
+    # -------------------------------------------------------------------- matchings
+    "matching: node counts of length 1": Case(
+        "matching", "graph of the wrong shape",
+        lambda X, y: (_replace(X, 0, X[0] + ((2,),)), y), ValueError,
+        r"example 0: the node counts must be a pair \(n_sources, n_targets\) of non-negative "
+        r"integers, got \(2,\)"),
+    "matching: node counts of length 3": Case(
+        "matching", "graph of the wrong shape",
+        lambda X, y: (_replace(X, 0, X[0] + ((2, 2, 2),)), y), ValueError,
+        r"example 0: the node counts must be a pair .*got \(2, 2, 2\)"),
+    "matching: node counts a number": Case(
+        "matching", "graph of the wrong shape", lambda X, y: (_replace(X, 0, X[0] + (2,)), y),
+        ValueError, "example 0: the node counts must be a pair .*got 2"),
+    "matching: node counts not integers": Case(
+        "matching", "graph of the wrong shape",
+        lambda X, y: (_replace(X, 1, X[1] + ((2.5, 2),)), y), ValueError,
+        r"example 1: the node counts must be a pair .*got \(2.5, 2\)"),
+    "matching: negative node counts": Case(
+        "matching", "graph of the wrong shape",
+        lambda X, y: (_replace(X, 0, X[0] + ((-1, 2),)), y), ValueError,
+        r"example 0: the node counts must be a pair .*non-negative"),
+    "matching: an edge beyond the node counts": Case(
+        "matching", "graph of the wrong shape",
+        lambda X, y: (_replace(X, 0, X[0] + ((1, 2),)), y), ValueError,
+        "example 0: an edge endpoint is out of range for 1 source and 2 target nodes"),
+    "matching: a negative edge endpoint": Case(
+        "matching", "graph of the wrong shape", lambda X, y: (_graph(X, 0, 1, FULL - 1), y),
+        ValueError, "example 0: edge endpoints must be non-negative node indices"),
+    "matching: edges of shape (E, 1)": Case(
+        "matching", "graph of the wrong shape", lambda X, y: (_graph(X, 0, 1, FULL[:, :1]), y),
+        ValueError, r"example 0: edges must be an \(n_edges, 2\) integer array .*\(4, 1\)"),
+    "matching: fewer edges than feature rows": Case(
+        "matching", "graph of the wrong shape", lambda X, y: (_graph(X, 0, 1, FULL[:3]), y),
+        ValueError, "example 0: 3 edges but 4 rows of edge features"),
+    "matching: non-integer edge endpoints": Case(
+        "matching", "graph of the wrong shape", lambda X, y: (_graph(X, 0, 1, FULL + 0.5), y),
+        TypeError, "example 0: edge endpoints must be integers"),
+    "matching: duplicate edges": Case(
+        "matching", "graph of the wrong shape",
+        lambda X, y: (_graph(X, 1, 1, np.array([[0, 0], [0, 0], [1, 0], [1, 1]])), y),
+        ValueError, r"example 1: duplicate \(source, target\) edges"),
+    "matching: a tuple of 1 item": Case(
+        "matching", "graph of the wrong shape", lambda X, y: (_replace(X, 0, X[0][:1]), y),
+        TypeError, r"example 0: expected a tuple \(edge_features, edges\)"),
+    "matching: one graph instead of a list": Case(
+        "matching", "wrong container", lambda X, y: (X[0], y[0]), TypeError,
+        "y must be a list with one label array per graph|got a single tuple"),
+    "matching: 1-D edge features": Case(
+        "matching", "wrong dimensionality", lambda X, y: (_graph(X, 0, 0, X[0][0][:, 0]), y),
+        ValueError, r"example 0 edge_features: expected a 2-D array .*reshape\(-1, 1\)"),
+    "matching: NaN in edge features": Case(
+        "matching", "NaN or infinity",
+        lambda X, y: (_graph(X, 0, 0, np.r_[X[0][0][:3], [[np.nan, 0]]]), y), ValueError,
+        "example 0 edge_features: features contain NaN or infinity"),
+    "matching: feature widths that differ": Case(
+        "matching", "feature-count mismatch", lambda X, y: (_graph(X, 0, 0, ones((4, 3))), y),
+        ValueError, "example 1: 2 edge features but example 0 has 3"),
+    "matching: a target that is not 0/1": Case(
+        "matching", "invalid outputs", lambda X, y: (X, [[2, 0, 0, 1], y[1]]), ValueError,
+        r"y\[0\]: value 2 at edge 0; labels must be 0 or 1"),
+    "matching: a target that is not a matching": Case(
+        "matching", "invalid outputs", lambda X, y: (X, [[1, 1, 0, 0], y[1]]), ValueError,
+        "example 0: source node 0 is matched by 2 edges; a matching gives every node one"),
+    "matching: continuous targets": Case(
+        "matching", "continuous targets", lambda X, y: (X, [np.full(4, 0.5), y[1]]), ValueError,
+        r"y\[0\]: value 0.5 at edge 0; labels must be 0 or 1"),
+    "matching: y_i a string": Case(
+        "matching", "labels given as a string", lambda X, y: (X, ["1001", "0110"]), TypeError,
+        r"y\[0\]: expected a 1-D sequence of labels, got str"),
+    "matching: y_i of the wrong length": Case(
+        "matching", "lengths that disagree", lambda X, y: (X, [y[0][:3], y[1]]), ValueError,
+        r"y\[0\]: expected 4 labels \(one per edge\), got 3"),
+    # ---------------------------------------------------------------------- min-cuts
+    "mincut: a graph of 0 nodes": Case(
+        "mincut", "0 rows / units / tokens",
+        lambda X, y: ([X[0], (ones((0, 2)), np.zeros((0, 2), int), ones((0, 1)))], [y[0], []]),
+        ValueError, "example 1 node_features: has no rows"),
+    "mincut: an edge out of range": Case(
+        "mincut", "graph of the wrong shape", lambda X, y: (_graph(X, 0, 1, [[0, 1], [1, 5]]), y),
+        ValueError, "example 0: edge endpoint 5 is out of range for 3 nodes"),
+    "mincut: a self-loop": Case(
+        "mincut", "graph of the wrong shape", lambda X, y: (_graph(X, 0, 1, [[0, 1], [1, 1]]), y),
+        ValueError, "example 0: self-loop edges are not allowed"),
+    "mincut: edge features for fewer edges": Case(
+        "mincut", "graph of the wrong shape", lambda X, y: (_graph(X, 0, 2, X[0][2][:1]), y),
+        ValueError, "example 0: 2 edges but 1 rows of edge features"),
+    "mincut: negative edge features": Case(
+        "mincut", "graph of the wrong shape", lambda X, y: (_graph(X, 0, 2, -X[0][2]), y),
+        ValueError, "example 0: edge features must be non-negative"),
+    "mincut: a tuple of 2 items": Case(
+        "mincut", "graph of the wrong shape", lambda X, y: (_replace(X, 0, X[0][:2]), y),
+        TypeError, r"example 0: expected a tuple \(node_features, edges, edge_features\)"),
+    "mincut: NaN in edge features": Case(
+        "mincut", "NaN or infinity", lambda X, y: (_graph(X, 0, 2, np.array([[np.nan], [1]])), y),
+        ValueError, "example 0 edge_features: features contain NaN or infinity"),
+    "mincut: a target that is not 0/1": Case(
+        "mincut", "invalid outputs", lambda X, y: (X, [[2, 0, 1], y[1]]), ValueError,
+        r"y\[0\]: value 2 at node 0; labels must be 0 or 1"),
+    "mincut: y_i a string": Case(
+        "mincut", "labels given as a string", lambda X, y: (X, ["011", "100"]), TypeError,
+        r"y\[0\]: expected a 1-D sequence of labels, got str"),
+    # -------------------------------------------------------------- dependency trees
+    "dependency: a sentence of 0 words": Case(
+        "dependency", "0 rows / units / tokens",
+        lambda X, y: ([X[0], np.zeros((0, 3), int)], [y[0], []]), ValueError,
+        r"sentence 1: expected an \(n_words, 3\).*n_words >= 1, got int64 of shape \(0, 3\)"),
+    "dependency: 2 attribute columns": Case(
+        "dependency", "wrong dimensionality", lambda X, y: ([x[:, :2] for x in X], y),
+        ValueError, r"sentence 0: expected an \(n_words, 3\).* shape \(3, 2\)"),
+    "dependency: 1-D sentences": Case(
+        "dependency", "wrong dimensionality", lambda X, y: ([x[:, 0] for x in X], y),
+        ValueError, r"sentence 0: expected an \(n_words, 3\).* shape \(3,\)"),
+    "dependency: float attribute ids": Case(
+        "dependency", "wrong container", lambda X, y: ([X[0] + 0.5, X[1]], y), ValueError,
+        r"sentence 0: expected .*integer token attribute ids.*float64"),
+    "dependency: a head out of range": Case(
+        "dependency", "invalid outputs", lambda X, y: (X, [[0, 1, 9], y[1]]), ValueError,
+        r"sentence 0: word 3 has head 9; expected a head in 0..3"),
+    "dependency: y_i a string": Case(
+        "dependency", "labels given as a string", lambda X, y: (X, ["011", "20"]), ValueError,
+        r"y\[0\]: expected a 1-D array of integer heads, got '011'"),
+    "dependency: continuous heads": Case(
+        "dependency", "continuous targets", lambda X, y: (X, [[0.5, 1.0, 1.0], y[1]]),
+        ValueError, r"y\[0\]: expected a 1-D array of integer heads"),
+    "dependency: y_i of the wrong length": Case(
+        "dependency", "lengths that disagree", lambda X, y: (X, [[0, 1], y[1]]), ValueError,
+        r"y\[0\]: expected 3 heads \(one per token\), got 2"),
+    # ------------------------------------------------------------- weighted CFGs
+    "cfg: a sentence of 0 words": Case(
+        "cfg", "0 rows / units / tokens", lambda X, y: ([X[0], []], y), ValueError,
+        r"sentence 1: expected a non-empty sequence of \(word, tag\) pairs, got \[\]"),
+    "cfg: a tag outside the grammar": Case(
+        "cfg", "graph of the wrong shape", lambda X, y: ([[("w1", "z"), ("w2", "b")], X[1]], y),
+        ValueError, r"sentence 0, word 0 \('w1'\): the tag 'z' is not a terminal"),
+    "cfg: a word without a tag": Case(
+        "cfg", "wrong dimensionality", lambda X, y: ([[("w1",), ("w2", "b")], X[1]], y),
+        ValueError, r"sentence 0, word 0: expected a \(word, tag\) pair of strings"),
+    "cfg: a sentence given as a string": Case(
+        "cfg", "wrong container", lambda X, y: (["w1 w2", X[1]], y), ValueError,
+        "sentence 0: expected a non-empty sequence of .* got 'w1 w2'"),
+    "cfg: y_i a string": Case(
+        "cfg", "labels given as a string", lambda X, y: (X, ["(S (A w1) (B w2))", y[1]]),
+        TypeError, r"y\[0\]: expected a Tree, got str"),
+    "cfg: a tree over other words": Case(
+        "cfg", "invalid outputs", lambda X, y: (X, [y[1], y[1]]), ValueError,
+        r"y\[0\]: the tree's words \['w3', 'w2'\] are not those of sentence 0"),
+    "cfg: a rule outside the grammar": Case(
+        "cfg", "invalid outputs",
+        lambda X, y: (X, [Tree("S", [Tree("B", ["w1"]), Tree("B", ["w2"])]), y[1]]),
+        ValueError, r"y\[0\]: the rule S -> B B is not in the grammar"),
+}
+
+CATALOGUE = [(case, name) for case, spec in CASES.items() for name in SUPPORTED[spec.structure]]
+
+
+@pytest.fixture
+def no_solver(monkeypatch):
+    """Every solver fails the test when entered: refusals must come before any work."""
+
+    def entered(*args, **kwargs):
+        raise AssertionError("a solver was entered: the input was not refused before any work")
+
+    for module, name in [(sklearn_struct.eg, "eg_solve"),
+                         (sklearn_struct.l1m3n, "l1_cutting_plane"),
+                         (sklearn_struct.l1m3n, "l1_proximal_subgradient"),
+                         (sklearn_struct.l1m3n, "adaptive_m3n"),
+                         (sklearn_struct.extragradient, "dual_extragradient"),
+                         (sklearn_struct.perceptron, "perceptron_solve"),
+                         (sklearn_struct.sm, "sm_minimize")]:
+        monkeypatch.setattr(module, name, entered)
+
+
+@pytest.mark.parametrize("case, name", CATALOGUE)
+def test_bad_input_is_refused_before_any_work(case, name, no_solver):
+    spec = CASES[case]
+    X, y = spec.build(*valid(spec.structure))
+    with pytest.raises(spec.error, match=spec.match):
+        make_estimator(name, spec.structure).fit(X, y)
+
+
+# ------------------------------------------------------------ at predict and score
+PREDICT_CASES = {
+    "multiclass: more feature columns": ("multiclass", "feature-count mismatch",
+                                         lambda X: ones((2, 4)), ValueError,
+                                         "X has 4 features, but .* is expecting 3 features"),
+    "multiclass: NaN in a row": ("multiclass", "NaN or infinity",
+                                 lambda X: np.array([[0, 0, 0], [np.nan, 0, 0.0]]), ValueError,
+                                 r"X row 1 contains NaN or infinity|example 1, feature 0 is nan"),
+    "multiclass: an empty list": ("multiclass", "empty lists", lambda X: [], ValueError,
+                                  "X is an empty list"),
+    "multiclass: sequences": ("multiclass", "wrong container", lambda X: [ones((2, 3))],
+                              (ValueError, TypeError),
+                              "was fitted on a 2-D array|learns from flat samples"),
+    "chain: more feature columns": ("chain", "feature-count mismatch", lambda X: [ones((2, 3))],
+                                    ValueError, "X has 3 features, but .* is expecting 2"),
+    "chain: 0 feature columns": ("chain", "feature-count mismatch", lambda X: [ones((2, 0))],
+                                 ValueError, "X has 0 features, but .* is expecting 2"),
+    "chain: a sequence of 0 tokens": ("chain", "0 rows / units / tokens",
+                                      lambda X: [X[0], ones((0, 2))], ValueError,
+                                      "sequence 1: has no rows"),
+    "chain: infinity in a sequence": ("chain", "NaN or infinity",
+                                      lambda X: [np.array([[0, np.inf]])], ValueError,
+                                      "sequence 0: features contain NaN or infinity"),
+    "chain: an empty list": ("chain", "empty lists", lambda X: [], ValueError,
+                             "X is an empty list"),
+    "chain: one table": ("chain", "wrong container", lambda X: ones((2, 2)), ValueError,
+                         "was fitted on a list with one input per example"),
+    "matching: more edge features": ("matching", "feature-count mismatch",
+                                     lambda X: [(ones((4, 3)), FULL)], ValueError,
+                                     "X has 3 features, but .* is expecting 2"),
+    "tree: more node features": ("tree", "feature-count mismatch",
+                                 lambda X: [(ones((2, 3)), np.array([-1, 0]))], ValueError,
+                                 "X has 3 features, but .* is expecting 2"),
+}
+PREDICT_CATALOGUE = [(case, name) for case, spec in PREDICT_CASES.items()
+                     for name in SUPPORTED[spec[0]]]
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    """Every estimator fitted once on every structure it takes (a few iterations)."""
+    models = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for structure, names in SUPPORTED.items():
+            X, y = valid(structure)
+            for name in names:
+                models[structure, name] = make_estimator(name, structure).fit(X, y)
+    return models
+
+
+@pytest.mark.parametrize("case, name", PREDICT_CATALOGUE)
+def test_bad_input_at_predict(case, name, fitted):
+    structure, _, build, error, match = PREDICT_CASES[case]
+    X, _ = valid(structure)
+    with pytest.raises(error, match=match):
+        fitted[structure, name].predict(build(X))
+
+
+# ----------------------------------------------------------- refused combinations
+UNSUPPORTED = {  # (estimator, structure): why it cannot learn it
+    ("EGCRF", "matching"): (UnsupportedOperation, "MatchingStructure does not support marginals"),
+    ("EGStructuredSVM", "matching"): (UnsupportedOperation, "does not support marginals"),
+    ("EGCRF", "mincut"): (UnsupportedOperation, "MinCutStructure does not support marginals"),
+    ("EGStructuredSVM", "mincut"): (UnsupportedOperation, "does not support marginals"),
+    ("DualExtragradientMatcher", "dependency"): (
+        UnsupportedOperation, "DependencyTreeStructure does not support feature_bounds"),
+    ("DualExtragradientMatcher", "cfg"): (
+        UnsupportedOperation, "WeightedCFGStructure does not support feature_bounds"),
+    ("StructuredPerceptron", "mincut"): (
+        ValueError, "MinCutStructure needs some weights non-negative .* cannot keep; use L1M3N"),
+}
+
+
+@pytest.mark.parametrize("name, structure", list(UNSUPPORTED))
+def test_unsupported_structures_are_refused_before_any_work(name, structure, no_solver):
+    error, match = UNSUPPORTED[name, structure]
+    with pytest.raises(error, match=match):
+        make_estimator(name, structure).fit(*valid(structure))
+
+
+def test_chains_in_the_euclidean_extragradient_name_the_setting_that_works(no_solver):
+    with pytest.raises(ValueError, match="use geometry='entropic' with a finite radius"):
+        DualExtragradientMatcher("chain").fit(*valid("chain"))
+    with pytest.raises(ValueError, match="geometry='entropic' needs a finite radius"):
+        DualExtragradientMatcher("chain", geometry="entropic").fit(*valid("chain"))
+
+
+def test_eg_path_without_values_of_C(no_solver):
+    with pytest.raises(ValueError, match="eg_path: Cs holds no value of C; pass at least one"):
+        eg_path(EGCRF(), *valid("multiclass"), [])
+
+
+# ------------------------------------------------------------ documented behaviour
+@pytest.mark.parametrize("name", STRUCTURED)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_sequences_without_feature_columns_train_the_transitions(name, sparse):
+    """0 token features: the chain learns its transitions only (every estimator alike)."""
+    empty = sp.csr_matrix if sparse else np.zeros
+    X = [empty((3, 0)), empty((2, 0)), empty((4, 0))]
+    y = [np.array([0, 1, 0]), np.array([0, 1]), np.array([0, 1, 0, 1])]
+    model = make_estimator(name, "chain").set_params(max_iter=30)
+    if name == "StructuredPerceptron":  # the last iterate of a converged run fits the data
+        model.set_params(average=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    assert model.coef_.shape == (2, 0) and model.n_features_in_ == 0
+    assert np.isfinite(model.weights_).all()
+    # start with 0, then alternate: all there is to learn, and the transitions learn it
+    assert model.transition_[0, 1] > model.transition_[0, 0]
+    assert [p.tolist() for p in model.predict(X)] == [p.tolist() for p in y]
+
+
+@pytest.mark.parametrize("name", STRUCTURED)
+def test_trees_without_feature_columns_train_the_transitions(name):
+    X = [(np.zeros((3, 0)), np.array([-1, 0, 0])), (np.zeros((2, 0)), np.array([-1, 0]))]
+    y = [np.array([0, 1, 1]), np.array([0, 1])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = make_estimator(name, "tree").set_params(max_iter=30).fit(X, y)
+    assert model.n_features_in_ == 0 and np.isfinite(model.weights_).all()
+    assert [p.tolist() for p in model.predict(X)] == [p.tolist() for p in y]
+
+
+@pytest.mark.parametrize("name", SUPPORTED["matching"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_matchings_without_edge_features_have_no_weights(name, sparse):
+    """0 edge features: nothing to learn; empty weights, every edge scores 0 (no NaN)."""
+    empty = sp.csr_matrix if sparse else np.zeros
+    X = [(empty((4, 0)), FULL), (empty((4, 0)), FULL)]
+    y = [np.array([1, 0, 0, 1]), np.array([0, 1, 1, 0])]
+    model = make_estimator(name, "matching").fit(X, y)
+    assert model.weights_.shape == (0,)
+    assert np.all(model.decision_function(X)[0] == 0.0)
+    assert 0.0 <= model.score(X, y) <= 1.0
+
+
+@pytest.mark.parametrize("name", SUPPORTED["mincut"])
+def test_mincuts_without_node_or_edge_features(name):
+    X, y = valid("mincut")
+    for graphs in ([(np.zeros((3, 0)), PATH, g[2]) for g in X],
+                   [(g[0], PATH, np.zeros((2, 0))) for g in X]):
+        model = make_estimator(name, "mincut").fit(graphs, y)
+        assert np.isfinite(model.weights_).all()
+
+
+@pytest.mark.parametrize("name", SUPPORTED["matching"])
+def test_graphs_without_edges_are_accepted(name):
+    """A graph with no candidate edge has one output, the empty matching (loss 0)."""
+    X, y = valid("matching")
+    X = X + [(np.zeros((0, 2)), np.zeros((0, 2), dtype=int))]
+    y = y + [np.zeros(0, dtype=int)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = make_estimator(name, "matching").fit(X, y)
+    assert np.isfinite(model.weights_).all()
+    assert model.predict(X)[-1].shape == (0,)
+
+
+@pytest.mark.parametrize("structure", ["matching", "mincut"])
+def test_binary_targets_of_one_value_are_valid_outputs(structure):
+    """All-zero targets are an output like any other (the empty matching, one side of a cut)."""
+    X, y = valid(structure)
+    for name in SUPPORTED[structure]:
+        model = make_estimator(name, structure).fit(X, [np.zeros_like(t) for t in y])
+        assert np.isfinite(model.weights_).all()
+
+
+@pytest.mark.parametrize("structure", ["multiclass", "chain", "tree"])
+def test_labels_unseen_in_training_count_as_wrong(structure, fitted):
+    X, y = valid(structure)
+    if structure == "multiclass":
+        y_new, n_units, n_unseen = np.r_[y[:-1], 7], 6, 1
+    else:
+        y_new, n_units, n_unseen = [np.r_[y[0][:-1], 9], y[1]], 5, 1
+    for name in SUPPORTED[structure]:
+        model = fitted[structure, name]
+        predicted = model.predict(X)
+        correct = (np.asarray(predicted) == np.asarray(y_new)).sum() if structure == "multiclass" \
+            else sum(int((p == t).sum()) for p, t in zip(predicted, y_new))
+        assert model.score(X, y_new) == pytest.approx(correct / n_units)
+        assert correct <= n_units - n_unseen
+
+
+# ------------------------------------------------------- no crash of the interpreter
+RISKY = """
+import warnings
+import numpy as np, scipy.sparse as sp
+warnings.simplefilter("ignore")
+from test_bad_input import STRUCTURED, SUPPORTED, FULL, PATH, make_estimator
+from sklearn_struct.structures.chain import _kernels as k
+
+zeros, csr = np.zeros, sp.csr_matrix
+chain_y = [np.array([0, 1, 0]), np.array([1, 0])]
+inputs = {
+    "chain": [[zeros((3, 0)), zeros((2, 0))], [csr((3, 0)), csr((2, 0))],
+              [csr((3, 2)), csr(np.eye(2))], [zeros((3, 0)), csr((2, 0))]],
+    "tree": [[(zeros((3, 0)), np.array([-1, 0, 0])), (csr((2, 0)), np.array([-1, 0]))]],
+    "matching": [[(zeros((4, 0)), FULL), (csr((4, 0)), FULL)],
+                 [(csr((4, 2)), FULL), (zeros((0, 2)), zeros((0, 2), dtype=int))]],
+    "mincut": [[(zeros((3, 0)), PATH, zeros((2, 0))), (csr((3, 0)), PATH, csr((2, 0)))]],
+}
+targets = {"chain": chain_y, "tree": [np.array([0, 1, 1]), np.array([0, 1])],
+           "matching": [np.array([1, 0, 0, 1]), np.array([0, 1, 1, 0])],
+           "mincut": [np.array([0, 1, 1]), np.array([1, 0, 0])]}
+n_fits = 0
+for structure, data_sets in inputs.items():
+    for X in data_sets:
+        y = targets[structure][:len(X)]
+        if structure == "matching" and X[1][0].shape[0] == 0:  # a graph without edges
+            y = [targets[structure][0], np.zeros(0, dtype=int)]
+        for name in SUPPORTED[structure]:
+            model = make_estimator(name, structure).fit(X, y)
+            model.predict(X)
+            assert np.isfinite(model.weights_).all(), (structure, name)
+            n_fits += 1
+# the numba chain kernels on sequences of 0 tokens
+K = 3
+for T in (0, 1):
+    node = np.zeros((T, K))
+    log_z = k.chain_forward_backward(node, zeros((K, K)), zeros(K), zeros(K), zeros((T, K)),
+                                     zeros((K, K)))
+    best = k.chain_viterbi(node, zeros((K, K)), zeros(K), zeros(K), zeros(T, dtype=np.int64))
+    assert np.isfinite(log_z) and np.isfinite(best)
+print("clean exit after", n_fits, "fits")
+"""
+
+
+def test_risky_inputs_do_not_crash_the_interpreter():
+    """0 columns, empty CSR matrices and graphs without edges, through every numba kernel."""
+    import os
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(sklearn_struct.__file__)), os.path.dirname(__file__)]))
+    run = subprocess.run([sys.executable, "-c", textwrap.dedent(RISKY)], capture_output=True,
+                         text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "clean exit after" in run.stdout
+
+
+# --------------------------------------------------------------------- the summary
+def catalogue_summary():
+    """Number of cases per class of input and how they are handled (for the issue's note)."""
+    rows = collections.Counter()
+    for case, name in CATALOGUE:
+        rows[CASES[case].kind, f"{CASES[case].error.__name__} before any work"] += 1
+    for case, name in PREDICT_CATALOGUE:
+        spec = PREDICT_CASES[case]
+        error = spec[3] if isinstance(spec[3], type) else spec[3][0]
+        rows[spec[1] + " (predict)", f"{error.__name__} before any work"] += 1
+    for name, structure in UNSUPPORTED:
+        rows["unsupported estimator/structure", f"{UNSUPPORTED[name, structure][0].__name__} "
+             "before any work"] += 1
+    return rows
+
+
+if __name__ == "__main__":
+    for (kind, handling), count in sorted(catalogue_summary().items()):
+        print(f"| {kind} | {handling} | {count} |")
+    print("total", sum(catalogue_summary().values()))
+
+
+# ------------------------------------------------ token dicts (sklearn-crfsuite's input)
+TOKEN_DICTS = [[{"w": "the", "bias": 1.0}, {"w": "cat", "bias": 1.0}], [{"w": "sat"}]]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("name", STRUCTURED)
+def test_token_dicts_point_to_the_vectorizer(name):
+    # sklearn-crfsuite's input format: numpy alone fails with "inhomogeneous shape"
+    message = (r"X\[1\] is a sequence of dicts \(token features, the sklearn-crfsuite format\)"
+               r".*SequenceDictVectorizer, e.g. make_pipeline\(SequenceDictVectorizer\(\), "
+               + name + r"\(\)\)")
+    X = [ones((2, 1)), TOKEN_DICTS[1]]
+    with pytest.raises(TypeError, match=message):
+        make_estimator(name, "chain").fit(X, [["a", "b"], ["a"]])
+    estimator = make_estimator(name, "chain")
+    with pytest.raises(TypeError, match=r"X\[0\] is a sequence of dicts"):
+        estimator.fit(TOKEN_DICTS, [["a", "b"], ["a"]])
+    with pytest.raises(TypeError, match=r"X\[0\] is a dict; "):
+        estimator.fit(TOKEN_DICTS[0], ["a", "b"])
+    fitted = make_estimator(name, "chain").fit([ones((2, 1)), ones((1, 1))], [["a", "b"], ["a"]])
+    for method in ("predict", "score"):
+        args = (TOKEN_DICTS,) if method == "predict" else (TOKEN_DICTS, [["a", "b"], ["a"]])
+        with pytest.raises(TypeError, match=r"X\[0\] is a sequence of dicts"):
+            getattr(fitted, method)(*args)

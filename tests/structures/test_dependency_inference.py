@@ -1,0 +1,232 @@
+"""Dependency-tree inference against brute-force enumeration of every tree."""
+
+import itertools
+from math import comb
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from sklearn_struct.structures.dependency._inference import (
+    _stable_matrix_tree,
+    chu_liu_edmonds,
+    eisner,
+    matrix_tree_marginals,
+    projective_marginals,
+)
+
+
+def _is_tree(heads):
+    """Every token reaches the root 0 without a cycle."""
+    n = len(heads)
+    for m in range(1, n + 1):
+        seen, node = set(), m
+        while node != 0:
+            if node in seen:
+                return False
+            seen.add(node)
+            node = heads[node - 1]
+    return True
+
+
+def _is_projective(heads):
+    """No two arcs cross when drawn above the sentence, the root at position 0."""
+    arcs = [(min(h, m), max(h, m)) for m, h in enumerate(heads, start=1)]
+    return not any(a < c < b < d for a, b in arcs for c, d in arcs)
+
+
+def all_trees(n, projective, single_root):
+    trees = []
+    for heads in itertools.product(range(n + 1), repeat=n):
+        if any(h == m for m, h in enumerate(heads, start=1)) or not _is_tree(heads):
+            continue
+        if single_root and sum(h == 0 for h in heads) != 1:
+            continue
+        if projective and not _is_projective(heads):
+            continue
+        trees.append(heads)
+    return np.array(trees)
+
+
+TREES = {(n, p, r): all_trees(n, p, r) for n in range(1, 7) for p in (True, False)
+         for r in (True, False) if p or n <= 5}
+
+
+def tree_scores(S, trees):
+    n = trees.shape[1]
+    return S[trees, np.arange(1, n + 1)].sum(axis=1)
+
+
+def test_tree_counts():
+    # single-root projective trees: 1, 2, 7, 30, 143, 728
+    assert [len(TREES[n, True, True]) for n in range(1, 7)] == [1, 2, 7, 30, 143, 728]
+    # multi-root projective trees: C(3n, n) / (2n + 1)
+    assert [len(TREES[n, True, False]) for n in range(1, 7)] == [
+        comb(3 * n, n) // (2 * n + 1) for n in range(1, 7)]
+    # all trees rooted at 0 (Cayley): (n + 1)^(n - 1); one root child: n^(n - 1)
+    assert [len(TREES[n, False, False]) for n in range(1, 6)] == [
+        (n + 1) ** (n - 1) for n in range(1, 6)]
+    assert [len(TREES[n, False, True]) for n in range(1, 6)] == [
+        n ** (n - 1) for n in range(1, 6)]
+
+
+def random_scores(n, rng, scale=1.0, forbidden=0.0, keep=None):
+    """Gaussian scores; a fraction of arcs forbidden (-inf), except the arcs of ``keep``."""
+    S = scale * rng.randn(n + 1, n + 1)
+    mask = rng.rand(n + 1, n + 1) < forbidden
+    if keep is not None:
+        mask[keep, np.arange(1, n + 1)] = False
+    S[mask] = -np.inf
+    return S
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
+def test_eisner_finds_the_best_projective_tree(n, single_root):
+    rng = np.random.RandomState(n)
+    trees = TREES[n, True, single_root]
+    for trial in range(20):
+        S = random_scores(n, rng, scale=1e3 if trial % 5 == 0 else 1.0)
+        heads = np.zeros(n, dtype=np.int64)
+        score = eisner(S, single_root, heads)
+        scores = tree_scores(S, trees)
+        assert score == pytest.approx(scores.max(), rel=1e-12)
+        assert tuple(heads) in {tuple(t) for t in trees}
+        assert tree_scores(S, heads[None])[0] == pytest.approx(score, rel=1e-12)
+
+
+@pytest.mark.parametrize("projective, n", [(True, n) for n in range(1, 7)]
+                         + [(False, n) for n in range(1, 6)])
+@pytest.mark.parametrize("single_root", [True, False])
+def test_marginals_and_log_partition_match_enumeration(n, single_root, projective):
+    rng = np.random.RandomState(10 + n)
+    trees = TREES[n, projective, single_root]
+    inference = projective_marginals if projective else matrix_tree_marginals
+    for trial in range(5):
+        S = random_scores(n, rng, scale=30.0 if trial == 4 else 1.0,
+                          forbidden=0.3 if (trial == 3 and projective) else 0.0,
+                          keep=trees[rng.randint(len(trees))])
+        mu = np.empty_like(S)
+        log_z = inference(S, single_root, mu)
+        scores = tree_scores(S, trees)
+        expected_log_z = logsumexp(scores)
+        assert log_z == pytest.approx(expected_log_z, rel=1e-10, abs=1e-10)
+        p = np.exp(scores - expected_log_z)
+        expected = np.zeros_like(S)
+        for weight, heads in zip(p, trees):
+            expected[heads, np.arange(1, n + 1)] += weight
+        np.testing.assert_allclose(mu, expected, atol=1e-9)
+
+
+def _enumerated(S, trees):
+    scores = tree_scores(S, trees)
+    log_z = logsumexp(scores)
+    expected = np.zeros_like(S)
+    n = trees.shape[1]
+    for weight, heads in zip(np.exp(scores - log_z), trees):
+        expected[heads, np.arange(1, n + 1)] += weight
+    return log_z, expected
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_matrix_tree_is_accurate_on_dominant_cycles(n, single_root):
+    # dominant arcs forming a cycle make the Laplacian nearly singular: the determinant
+    # route fails its column-sum check and the subtraction-free route takes over
+    trees = TREES[n, False, single_root]
+    rng = np.random.RandomState(n)
+    # (up to differences of 200: near 700 the exponentials underflow into denormals)
+    for size in (5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 80.0, 200.0):
+        S = random_scores(n, rng)
+        cycle = rng.permutation(np.arange(1, n + 1))[:max(2, n - 1)]
+        for a, b in zip(cycle, np.roll(cycle, -1)):
+            S[a, b] += size
+        mu = np.empty_like(S)
+        log_z = matrix_tree_marginals(S, single_root, mu)
+        expected_log_z, expected = _enumerated(S, trees)
+        np.testing.assert_allclose(mu, expected, atol=1e-10)
+        assert log_z == pytest.approx(expected_log_z, rel=1e-12, abs=1e-10)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_subtraction_free_route_matches_enumeration(n, single_root):
+    # called directly, also where the determinant route would have been accepted
+    trees = TREES[n, False, single_root]
+    rng = np.random.RandomState(20 + n)
+    for scale in (0.1, 1.0, 3.0):
+        S = random_scores(n, rng, scale=scale)
+        A = np.exp(S)
+        np.fill_diagonal(A, 0.0)
+        A[:, 0] = 0.0
+        mu = np.zeros_like(S)
+        log_z = _stable_matrix_tree(A, A[0].copy(), single_root, mu)
+        expected_log_z, expected = _enumerated(S, trees)
+        np.testing.assert_allclose(mu, expected, atol=1e-11)
+        assert log_z == pytest.approx(expected_log_z, rel=1e-10)
+
+
+@pytest.mark.parametrize("projective", [True, False])
+@pytest.mark.parametrize("single_root", [True, False])
+def test_marginals_are_the_gradient_of_log_z(single_root, projective):
+    rng = np.random.RandomState(3)
+    n = 6
+    inference = projective_marginals if projective else matrix_tree_marginals
+    S = rng.randn(n + 1, n + 1)
+    mu = np.empty_like(S)
+    inference(S, single_root, mu)
+    step = 1e-6
+    scratch = np.empty_like(S)
+    for h in range(n + 1):
+        for m in range(1, n + 1):
+            if h == m:
+                continue
+            up, down = S.copy(), S.copy()
+            up[h, m] += step
+            down[h, m] -= step
+            slope = (inference(up, single_root, scratch)
+                     - inference(down, single_root, scratch)) / (2 * step)
+            assert slope == pytest.approx(mu[h, m], abs=1e-7)
+
+
+@pytest.mark.parametrize("n", [5, 6])
+def test_loss_augmented_argmax_is_the_argmax_of_augmented_scores(n):
+    rng = np.random.RandomState(5)
+    trees = TREES[n, True, True]
+    truth = trees[17]
+    S = rng.randn(n + 1, n + 1)
+    augmented = S + (np.arange(n + 1)[:, None] != np.r_[0, truth][None, :])
+    heads = np.zeros(n, dtype=np.int64)
+    eisner(augmented, True, heads)
+    hamming = (trees != truth).sum(axis=1)
+    best = (tree_scores(S, trees) + hamming).max()
+    assert tree_scores(S, heads[None])[0] + (heads != truth).sum() == pytest.approx(best)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_chu_liu_edmonds_finds_the_best_tree(n, single_root):
+    rng = np.random.RandomState(20 + n)
+    trees = TREES[n, False, single_root]
+    for trial in range(30):
+        S = random_scores(n, rng, scale=1e3 if trial % 5 == 0 else 1.0)
+        heads = np.zeros(n, dtype=np.int64)
+        score = chu_liu_edmonds(S, single_root, heads)
+        assert score == pytest.approx(tree_scores(S, trees).max(), rel=1e-12)
+        assert tuple(heads) in {tuple(t) for t in trees}
+        assert tree_scores(S, heads[None])[0] == pytest.approx(score, rel=1e-12)
+
+
+def test_chu_liu_edmonds_agrees_with_networkx():
+    nx = pytest.importorskip("networkx")
+    rng = np.random.RandomState(7)
+    for n in (6, 12, 30):
+        for _ in range(5):
+            S = rng.randn(n + 1, n + 1)
+            graph = nx.DiGraph()
+            graph.add_weighted_edges_from((h, m, S[h, m]) for h in range(n + 1)
+                                          for m in range(1, n + 1) if h != m)
+            tree = nx.maximum_spanning_arborescence(graph)
+            expected = sum(S[h, m] for h, m in tree.edges)
+            heads = np.zeros(n, dtype=np.int64)
+            assert chu_liu_edmonds(S, False, heads) == pytest.approx(expected, rel=1e-12)
