@@ -46,7 +46,7 @@ from _record import markdown_table, record  # noqa: E402
 from sklearn_struct import EGCRF, EGStructuredSVM, StructuredPerceptron  # noqa: E402
 from sklearn_struct.datasets import filter_projective, load_conllu  # noqa: E402
 from sklearn_struct.metrics import attachment_score  # noqa: E402
-from sklearn_struct.solvers.eg import predict_marginals  # noqa: E402
+from sklearn_struct._prediction import predict_marginals  # noqa: E402
 from sklearn_struct.preprocessing import DependencyTokenEncoder  # noqa: E402
 from sklearn_struct.structures import DependencyTreeStructure  # noqa: E402
 

@@ -49,7 +49,7 @@ from _record import markdown_table, record  # noqa: E402
 
 from sklearn_struct.datasets import load_ocr_letters  # noqa: E402
 from sklearn_struct.eg import EGStructuredSVM  # noqa: E402
-from sklearn_struct.solvers import eg  # noqa: E402
+from sklearn_struct.solvers.loss import StructuredLoss  # noqa: E402
 from sklearn_struct.structures import ChainStructure  # noqa: E402
 
 N_STATES = 26
@@ -127,8 +127,7 @@ def main():
     print(f"{len(X)} training words, {sum(map(len, y))} letters; load {load():.2f}", flush=True)
     structure = ChainStructure(start_end=False)
     batch = structure.make_batch(X, n_states=N_STATES)
-    problem = eg._Problem(structure, batch, np.concatenate(y).astype(np.int64), "hinge", None,
-                          None)
+    problem = StructuredLoss(structure, batch, np.concatenate(y).astype(np.int64), "hinge")
 
     start = time.perf_counter()
     fit_eg(X[:20], y[:20], args.C, 0.0, 2)

@@ -67,7 +67,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from .solvers.eg import predict_marginals, predict_outputs
+from ._prediction import predict_marginals, predict_outputs
 from .structures import (
     BaseStructure,
     ChainStructure,

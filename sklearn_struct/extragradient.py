@@ -11,7 +11,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .base import STRUCTURE_NAMES, StructuredEstimator
-from .solvers.eg import predict_outputs
+from ._prediction import predict_outputs
 from .solvers.extragradient import dual_extragradient
 from .structures import BaseStructure
 

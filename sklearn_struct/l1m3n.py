@@ -15,12 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 from .base import STRUCTURE_NAMES, StructuredEstimator, as_history, check_path_arguments
 from .solvers.adaptive_m3n import adaptive_m3n
 from .solvers.cutting_plane import l1_cutting_plane
-from .solvers.subgradient import (
-    HINGE_OPERATIONS,
-    StructuredHinge,
-    l1_dual_norm,
-    l1_proximal_subgradient,
-)
+from .solvers.loss import L1, LOSS_OPERATIONS, StructuredLoss
+from .solvers.subgradient import l1_proximal_subgradient
 from .structures import BaseStructure
 
 __all__ = ["L1M3N", "l1m3n_min_C", "l1m3n_path"]
@@ -306,8 +302,8 @@ class L1M3N(StructuredEstimator):
                 f"data needs {batch.n_weights}; use the same features and labels or "
                 "warm_start=False."
             )
-        hinge = StructuredHinge(self.structure_.training_structure(), batch, Y,
-                                n_jobs=self.n_jobs)
+        hinge = StructuredLoss(self.structure_.training_structure(), batch, Y, "hinge",
+                               n_jobs=self.n_jobs)
         result = self._solve(hinge, previous)
         self._set_weights(batch, result.coef)
         self.support_ = np.asarray(self.structure_.feature_support(batch, self.weights_),
@@ -328,7 +324,8 @@ class L1M3N(StructuredEstimator):
 
     def _operations_needed(self, structure):
         """Structure operations the chosen solver needs (checked before training)."""
-        return HINGE_OPERATIONS + ("argmax",) + (("marginals",) if self.solver == "em" else ())
+        em = ("marginals",) if self.solver == "em" else ()
+        return LOSS_OPERATIONS["hinge"] + ("argmax",) + em
 
     def get_support(self, indices=False):
         """Mask (or indices) of the input features used by the model.
@@ -438,16 +435,16 @@ def l1m3n_min_C(estimator, X, y):
     model = clone(estimator)
     batch, Y, _ = model._validate_fit_data(X, y)
     structure = model.structure_
-    hinge = StructuredHinge(structure, batch, Y, n_jobs=model.n_jobs)
+    hinge = StructuredLoss(structure, batch, Y, "hinge", n_jobs=model.n_jobs)
     _, subgradient, _ = hinge.evaluate(np.zeros(hinge.n_weights))
-    norm = l1_dual_norm(subgradient, hinge.nonnegative)
+    norm = L1.dual_norm(subgradient, hinge.nonnegative)
     if structure.supports("marginals"):
         spread = structure.marginals(batch, TIE_SHARPNESS * hinge.part_losses)[0]
         # the mixture's expected loss must be the maximal one, up to rounding
         if hinge.expected_loss(spread) >= (1 - 1e-12) * hinge.expected_loss(
                 structure.encode(batch, structure.loss_augmented_argmax(
                     batch, np.zeros_like(hinge.part_losses), Y))):
-            norm = min(norm, l1_dual_norm(hinge.dual_pair(spread)[1], hinge.nonnegative))
+            norm = min(norm, L1.dual_norm(hinge.dual_pair(spread)[1], hinge.nonnegative))
     return 1.0 / norm if norm > 0.0 else np.inf
 
 

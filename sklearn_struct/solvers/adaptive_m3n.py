@@ -129,7 +129,7 @@ def adaptive_m3n(
 
     Parameters
     ----------
-    hinge : StructuredHinge
+    hinge : StructuredLoss
         Data set, structure and loss-augmented inference (the structure must
         also support ``marginals`` for the EG M3N steps).
     C : float

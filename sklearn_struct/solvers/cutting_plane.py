@@ -134,7 +134,7 @@ def l1_cutting_plane(hinge, C, *, epsilon=1e-3, tol=1e-3, max_iter=200, coef_ini
 
     Parameters
     ----------
-    hinge : StructuredHinge
+    hinge : StructuredLoss
         Data set, structure and loss-augmented inference; the weights in
         ``hinge.nonnegative`` are kept non-negative.
     C : float
@@ -199,7 +199,7 @@ def l1_cutting_plane(hinge, C, *, epsilon=1e-3, tol=1e-3, max_iter=200, coef_ini
             if key in seen[i]:
                 continue  # already in S_i: its violation is below xi_i up to LP tolerance
             seen[i].add(key)
-            rows.append(sp.csr_matrix(hinge.example_features(i, hinge.true_parts[parts] - z_star)))
+            rows.append(sp.csr_matrix(hinge.example_features(i, hinge.truth[parts] - z_star)))
             losses.append(float(z_star @ hinge.part_losses[parts] + hinge.loss_offsets[i]))
             owners.append(i)
             added += 1

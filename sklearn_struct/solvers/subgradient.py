@@ -47,21 +47,12 @@ from scipy.optimize import linprog
 
 from ..structures._kernel import specialize
 from . import _subgradient_kernels
-from ._chunks import ExampleChunks
-from ._objective import example_losses
 from .l1_projection import clip_nonnegative, prox_l1
+from .loss import L1
 
-__all__ = ["StructuredHinge", "SubgradientResult", "aggregated_lower_bound", "l1_dual_norm",
-           "l1_hinge_lower_bound", "l1_proximal_subgradient", "sparsest_certified"]
+__all__ = ["SubgradientResult", "aggregated_lower_bound", "l1_hinge_lower_bound",
+           "l1_proximal_subgradient", "sparsest_certified"]
 
-#: Operations a structure needs for the structured hinge loss.
-HINGE_OPERATIONS = (
-    "part_scores",
-    "expected_features",
-    "encode",
-    "part_losses",
-    "loss_augmented_argmax",
-)
 #: Relative rounding allowance of a lower bound computed as a difference of large terms.
 ROUNDING = 1e-12
 #: Relative cuts tried by :func:`sparsest_certified` (fractions of ``||w||_1``).
@@ -74,112 +65,6 @@ AGGREGATED_EVERY = 25
 ONLINE_KERNEL_OPERATIONS = ("part_scores", "add_features", "argmax", "encode")
 
 
-class StructuredHinge:
-    """Structured hinge losses, subgradients and most violated outputs of a data set.
-
-    Parameters
-    ----------
-    structure : BaseStructure
-        Must support the operations in ``HINGE_OPERATIONS``.
-    batch : batch of ``structure``
-    Y : ndarray of int
-        Encoded true outputs of ``batch``.
-    n_jobs : int, default=1
-        Loss-augmented inference runs over this many chunks of examples in
-        parallel through joblib (``None``/1: sequential).
-
-    Attributes
-    ----------
-    loss_offsets : ndarray of shape (n_samples,)
-        Per-example constants completing the part losses: ``loss(y_i, y) =
-        loss_offsets[i] + encode(y) . part_losses`` (the structure's
-        ``loss_offsets``).
-    nonnegative : ndarray of bool of shape (n_weights,)
-        Weights the structure needs non-negative (``nonnegative_weights``, the
-        edge weights of a min-cut model); solvers keep them in the orthant.
-
-    Notes
-    -----
-    The hinge term of example ``i`` at ``w`` is
-    ``H_i(w) = max_y [loss(y_i, y) + w . f(x_i, y)] - w . f(x_i, y_i) >= 0``.
-    """
-
-    def __init__(self, structure, batch, Y, n_jobs=1):
-        structure.check_supports(*HINGE_OPERATIONS, needed_by="the structured hinge loss")
-        self.structure = structure
-        self.batch = batch
-        self.Y = structure.check_outputs(batch, Y)
-        self.n_samples = int(batch.n_samples)
-        self.n_weights = int(batch.n_weights)
-        self.true_parts = structure.encode(batch, self.Y)
-        self.part_losses = structure.part_losses(batch, self.Y)
-        self.true_features = structure.expected_features(batch, self.true_parts)
-        self.loss_offsets = np.asarray(structure.loss_offsets(batch, self.Y), dtype=np.float64)
-        self.nonnegative = np.asarray(structure.nonnegative_weights(batch), dtype=bool)
-        self.chunks = ExampleChunks(structure, batch, n_jobs)
-        self._example_batches = {}
-
-    def evaluate(self, w):
-        """Hinge terms, summed subgradient and most violated outputs at ``w``.
-
-        Returns
-        -------
-        hinge : ndarray of shape (n_samples,)
-            ``H_i(w)`` per example.
-        subgradient : ndarray of shape (n_weights,)
-            ``sum_i f(x_i, y*_i) - f(x_i, y_i)``, a subgradient of ``sum_i H_i``.
-        violated_parts : ndarray
-            Part encoding of the most violated outputs ``y*``.
-        """
-        hinge, violated_parts = example_losses(self.structure, self.chunks, w, self.Y,
-                                               return_worst=True)
-        subgradient = (
-            self.structure.expected_features(self.batch, violated_parts) - self.true_features
-        )
-        return hinge, subgradient, violated_parts
-
-    def dual_pair(self, parts):
-        """``(L, G)`` of per-example distributions over outputs given by their part marginals.
-
-        ``L = sum_i E[loss(y_i, y)]`` and ``G = sum_i E[f(x_i, y)] - f(x_i, y_i)``, so that
-        ``sum_i H_i(w) >= L + w . G`` for every ``w`` (see :func:`l1_hinge_lower_bound`).
-        With the most violated outputs' encodings, ``G`` is the subgradient of
-        :meth:`evaluate` and ``L + w . G = sum_i H_i(w)``.
-        """
-        return (self.expected_loss(parts),
-                self.structure.expected_features(self.batch, parts) - self.true_features)
-
-    def expected_loss(self, parts):
-        """``sum_i E[loss(y_i, y)]`` under part marginals (or encodings) ``parts``."""
-        return float(parts @ self.part_losses + self.loss_offsets.sum())
-
-    def example_features(self, i, parts_i):
-        """``sum_r parts_i[r] phi(x_i, r)`` for the parts of example ``i`` alone."""
-        return self.structure.expected_features(self.example_batch(i), parts_i)
-
-    def example_batch(self, i):
-        """Batch holding example ``i`` only (cached)."""
-        sub = self._example_batches.get(i)
-        if sub is None:
-            sub = self.structure.take(self.batch, np.array([i]))
-            self._example_batches[i] = sub
-        return sub
-
-    def example_slice(self, i):
-        """Slice of example ``i`` in part vectors."""
-        offsets = self.batch.part_offsets
-        return slice(int(offsets[i]), int(offsets[i + 1]))
-
-
-def l1_dual_norm(G, nonnegative):
-    """``max_j |G_j|``, with ``max(-G_j, 0)`` on the non-negative weights.
-
-    The smallest ``nu`` with ``||w||_1 + G . w / nu >= 0`` on the feasible set
-    (``w_j >= 0`` where ``nonnegative``).
-    """
-    return float(np.where(nonnegative, -G, np.abs(G)).max(initial=0.0))
-
-
 def l1_hinge_lower_bound(C, expected_loss, G, nonnegative, upper=np.inf):
     """Certified lower bound on ``min_w ||w||_1 + C sum_i H_i(w)`` from one dual point.
 
@@ -187,7 +72,7 @@ def l1_hinge_lower_bound(C, expected_loss, G, nonnegative, upper=np.inf):
     ----------
     C : float
     expected_loss, G : float and ndarray of shape (n_weights,)
-        A pair from :meth:`StructuredHinge.dual_pair` (``sum_i H_i(w) >= L + w . G``).
+        A pair from :meth:`~.loss.StructuredLoss.dual_pair` (``sum_i H_i(w) >= L + w . G``).
     nonnegative : ndarray of bool of shape (n_weights,)
     upper : float
         A known bound on ``||w*||_1`` (any objective value, e.g. the best
@@ -200,7 +85,7 @@ def l1_hinge_lower_bound(C, expected_loss, G, nonnegative, upper=np.inf):
         ``s C L - (s C nu - 1) upper`` (valid when ``||w*||_1 <= upper``); see the
         module docstring.
     """
-    nu = l1_dual_norm(G, nonnegative)
+    nu = L1.dual_norm(G, nonnegative)
     scaled = C * expected_loss * min(1.0, 1.0 / (C * nu)) if C * nu > 0 else C * expected_loss
     full = -np.inf
     if C * nu > 1.0 and np.isfinite(upper):
@@ -317,7 +202,7 @@ def l1_proximal_subgradient(
 
     Parameters
     ----------
-    hinge : StructuredHinge
+    hinge : StructuredLoss
         Data set and structure; the weights in ``hinge.nonnegative`` are kept
         non-negative.
     C : float
@@ -430,7 +315,7 @@ def _online_epoch(hinge, w, start, C, eta0, distance, squared_norms, rng):
     nonnegative = structure.kernel_weights(batch, hinge.nonnegative.astype(np.float64)) > 0.0
     squared_norms, distance = epoch(
         rng.permutation(hinge.n_samples).astype(np.int64), structure.kernel_data(batch),
-        batch.part_offsets, batch.unit_offsets, hinge.true_parts, hinge.part_losses, w_kernel,
+        batch.part_offsets, batch.unit_offsets, hinge.truth, hinge.part_losses, w_kernel,
         start_kernel, nonnegative, float(C * hinge.n_samples), float(eta0), float(distance),
         float(squared_norms))
     return structure.contract_weights(batch, w_kernel), squared_norms, distance

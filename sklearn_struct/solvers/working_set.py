@@ -10,7 +10,7 @@ section 5 suggests combining with EG: each example's dual distribution
 loss-augmented argmaxes met so far), where the dual is a small quadratic
 program solved exactly by pairwise (SMO) steps.
 
-Same problem and conventions as :mod:`.eg` (``P(w) = 1/2 ||w||^2 + C sum_i s_i
+Same datafit and conventions as :mod:`.eg` (``P(w) = 1/2 ||w||^2 + C sum_i s_i
 hinge_i(w)``, dual ``C sum_i s_i E_{alpha_i} e - 1/2 ||w(alpha)||^2``).  One
 *oracle pass* runs one loss-augmented argmax per example at the current ``w``:
 the hinge losses give the primal at ``w`` exactly, so every oracle pass
@@ -28,8 +28,8 @@ Far above the data's scale of ``C`` (:func:`easy_C`) the cached passes need
 thousands of sweeps, as every block-coordinate method on this dual does (the
 examples' steps undo each other's).  There the solver runs the accelerated
 proximal-point scheme Catalyst (Lin, Mairal and Harchaoui, NIPS 2015) around
-them: each oracle pass ends one approximate solve of the proximal problem
-``P(w) + kappa/2 ||w - z||^2``, which is the same problem at ``inner_C = C / (1 +
+them: each oracle pass ends one approximate solve of the proximal datafit
+``P(w) + kappa/2 ||w - z||^2``, which is the same datafit at ``inner_C = C / (1 +
 kappa)`` centred at ``z kappa / (1 + kappa)``, and ``z`` then extrapolates the
 last two solutions.  The dual variables stay a point of the original dual (its
 ``w(alpha)`` is ``C / inner_C`` times ``w`` minus the centre), so every oracle pass
@@ -54,7 +54,10 @@ import numpy as np
 from ..structures._kernel import empty_scale, specialize
 from . import _working_set_kernels
 from ._working_set_kernels import TRUTH
-from .eg import EGResult, _Problem, expected_losses, gap_visit_probabilities, visit_order
+from ._eg_dual import l2_dual
+from ._eg_schedule import gap_visit_probabilities, visit_order
+from .eg import EGResult
+from .loss import StructuredLoss
 
 __all__ = ["WorkingSetState", "working_set_solve"]
 
@@ -73,7 +76,7 @@ MAX_ATOMS = 32
 #: end at 1.8e-2.
 MAX_STEPS = 10
 #: Cached passes after an oracle pass: until the working sets' gap is below this
-#: fraction of the proximal problem's gap at the last oracle pass, at most
+#: fraction of the proximal datafit's gap at the last oracle pass, at most
 #: ``MAX_CACHED_PASSES``.  Seconds to a relative gap of 1e-2 on OCR letters (704 words)
 #: at C = 0.1 / 1 / 10, accelerated: fraction 0.5, 0.78 / 1.41 / 2.9; 0.3, 0.87 / 1.89 /
 #: 3.4; 0.2, 0.96 / 2.1 / 4.0 (without acceleration, at 0.05: 1.4 / 4.3 / 12.3 in that
@@ -114,7 +117,7 @@ class WorkingSetState:
         Every example's working-set gap at its last visit (``inner_C s_i``-weighted),
         from which the cached passes draw their visits.
     center : ndarray of shape (n_weights,)
-        Centre of the proximal problem being solved (zeros without acceleration):
+        Centre of the proximal datafit being solved (zeros without acceleration):
         ``w = center + inner_C sum_i s_i F_i (z_i - mu_i)``.
     previous : ndarray of shape (n_weights,)
         ``w`` at the oracle pass before the last (the extrapolation's other point).
@@ -128,7 +131,7 @@ class WorkingSetState:
     gap : float or None
         Duality gap certified by the last oracle pass (None before the first).
     inner_gap : float or None
-        Duality gap of the proximal problem at the last oracle pass.
+        Duality gap of the proximal datafit at the last oracle pass.
     primal : float or None
         Primal certified by the last oracle pass.
     rising : bool
@@ -218,14 +221,14 @@ def _grow_pool(atoms):
 
 
 class _Passes:
-    """The compiled passes over one problem, with their scratch."""
+    """The compiled passes over one datafit, with their scratch."""
 
-    def __init__(self, problem):
-        structure, batch = problem.structure, problem.batch
+    def __init__(self, datafit):
+        structure, batch = datafit.structure, datafit.batch
         self.kernel = specialize(_working_set_kernels.working_set_pass, structure.kernel_ops)
         self.fixed = (structure.kernel_data(batch, training=True), batch.part_offsets,
-                      batch.unit_offsets, problem.part_losses, problem.loss_offsets,
-                      problem.sample_weight)
+                      batch.unit_offsets, datafit.part_losses, datafit.loss_offsets,
+                      datafit.sample_weight)
         self.scale = empty_scale()
         self.losses = np.zeros(batch.n_samples)
         self.out = np.zeros(1)  # why a pass stopped early
@@ -283,15 +286,15 @@ def _extrapolate(structure, batch, state, w_kernel):
     state.center = center
 
 
-def _bounds(problem, state, losses):
+def _bounds(datafit, state, losses):
     """The primal at ``w``, the dual at the working sets' weights ``alpha`` (its
-    ``w(alpha) = C / inner_C (w - center)``) and the proximal problem's duality gap."""
+    ``w(alpha) = C / inner_C (w - center)``) and the proximal datafit's duality gap."""
     C, inner_C = state.C, state.inner_C
     shift = state.w - state.center
-    primal = problem.primal(state.w, C, losses)
-    dual = problem.dual(state.terms, (C / inner_C) * shift, C)
-    inner_gap = (problem.primal(shift, inner_C, losses)
-                 - problem.dual(state.terms, shift, inner_C) + float(state.center @ shift))
+    primal = datafit.primal(state.w, C, losses=losses)
+    dual = l2_dual(datafit, state.terms, (C / inner_C) * shift, C)
+    inner_gap = (datafit.primal(shift, inner_C, losses=losses)
+                 - l2_dual(datafit, state.terms, shift, inner_C) + float(state.center @ shift))
     return primal, dual, inner_gap
 
 
@@ -336,8 +339,8 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
     """
     structure.require_kernel(KERNEL_OPERATIONS, "the working-set solver")
     rng = random_state if random_state is not None else np.random.RandomState(0)
-    problem = _Problem(structure, batch, Y, "hinge", sample_weight, None)
-    n = problem.n_samples
+    datafit = StructuredLoss(structure, batch, Y, "hinge", sample_weight)
+    n = datafit.n_samples
     if state is not None and not np.array_equal(state.part_offsets, batch.part_offsets):
         raise ValueError(
             f"warm start: the stored working sets cover {len(state.part_offsets) - 1} "
@@ -350,18 +353,18 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
         # C = 1 to 10 took 185 oracle passes against 118 cold); OCR letters to 1e-2 along
         # C = 0.1, 1, 10 (before the acceleration): 25, 22 and 69 oracle passes against 25,
         # 39 and 88 cold; the proximal centre restarts at 0
-        truth = problem.truth
+        truth = datafit.truth
         atoms = (_on_the_truth(state.atoms) if state is not None else
                  _initial_atoms(truth, batch.part_offsets, min(INITIAL_ATOMS, MAX_ATOMS)))
         known_scale = None if state is None else state.easy_C
-        zeros = np.zeros_like(problem.observed)
+        zeros = np.zeros_like(datafit.observed)
         state = WorkingSetState(
             mu=truth.astype(np.float64), terms=None, w=zeros, C=C,
             part_offsets=batch.part_offsets.copy(), atoms=atoms, block_gaps=np.zeros(n),
             center=zeros.copy(), previous=zeros.copy(), accelerate=accelerate,
             easy_C=known_scale, inner_C=proximal_C(C, known_scale, accelerate))
-        state.terms = expected_losses(problem, state)
-    passes = _Passes(problem)
+        state.terms = datafit.expected_losses(state.mu)
+    passes = _Passes(datafit)
     w_kernel = structure.kernel_weights(batch, state.w)
     w_scratch = np.zeros_like(w_kernel)
     everyone = np.arange(n, dtype=np.int64)
@@ -386,10 +389,10 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
         start = time.perf_counter()
         passes.run(everyone, True, False, state.inner_C, w_kernel, state, w_scratch)
         if state.easy_C is None:  # the first oracle pass of a cold fit (at w = 0)
-            state.easy_C = easy_C(state.atoms, problem.sample_weight, C)
+            state.easy_C = easy_C(state.atoms, datafit.sample_weight, C)
             state.inner_C = proximal_C(C, state.easy_C, accelerate)
         state.w = structure.contract_weights(batch, w_kernel)
-        primal, dual, state.inner_gap = _bounds(problem, state, passes.losses)
+        primal, dual, state.inner_gap = _bounds(datafit, state, passes.losses)
         epoch += 1
         state.rising = state.primal is not None and primal > state.primal
         state.primal, state.gap = primal, primal - dual

@@ -99,6 +99,13 @@ def label_weight_names(W, transition, feature_names, classes):
     return named
 
 
+def _count(value, name, owner):
+    """``value`` as a Python int of at least 1, or a ValueError naming the parameter."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{owner}: {name} must be an integer of at least 1, got {value!r}.")
+    return int(value)
+
+
 class UnsupportedOperation(NotImplementedError):
     """Raised when a structure is asked for an operation it cannot perform.
 
@@ -608,15 +615,13 @@ class BaseStructure(ABC):
             If the structure has no dynamic program.
         """
         ops = self._kernel_for("k_best")
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"{type(self).__name__}: k must be an integer of at least 1, "
-                             f"got {k!r}.")
+        k = _count(k, "k", type(self).__name__)
         scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
-        Y = np.zeros((int(k), int(batch.unit_offsets[-1])), dtype=np.int64)
-        best_scores = np.full((batch.n_samples, int(k)), -np.inf)
+        Y = np.zeros((k, int(batch.unit_offsets[-1])), dtype=np.int64)
+        best_scores = np.full((batch.n_samples, k), -np.inf)
         found = np.empty(batch.n_samples, dtype=np.int64)
         specialize(_generic_kernels.batch_k_best, ops)(
-            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, int(k), Y,
+            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, k, Y,
             best_scores, found)
         return Y, best_scores
 
@@ -650,12 +655,10 @@ class BaseStructure(ABC):
         from sklearn.utils import check_random_state
 
         ops = self._kernel_for("sample")
-        if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 1:
-            raise ValueError(f"{type(self).__name__}: n_draws must be an integer of at least 1, "
-                             f"got {n_draws!r}.")
+        n_draws = _count(n_draws, "n_draws", type(self).__name__)
         scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
         seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-        Y = np.zeros((int(n_draws), int(batch.unit_offsets[-1])), dtype=np.int64)
+        Y = np.zeros((n_draws, int(batch.unit_offsets[-1])), dtype=np.int64)
         specialize(_generic_kernels.batch_sample, ops)(
             self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, seed, Y)
         return Y

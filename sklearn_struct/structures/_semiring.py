@@ -44,25 +44,20 @@ NEG_INF = -np.inf
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _edge_score(edges, e, theta):
-    """The edge's own score: the sum of its parts' scores."""
-    score = 0.0
-    if edges[e, PART0] >= 0:
-        score += theta[edges[e, PART0]]
-    if edges[e, PART1] >= 0:
-        score += theta[edges[e, PART1]]
-    return score
+def _indexed_sum(edges, e, first, second, values):
+    """``values`` at the edge's two indices in columns ``first`` and ``second`` (-1: none),
+    summed: the edge's own score (its parts) or its tails' value."""
+    total = 0.0
+    if edges[e, first] >= 0:
+        total += values[edges[e, first]]
+    if edges[e, second] >= 0:
+        total += values[edges[e, second]]
+    return total
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _tails_value(edges, e, values):
-    """The product (sum in log space) of the edge's tails' values."""
-    value = 0.0
-    if edges[e, TAIL0] >= 0:
-        value += values[edges[e, TAIL0]]
-    if edges[e, TAIL1] >= 0:
-        value += values[edges[e, TAIL1]]
-    return value
+def _edge_score(edges, e, theta):
+    return _indexed_sum(edges, e, PART0, PART1, theta)
 
 
 @njit(cache=True, nogil=True)
@@ -81,7 +76,8 @@ def log_inside(edges, n_nodes, theta, inside, edge_value):
         stop = e
         top = NEG_INF
         while stop < n_edges and edges[stop, HEAD] == head:
-            value = _edge_score(edges, stop, theta) + _tails_value(edges, stop, inside)
+            value = (_edge_score(edges, stop, theta)
+                     + _indexed_sum(edges, stop, TAIL0, TAIL1, inside))
             edge_value[stop] = value
             top = max(top, value)
             stop += 1

@@ -24,7 +24,10 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn_struct.eg import EGCRF, EGStructuredSVM, eg_path
 from sklearn_struct.solvers import _chunks
 from sklearn_struct.solvers import eg as eg_module
-from sklearn_struct.solvers.eg import _Problem, eg_solve
+from sklearn_struct.solvers import _eg_dual
+from sklearn_struct.solvers._eg_dual import dual_weights, l2_dual
+from sklearn_struct.solvers.eg import eg_solve
+from sklearn_struct.solvers.loss import StructuredLoss
 from sklearn_struct.structures import (
     DependencyTreeStructure, MulticlassStructure, UnsupportedOperation)
 from sklearn_struct.structures.chain.structure import ChainStructure
@@ -223,10 +226,10 @@ def test_smoothed_hinge_evaluates_and_returns_the_running_average_of_w():
                              state.w.copy()))
     average = pass_weights[0].copy()
     for k, w in enumerate(pass_weights[1:], start=2):
-        average += min(1.0, 1.0 / (eg.AVERAGE_WINDOW * k)) * (w - average)
+        average += min(1.0, 1.0 / (_eg_dual.AVERAGE_WINDOW * k)) * (w - average)
     np.testing.assert_allclose(result.state.w_average, average, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(result.state.primal_weights, result.state.w_average)
-    problem = eg._Problem(structure, batch, Y, "hinge", None, None)
+    problem = StructuredLoss(structure, batch, Y, "hinge")
     primal_average = problem.primal(result.state.w_average, C)
     assert result.history["primal"][-1] == pytest.approx(primal_average, rel=1e-12)
     assert primal_average < problem.primal(result.state.w, C)
@@ -305,7 +308,7 @@ def test_example_gaps_are_each_examples_share_of_the_duality_gap(loss):
     result = eg_solve(structure, batch, Y, loss=loss, C=C, sample_weight=weights, tol=0,
                       max_iter=2, annealing=False)
     state = result.state
-    problem = _Problem(structure, batch, Y, loss, weights, None)
+    problem = StructuredLoss(structure, batch, Y, loss, weights)
     for w in (state.w, rng.randn(batch.n_weights)):
         losses, margins = example_losses(structure, problem.chunks, w, Y, loss,
                                          margins_of=state.mu)
@@ -329,8 +332,8 @@ def test_example_gaps_are_each_examples_share_of_the_duality_gap(loss):
 
 
 def test_gap_order_draws_in_proportion_to_the_gaps_mixed_with_uniform_draws():
-    from sklearn_struct.solvers.eg import (GAP_UNIFORM_SHARE, gap_visit_probabilities,
-                                           visit_order)
+    from sklearn_struct.solvers._eg_schedule import (GAP_UNIFORM_SHARE,
+                                                     gap_visit_probabilities, visit_order)
 
     # in proportion to the gap per part: here 0, 1, 3 and 0
     gaps, parts = np.array([0.0, 2.0, 3.0, 0.0]), np.array([5, 2, 1, 4])
@@ -366,7 +369,7 @@ def test_gap_order_visits_the_examples_with_the_largest_gaps_most():
     structure = ChainStructure()
     batch = structure.make_batch(X, n_states=3)
     Y = np.concatenate(y).astype(np.int64)
-    visited, run = [], eg_module._OnlineEpoch.run
+    visited, run = [], eg_module.OnlineEpoch.run
 
     def recording_run(self, state, order, *args):
         visited.append(order.copy())
@@ -380,7 +383,7 @@ def test_gap_order_visits_the_examples_with_the_largest_gaps_most():
         return evaluated[-1]
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(eg_module._OnlineEpoch, "run", recording_run)
+        mp.setattr(eg_module.OnlineEpoch, "run", recording_run)
         mp.setattr(eg_module, "example_gaps", recording_gaps)
         eg_solve(structure, batch, Y, C=3.0, tol=0, max_iter=300, annealing=False, order="gap")
     assert sorted(visited[0]) == list(range(30))  # no gaps yet: a permutation
@@ -398,7 +401,7 @@ def test_gap_order_visits_the_examples_with_the_largest_gaps_most():
 
 
 def test_gap_evaluations_follow_the_geometric_schedule():
-    from sklearn_struct.solvers.eg import gap_rate, passes_to_next_check
+    from sklearn_struct.solvers._eg_schedule import gap_rate, passes_to_next_check
 
     assert passes_to_next_check(8, 0.1, None, 1e-3) == 2  # a quarter of the passes done
     assert passes_to_next_check(2, 0.1, None, 1e-3) == 1  # at least one pass
@@ -438,13 +441,13 @@ def test_gap_evaluations_come_after_whole_scheduled_passes(monkeypatch):
     """The schedule counts steps tried, exactly: counted in fractional passes (here
     1/11 of a pass more from the first pass), rounding put some evaluations a pass late."""
     X, y = make_chains(n=11, seed=3)
-    original, calls = eg_module._OnlineEpoch.run, []
+    original, calls = eg_module.OnlineEpoch.run, []
 
     def run(self, *args):  # the first pass reports one step more (as a retry would)
         calls.append(None)
         return original(self, *args) + (len(calls) == 1)
 
-    monkeypatch.setattr(eg_module._OnlineEpoch, "run", run)
+    monkeypatch.setattr(eg_module.OnlineEpoch, "run", run)
     monkeypatch.setattr(eg_module, "passes_to_next_check", lambda *args: 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -607,7 +610,7 @@ def test_batch_warm_fits_continue_one_fit(monkeypatch):
                                atol=1e-12)
     assert np.abs(long._dual_state.theta).max() > 0.1  # the steps moved away from theta = 0
     # without warm_start they stay on the chunks
-    monkeypatch.setattr(eg_module._BatchPasses, "store",
+    monkeypatch.setattr(eg_module.BatchPasses, "store",
                         lambda self, state: pytest.fail("dual variables brought back"))
     cold = EGCRF(max_iter=6, **params).fit(X, y)
     np.testing.assert_array_equal(cold.weights_, long.weights_)
@@ -715,17 +718,17 @@ def test_online_threads_reach_the_same_optimum_with_exact_weights(order):
     for feature_scale in (None, scale):  # (the rebuild rescales the features too)
         result = eg_solve(structure, batch, Y, C=1.0, tol=0, max_iter=5, n_jobs=2, order=order,
                           feature_scale=feature_scale)
-        problem = _Problem(structure, batch, Y, "log", None, None, feature_scale)
+        problem = StructuredLoss(structure, batch, Y, "log", None, feature_scale)
         # the threads sum the same terms in another order: the two results differ by
         # rounding alone, at most (number of terms) * eps * (sum of the terms' magnitudes),
         # where the racy w drifts by up to 0.5%
-        magnitude = _Problem(structure, absolute, Y, "log", None, None, feature_scale)
+        magnitude = StructuredLoss(structure, absolute, Y, "log", None, feature_scale)
         summed = magnitude.observed + magnitude.features(absolute, result.state.mu)
         rounding = batch.part_offsets[-1] * np.finfo(float).eps * summed
-        assert np.all(np.abs(result.state.w - problem.weights(result.state.mu, 1.0))
+        assert np.all(np.abs(result.state.w - dual_weights(problem, result.state.mu, 1.0))
                       <= rounding)
         assert result.history["dual"][-1] == pytest.approx(
-            problem.dual(result.state.terms, result.state.w, 1.0), rel=1e-12)
+            l2_dual(problem, result.state.terms, result.state.w, 1.0), rel=1e-12)
 
 
 def test_n_jobs_gives_the_same_model():
@@ -836,7 +839,7 @@ def test_batch_steps_from_the_kept_scores_as_from_fresh_ones(monkeypatch, loss):
     kept = Model(structure=_CountingChain(), **params).fit(X, y)
     # one scoring per pass (the evaluation's) and the first step's
     assert _CountingChain.calls == 10 + 1
-    real_run = eg_module._BatchPasses.run
+    real_run = eg_module.BatchPasses.run
 
     def run_from_fresh_scores(self, state, *args):
         # w of the current C shared anew, no kept scores: the step scores the parts itself
@@ -844,7 +847,7 @@ def test_batch_steps_from_the_kept_scores_as_from_fresh_ones(monkeypatch, loss):
         self.share(state.w, state.C)
         return real_run(self, state, *args)
 
-    monkeypatch.setattr(eg_module._BatchPasses, "run", run_from_fresh_scores)
+    monkeypatch.setattr(eg_module.BatchPasses, "run", run_from_fresh_scores)
     _CountingChain.calls = 0
     fresh = Model(structure=_CountingChain(), **params).fit(X, y)
     assert _CountingChain.calls == 2 * 10

@@ -15,7 +15,7 @@ from sklearn_struct.datasets import make_correlated_chains
 from sklearn_struct.eg import EGStructuredSVM
 from sklearn_struct.l1m3n import L1M3N
 from sklearn_struct.solvers.cutting_plane import LPSolverError, l1_cutting_plane
-from sklearn_struct.solvers.subgradient import StructuredHinge
+from sklearn_struct.solvers.loss import StructuredLoss
 from sklearn_struct.structures import MulticlassStructure, UnsupportedOperation
 from sklearn_struct.structures.chain.structure import ChainStructure
 
@@ -65,11 +65,11 @@ def test_cutting_plane_estimator_solves_p1():
     structure = MulticlassStructure()
     batch = structure.make_batch(X, 2)
     reference = l1_cutting_plane(
-        StructuredHinge(structure, batch, (y == "pos").astype(np.int64)), 0.5, epsilon=1e-8
+        StructuredLoss(structure, batch, (y == "pos").astype(np.int64), "hinge"), 0.5, epsilon=1e-8
     )
     np.testing.assert_allclose(model.weights_, reference.coef)
     assert model.objective_ == pytest.approx(reference.objective)
-    hinge = StructuredHinge(structure, batch, (y == "pos").astype(np.int64)).evaluate(
+    hinge = StructuredLoss(structure, batch, (y == "pos").astype(np.int64), "hinge").evaluate(
         model.weights_)[0]
     assert model.objective_ == pytest.approx(np.abs(model.weights_).sum() + 0.5 * hinge.sum())
 

@@ -23,7 +23,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 from _qp_reference import enumerated_l1_lp
 
 from sklearn_struct.l1m3n import L1M3N
-from sklearn_struct.solvers.subgradient import StructuredHinge
+from sklearn_struct.solvers.loss import StructuredLoss
 from sklearn_struct.structures import MatchingStructure, MinCutStructure, UnsupportedOperation
 
 FALSE_POSITIVE_COST, FALSE_NEGATIVE_COST = 1.0, 2.0
@@ -142,7 +142,7 @@ def test_mincut_problem_needs_the_nonnegativity():
 def test_hinge_matches_enumeration(problem):
     structure = problem.structure
     batch = structure.make_batch(problem.X)
-    hinge = StructuredHinge(structure, batch, np.concatenate(problem.y))
+    hinge = StructuredLoss(structure, batch, np.concatenate(problem.y), "hinge")
     w = np.random.RandomState(3).standard_normal(batch.n_weights)
     if problem.nonnegative is not None:
         np.testing.assert_array_equal(hinge.nonnegative, problem.nonnegative)
@@ -150,7 +150,8 @@ def test_hinge_matches_enumeration(problem):
     else:
         assert not hinge.nonnegative.any()
     values, subgradient, _ = hinge.evaluate(w)
-    parallel = StructuredHinge(structure, batch, np.concatenate(problem.y), n_jobs=2).evaluate(w)
+    parallel = StructuredLoss(structure, batch, np.concatenate(problem.y), "hinge",
+                              n_jobs=2).evaluate(w)
     np.testing.assert_allclose(parallel[0], values)
     np.testing.assert_allclose(parallel[1], subgradient)
     expected = [max(loss - w @ (truth - features) for features, loss in candidates)

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sklearn_struct.solvers import eg
+from sklearn_struct.solvers import _eg_dual, _eg_execution, _eg_kernels
+from sklearn_struct.solvers.loss import StructuredLoss
 from sklearn_struct.solvers._objective import example_losses
 from sklearn_struct.structures import ChainStructure, DependencyTreeStructure, MulticlassStructure
 from sklearn_struct.structures._kernel import empty_scale, specialize
@@ -32,7 +33,7 @@ def _reference_epoch(problem, state, order, loss, C):
         cs = C * problem.sample_weight[i]
         scores = problem.scores(sub, state.w)
         step = state.etas[i]
-        for attempt in range(eg.MAX_HALVINGS + 1):
+        for attempt in range(_eg_dual.MAX_HALVINGS + 1):
             augmented = problem.part_losses[a:b] + scores
             if loss == "log":
                 theta = (1.0 - step) * state.theta[a:b] + step * scores
@@ -42,17 +43,17 @@ def _reference_epoch(problem, state, order, loss, C):
                 theta = state.theta[a:b] + step * augmented
             mu, log_z = structure.marginals(sub, theta)
             if loss == "smoothed":
-                entropy = eg.dual_terms("log", mu, log_z, theta, None, sub.part_offsets)[0]
+                entropy = _eg_dual.dual_terms("log", mu, log_z, theta, None, sub.part_offsets)[0]
                 term = mu @ problem.part_losses[a:b] + entropy / state.beta
             else:
-                term = eg.dual_terms(loss, mu, log_z, theta, problem.part_losses[a:b],
-                                     sub.part_offsets)[0]
+                term = _eg_dual.dual_terms(loss, mu, log_z, theta, problem.part_losses[a:b],
+                                           sub.part_offsets)[0]
             dmu = mu - state.mu[a:b]
             change = problem.features(sub, dmu)
             gain = cs * (term - state.terms[i] + dmu @ scores) - 0.5 * cs * cs * (change @ change)
             size = (np.abs(theta).sum() + np.abs(scores).sum() + abs(log_z[0]) + abs(term)
                     + abs(state.terms[i]))
-            rounding = eg._eg_kernels.ROUNDING * (cs * size + cs * cs * (change @ change))
+            rounding = _eg_kernels.ROUNDING * (cs * size + cs * cs * (change @ change))
             factor = None
             if loss == "smoothed":
                 gradient = problem.part_losses[a:b] - state.theta[a:b] / state.beta + scores
@@ -65,15 +66,15 @@ def _reference_epoch(problem, state, order, loss, C):
                 if gain <= rounding:
                     state.etas[i] = step
                 elif factor is not None:
-                    state.etas[i] = step * min(factor, eg._eg_kernels.MAX_RATE_GROWTH)
+                    state.etas[i] = step * min(factor, _eg_kernels.MAX_RATE_GROWTH)
                 else:
-                    state.etas[i] = step * (eg._eg_kernels.LOG_LOSS_RATE_GROWTH if loss == "log"
-                                            else eg._eg_kernels.RATE_GROWTH)
+                    state.etas[i] = step * (_eg_kernels.LOG_LOSS_RATE_GROWTH if loss == "log"
+                                            else _eg_kernels.RATE_GROWTH)
                 break
-            if attempt == eg.MAX_HALVINGS:
+            if attempt == _eg_dual.MAX_HALVINGS:
                 state.etas[i] = step
                 break
-            step *= 0.5 if factor is None else min(max(factor, eg._eg_kernels.MIN_RATE_FACTOR),
+            step *= 0.5 if factor is None else min(max(factor, _eg_kernels.MIN_RATE_FACTOR),
                                                    0.5)
 
 
@@ -112,28 +113,28 @@ def test_numba_epoch_takes_the_steps_of_the_python_reference(structure, loss, sp
     sample_weight = rng.uniform(0.5, 2.0, batch.n_samples)
     C = 0.8
     smoothed = loss == "smoothed"
-    problem = eg._Problem(structure, batch, Y, "hinge" if smoothed else loss, sample_weight,
-                          None, scale)
-    fast = eg.initial_state(problem, 0.5, near_truth=smoothed)
-    slow = eg.initial_state(problem, 0.5, near_truth=smoothed)
+    problem = StructuredLoss(structure, batch, Y, "hinge" if smoothed else loss, sample_weight,
+                             scale)
+    fast = _eg_dual.initial_state(problem, 0.5, near_truth=smoothed)
+    slow = _eg_dual.initial_state(problem, 0.5, near_truth=smoothed)
     for state in (fast, slow):
         state.beta = 3.0 if smoothed else None
-        eg._attach(problem, state, C)
-    epoch = eg._OnlineEpoch(problem)
+        _eg_dual.attach_state(problem, state, C)
+    epoch = _eg_execution.OnlineEpoch(problem)
     for _ in range(3):
         order = rng.randint(0, batch.n_samples, batch.n_samples).astype(np.int64)
-        epoch.run(fast, order, len(order) * (eg.MAX_HALVINGS + 1), problem.loss, True, 0.5, C)
+        epoch.run(fast, order, len(order) * (_eg_dual.MAX_HALVINGS + 1), problem.kind, True, 0.5, C)
         _reference_epoch(problem, slow, order, loss, C)
     np.testing.assert_allclose(fast.theta, slow.theta, rtol=1e-9, atol=1e-11)
     np.testing.assert_allclose(fast.mu, slow.mu, atol=1e-11)
     np.testing.assert_allclose(fast.etas, slow.etas, rtol=1e-12)
     np.testing.assert_allclose(fast.w, slow.w, atol=1e-10)
     # w(alpha) is maintained exactly: it equals the weights rebuilt from the marginals
-    np.testing.assert_allclose(fast.w, problem.weights(fast.mu, C), atol=1e-10)
+    np.testing.assert_allclose(fast.w, _eg_dual.dual_weights(problem, fast.mu, C), atol=1e-10)
     if smoothed:  # the dual terms are E e + H / beta of the maintained marginals
-        rebuilt = eg.initial_state(problem, 0.5)
+        rebuilt = _eg_dual.initial_state(problem, 0.5)
         rebuilt.theta, rebuilt.mu, rebuilt.beta = fast.theta, fast.mu, fast.beta
-        eg._attach(problem, rebuilt, C)
+        _eg_dual.attach_state(problem, rebuilt, C)
         np.testing.assert_allclose(fast.terms, rebuilt.terms, rtol=1e-9, atol=1e-11)
     if scaled:
         assert np.all(fast.w[scale == 0.0] == 0.0)
@@ -223,8 +224,8 @@ def _evaluation_problem(structure, loss, seed, scaled):
         Y = structure.argmax(batch, rng.randn(batch.part_offsets[-1]))  # allowed labellings
     scale = rng.uniform(0.2, 2.0, batch.n_weights) if scaled else None
     w = rng.randn(batch.n_weights)
-    problem = eg._Problem(structure, batch, Y, loss, rng.uniform(0.5, 2.0, batch.n_samples),
-                          None, scale)
+    problem = StructuredLoss(structure, batch, Y, loss, rng.uniform(0.5, 2.0, batch.n_samples),
+                             scale)
     return problem, w, rng.uniform(0.0, 1.0, batch.part_offsets[-1])
 
 
@@ -232,7 +233,7 @@ def _check_online_primal(problem, w, mu, expected, expected_margins):
     """The online solver's evaluation, on one thread and on two sharing the examples,
     gives the primal, losses and expected margins of the batch evaluation."""
     for n_threads in (1, 2):
-        epoch = eg._OnlineEpoch(problem, n_threads)
+        epoch = _eg_execution.OnlineEpoch(problem, n_threads)
         assert epoch.loss_kernel is not None
         assert epoch.primal(w, 0.7) == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
         primal, losses, margins = epoch.primal(w, 0.7, margins_of=mu)
@@ -258,13 +259,13 @@ def test_numba_hinge_primal_matches_the_batch_evaluation(structure, scaled):
         [scores[a:b] @ (problem.truth[a:b] - mu[a:b])
          for a, b in zip(batch.part_offsets[:-1], batch.part_offsets[1:])], rtol=1e-12)
     assert np.any(expected > 0)
-    if structure.kernel_supports(*eg.ONLINE_KERNEL_OPERATIONS):
+    if structure.kernel_supports(*_eg_execution.ONLINE_KERNEL_OPERATIONS):
         _check_online_primal(problem, w, mu, expected, expected_margins)
     # straight through the kernel (min-cut has no marginals, hence no online EG, but has
     # loss offsets)
     for marginals in (np.empty(0), mu):
         losses, margins = np.empty(batch.n_samples), np.full(batch.n_samples, np.nan)
-        specialize(eg._eg_kernels.hinge_losses, structure.kernel_ops)(
+        specialize(_eg_kernels.hinge_losses, structure.kernel_ops)(
             np.arange(batch.n_samples), structure.kernel_data(batch), batch.part_offsets,
             batch.unit_offsets, problem.truth, problem.part_losses, problem.loss_offsets,
             structure.kernel_weights(batch, w),
@@ -284,25 +285,25 @@ def test_smoothed_hinge_visits_never_decrease_the_smoothed_dual():
     structure = ChainStructure(start_end=False)
     batch = structure.make_batch(X, n_states=3)
     C = 3.0
-    problem = eg._Problem(structure, batch, Y, "hinge", None, None)
-    state = eg.initial_state(problem, 0.5, near_truth=True)
+    problem = StructuredLoss(structure, batch, Y, "hinge")
+    state = _eg_dual.initial_state(problem, 0.5, near_truth=True)
     state.beta = 1.0
-    eg._attach(problem, state, C)
-    epoch = eg._OnlineEpoch(problem)
+    _eg_dual.attach_state(problem, state, C)
+    epoch = _eg_execution.OnlineEpoch(problem)
     rng = np.random.RandomState(0)
-    duals, grown = [problem.dual(state.terms, state.w, C)], 0
+    duals, grown = [_eg_dual.l2_dual(problem, state.terms, state.w, C)], 0
     for visit in range(400):
         if visit % 100 == 99:  # sharpen: beta doubles, the rates shrink where limited
-            expected = eg.expected_losses(problem, state)
+            expected = problem.expected_losses(state.mu)
             state.terms = expected + (state.terms - expected) / 2.0
             state.beta *= 2.0
-            state.etas = eg.sharpened_rates(state.etas, 2.0)
-            duals.append(problem.dual(state.terms, state.w, C))
+            state.etas = _eg_dual.sharpened_rates(state.etas, 2.0)
+            duals.append(_eg_dual.l2_dual(problem, state.terms, state.w, C))
         before = state.etas.copy()
         epoch.run(state, rng.randint(0, batch.n_samples, 1).astype(np.int64),
-                  eg.MAX_HALVINGS + 1, "hinge", True, 0.5, C)
-        grown += np.any(state.etas > eg._eg_kernels.RATE_GROWTH * before)
-        dual = problem.dual(state.terms, state.w, C)
+                  _eg_dual.MAX_HALVINGS + 1, "hinge", True, 0.5, C)
+        grown += np.any(state.etas > _eg_kernels.RATE_GROWTH * before)
+        dual = _eg_dual.l2_dual(problem, state.terms, state.w, C)
         assert dual >= duals[-1] - 1e-12 * abs(dual)
         duals.append(dual)
     assert duals[-1] > duals[0]
@@ -312,8 +313,8 @@ def test_smoothed_hinge_visits_never_decrease_the_smoothed_dual():
 def test_sharpened_rates_follow_the_curvature_model():
     etas = np.array([0.01, 0.5, 1.0, 3.0])
     kappa = 1.0 / etas[:2] - 1.0
-    np.testing.assert_allclose(eg.sharpened_rates(etas, 2.0)[:2], 1.0 / (1.0 + 2.0 * kappa))
-    np.testing.assert_array_equal(eg.sharpened_rates(etas, 2.0)[2:], etas[2:])
+    np.testing.assert_allclose(_eg_dual.sharpened_rates(etas, 2.0)[:2], 1.0 / (1.0 + 2.0 * kappa))
+    np.testing.assert_array_equal(_eg_dual.sharpened_rates(etas, 2.0)[2:], etas[2:])
 
 
 @pytest.mark.parametrize("scaled", [False, True])

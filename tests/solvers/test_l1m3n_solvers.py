@@ -8,8 +8,8 @@ from _qp_reference import enumerated_l1_lp
 
 from sklearn_struct.solvers.adaptive_m3n import adaptive_m3n
 from sklearn_struct.solvers.cutting_plane import LPSolverError, l1_cutting_plane
+from sklearn_struct.solvers.loss import StructuredLoss
 from sklearn_struct.solvers.subgradient import (
-    StructuredHinge,
     aggregated_lower_bound,
     l1_hinge_lower_bound,
     l1_proximal_subgradient,
@@ -65,7 +65,7 @@ def problem(request):
 @pytest.mark.parametrize("C", [0.05, 0.5, 5.0])
 def test_cutting_plane_matches_full_lp(problem, C):
     structure, batch, Y, _, _ = problem
-    result = l1_cutting_plane(StructuredHinge(structure, batch, Y), C, epsilon=1e-8)
+    result = l1_cutting_plane(StructuredLoss(structure, batch, Y, "hinge"), C, epsilon=1e-8)
     optimum, w_full = enumerated_lp(problem, C=C)
     assert result.converged
     assert abs(result.objective - optimum) <= 1e-4 * optimum
@@ -78,7 +78,7 @@ def test_cutting_plane_matches_full_lp(problem, C):
 @pytest.mark.parametrize("C", [0.05, 0.5])
 def test_batch_subgradient_is_certified_against_full_lp(problem, C):
     structure, batch, Y, _, _ = problem
-    result = l1_proximal_subgradient(StructuredHinge(structure, batch, Y), C, max_iter=2000,
+    result = l1_proximal_subgradient(StructuredLoss(structure, batch, Y, "hinge"), C, max_iter=2000,
                                      tol=1e-3)
     optimum, _ = enumerated_lp(problem, C=C)
     assert result.converged  # measured: 260-560 steps at C=0.5, 1-2 at C=0.05 (w = 0)
@@ -91,7 +91,7 @@ def test_batch_subgradient_is_certified_against_full_lp(problem, C):
 def test_online_subgradient_within_one_percent(problem):
     structure, batch, Y, _, _ = problem
     result = l1_proximal_subgradient(
-        StructuredHinge(structure, batch, Y), 0.5, max_iter=200, tol=1e-4, online=True,
+        StructuredLoss(structure, batch, Y, "hinge"), 0.5, max_iter=200, tol=1e-4, online=True,
         random_state=np.random.RandomState(0),
     )
     optimum, _ = enumerated_lp(problem, C=0.5)
@@ -103,7 +103,7 @@ def test_online_subgradient_within_one_percent(problem):
 @pytest.mark.parametrize("C", [0.05, 0.5, 5.0])
 def test_em_is_certified_against_full_lp(problem, C):
     structure, batch, Y, _, _ = problem
-    hinge = StructuredHinge(structure, batch, Y)
+    hinge = StructuredLoss(structure, batch, Y, "hinge")
     result = adaptive_m3n(hinge, C, tol=1e-3)
     optimum, _ = enumerated_lp(problem, C=C)
     assert result.converged  # measured: 9-19 EM iterations, 0 when w = 0 is optimal
@@ -115,7 +115,7 @@ def test_em_is_certified_against_full_lp(problem, C):
 
 def test_em_threshold_discards_weights_exactly():
     structure, batch, Y, _, _ = multiclass_problem()
-    result = adaptive_m3n(StructuredHinge(structure, batch, Y), 0.5, max_iter=40, tol=0.0,
+    result = adaptive_m3n(StructuredLoss(structure, batch, Y, "hinge"), 0.5, max_iter=40, tol=0.0,
                           inner_max_iter=30, tau_threshold=1e-2)
     discarded = result.tau == 0.0
     assert discarded.any()
@@ -125,7 +125,7 @@ def test_em_threshold_discards_weights_exactly():
 def test_em_certifies_zero_weights_without_any_m3n_step():
     problem = multiclass_problem()
     structure, batch, Y, _, _ = problem
-    hinge = StructuredHinge(structure, batch, Y)
+    hinge = StructuredLoss(structure, batch, Y, "hinge")
     g0 = hinge.evaluate(np.zeros(batch.n_weights))[1]
     C_min = 1.0 / np.abs(g0).max()
     below = adaptive_m3n(hinge, 0.99 * C_min)
@@ -140,7 +140,7 @@ def test_em_certifies_zero_weights_without_any_m3n_step():
 def test_dual_certificates_are_lower_bounds(problem):
     """Random dual points (marginals of random scores) never bound above the LP optimum."""
     structure, batch, Y, _, _ = problem
-    hinge = StructuredHinge(structure, batch, Y)
+    hinge = StructuredLoss(structure, batch, Y, "hinge")
     rng = np.random.RandomState(0)
     for C in (0.05, 0.5, 5.0):
         optimum, w_opt = enumerated_lp(problem, C=C)
@@ -162,8 +162,8 @@ def test_dual_certificates_are_lower_bounds(problem):
 def test_hinge_matches_enumeration(problem):
     structure, batch, Y, Ys, outputs = problem
     w = np.random.RandomState(3).standard_normal(batch.n_weights)
-    hinge, subgradient, _ = StructuredHinge(structure, batch, Y).evaluate(w)
-    parallel = StructuredHinge(structure, batch, Y, n_jobs=2).evaluate(w)
+    hinge, subgradient, _ = StructuredLoss(structure, batch, Y, "hinge").evaluate(w)
+    parallel = StructuredLoss(structure, batch, Y, "hinge", n_jobs=2).evaluate(w)
     np.testing.assert_allclose(parallel[0], hinge)
     np.testing.assert_allclose(parallel[1], subgradient)
     for i, (y_true, candidates) in enumerate(zip(Ys, outputs)):
@@ -186,7 +186,7 @@ def test_lp_failure_is_reported(monkeypatch):
     monkeypatch.setattr(cutting_plane, "linprog", lambda *a, **k: Failed())
     structure, batch, Y, _, _ = multiclass_problem()
     with pytest.raises(LPSolverError, match="status 4.*Numerical difficulties"):
-        l1_cutting_plane(StructuredHinge(structure, batch, Y), 1.0)
+        l1_cutting_plane(StructuredLoss(structure, batch, Y, "hinge"), 1.0)
 
 
 def test_structure_without_loss_augmented_inference():
@@ -197,12 +197,12 @@ def test_structure_without_loss_augmented_inference():
     structure = NoInference()
     batch = structure.make_batch(np.eye(3), 2)
     with pytest.raises(UnsupportedOperation, match="loss_augmented_argmax"):
-        StructuredHinge(structure, batch, np.array([0, 1, 0]))
+        StructuredLoss(structure, batch, np.array([0, 1, 0]), "hinge")
 
 
 def test_bad_C():
     structure, batch, Y, _, _ = multiclass_problem(n=5)
-    hinge = StructuredHinge(structure, batch, Y)
+    hinge = StructuredLoss(structure, batch, Y, "hinge")
     with pytest.raises(ValueError, match="C must be > 0"):
         l1_proximal_subgradient(hinge, 0.0)
     with pytest.raises(ValueError, match="C must be > 0"):
@@ -213,7 +213,7 @@ def test_bad_C():
 def test_p1_solution_solves_the_ball_form_at_its_norm(problem, C):
     """The user guide's mapping: P1 at C solves P1' (the paper's L1 ball) at ||w*_C||_1."""
     structure, batch, Y, _, _ = problem
-    hinge = StructuredHinge(structure, batch, Y)
+    hinge = StructuredLoss(structure, batch, Y, "hinge")
     _, w = enumerated_lp(problem, C=C)
     radius = np.abs(w).sum()
     ball_optimum, _ = enumerated_lp(problem, radius=radius)

@@ -1,0 +1,175 @@
+"""The parts every solver shares: a structured loss on a data set, and the penalties.
+
+A solver minimises ``penalty(w) + C sum_i s_i loss_i(w)``.  :class:`StructuredLoss`
+holds what stays fixed while it does (the true outputs' encodings, the part losses
+and their per-example offsets, the observed features) and evaluates the loss at a
+``w``; :class:`L2` and :class:`L1` are the penalties.  EG, the working-set solver,
+the subgradient method, the cutting plane and EM all take the same loss object.
+"""
+
+import numpy as np
+
+from ._chunks import ExampleChunks
+from ._objective import example_losses, segment_sums
+
+__all__ = ["L1", "L2", "LOSS_OPERATIONS", "StructuredLoss"]
+
+#: The structure operations each kind of loss needs.
+LOSS_OPERATIONS = {
+    "hinge": ("part_scores", "expected_features", "encode", "part_losses",
+              "loss_augmented_argmax"),
+    "log": ("part_scores", "expected_features", "encode", "part_losses", "marginals"),
+}
+
+
+class L2:
+    """``1/2 ||w||^2``, the penalty of CRFs and max-margin Markov networks."""
+
+    @staticmethod
+    def value(w):
+        return 0.5 * float(w @ w)
+
+
+class L1:
+    """``||w||_1``, the penalty of primal-sparse max-margin Markov networks."""
+
+    @staticmethod
+    def value(w):
+        return float(np.abs(w).sum())
+
+    @staticmethod
+    def dual_norm(G, nonnegative):
+        """``max_j |G_j|``, with ``max(-G_j, 0)`` on the weights kept non-negative.
+
+        The smallest ``nu`` with ``||w||_1 + G . w / nu >= 0`` on the feasible set
+        (``w_j >= 0`` where ``nonnegative``).
+        """
+        return float(np.where(nonnegative, -G, np.abs(G)).max(initial=0.0))
+
+
+class StructuredLoss:
+    """A structured loss of a data set: what stays fixed during a fit, and its value at ``w``.
+
+    Parameters
+    ----------
+    structure : BaseStructure
+        The structure learning runs its inference on.
+    batch : batch of ``structure``
+    Y : ndarray of int64 of shape (n_units_total,)
+        Encoded true outputs.
+    kind : {"log", "hinge"}, default="hinge"
+        ``"log"``: ``log Z_i(w) - w . phi(x_i, y_i)``; ``"hinge"``:
+        ``max_y [loss(y_i, y) + w . phi(x_i, y)] - w . phi(x_i, y_i)``.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        The examples' weights ``s_i`` (None: all 1).
+    feature_scale : ndarray of shape (n_weights,) or None, default=None
+        Features rescaled weight-wise: scores are ``F^T (feature_scale * w)``.
+    n_jobs : int or None, default=None
+        Inference over this many chunks of examples in parallel through joblib.
+
+    Attributes
+    ----------
+    truth : ndarray of shape (n_parts_total,)
+        The encodings of the true outputs.
+    part_losses : ndarray of shape (n_parts_total,)
+        ``loss(y_i, y) = loss_offsets[i] + encode(y) . part_losses``.
+    loss_offsets : ndarray of shape (n_samples,)
+    observed : ndarray of shape (n_weights,)
+        ``feature_scale * sum_i s_i phi(x_i, y_i)``.
+    nonnegative : ndarray of bool of shape (n_weights,)
+        Weights the structure needs non-negative (the edge weights of a min-cut model).
+    chunks : ExampleChunks
+        The batch's chunks for parallel inference.
+    """
+
+    def __init__(self, structure, batch, Y, kind="hinge", sample_weight=None, feature_scale=None,
+                 n_jobs=None):
+        if kind not in LOSS_OPERATIONS:
+            raise ValueError(f"kind must be 'log' or 'hinge', got {kind!r}.")
+        structure.check_supports(*LOSS_OPERATIONS[kind], needed_by=f"the {kind} loss")
+        self.structure = structure
+        self.batch = batch
+        self.Y = structure.check_outputs(batch, Y)
+        self.kind = kind
+        self.n_samples = int(batch.n_samples)
+        self.n_weights = int(batch.n_weights)
+        self.sample_weight = (np.ones(self.n_samples) if sample_weight is None
+                              else np.ascontiguousarray(sample_weight, dtype=np.float64))
+        self.feature_scale = feature_scale
+        self.truth = structure.encode(batch, self.Y)
+        self.part_losses = structure.part_losses(batch, self.Y)
+        self.loss_offsets = (np.asarray(structure.loss_offsets(batch, self.Y), dtype=np.float64)
+                             if kind == "hinge" else np.zeros(self.n_samples))
+        self.nonnegative = np.asarray(structure.nonnegative_weights(batch), dtype=bool)
+        self.chunks = ExampleChunks(structure, batch, n_jobs)
+        self.observed = self.features(batch, self.truth, self.sample_weight)
+        self._example_batches = {}
+
+    def scores(self, batch, w):
+        """Part scores ``F^T (feature_scale * w)``."""
+        return self.structure.part_scores(
+            batch, w if self.feature_scale is None else self.feature_scale * w)
+
+    def features(self, batch, z, sample_weight=None):
+        """``feature_scale * F z``."""
+        out = self.structure.expected_features(batch, z, sample_weight)
+        return out if self.feature_scale is None else self.feature_scale * out
+
+    def example_losses(self, w, return_worst=False, margins_of=None):
+        """Every example's loss at ``w`` (see :func:`._objective.example_losses`)."""
+        return example_losses(self.structure, self.chunks, w, self.Y, self.kind,
+                              self.feature_scale, return_worst=return_worst,
+                              margins_of=margins_of)
+
+    def primal(self, w, C, penalty=L2, losses=None):
+        """``penalty(w) + C sum_i s_i loss_i(w)``; ``losses``: the losses at ``w`` if known."""
+        if losses is None:
+            losses = self.example_losses(w)
+        return penalty.value(w) + C * float(self.sample_weight @ losses)
+
+    def evaluate(self, w):
+        """Hinge terms, a subgradient of their weighted sum and the most violated outputs.
+
+        Returns
+        -------
+        losses : ndarray of shape (n_samples,)
+        subgradient : ndarray of shape (n_weights,)
+            ``sum_i s_i (phi(x_i, y*_i) - phi(x_i, y_i))`` (scaled).
+        violated : ndarray of shape (n_parts_total,)
+            The encodings of the most violated outputs ``y*``.
+        """
+        losses, violated = self.example_losses(w, return_worst=True)
+        return losses, self.features(self.batch, violated, self.sample_weight) - self.observed, \
+            violated
+
+    def expected_loss(self, parts):
+        """``sum_i s_i E[loss(y_i, y)]`` under part marginals (or encodings) ``parts``."""
+        return float(self.sample_weight @ self.expected_losses(parts)
+                     + self.sample_weight @ self.loss_offsets)
+
+    def expected_losses(self, parts):
+        """``E[loss(y_i, y)]`` of every example, without the loss offsets."""
+        return segment_sums(parts * self.part_losses, self.batch.part_offsets)
+
+    def dual_pair(self, parts):
+        """``(L, G)``: ``sum_i s_i H_i(w) >= L + w . G`` for every ``w`` (hinge).
+
+        ``L = sum_i s_i E[loss(y_i, y)]`` and ``G = sum_i s_i (E[phi(x_i, y)] -
+        phi(x_i, y_i))`` under part marginals ``parts``; with the most violated
+        outputs' encodings, ``G`` is :meth:`evaluate`'s subgradient and the bound
+        is tight.
+        """
+        return (self.expected_loss(parts),
+                self.features(self.batch, parts, self.sample_weight) - self.observed)
+
+    def example_features(self, i, parts_i):
+        """``sum_r parts_i[r] phi(x_i, r)`` for the parts of example ``i`` alone."""
+        sub = self._example_batches.get(i)
+        if sub is None:
+            sub = self._example_batches[i] = self.structure.take(self.batch, np.array([i]))
+        return self.features(sub, parts_i)
+
+    def example_slice(self, i):
+        """Slice of example ``i`` in part vectors."""
+        offsets = self.batch.part_offsets
+        return slice(int(offsets[i]), int(offsets[i + 1]))
