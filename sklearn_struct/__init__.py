@@ -11,16 +11,21 @@ from .sm import SMAdaBoostClassifier, SMLogisticRegression, fit_log_linear  # no
 from .structures import (  # noqa: E402
     BaseStructure,
     ChainStructure,
+    DependencyTreeStructure,
     MatchingStructure,
     MinCutStructure,
     MulticlassStructure,
+    SemiMarkovStructure,
+    TreeStructure,
     UnsupportedOperation,
+    WeightedCFGStructure,
 )
 
 __all__ = [
     "BaseStructure",
     "ChainStructure",
     "datasets",
+    "DependencyTreeStructure",
     "DualExtragradientMatcher",
     "eg_path",
     "EGCRF",
@@ -34,9 +39,12 @@ __all__ = [
     "MinCutStructure",
     "MulticlassStructure",
     "preprocessing",
+    "SemiMarkovStructure",
     "SMAdaBoostClassifier",
     "SMLogisticRegression",
     "StructuredPerceptron",
+    "TreeStructure",
     "UnsupportedOperation",
+    "WeightedCFGStructure",
     "__version__",
 ]
