@@ -248,7 +248,7 @@ def plot(runs, optimum, args):
                             label=name)
         ax.set_xlabel(x)
         ax.set_ylabel("(best primal - dual) / best primal")
-        ax.set_title(f"hybrid against EG and the working set, per {x[:-1]}")
+        ax.set_title(f"hybrid against EG and the working set, per {x.rstrip('s')}")
         ax.legend(fontsize=7)
     fig.suptitle(f"CoNLL-2003, first 1,000 sentences, C = {args.C:g}")
     fig.tight_layout()
