@@ -38,8 +38,9 @@ order):
 
 Every point is a pass (sentence visits / n; EG's halvings count as visits, SMO
 needs two Viterbi runs per visit, EG one forward-backward per tried rate); the
-seconds are training seconds without the objective evaluations.  Runtime: about
-5 minutes (one core).
+seconds are training seconds without the objective evaluations (the working
+set's oracle passes, which also evaluate its objectives, included).  Runtime:
+about 3 minutes per C (one core).
 
 Run from benchmarks/:  python bench_eg_smo_conll2003.py [--C 1] [--passes 100]
 """
