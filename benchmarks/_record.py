@@ -1,9 +1,11 @@
-"""Record a benchmark's table in benchmarks/RESULTS.md under its own section.
+"""Record a benchmark's table in benchmarks/results/<topic>.md under its own section.
 
-Every benchmark script calls :func:`record` with its section name and a
-markdown body; the section (delimited by HTML comments) is replaced in place,
-stamped with machine, library versions and date, so that scripts can be
-re-run independently without touching each other's results.
+Every benchmark script calls :func:`record` with its section name, a markdown
+body and the command that produced it; the topic is the script the command runs
+(``bench_eg_conll.py`` writes ``results/eg_conll.md``).  The section (delimited
+by HTML comments) is replaced in place, stamped with machine, library versions
+and date, so that scripts can be re-run independently without touching each
+other's results.  ``benchmarks/README.md`` is the one-page summary.
 """
 
 import datetime
@@ -13,11 +15,7 @@ import platform
 import re
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
-HEADER = (
-    "# Benchmark results\n\n"
-    "Written by the scripts in `benchmarks/`; each section says which script and command.\n"
-)
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def environment():
@@ -35,22 +33,39 @@ def environment():
     )
 
 
-def record(section, body, command):
-    """Replace (or append) ``section`` of RESULTS.md with ``body``."""
+def topic_of(command):
+    """The topic of a command: the name of the benchmark script it runs, without ``bench_``."""
+    found = re.search(r"bench_(\w+)\.py", command)
+    if found is None:
+        raise ValueError(f"the command {command!r} names no benchmarks/bench_*.py script")
+    return found.group(1)
+
+
+def write_section(topic, section, block):
+    """Replace (or append) ``section`` of ``results/<topic>.md`` with ``block``."""
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{topic}.md"
     start, end = f"<!-- begin {section} -->", f"<!-- end {section} -->"
-    block = (
-        f"{start}\n## {section}\n\n`{command}` — {environment()}\n\n"
-        f"{body.strip()}\n{end}\n"
-    )
-    RESULTS.touch()
-    with open(RESULTS, "r+") as fh:
+    path.touch()
+    with open(path, "r+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
-        text = fh.read() or HEADER
+        text = fh.read() or (f"# bench_{topic}.py\n\nWritten by `benchmarks/bench_{topic}.py`; "
+                             "each section names its command, the machine, the library "
+                             "versions and the date.\n")
         pattern = re.compile(re.escape(start) + ".*?" + re.escape(end) + "\n?", re.S)
         text = pattern.sub(lambda _: block, text) if pattern.search(text) else text + "\n" + block
         fh.seek(0)
         fh.truncate()
         fh.write(text)
+
+
+def record(section, body, command):
+    """Replace (or append) ``section`` of the command's topic file with ``body``."""
+    block = (
+        f"<!-- begin {section} -->\n## {section}\n\n`{command}` — {environment()}\n\n"
+        f"{body.strip()}\n<!-- end {section} -->\n"
+    )
+    write_section(topic_of(command), section, block)
 
 
 def add_order_option(parser, default="gap"):

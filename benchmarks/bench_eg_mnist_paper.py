@@ -38,7 +38,7 @@ Effective passes count every tried step size as a visit, as in the paper.
   objective-and-gradient evaluation one effective pass) at the same C.
 
 Plots go to doc/_static/paper_mnist/ (shown in doc/user_guide/paper_mnist.rst);
-the tables to RESULTS.md.  BLAS runs on one thread.  Runtime: 20 minutes on one
+the tables to results/eg_mnist_paper.md.  BLAS runs on one thread.  Runtime: 20 minutes on one
 core of the 2-core benchmark machine at a load average of 3 (over 10 minutes: not
 for CI).
 

@@ -19,7 +19,7 @@ Run from benchmarks/:
         [--part both|table1|figure2]
 (``--folds F`` caps the folds used per training size in Figure 2, 0 = all, the
 paper's protocol; ``--table-folds`` the folds of the Table 1 CV, 10 = the paper's).
-Writes the tables to RESULTS.md (examples/plot_l1m3n_feature_selection.py draws
+Writes the tables to results/l1m3n_synthetic.md (examples/plot_l1m3n_feature_selection.py draws
 a one-data-set version of Figure 2 by itself).
 """
 

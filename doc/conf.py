@@ -27,9 +27,9 @@ extensions = [
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-# benchmarks.rst includes benchmarks/RESULTS.md below its own title, from the first "##"
-# section on: MyST nests those sections under the title but reports that the included
-# text does not start at H1.
+# benchmarks.rst includes every record of benchmarks/results/ below its own title (see
+# _benchmark_records): MyST nests their sections under the title but reports that the
+# included text does not start at H1.
 suppress_warnings = ["myst.header"]
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "**.codeobj.json"]
 templates_path = ["_templates"]
@@ -113,7 +113,18 @@ def _examples_without_secondary_sidebar(app, pagename, templatename, context, do
                            "html_theme.sidebar_secondary.remove": "true"}
 
 
+def _benchmark_records(app, docname, source):
+    """Append every record of ``benchmarks/results/`` to the benchmarks page, by name."""
+    if docname != "benchmarks":
+        return
+    records = Path(app.srcdir).parent / "benchmarks" / "results"
+    for path in sorted(records.glob("*.md")):
+        source[0] += (f"\n\n.. include:: ../benchmarks/results/{path.name}\n"
+                      "   :parser: myst_parser.sphinx_\n")
+
+
 def setup(app):
+    app.connect("source-read", _benchmark_records)
     app.connect("autodoc-skip-member", _skip_scikit_learn_members)
     app.connect("autodoc-process-bases", _public_bases)
     app.connect("html-page-context", _examples_without_secondary_sidebar)

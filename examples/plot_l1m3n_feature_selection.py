@@ -18,7 +18,7 @@ uses.  The second panel is a one-data-set version of the paper's Figure 2: test
 error against the training size for the L1-M3N, the L2 M3N and the L2 CRF
 (:class:`~sklearn_struct.EGCRF`).  ``benchmarks/bench_l1m3n_synthetic.py``
 runs the full protocol (10 data sets, regularisation grids) and records it in
-``benchmarks/RESULTS.md``.
+``benchmarks/results/l1m3n_synthetic.md``.
 
 Runs in well under a minute on two cores.
 """

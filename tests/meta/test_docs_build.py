@@ -1,7 +1,7 @@
 """The documentation builds with warnings as errors, and its pages hold what they should.
 
 The site is built once per session from copies of ``doc/``, ``examples/`` and
-``benchmarks/RESULTS.md`` in a temporary directory (the source tree is left untouched),
+``benchmarks/results/`` in a temporary directory (the source tree is left untouched),
 without network (no intersphinx, a local MathJax).  The gallery examples listed in
 ``EXECUTED_EXAMPLES`` of ``doc/conf.py`` run during the build (about a minute together);
 the others show the figure and output recorded in ``doc/prerendered/``.
@@ -44,8 +44,7 @@ def site(tmp_path_factory):
     shutil.copytree(ROOT / "doc", work / "doc",
                     ignore=shutil.ignore_patterns("_build", "gen_modules", "auto_examples"))
     shutil.copytree(ROOT / "examples", work / "examples")
-    (work / "benchmarks").mkdir()
-    shutil.copy(ROOT / "benchmarks" / "RESULTS.md", work / "benchmarks" / "RESULTS.md")
+    shutil.copytree(ROOT / "benchmarks" / "results", work / "benchmarks" / "results")
     out = work / "html"
     env = dict(os.environ, SKLEARN_STRUCT_DOCS_OFFLINE="1")
     build = subprocess.run(
@@ -72,7 +71,10 @@ def test_pages_hold_their_content(site):
     structures_page = _page(site, "user_guide/structures.html")
     assert "Adding a structure" in structures_page
     assert "gen_modules/sklearn_struct.structures.BaseStructure.html#" in structures_page
-    assert "<table" in _page(site, "benchmarks.html")  # the tables of RESULTS.md
+    benchmarks = _page(site, "benchmarks.html")
+    assert "<table" in benchmarks  # the records' tables, every record on the page
+    for record in sorted((ROOT / "benchmarks" / "results").glob("*.md")):
+        assert f'id="bench-{record.stem.replace("_", "-")}-py"' in benchmarks, record.name
     assert "0.1.0" in _page(site, "changelog.html")
     assert "Examples" in _page(site, "auto_examples/index.html")
 
