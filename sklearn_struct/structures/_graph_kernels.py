@@ -11,14 +11,14 @@ a dense C-contiguous matrix flattened into ``values`` with ``width``
 columns (``indices``/``indptr`` unused); ``width == 0`` means CSR (see
 :func:`._graph.feature_arrays`).
 
-Kernel data of a matching batch (:func:`matching_kernel_data`)::
+Kernel data of a matching batch (:func:`matching_kernel_data`, a ``MatchingData``)::
 
     (values, indices, indptr, width, edge_offsets, sources, targets,
      node_counts, projection_tol, max_newton_iter)
 
 one part (and one output unit) per edge, ``part_scores`` is ``X_i @ w``.
 
-Kernel data of a min-cut batch (:func:`mincut_kernel_data`)::
+Kernel data of a min-cut batch (:func:`mincut_kernel_data`, a ``MinCutData``)::
 
     (node_values, node_indices, node_indptr, node_width,
      edge_values, edge_indices, edge_indptr, edge_width, n_node_features,
@@ -32,6 +32,8 @@ The projections start cold (zero duals) and stop at the KKT residual
 ``projection_tol * max(1, max |v|)`` or after ``max_newton_iter`` Newton
 iterations, silently (the batch ``project`` methods warn).
 """
+
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -216,6 +218,16 @@ def max_weight_matching(scores, sources, targets, n_sources, n_targets, y_out):
     return best
 
 
+#: Kernel data of a matching batch and of a min-cut batch (see the module docstring).
+MatchingData = namedtuple("MatchingData", (
+    "values", "indices", "indptr", "width", "edge_offsets", "sources", "targets", "node_counts",
+    "projection_tol", "max_newton_iter"))
+MinCutData = namedtuple("MinCutData", (
+    "node_values", "node_indices", "node_indptr", "node_width", "edge_values", "edge_indices",
+    "edge_indptr", "edge_width", "n_node_features", "node_offsets", "edge_offsets", "tails",
+    "heads", "projection_tol", "max_newton_iter"))
+
+
 # --------------------------------------------------------------------------
 # Matching operations
 # --------------------------------------------------------------------------
@@ -223,7 +235,9 @@ def max_weight_matching(scores, sources, targets, n_sources, n_targets, y_out):
 
 @njit(cache=True, nogil=True)
 def matching_example_part_scores(data, i, w, scale, out):
-    values, indices, indptr, width, offsets = data[0], data[1], data[2], data[3], data[4]
+    values, indices = data.values, data.indices
+    indptr, width = data.indptr, data.width
+    offsets = data.edge_offsets
     lo = offsets[i]
     for e in range(out.shape[0]):
         out[e] = _row_dot(values, indices, indptr, width, lo + e, w, 0, scale)
@@ -231,7 +245,9 @@ def matching_example_part_scores(data, i, w, scale, out):
 
 @njit(cache=True, nogil=True)
 def matching_example_add_features(data, i, coef, scale, w):
-    values, indices, indptr, width, offsets = data[0], data[1], data[2], data[3], data[4]
+    values, indices = data.values, data.indices
+    indptr, width = data.indptr, data.width
+    offsets = data.edge_offsets
     lo = offsets[i]
     for e in range(coef.shape[0]):
         _row_add(values, indices, indptr, width, lo + e, coef[e], w, 0, scale)
@@ -239,7 +255,8 @@ def matching_example_add_features(data, i, coef, scale, w):
 
 @njit(cache=True, nogil=True)
 def matching_example_argmax(data, i, scores, y_out):
-    offsets, sources, targets, node_counts = data[4], data[5], data[6], data[7]
+    offsets, sources = data.edge_offsets, data.sources
+    targets, node_counts = data.targets, data.node_counts
     lo, hi = offsets[i], offsets[i + 1]
     max_weight_matching(scores, sources[lo:hi], targets[lo:hi], node_counts[i, 0],
                         node_counts[i, 1], y_out)
@@ -253,8 +270,9 @@ def matching_example_encode(data, i, y, z_out):
 
 @njit(cache=True, nogil=True)
 def matching_example_project(data, i, v, out):
-    offsets, sources, targets, node_counts = data[4], data[5], data[6], data[7]
-    tol, max_iter = data[8], data[9]
+    offsets, sources = data.edge_offsets, data.sources
+    targets, node_counts = data.targets, data.node_counts
+    tol, max_iter = data.projection_tol, data.max_newton_iter
     lo, hi = offsets[i], offsets[i + 1]
     n_sources, n_targets = node_counts[i, 0], node_counts[i, 1]
     bound = 1.0
@@ -275,7 +293,8 @@ MATCHING_KERNEL_OPS = KernelOps(
 def matching_kernel_data(X, edges, edge_offsets, node_counts, tol, max_iter):
     """Kernel data of a matching batch (layout in the module docstring)."""
     values, indices, indptr, width = feature_arrays(X)
-    return (values, indices, indptr, width, np.ascontiguousarray(edge_offsets, dtype=np.int64),
+    return MatchingData(
+            values, indices, indptr, width, np.ascontiguousarray(edge_offsets, dtype=np.int64),
             np.ascontiguousarray(edges[:, 0], dtype=np.int64),
             np.ascontiguousarray(edges[:, 1], dtype=np.int64),
             np.ascontiguousarray(node_counts, dtype=np.int64).reshape(-1, 2),
@@ -289,9 +308,12 @@ def matching_kernel_data(X, edges, edge_offsets, node_counts, tol, max_iter):
 
 @njit(cache=True, nogil=True)
 def mincut_example_part_scores(data, i, w, scale, out):
-    node_values, node_indices, node_indptr, node_width = data[0], data[1], data[2], data[3]
-    edge_values, edge_indices, edge_indptr, edge_width = data[4], data[5], data[6], data[7]
-    n_node_features, node_offsets, edge_offsets = data[8], data[9], data[10]
+    node_values, node_indices = data.node_values, data.node_indices
+    node_indptr, node_width = data.node_indptr, data.node_width
+    edge_values, edge_indices = data.edge_values, data.edge_indices
+    edge_indptr, edge_width = data.edge_indptr, data.edge_width
+    n_node_features, node_offsets = data.n_node_features, data.node_offsets
+    edge_offsets = data.edge_offsets
     n0, e0 = node_offsets[i], edge_offsets[i]
     n = node_offsets[i + 1] - n0
     for j in range(n):
@@ -304,9 +326,12 @@ def mincut_example_part_scores(data, i, w, scale, out):
 
 @njit(cache=True, nogil=True)
 def mincut_example_add_features(data, i, coef, scale, w):
-    node_values, node_indices, node_indptr, node_width = data[0], data[1], data[2], data[3]
-    edge_values, edge_indices, edge_indptr, edge_width = data[4], data[5], data[6], data[7]
-    n_node_features, node_offsets, edge_offsets = data[8], data[9], data[10]
+    node_values, node_indices = data.node_values, data.node_indices
+    node_indptr, node_width = data.node_indptr, data.node_width
+    edge_values, edge_indices = data.edge_values, data.edge_indices
+    edge_indptr, edge_width = data.edge_indptr, data.edge_width
+    n_node_features, node_offsets = data.n_node_features, data.node_offsets
+    edge_offsets = data.edge_offsets
     n0, e0 = node_offsets[i], edge_offsets[i]
     n = node_offsets[i + 1] - n0
     for j in range(n):
@@ -319,7 +344,8 @@ def mincut_example_add_features(data, i, coef, scale, w):
 
 @njit(cache=True, nogil=True)
 def mincut_example_argmax(data, i, scores, y_out):
-    node_offsets, edge_offsets, tails, heads = data[9], data[10], data[11], data[12]
+    node_offsets, edge_offsets = data.node_offsets, data.edge_offsets
+    tails, heads = data.tails, data.heads
     n = node_offsets[i + 1] - node_offsets[i]
     e0, e1 = edge_offsets[i], edge_offsets[i + 1]
     weights = np.empty(e1 - e0)
@@ -330,7 +356,8 @@ def mincut_example_argmax(data, i, scores, y_out):
 
 @njit(cache=True, nogil=True)
 def mincut_example_encode(data, i, y, z_out):
-    node_offsets, edge_offsets, tails, heads = data[9], data[10], data[11], data[12]
+    node_offsets, edge_offsets = data.node_offsets, data.edge_offsets
+    tails, heads = data.tails, data.heads
     n = node_offsets[i + 1] - node_offsets[i]
     e0, e1 = edge_offsets[i], edge_offsets[i + 1]
     for j in range(n):
@@ -341,8 +368,9 @@ def mincut_example_encode(data, i, y, z_out):
 
 @njit(cache=True, nogil=True)
 def mincut_example_project(data, i, v, out):
-    node_offsets, edge_offsets, tails, heads = data[9], data[10], data[11], data[12]
-    tol, max_iter = data[13], data[14]
+    node_offsets, edge_offsets = data.node_offsets, data.edge_offsets
+    tails, heads = data.tails, data.heads
+    tol, max_iter = data.projection_tol, data.max_newton_iter
     n = node_offsets[i + 1] - node_offsets[i]
     e0, e1 = edge_offsets[i], edge_offsets[i + 1]
     bound = 1.0
@@ -364,7 +392,8 @@ def mincut_kernel_data(node_X, edge_X, edges, node_offsets, edge_offsets, tol, m
     """Kernel data of a min-cut batch (layout in the module docstring)."""
     node_values, node_indices, node_indptr, node_width = feature_arrays(node_X)
     edge_values, edge_indices, edge_indptr, edge_width = feature_arrays(edge_X)
-    return (node_values, node_indices, node_indptr, node_width,
+    return MinCutData(
+            node_values, node_indices, node_indptr, node_width,
             edge_values, edge_indices, edge_indptr, edge_width, int(node_X.shape[1]),
             np.ascontiguousarray(node_offsets, dtype=np.int64),
             np.ascontiguousarray(edge_offsets, dtype=np.int64),

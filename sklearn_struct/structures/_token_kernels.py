@@ -4,7 +4,7 @@ A multiclass sample is a chain of one token without transition parts, so both
 structures share these operations (:class:`._kernel.KernelOps`); ``chain`` in
 the kernel data tells them apart and inference becomes a softmax.
 
-Kernel data (:func:`token_kernel_data`)::
+Kernel data (:func:`token_kernel_data`), a :class:`TokenData`::
 
     (values, indices, indptr, dense_width, n_features, unit_offsets,
      n_states, chain, start_end, gram, gram_offsets, bias)
@@ -34,6 +34,8 @@ end on every copy (the first run of ``python -m sklearn_struct`` compiled 0.8 s
 faster so).
 """
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
@@ -42,8 +44,33 @@ from .chain._kernels import (biased_blocks, chain_forward_backward, chain_log_pa
                              chain_viterbi)
 from ._kernel import KernelOps
 
-__all__ = ["TOKEN_KERNEL_OPS", "feature_major", "label_major", "token_features",
+__all__ = ["TOKEN_KERNEL_OPS", "TokenData", "feature_major", "label_major", "token_features",
            "token_kernel_data"]
+
+
+class TokenData(NamedTuple):
+    """Kernel data of token structures (see the module docstring)."""
+
+    values: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    dense_width: int
+    n_features: int
+    unit_offsets: np.ndarray
+    n_states: int
+    chain: bool
+    start_end: bool
+    gram: np.ndarray
+    gram_offsets: np.ndarray
+    bias: np.ndarray
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _features_of(data):
+    """The token features' arrays and width, the number of features, the token offsets and
+    the number of labels."""
+    return (data.values, data.indices, data.indptr, data.dense_width, data.n_features,
+            data.unit_offsets, data.n_states)
 
 
 @njit(cache=True, nogil=True)
@@ -127,7 +154,7 @@ def _listed_parts(data, i):
     """What the operations on listed parts need: the token features, the number of
     labels, example ``i``'s first token and node parts, and the offset from a part
     past the node parts to its weight."""
-    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = data[:7]
+    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = _features_of(data)
     tok0 = unit_offsets[i]
     n_node = (unit_offsets[i + 1] - tok0) * n_states
     return (values, indices, indptr, dense_width, n_states, tok0, n_node,
@@ -166,7 +193,7 @@ def token_add_features_at(data, i, parts, coef, scale, w, scratch):
 
 @njit(cache=True, nogil=True, inline="always")
 def token_part_scores(data, i, w, scale, out):
-    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = data[:7]
+    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = _features_of(data)
     tok0 = unit_offsets[i]
     n_tokens = unit_offsets[i + 1] - tok0
     n_node = n_tokens * n_states
@@ -183,7 +210,7 @@ def token_part_scores(data, i, w, scale, out):
 
 @njit(cache=True, nogil=True, inline="always")
 def token_add_features(data, i, coef, scale, w):
-    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = data[:7]
+    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = _features_of(data)
     tok0 = unit_offsets[i]
     n_tokens = unit_offsets[i + 1] - tok0
     n_node = n_tokens * n_states
@@ -219,7 +246,7 @@ def _softmax_log_partition(theta, n_states, mu):
 @njit(cache=True, nogil=True, inline="always")
 def _chain_blocks(data, i, theta):
     """Node, transition, start and end scores of chain ``i`` (constraints applied)."""
-    unit_offsets, n_states, start_end = data[5], data[6], data[8]
+    unit_offsets, n_states, start_end = data.unit_offsets, data.n_states, data.start_end
     n_tokens = unit_offsets[i + 1] - unit_offsets[i]
     n_node = n_tokens * n_states
     node_theta = theta[:n_node].reshape((n_tokens, n_states))
@@ -229,7 +256,7 @@ def _chain_blocks(data, i, theta):
         start, end = theta[e0:e0 + n_states], theta[e0 + n_states:e0 + 2 * n_states]
     else:
         start = end = np.zeros(n_states)
-    bias = data[11]
+    bias = data.bias
     if bias.shape[0] > 0:
         trans_theta, start, end = biased_blocks(trans_theta, start, end, bias)
     return node_theta, trans_theta, start, end
@@ -237,7 +264,8 @@ def _chain_blocks(data, i, theta):
 
 @njit(cache=True, nogil=True, inline="always")
 def token_marginals(data, i, theta, mu):
-    unit_offsets, n_states, chain, start_end = data[5], data[6], data[7], data[8]
+    unit_offsets, n_states = data.unit_offsets, data.n_states
+    chain, start_end = data.chain, data.start_end
     if not chain:  # one token, no transitions: a softmax
         return _softmax_log_partition(theta, n_states, mu)
     n_tokens = unit_offsets[i + 1] - unit_offsets[i]
@@ -257,7 +285,7 @@ def token_marginals(data, i, theta, mu):
 @njit(cache=True, nogil=True, inline="always")
 def token_log_partition(data, i, theta, scratch):
     """The forward pass alone (``scratch`` unused)."""
-    n_states, chain = data[6], data[7]
+    n_states, chain = data.n_states, data.chain
     if not chain:
         return _softmax_log_partition(theta, n_states, scratch[:0])
     node_theta, trans_theta, start, end = _chain_blocks(data, i, theta)
@@ -266,7 +294,8 @@ def token_log_partition(data, i, theta, scratch):
 
 @njit(cache=True, nogil=True)
 def token_argmax(data, i, scores, y_out):
-    unit_offsets, n_states, chain, start_end = data[5], data[6], data[7], data[8]
+    unit_offsets, n_states = data.unit_offsets, data.n_states
+    chain, start_end = data.chain, data.start_end
     n_tokens = unit_offsets[i + 1] - unit_offsets[i]
     if not chain:
         best = 0
@@ -283,7 +312,7 @@ def token_argmax(data, i, scores, y_out):
         start, end = scores[e0:e0 + n_states], scores[e0 + n_states:e0 + 2 * n_states]
     else:
         start = end = np.zeros(n_states)
-    bias = data[11]
+    bias = data.bias
     if bias.shape[0] > 0:
         transition, start, end = biased_blocks(transition, start, end, bias)
     chain_viterbi(node, transition, start, end, y_out)
@@ -291,7 +320,7 @@ def token_argmax(data, i, scores, y_out):
 
 @njit(cache=True, nogil=True)
 def token_hypergraph_size(data, i):
-    unit_offsets, n_states, chain = data[5], data[6], data[7]
+    unit_offsets, n_states, chain = data.unit_offsets, data.n_states, data.chain
     if not chain:
         return 1, n_states
     n_tokens = unit_offsets[i + 1] - unit_offsets[i]
@@ -304,7 +333,8 @@ def token_hypergraph(data, i, edges):
     ``0..t`` that end in label ``k``; the goal ends the sequence.  A multiclass
     sample is one edge per label into the goal.  Forbidden transitions, first
     and last labels have no edge."""
-    unit_offsets, K, chain, start_end, bias = data[5], data[6], data[7], data[8], data[11]
+    unit_offsets, K, bias = data.unit_offsets, data.n_states, data.bias
+    chain, start_end = data.chain, data.start_end
     if not chain:
         for k in range(K):
             edges[k, 0], edges[k, 1], edges[k, 2], edges[k, 3], edges[k, 4] = 0, -1, -1, k, -1
@@ -341,7 +371,7 @@ def token_hypergraph(data, i, edges):
 @njit(cache=True, nogil=True)
 def token_decode(data, i, z, y_out):
     """Each token's label: its largest node part."""
-    n_states = data[6]
+    n_states = data.n_states
     for t in range(y_out.shape[0]):
         best = 0
         for k in range(1, n_states):
@@ -352,7 +382,7 @@ def token_decode(data, i, z, y_out):
 
 @njit(cache=True, nogil=True)
 def token_encode(data, i, y, z_out):
-    n_states, chain, start_end = data[6], data[7], data[8]
+    n_states, chain, start_end = data.n_states, data.chain, data.start_end
     n_tokens = y.shape[0]
     z_out[:] = 0.0
     for t in range(n_tokens):
@@ -393,8 +423,8 @@ def token_project(data, i, v, out):
 def token_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
     """``||scale * F_i dmu||^2``: through the token Gram matrix without rescaling,
     else by accumulating ``F_i dmu`` in ``w_scratch`` (zero on entry and exit)."""
-    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = data[:7]
-    gram, gram_offsets = data[9], data[10]
+    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = _features_of(data)
+    gram, gram_offsets = data.gram, data.gram_offsets
     tok0 = unit_offsets[i]
     n_tokens = unit_offsets[i + 1] - tok0
     n_node = n_tokens * n_states
@@ -517,8 +547,8 @@ def token_kernel_data(X, unit_offsets, n_states, chain, start_end, training, bia
     else:
         gram, gram_offsets = np.zeros(0), np.zeros(0, dtype=np.int64)
     bias = np.zeros(0) if bias is None else np.ascontiguousarray(bias, dtype=np.float64)
-    return (values, indices, indptr, dense_width, n_features, unit_offsets, n_states,
-            bool(chain), bool(start_end), gram, gram_offsets, bias)
+    return TokenData(values, indices, indptr, dense_width, n_features, unit_offsets, n_states,
+                     bool(chain), bool(start_end), gram, gram_offsets, bias)
 
 
 def feature_major(w, n_states, n_features):

@@ -181,10 +181,10 @@ def test_mostly_zero_dense_features_reach_the_kernels_as_csr(flat, loss, monkeyp
         return Model(C=0.5, structure=structure, tol=0, max_iter=6, random_state=0).fit(X, y)
 
     batch = structure.make_batch(X, n_states=3)
-    assert structure.kernel_data(batch)[3] == 0  # dense_width 0: CSR
+    assert structure.kernel_data(batch).dense_width == 0  # CSR
     through_csr = fit()
     monkeypatch.setattr(_token_kernels, "SPARSE_KERNEL_DENSITY", 0.0)
-    assert structure.kernel_data(batch)[3] == batch.X.shape[1]
+    assert structure.kernel_data(batch).dense_width == batch.X.shape[1]
     through_dense = fit()
     np.testing.assert_array_equal(through_csr.coef_, through_dense.coef_)
     np.testing.assert_array_equal(through_csr.history_["primal"],
@@ -192,7 +192,7 @@ def test_mostly_zero_dense_features_reach_the_kernels_as_csr(flat, loss, monkeyp
     dense = structure.make_batch([rng.randn(4, 3)] if not flat else rng.randn(4, 3),
                                  n_states=3)
     monkeypatch.undo()
-    assert structure.kernel_data(dense)[3] == 3
+    assert structure.kernel_data(dense).dense_width == 3
 
 
 def _grid_graph(rng, height, width):

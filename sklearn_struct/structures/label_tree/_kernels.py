@@ -29,6 +29,8 @@ followed by ``(parents, order, edge_types, n_edge_types)``, per-node arrays
 stacked like the node features, with node indices local to each example.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -42,6 +44,7 @@ from ..chain._kernels import (
 )
 from .._kernel import KernelOps
 from .._token_kernels import (
+    TokenData,
     token_add_features,
     token_change_sq_norm,
     token_decode,
@@ -49,7 +52,13 @@ from .._token_kernels import (
     token_part_scores,
 )
 
-__all__ = ["TREE_KERNEL_OPS", "tree_kernel_data", "tree_orders"]
+__all__ = ["TREE_KERNEL_OPS", "TreeData", "tree_kernel_data", "tree_orders"]
+
+
+#: Kernel data of tree MRFs: :class:`.._token_kernels.TokenData`'s fields, then the forests
+#: (see the module docstring).
+TreeData = namedtuple("TreeData", TokenData._fields + ("parents", "order", "edge_types",
+                                                       "n_edge_types"))
 
 
 # ------------------------------------------------------------------ orders
@@ -319,15 +328,15 @@ def tree_max_product(node, transition, parent, order, edge_type, labels_out):
 @njit(cache=True, nogil=True)
 def _graph(data, i):
     """Parent array, top-down order and edge types of example ``i`` (local node indices)."""
-    unit_offsets = data[5]
+    unit_offsets = data.unit_offsets
     u0, u1 = unit_offsets[i], unit_offsets[i + 1]
-    return data[12][u0:u1], data[13][u0:u1], data[14][u0:u1]
+    return data.parents[u0:u1], data.order[u0:u1], data.edge_types[u0:u1]
 
 
 @njit(cache=True, nogil=True)
 def tree_marginals(data, i, theta, mu):
     parent, order, edge_type = _graph(data, i)
-    N, K, n_types = parent.shape[0], data[6], data[15]
+    N, K, n_types = parent.shape[0], data.n_states, data.n_edge_types
     n_node = N * K
     return tree_sum_product(
         theta[:n_node].reshape((N, K)), theta[n_node:].reshape((n_types, K, K)), parent, order,
@@ -338,7 +347,7 @@ def tree_marginals(data, i, theta, mu):
 @njit(cache=True, nogil=True)
 def tree_argmax(data, i, scores, y_out):
     parent, order, edge_type = _graph(data, i)
-    N, K, n_types = parent.shape[0], data[6], data[15]
+    N, K, n_types = parent.shape[0], data.n_states, data.n_edge_types
     n_node = N * K
     tree_max_product(scores[:n_node].reshape((N, K)),
                      scores[n_node:].reshape((n_types, K, K)), parent, order, edge_type, y_out)
@@ -347,7 +356,7 @@ def tree_argmax(data, i, scores, y_out):
 @njit(cache=True, nogil=True)
 def tree_encode(data, i, y, z_out):
     parent, _, edge_type = _graph(data, i)
-    K = data[6]
+    K = data.n_states
     n_node = parent.shape[0] * K
     z_out[:] = 0.0
     for n in range(parent.shape[0]):
@@ -359,7 +368,7 @@ def tree_encode(data, i, y, z_out):
 @njit(cache=True, nogil=True)
 def tree_hypergraph_size(data, i):
     parent = _graph(data, i)[0]
-    N, K = parent.shape[0], data[6]
+    N, K = parent.shape[0], data.n_states
     roots = 0
     for n in range(N):
         roots += parent[n] < 0
@@ -374,7 +383,7 @@ def tree_hypergraph(data, i, edges):
     child ``c`` to its parent's label ``k`` sums over ``c``'s labels; the goal multiplies
     the roots' sums over their labels."""
     parent, order, edge_type = _graph(data, i)
-    N, K = parent.shape[0], data[6]
+    N, K = parent.shape[0], data.n_states
     n_node = N * K
     first_child = np.full(N, -1, dtype=np.int64)  # children as linked lists
     next_sibling = np.full(N, -1, dtype=np.int64)
@@ -441,8 +450,9 @@ TREE_KERNEL_OPS = KernelOps(
 def tree_kernel_data(X, unit_offsets, n_states, parents, order, edge_types, n_edge_types,
                      training):
     """Kernel data of node features ``X`` (dense or CSR) and the forests of a batch."""
-    return token_kernel_data(X, unit_offsets, n_states, chain=True, start_end=False,
-                             training=training) + (parents, order, edge_types, n_edge_types)
+    return TreeData(*token_kernel_data(X, unit_offsets, n_states, chain=True, start_end=False,
+                                       training=training),
+                    parents, order, edge_types, n_edge_types)
 
 
 # ------------------------------------------------------------------- batch
