@@ -179,7 +179,7 @@ def main(max_iter=200, perceptron_passes=30):
     rows.append(["dual extragradient, last pass", final[0], *[f"{v:.4f}" for v in final[2]]])
 
     t0 = time.perf_counter()
-    model = DualExtragradientMatcher(structure, max_iter=max_iter, early_stopping=True,
+    model = DualExtragradientMatcher(structure=structure, max_iter=max_iter, early_stopping=True,
                                      validation_fraction=0.2, n_iter_no_change=30,
                                      random_state=0).fit(X_train, y_train)
     fit_time = time.perf_counter() - t0

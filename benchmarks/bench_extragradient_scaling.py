@@ -69,14 +69,16 @@ def make_synthetic_alignments(n_pairs, n_edges, random_state=0):
 def worker(n_pairs, n_edges, memory, max_iter):
     X, y = make_synthetic_alignments(n_pairs, n_edges)
     structure = MatchingStructure(false_positive_cost=1.0, false_negative_cost=3.0)
-    DualExtragradientMatcher(structure, max_iter=1, memory=memory).fit(X[:5], y[:5])  # compile
+    # compile
+    DualExtragradientMatcher(structure=structure, max_iter=1, memory=memory).fit(X[:5], y[:5])
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    model = DualExtragradientMatcher(structure, max_iter=max_iter, memory=memory).fit(X, y)
+    model = DualExtragradientMatcher(structure=structure, max_iter=max_iter,
+                                     memory=memory).fit(X, y)
     elapsed = time.perf_counter() - start
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     tracemalloc.start()
-    DualExtragradientMatcher(structure, max_iter=2, memory=memory).fit(X, y)
+    DualExtragradientMatcher(structure=structure, max_iter=2, memory=memory).fit(X, y)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     batch = structure.make_batch(X)

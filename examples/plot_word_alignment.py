@@ -69,7 +69,7 @@ sure_test, possible_test = gold.sure[100:], gold.possible[100:]
 # Unregularised path (``radius=inf``) with early stopping on a fifth of the
 # training sentences, as in the paper's model selection.
 model = DualExtragradientMatcher(
-    MatchingStructure(false_positive_cost=1.0, false_negative_cost=3.0),
+    structure=MatchingStructure(false_positive_cost=1.0, false_negative_cost=3.0),
     max_iter=200, early_stopping=True, validation_fraction=0.2, n_iter_no_change=30,
     random_state=0,
 ).fit(X_train, y_train)

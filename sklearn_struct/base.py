@@ -68,32 +68,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ._prediction import predict_marginals, predict_outputs
-from .structures import (
-    BaseStructure,
-    ChainStructure,
-    DependencyTreeStructure,
-    MatchingStructure,
-    MinCutStructure,
-    MulticlassStructure,
-    SemiMarkovStructure,
-    TreeStructure,
-)
+from .structures import STRUCTURES, BaseStructure, MulticlassStructure
 from .structures._batch import check_sample_weight
 from .structures._targets import _label_kind
 
 __all__ = ["STRUCTURE_NAMES", "StructuredEstimator", "as_history", "resolve_structure"]
 
-#: Structures that the ``structure`` parameter may name.
-_STRUCTURES = {
-    "multiclass": MulticlassStructure,
-    "chain": ChainStructure,
-    "matching": MatchingStructure,
-    "mincut": MinCutStructure,
-    "dependency": DependencyTreeStructure,
-    "tree": TreeStructure,
-    "semimarkov": SemiMarkovStructure,
-}
-STRUCTURE_NAMES = tuple(_STRUCTURES)
+#: Names the ``structure`` parameter takes (the registry: ``structures.STRUCTURES``).
+STRUCTURE_NAMES = tuple(STRUCTURES)
 
 _FORMS = {
     "table": "a 2-D array or sparse matrix (one row per sample)",
@@ -255,8 +237,8 @@ def resolve_structure(structure, X=None):
                 "object)."
             )
         structure = "multiclass" if form == "table" else "chain"
-    if isinstance(structure, str) and structure in _STRUCTURES:
-        return _STRUCTURES[structure]()
+    if isinstance(structure, str) and structure in STRUCTURES:
+        return STRUCTURES[structure]()
     raise ValueError(
         f"structure must be None, one of {STRUCTURE_NAMES} or a BaseStructure instance, "
         f"got {structure!r}."

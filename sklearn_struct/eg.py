@@ -47,7 +47,7 @@ class _BaseEG(StructuredEstimator):
     }
 
     def __init__(
-        self, C=1.0, *, structure=None, solver="online", order="gap",
+        self, *, C=1.0, structure=None, solver="online", order="gap",
         learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100, warm_start=False,
         annealing=True, n_jobs=None, random_state=None, verbose=0,
     ):
@@ -448,7 +448,7 @@ dual_objective_, duality_gap_
     }
 
     def __init__(
-        self, C=1.0, *, structure=None, solver="online", order="shuffle",
+        self, *, C=1.0, structure=None, solver="online", order="shuffle",
         learning_rate="adaptive", eta0=0.5, tol=1e-3, max_iter=100, warm_start=False,
         annealing=True, accelerate=True, n_jobs=None, random_state=None, verbose=0,
     ):

@@ -169,8 +169,8 @@ class DualExtragradientMatcher(StructuredEstimator):
 
     def __init__(
         self,
-        structure="matching",
         *,
+        structure="matching",
         radius=np.inf,
         geometry="euclidean",
         memory="full",

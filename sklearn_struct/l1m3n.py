@@ -243,6 +243,7 @@ class L1M3N(StructuredEstimator):
 
     def __init__(
         self,
+        *,
         structure=None,
         solver="cutting_plane",
         C=1.0,

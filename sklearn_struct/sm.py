@@ -368,8 +368,8 @@ class SMLogisticRegression(_BaseSMClassifier):
 
     def __init__(
         self,
-        method="sm4",
         *,
+        method="sm4",
         C=1.0,
         penalty="l2",
         fit_intercept=True,

@@ -17,6 +17,17 @@ from .multiclass import MulticlassBatch, MulticlassStructure
 from .semimarkov import SemiMarkovBatch, SemiMarkovStructure
 from .label_tree import TreeBatch, TreeStructure
 
+#: The registry of structure names: what an estimator's ``structure="..."`` builds.
+STRUCTURES = {
+    "multiclass": MulticlassStructure,
+    "chain": ChainStructure,
+    "matching": MatchingStructure,
+    "mincut": MinCutStructure,
+    "dependency": DependencyTreeStructure,
+    "tree": TreeStructure,
+    "semimarkov": SemiMarkovStructure,
+}
+
 __all__ = [
     "BaseStructure",
     "BinaryUnitCodec",

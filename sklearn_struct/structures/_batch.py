@@ -8,11 +8,13 @@ Nothing here knows about a particular structure.
 """
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
+    "Batch",
     "check_binary_outputs",
     "check_encoded_states",
     "check_example_tuples",
@@ -31,6 +33,21 @@ __all__ = [
     "stack_rows",
     "take_ragged_rows",
 ]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The fields every batch of token-level examples holds (see ``BaseStructure``).
+
+    A structure's batch class derives from it and adds its own fields; batches
+    are built by ``make_batch`` and ``take``, with keyword arguments.
+    """
+
+    n_samples: int
+    n_features: int
+    unit_offsets: np.ndarray
+    part_offsets: np.ndarray
+    n_weights: int
 
 
 def check_n_states(n_states, owner):

@@ -54,8 +54,9 @@ def make_estimator(name, structure):
     structure = STRUCTURES[structure]()
     if name == "DualExtragradientMatcher":
         if structure in ("matching", "mincut"):
-            return DualExtragradientMatcher(structure, max_iter=2)
-        return DualExtragradientMatcher(structure, geometry="entropic", radius=1.0, max_iter=2)
+            return DualExtragradientMatcher(structure=structure, max_iter=2)
+        return DualExtragradientMatcher(structure=structure, geometry="entropic", radius=1.0,
+                                        max_iter=2)
     if name in ("SMLogisticRegression", "SMAdaBoostClassifier"):
         return getattr(sklearn_struct, name)(max_iter=2)
     return getattr(sklearn_struct, name)(structure=structure, max_iter=2)
@@ -544,9 +545,9 @@ def test_unsupported_structures_are_refused_before_any_work(name, structure, no_
 
 def test_chains_in_the_euclidean_extragradient_name_the_setting_that_works(no_solver):
     with pytest.raises(ValueError, match="use geometry='entropic' with a finite radius"):
-        DualExtragradientMatcher("chain").fit(*valid("chain"))
+        DualExtragradientMatcher(structure="chain").fit(*valid("chain"))
     with pytest.raises(ValueError, match="geometry='entropic' needs a finite radius"):
-        DualExtragradientMatcher("chain", geometry="entropic").fit(*valid("chain"))
+        DualExtragradientMatcher(structure="chain", geometry="entropic").fit(*valid("chain"))
 
 
 def test_eg_path_without_values_of_C(no_solver):

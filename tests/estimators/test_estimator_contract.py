@@ -117,7 +117,7 @@ def test_flat_estimators_are_classifiers():
         assert not is_classifier(clone(estimator).set_params(structure="chain"))
         assert not is_classifier(clone(estimator).set_params(structure=ChainStructure()))
     assert not is_classifier(DualExtragradientMatcher())  # matchings
-    assert is_classifier(DualExtragradientMatcher("multiclass"))
+    assert is_classifier(DualExtragradientMatcher(structure="multiclass"))
     X, y = make_flat()
     assert isinstance(check_cv(3, y, classifier=is_classifier(EGCRF())), StratifiedKFold)
 
@@ -191,7 +191,7 @@ def test_predict_proba_exists_only_where_it_works():
     assert hasattr(crf, "predict_proba") and hasattr(crf, "predict_log_proba")
     assert not hasattr(EGCRF(structure="chain"), "predict_proba")
     assert hasattr(EGCRF(structure="chain"), "predict_marginals")
-    for estimator in (EGStructuredSVM(), L1M3N(), DualExtragradientMatcher("multiclass")):
+    for estimator in (EGStructuredSVM(), L1M3N(), DualExtragradientMatcher(structure="multiclass")):
         assert not hasattr(estimator, "predict_proba")
         assert not hasattr(estimator, "predict_marginals")
     crf.fit(Xs, ys)
@@ -258,9 +258,9 @@ def test_history_is_a_dict_of_arrays_everywhere():
               L1M3N(max_iter=3).fit(X, y), L1M3N(solver="subgradient", max_iter=3).fit(X, y),
               L1M3N(solver="em", max_iter=2).fit(Xs, ys),
               StructuredPerceptron(max_iter=3).fit(Xs, ys),
-              DualExtragradientMatcher("chain", radius=3.0, geometry="entropic",
+              DualExtragradientMatcher(structure="chain", radius=3.0, geometry="entropic",
                                        max_iter=3).fit(Xs, ys),
-              DualExtragradientMatcher("multiclass", max_iter=6, early_stopping=True,
+              DualExtragradientMatcher(structure="multiclass", max_iter=6, early_stopping=True,
                                        validation_fraction=0.3, random_state=0).fit(X, y)]
     for model in models:
         assert isinstance(model.history_, dict) and model.history_
@@ -276,10 +276,10 @@ def test_history_is_a_dict_of_arrays_everywhere():
 def test_common_parameters_of_the_extragradient_learner(capsys):
     Xs, ys = make_chains(n=10)
     common = dict(radius=3.0, geometry="entropic", max_iter=3, tol=0.0)
-    model = DualExtragradientMatcher("chain", verbose=1, n_jobs=2, warm_start=True,
+    model = DualExtragradientMatcher(structure="chain", verbose=1, n_jobs=2, warm_start=True,
                                      random_state=0, **common).fit(Xs, ys)
     assert "[DualExtragradient] pass 3" in capsys.readouterr().out
-    single = DualExtragradientMatcher("chain", **common).fit(Xs, ys)
+    single = DualExtragradientMatcher(structure="chain", **common).fit(Xs, ys)
     for a, b in zip(model.predict(Xs), single.predict(Xs)):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(model.coef_, single.coef_)

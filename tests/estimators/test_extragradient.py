@@ -138,19 +138,19 @@ def test_fit_does_not_modify_the_structure_passed():
     X, y = segmentation_problem(3)
     structure = MinCutStructure()
     before = dict(vars(structure))
-    model = DualExtragradientMatcher(structure, radius=2.0, max_iter=5, tol=0.0).fit(X, y)
+    model = DualExtragradientMatcher(structure=structure, radius=2.0, max_iter=5, tol=0.0).fit(X, y)
     assert vars(structure) == before  # structures write no state
     assert model.structure_ is structure  # used as given
     _, _, _, Xm, ym = alignment_problem(3)
     matching = MatchingStructure(false_positive_cost=1.0, false_negative_cost=3.0)
     before = dict(vars(matching))
-    DualExtragradientMatcher(matching, radius=2.0, max_iter=5, tol=0.0).fit(Xm, ym)
+    DualExtragradientMatcher(structure=matching, radius=2.0, max_iter=5, tol=0.0).fit(Xm, ym)
     assert vars(matching) == before
 
 
 def test_mincut_learner_segments_and_keeps_edge_weights_nonnegative():
     X, y = segmentation_problem(8)
-    model = DualExtragradientMatcher("mincut", radius=5.0, max_iter=60, tol=0.0).fit(X, y)
+    model = DualExtragradientMatcher(structure="mincut", radius=5.0, max_iter=60, tol=0.0).fit(X, y)
     assert model.coef_[-1] >= 0.0
     # the Potts edges help over an independent per-pixel classifier
     from sklearn.linear_model import LogisticRegression
@@ -170,7 +170,7 @@ def test_entropic_geometry_on_chains_and_matchings():
     rng = np.random.RandomState(0)
     X = [rng.randn(6, 3) for _ in range(6)]
     y = [(x[:, 0] > 0).astype(int) for x in X]
-    model = DualExtragradientMatcher(ChainStructure(), radius=5.0, geometry="entropic",
+    model = DualExtragradientMatcher(structure=ChainStructure(), radius=5.0, geometry="entropic",
                                      max_iter=40, tol=0.0).fit(X, y)
     assert np.abs(model.coef_).sum() <= 5.0 + 1e-9
     assert model.history_["gap"][-1] < model.history_["gap"][0]
@@ -210,7 +210,7 @@ def test_convergence_warning_and_bad_input():
     seg_X, seg_y = segmentation_problem(2)
     bad = [(seg_X[0][0], seg_X[0][1], -seg_X[0][2])]
     with pytest.raises(ValueError, match="non-negative"):
-        DualExtragradientMatcher("mincut").fit(bad, seg_y[:1])
+        DualExtragradientMatcher(structure="mincut").fit(bad, seg_y[:1])
     model = DualExtragradientMatcher(max_iter=2).fit(X, y)
     with pytest.raises(ValueError, match="fitted with 4"):
         model.predict([(np.ones((2, 3)), np.array([[0, 0], [1, 1]]))])

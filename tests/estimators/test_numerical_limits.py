@@ -61,7 +61,7 @@ def make(name, C):
         "EGStructuredSVM working set": lambda: EGStructuredSVM(C=C, random_state=0,
                                                                solver="working_set"),
         "DualExtragradientMatcher": lambda: DualExtragradientMatcher(
-            None, geometry="entropic", radius=C),
+            structure=None, geometry="entropic", radius=C),
         "StructuredPerceptron": lambda: StructuredPerceptron(random_state=0),
         "SMLogisticRegression": lambda: SMLogisticRegression(C=C),
     }[name]()

@@ -31,6 +31,7 @@ from .._base import OPERATIONS, BaseStructure, label_weight_names
 from .._targets import UnitLabelCodec
 from .._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
 from .._batch import (
+    Batch,
     example_column_norms,
     check_encoded_states,
     check_n_states,
@@ -52,7 +53,7 @@ _PARAMETERS = ("start_end", "loss_weights", "allowed_transitions", "allowed_star
 
 
 @dataclass(frozen=True)
-class ChainBatch:
+class ChainBatch(Batch):
     """A set of sequences in the form the parts operations use.
 
     Built by :meth:`ChainStructure.make_batch` (and :meth:`ChainStructure.take`),
@@ -112,11 +113,6 @@ class ChainBatch:
     X: object
     n_states: int
     start_end: bool
-    n_samples: int
-    n_features: int
-    unit_offsets: np.ndarray
-    part_offsets: np.ndarray
-    n_weights: int
     node_part_starts: np.ndarray
     transition_part_starts: np.ndarray
 

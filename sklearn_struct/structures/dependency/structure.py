@@ -9,7 +9,7 @@ from ._arc_features import (
     PUNCTUATION, arc_add_features, arc_add_features_at, arc_change_sq_norm, arc_index,
     arc_part_scores, arc_part_scores_at)
 from .._base import BaseStructure
-from .._batch import check_part_vector, check_take_indices, offsets_from_lengths
+from .._batch import Batch, check_part_vector, check_take_indices, offsets_from_lengths
 from .._kernel import KernelOps
 from ._projective import heads_decode, projective_hypergraph, projective_hypergraph_size
 from ._inference import chu_liu_edmonds, eisner, matrix_tree_marginals, projective_marginals
@@ -18,7 +18,7 @@ __all__ = ["DependencyBatch", "DependencyTreeStructure", "HeadsCodec"]
 
 
 @dataclass(frozen=True)
-class DependencyBatch:
+class DependencyBatch(Batch):
     """Sentences in the form the parts operations use (built by ``make_batch``).
 
     Parameters
@@ -54,11 +54,6 @@ class DependencyBatch:
     """
 
     attrs: np.ndarray
-    n_samples: int
-    n_features: int
-    unit_offsets: np.ndarray
-    part_offsets: np.ndarray
-    n_weights: int
 
 
 class HeadsCodec:

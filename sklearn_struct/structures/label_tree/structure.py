@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from . import _kernels as kernels
 from .._base import BaseStructure, label_weight_names
 from .._batch import (
+    Batch,
     check_encoded_states,
     check_example_tuples,
     check_feature_rows,
@@ -48,7 +49,7 @@ _FORMS = {2: "(node_features, parents)", 3: "(node_features, parents, edge_types
 
 
 @dataclass(frozen=True)
-class TreeBatch:
+class TreeBatch(Batch):
     """A set of forests in the form the parts operations use.
 
     Built by :meth:`TreeStructure.make_batch` (and :meth:`TreeStructure.take`),
@@ -106,11 +107,6 @@ class TreeBatch:
     X: object
     n_states: int
     n_edge_types: int
-    n_samples: int
-    n_features: int
-    unit_offsets: np.ndarray
-    part_offsets: np.ndarray
-    n_weights: int
     parents: np.ndarray
     order: np.ndarray
     edge_types: np.ndarray

@@ -8,6 +8,7 @@ from scipy.optimize import linear_sum_assignment
 from .. import _flow_kernels as kernels
 from .._base import OPERATIONS, BaseStructure
 from .._batch import (
+    Batch,
     check_binary_outputs,
     check_example_tuples,
     check_feature_rows,
@@ -34,7 +35,7 @@ __all__ = ["MatchingBatch", "MatchingStructure"]
 
 
 @dataclass(frozen=True)
-class MatchingBatch:
+class MatchingBatch(Batch):
     """A set of bipartite graphs in the form the parts operations use.
 
     Built by :meth:`MatchingStructure.make_batch` (and
@@ -84,11 +85,6 @@ class MatchingBatch:
     X: object
     edges: np.ndarray
     node_counts: np.ndarray
-    n_samples: int
-    n_features: int
-    unit_offsets: np.ndarray
-    part_offsets: np.ndarray
-    n_weights: int
 
 
 class MatchingStructure(BaseStructure):

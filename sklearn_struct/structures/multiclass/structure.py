@@ -15,6 +15,7 @@ from .._base import OPERATIONS, BaseStructure, label_weight_names
 from .._targets import FlatLabelCodec
 from .._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
 from .._batch import (
+    Batch,
     example_column_norms,
     check_encoded_states,
     check_feature_rows,
@@ -34,7 +35,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class MulticlassBatch:
+class MulticlassBatch(Batch):
     """A multiclass data set in the form the parts operations use.
 
     Built by :meth:`MulticlassStructure.make_batch` (and
@@ -73,11 +74,6 @@ class MulticlassBatch:
 
     X: object
     n_states: int
-    n_samples: int
-    n_features: int
-    unit_offsets: np.ndarray
-    part_offsets: np.ndarray
-    n_weights: int
 
 
 class MulticlassStructure(BaseStructure):

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..._chunk_tags import _scheme_tags
 from .._base import BaseStructure
-from .._batch import (check_encoded_states, check_n_states, check_part_vector,
+from .._batch import (Batch, check_encoded_states, check_n_states, check_part_vector,
                       check_take_indices, offsets_from_lengths, stack_ragged_rows,
                       take_ragged_rows)
 from .._kernel import KernelOps
@@ -43,7 +43,7 @@ _KERNEL_OPS = KernelOps(
 
 
 @dataclass(frozen=True)
-class SemiMarkovBatch:
+class SemiMarkovBatch(Batch):
     """Sequences as the parts operations read them (built by ``make_batch``).
 
     Parameters
@@ -71,11 +71,6 @@ class SemiMarkovBatch:
     """
 
     X: object
-    n_samples: int
-    n_features: int
-    unit_offsets: np.ndarray
-    part_offsets: np.ndarray
-    n_weights: int
 
 
 class SemiMarkovStructure(BaseStructure):
