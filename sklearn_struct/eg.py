@@ -191,10 +191,10 @@ class EGCRF(_BaseEG):
         work can remove), each example visited the floor or the
         ceiling of its expected number of times (gap sampling, as Osokin et
         al., ICML 2016, do for block-coordinate Frank-Wolfe; a random
-        permutation until the first evaluation): the gap concentrates on few
-        examples (on CoNLL-2000 late in the fit, 3% of the tokens hold half of
-        it), and a relative gap of 1e-3 took 65 passes instead of 99 at C=5,
-        21 instead of 24 at C=0.5.  "random": uniform draws with replacement
+        permutation until the first evaluation): late in a fit the gap
+        concentrates on few examples, and gap sampling reaches a given gap in
+        fewer passes (``benchmarks/results/eg_conll.md``).  "random": uniform
+        draws with replacement
         (the paper's randomized algorithm); "shuffle": a new random
         permutation every pass (every example visited once per pass);
         "cyclic": a fixed cycle ``0..n-1``.
@@ -349,9 +349,8 @@ class EGStructuredSVM(_BaseEG):
         the row generation with SMO that the NIPS 2004 EG paper compares EG
         against), accelerated by Catalyst's proximal-point extrapolation when
         ``C`` is far above the data's scale.  It pays at weak regularisation,
-        where EG's smoothing sharpens slowly: on OCR letters at ``C = 10`` it
-        reaches a relative gap of 1e-2 in 57 oracle passes (3.4 s) where EG is
-        at 0.55 after 100 passes; at ``C <= 0.1`` online EG is faster.
+        where EG's smoothing sharpens slowly; at small ``C`` online EG is faster
+        (``benchmarks/results/ssvm_bcfw.md``).
         ``max_iter`` then counts oracle passes; ``order``, ``learning_rate``,
         ``eta0`` and ``annealing`` do not apply, and it runs on one core.
     order : {"shuffle", "gap", "random", "cyclic"}, default="shuffle"
@@ -386,11 +385,11 @@ class EGStructuredSVM(_BaseEG):
         With the working-set solver: Catalyst's proximal-point extrapolation
         when ``C`` is far above the data's scale (see
         :mod:`sklearn_struct.solvers.working_set`).  It pays on data whose
-        optimum keeps hinge losses (OCR letters at ``C = 10``: 3.4 times
-        faster), but not on nearly separable data, whose plain passes
-        converge well (2,000 MNIST digits at ``C = 100``: 0.7 times the
-        speed): set it to ``False`` there.  A warm start that changes it keeps
-        the working sets and puts the weight back on the truth.
+        optimum keeps hinge losses, but not on nearly separable data, whose
+        plain passes converge well
+        (``benchmarks/results/working_set_acceleration.md``): set it to
+        ``False`` there.  A warm start that changes it keeps the working sets
+        and puts the weight back on the truth.
     n_jobs : int, default=None
         joblib workers for batch marginals, objective evaluation and
         prediction; the online solver's passes run on that many threads (see
@@ -463,8 +462,7 @@ dual_objective_, duality_gap_
         if self.solver == "working_set":
             return "increase max_iter"
         # EG's smoothing of the hinge sharpens slowly at large C, where more passes help
-        # little (OCR letters at C = 10: a relative gap of 0.55 after 100 passes; the
-        # working set certifies 1e-2 in 57 oracle passes)
+        # little and the working set converges
         return ("increase max_iter, or use solver='working_set', which converges at larger "
                 "C")
 

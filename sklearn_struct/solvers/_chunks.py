@@ -24,9 +24,8 @@ from joblib.parallel import get_active_backend
 __all__ = ["ExampleChunks"]
 
 #: Below this many parts per chunk a cluster costs more than it saves (a round
-#: trip to the workers per call against ~80 ns of inference per part: the
-#: embedded OCR job, 0.6M parts per chunk, ran 2.5x slower on two worker
-#: processes, CoNLL-2000, 4.5M, 1.3x faster); such jobs stay in this process.
+#: trip to the workers per call against tens of nanoseconds of inference per part;
+#: ``benchmarks/results/eg_dask.md``); such jobs stay in this process.
 MIN_PARTS_PER_REMOTE_CHUNK = 2_000_000
 #: Arguments larger than this are scattered to the workers before the tasks
 #: that use them (dask warns of, and slowly ships, large task graphs); smaller

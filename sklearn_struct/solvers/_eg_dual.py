@@ -28,8 +28,7 @@ BETA_GATE = 0.5
 #: ``w`` over about the last ``AVERAGE_WINDOW`` of the passes (pass ``k`` enters with
 #: weight ``min(1, 1 / (AVERAGE_WINDOW * k))``): ``w(alpha)`` trails the slowly sharpening
 #: smoothed optimum with online noise, and its primal is several times further from the
-#: optimum than the dual (on OCR letters at C=0.1, 5.4e-3 against 1.7e-3 after 63
-#: passes; 3.0e-3 for the average).
+#: optimum than the dual; the average's is closer.
 AVERAGE_WINDOW = 0.1
 
 
@@ -209,7 +208,7 @@ def sharpened_rates(etas, growth):
     ``kappa_i = C s_i beta ||F_i||^2`` in the model ``eta_i = 1 / (1 + kappa_i)``,
     becomes ``1 / (1 + growth kappa_i) = eta_i / (growth - (growth - 1) eta_i)``;
     a rate of 1 or more (no such limit) stays.  Without this, every example
-    spends one rejected step per sharpening (on OCR letters at C=0.1, about 10
-    of 65 passes); the step rule's model regrows a rate that was not limited.
+    spends one rejected step per sharpening; the step rule's model regrows a
+    rate that was not limited.
     """
     return etas / (growth - (growth - 1.0) * np.minimum(etas, 1.0))

@@ -36,13 +36,13 @@ class OnlineEpoch:
     (asynchronous updates, as in Hogwild!): a step reads ``w`` with the other
     threads' latest steps in it.  Two threads adding to one weight at the same
     instant can lose an addition (weights every example touches, such as a
-    chain's transitions, drifted by up to 0.5% in a pass), so after each pass
+    chain's transitions, drift), so after each pass
     ``w`` is rebuilt exactly as ``w(alpha)`` from the marginals (one product
     with the feature map, each thread summing its examples' share): every pass
     starts from the exact ``w``, and every dual, primal and gap the solver
-    reports is exact.  On CoNLL-2000 the fit then needs as many passes as on
-    one thread (108 against 100 to a relative gap of 1e-3; rebuilding only
-    before gap evaluations took 127).  Threaded passes are not reproducible bit
+    reports is exact, and a fit needs about as many passes as on one thread
+    (rebuilding only before gap evaluations needs more).  Threaded passes are
+    not reproducible bit
     for bit (the threads' interleaving varies).  The gap evaluations run on the
     same threads (each example's loss is its own: no race), through the
     structure's numba loss kernels when it has their operations.

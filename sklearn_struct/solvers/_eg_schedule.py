@@ -21,11 +21,9 @@ ANNEALING_SNAP = 1.1
 #: ``order="gap"``: share of the visits drawn uniformly; the rest are drawn in
 #: proportion to the examples' duality gaps (per part, :func:`gap_visit_probabilities`)
 #: at the last gap evaluation, which go stale as the other examples move ``w`` (a gap
-#: then small may have grown).  Passes to a relative gap of 1e-3 on CoNLL-2000
-#: (systematic draws, see :func:`visit_order`): at C=5, 65 (uniform permutations:
-#: 99), at C=50 256 (permutations: 1.1e-2 after 300), at C=0.5 21 (permutations: 24);
-#: drawing in proportion to whole gaps, share 0.25 took 63, 246 and 21, share 0.5 59,
-#: 250 and 21, share 0.1 259 at C=50.
+#: then small may have grown).  On CoNLL-2000 it takes fewer passes than uniform
+#: permutations at every C, and the share matters little between 0.1 and 0.5
+#: (``benchmarks/results/eg_conll.md``).
 GAP_UNIFORM_SHARE = 0.25
 
 
@@ -86,10 +84,9 @@ def gap_visit_probabilities(gaps, part_counts):
     ``GAP_UNIFORM_SHARE`` uniform, the rest in proportion to each example's gap
     per part (``part_counts``: its number of parts), the gap a unit of its
     inference work can remove: the parts measure the work of a visit (tokens on
-    a chain; arcs and more on a dependency tree, where in proportion to the gap
-    alone the visits went to longer sentences and an EWT pass took 1.75x as
-    long: the gap grows with the sentence, correlation 0.68 with its length, so
-    the average visit had 3.1x the cubic inside-outside cost; per part 0.57x).
+    a chain; arcs and more on a dependency tree, where a sentence's gap grows
+    with its length, so that in proportion to the gap alone the visits went to
+    the longest sentences and a pass cost far more inference).
     """
     density = gaps / np.maximum(part_counts, 1)
     total = float(density.sum())
@@ -106,9 +103,7 @@ def visit_order(order, n, rng, probabilities=None):
     the visits fall at ``u, u + 1, ...`` for one uniform ``u``, so that example
     ``i`` is visited ``floor(n p_i)`` or ``ceil(n p_i)`` times, then the visits
     are shuffled.  Uniform probabilities give a permutation, as "shuffle"
-    (which beats independent draws: on the OCR letters main job 19 passes,
-    against 23 for independent draws from the gap probabilities and 18 for
-    systematic ones).
+    (independent draws, from uniform or gap probabilities, take more passes).
     """
     if order == "random":
         visits = rng.randint(0, n, size=n)
@@ -144,10 +139,9 @@ def gap_rate(previous, current, rate):
 
     ``previous`` and ``current`` are ``(passes, relative gap)`` of the last two
     evaluations (``previous`` may be None).  When the gap did not fall (the
-    online primal is noisy: with gap sampling it rose from 1.07e-3 to 1.15e-3 in
-    one CoNLL-2000 pass), the last rate at which it fell stands: without it the
-    next evaluation waited a quarter of the passes done, 14 passes at a gap
-    within 15% of the tolerance.
+    online primal is noisy), the last rate at which it fell stands: without it
+    the next evaluation would wait a quarter of the passes done, however close
+    the gap was to the tolerance.
     """
     if previous is not None and 0 < current[1] < previous[1]:
         return np.log(current[1] / previous[1]) / (current[0] - previous[0])

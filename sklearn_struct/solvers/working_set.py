@@ -1,8 +1,8 @@
 """The hinge dual on per-example working sets: cutting planes with SMO steps.
 
 For max-margin models at weak regularisation (large ``C``) the EG solver's
-smoothing has to sharpen for many passes (on OCR letters at ``C = 10`` a
-relative gap of 0.55 after 100 passes, BCFW 0.87).  This solver follows the
+smoothing has to sharpen for many passes, as BCFW's steps shrink
+(``benchmarks/results/ssvm_bcfw.md``).  This solver follows the
 row-generation approach that the NIPS 2004 EG paper compares against (Taskar
 et al.: loss-augmented Viterbi decoding combined with SMO) and that its
 section 5 suggests combining with EG: each example's dual distribution
@@ -33,10 +33,10 @@ them: each oracle pass ends one approximate solve of the proximal datafit
 kappa)`` centred at ``z kappa / (1 + kappa)``, and ``z`` then extrapolates the
 last two solutions.  The dual variables stay a point of the original dual (its
 ``w(alpha)`` is ``C / inner_C`` times ``w`` minus the centre), so every oracle pass
-still certifies the primal of its ``w``.  It pays on chains (OCR letters at ``C =
-10``: 3.3 s against 11.3 s; NER: 1.7 s against 4.4 s) but not on nearly separable
-multiclass data, whose plain passes converge well (2,000 MNIST digits at ``C = 100``:
-5.2 s against 3.6 s); ``accelerate=False`` switches it off.
+still certifies the primal of its ``w``.  It pays on chains but not on nearly
+separable multiclass data, whose plain passes converge well
+(``benchmarks/results/working_set_acceleration.md``); ``accelerate=False`` switches
+it off.
 
 The working sets are bounded (``MAX_ATOMS`` outputs per example, the truth
 included): a new output replaces the least violated one of weight 0, or the
@@ -69,29 +69,19 @@ KERNEL_OPERATIONS = ("part_scores", "add_features", "argmax", "encode")
 INITIAL_ATOMS = 8
 MAX_ATOMS = 32
 #: Pairwise steps per visit of an example, at most: later steps on one example gain
-#: little before the others move ``w``.  OCR letters to a relative gap of 1e-2 at
-#: C = 0.1 / 1 / 10 (before the acceleration), oracle passes (cached passes, seconds):
-#: at most 50 steps, 25 (271, 1.45) / 39 (801, 4.6) / 88 (2335, 15.1); at most 10, 26
-#: (296, 1.37) / 39 (801, 4.3) / 92 (2447, 11.4); at most 2, 100 oracle passes at C = 10
-#: end at 1.8e-2.
+#: little before the others move ``w`` (10 needs as many oracle passes as 50 and less
+#: time; 2 needs far more oracle passes).
 MAX_STEPS = 10
 #: Cached passes after an oracle pass: until the working sets' gap is below this
 #: fraction of the proximal datafit's gap at the last oracle pass, at most
-#: ``MAX_CACHED_PASSES``.  Seconds to a relative gap of 1e-2 on OCR letters (704 words)
-#: at C = 0.1 / 1 / 10, accelerated: fraction 0.5, 0.78 / 1.41 / 2.9; 0.3, 0.87 / 1.89 /
-#: 3.4; 0.2, 0.96 / 2.1 / 4.0 (without acceleration, at 0.05: 1.4 / 4.3 / 12.3 in that
-#: session; 1.25 / 3.5 / 11.3 against 0.83 / 1.8 / 3.3 side by side in another).  But
-#: 0.5 leaves the proximal problems too rough on 2,000 MNIST digits at C = 100 (a gap of
-#: 0.57 after 100 oracle passes); 0.3 reaches 1e-2 in 76 to 80 (0.1 and 0.05: 82, 83).
-#: Without the acceleration (fraction 0.05) MNIST needs 41 (3.6 s against 5.2 s; see
-#: ``benchmarks/bench_working_set_acceleration.py``).
+#: ``MAX_CACHED_PASSES``.  A larger fraction is faster on chains, but 0.5 leaves the
+#: proximal problems too rough on nearly separable multiclass data, where 0.3 converges
+#: (``benchmarks/results/working_set_acceleration.md``).
 INNER_GAP_FRACTION = 0.3
 MAX_CACHED_PASSES = 30
 #: ``inner_C`` is this many times ``sqrt(C easy_C)`` (see :func:`proximal_C`).  Too
-#: small a proximal ``C`` stalls the outer sequence (2,000 MNIST digits to 1e-2: at C =
-#: 10, 47 oracle passes at factor 1, 34 at factor 4; at C = 100, a gap of 0.38 after 100
-#: at factor 1, 76 passes at 4); too large forgoes the acceleration (OCR letters at C =
-#: 10: 3.1 s at factor 1, 3.3 s at 4).
+#: small a proximal ``C`` stalls the outer sequence on nearly separable data; too large
+#: forgoes the acceleration.
 PROXIMAL_FACTOR = 4.0
 
 
@@ -349,10 +339,8 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
             "warm_start=False.")
     if state is None or state.C != C or state.accelerate != accelerate:
         # a warm start at another C keeps the working sets but puts the weight back on the
-        # truth (the old weights, rescaled, start far from the new optimum: on small chains
-        # C = 1 to 10 took 185 oracle passes against 118 cold); OCR letters to 1e-2 along
-        # C = 0.1, 1, 10 (before the acceleration): 25, 22 and 69 oracle passes against 25,
-        # 39 and 88 cold; the proximal centre restarts at 0
+        # truth (the old weights, rescaled, start far from the new optimum, slower than a
+        # cold start); the proximal centre restarts at 0
         truth = datafit.truth
         atoms = (_on_the_truth(state.atoms) if state is not None else
                  _initial_atoms(truth, batch.part_offsets, min(INITIAL_ATOMS, MAX_ATOMS)))

@@ -513,9 +513,9 @@ TOKEN_KERNEL_OPS = KernelOps(
 
 #: Dense token features with at most this fraction of non-zero values reach the kernels
 #: as CSR: the dense loops test every value for zero, a branch the CPU often mispredicts
-#: where zeros and non-zeros mix, and CSR visits the non-zeros only (online EG passes on MNIST
-#: pixels, 19% non-zero, 2x faster, on OCR letters, 22%, 6%; on random features 2.5x at
-#: 50%, 1.1x at 100%), for at most 6 bytes per value beside the batch's dense 8.
+#: where zeros and non-zeros mix, and CSR visits the non-zeros only (faster up to about
+#: half non-zero, and no slower beyond), for at most 6 bytes per value beside the batch's
+#: dense 8.
 SPARSE_KERNEL_DENSITY = 0.5
 
 
