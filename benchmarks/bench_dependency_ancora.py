@@ -152,9 +152,11 @@ def sgd_epoch(order, data, part_offsets, true_parts, w, scale, eta0, k, n, C):
 
 
 def run_eg(problem, Model, C, passes, rows, label, annealing=True):
-    # the paper's visiting order: uniform (EGStructuredSVM's default; EGCRF's is gap sampling)
+    # the paper's visiting order: uniform (EGStructuredSVM's default; EGCRF's is gap sampling);
+    # without annealing, the hinge's EG runs on its own dual (no smoothing) too
+    plain = {"smoothing": False} if Model is EGStructuredSVM and not annealing else {}
     model = Model(C=C, structure=problem.structure, max_iter=1, warm_start=True, order="shuffle",
-                  annealing=annealing)
+                  annealing=annealing, **plain)
     seconds = 0.0
     for epoch in range(1, passes + 1):
         model.set_params(random_state=epoch).fit(problem.X, problem.y)

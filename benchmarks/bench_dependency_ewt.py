@@ -69,6 +69,8 @@ def build(args, structure):
     if args.model == "perceptron":
         return StructuredPerceptron(structure=structure, max_iter=1, warm_start=True)
     solver = {} if args.solver is None else {"solver": args.solver}
+    if args.no_annealing and args.model == "egssvm":
+        solver["smoothing"] = False
     return MODELS[args.model](C=args.C[0], structure=structure, max_iter=1, warm_start=True,
                               annealing=not args.no_annealing, **solver)
 
@@ -88,8 +90,8 @@ def main():
                         help="EG: move to the next C (or stop) at this relative duality gap")
     parser.add_argument("--non-projective", action="store_true")
     parser.add_argument("--no-annealing", action="store_true",
-                        help="EG: start from the uniform dual at the first C (sensible at small "
-                        "C; the hinge loss's gated annealing can take 20 passes)")
+                        help="EG: start from the uniform dual at the first C, annealing neither C "
+                        "nor the hinge's temperature (sensible at small C)")
     parser.add_argument("--hash-bits", type=int, default=23)
     parser.add_argument("--solver", choices=["working_set"], default=None,
                         help="EGStructuredSVM's solver (default: online EG); a pass is then "

@@ -86,7 +86,8 @@ class _BaseEG(StructuredEstimator):
             self.structure_.training_structure(), batch, Y, loss=self._loss,
             solver=self.solver, order=self.order, learning_rate=self.learning_rate,
             eta0=self.eta0, max_iter=self.max_iter, annealing=self.annealing,
-            n_jobs=self.n_jobs, keep_dual=bool(self.warm_start),
+            smoothing=getattr(self, "smoothing", False), n_jobs=self.n_jobs,
+            keep_dual=bool(self.warm_start),
             **self._solver_arguments(sample_weight, state, callback))
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -369,18 +370,20 @@ class EGStructuredSVM(_BaseEG):
     warm_start : bool, default=False
         Keep the dual variables for the next ``fit`` (see :class:`EGCRF`).
     annealing : bool, default=True
-        With the online solver: anneal a temperature, not ``C``.  A cold fit
-        starts near the truth (``w`` near 0, sensible at any ``C``) and ascends
-        the dual of the hinge smoothed by ``H(alpha_i) / beta`` (the
-        softmax-margin loss at inverse temperature ``beta``, from
-        ``min(1, 0.1 / C)``), whose EG steps converge fast, and doubles
-        ``beta`` whenever the smoothing makes up half of the hinge duality gap;
-        the gap reported and stopped on is the hinge's, its primal evaluated
-        at (and ``coef_`` set to) a running average of the weights over the
-        last tenth of the passes (see :mod:`sklearn_struct.solvers.eg`).  A
-        warm start continues the
-        temperature.  ``False``: plain EG on the hinge dual from uniform
-        duals.  With the batch solver: anneal ``C`` (see :class:`EGCRF`).
+        Anneal ``C``, as :class:`EGCRF` does; not while ``smoothing`` applies,
+        whose start near the truth is sensible at any ``C``.
+    smoothing : bool, default=True
+        With the online solver: anneal a temperature instead.  A cold fit
+        starts near the truth (``w`` near 0) and ascends the dual of the hinge
+        smoothed by ``H(alpha_i) / beta`` (the softmax-margin loss at inverse
+        temperature ``beta``, from ``min(1, 0.1 / C)``), whose EG steps
+        converge fast, and doubles ``beta`` whenever the smoothing makes up
+        half of the hinge duality gap; the gap reported and stopped on is the
+        hinge's, its primal evaluated at (and ``coef_`` set to) a running
+        average of the weights over the last tenth of the passes (see
+        :mod:`sklearn_struct.solvers.eg`).  A warm start continues the
+        temperature.  ``False``: EG on the hinge dual itself from uniform
+        duals (annealing ``C`` if ``annealing``).
     accelerate : bool, default=True
         With the working-set solver: Catalyst's proximal-point extrapolation
         when ``C`` is far above the data's scale (see
@@ -443,19 +446,22 @@ dual_objective_, duality_gap_
     _parameter_constraints = {
         **_BaseEG._parameter_constraints,
         "solver": [StrOptions({"online", "batch", "working_set"})],
+        "smoothing": ["boolean"],
         "accelerate": ["boolean"],
     }
 
     def __init__(
         self, *, C=1.0, structure=None, solver="online", order="shuffle",
         learning_rate="adaptive", eta0=0.5, tol=1e-3, max_iter=100, warm_start=False,
-        annealing=True, accelerate=True, n_jobs=None, random_state=None, verbose=0,
+        annealing=True, smoothing=True, accelerate=True, n_jobs=None, random_state=None,
+        verbose=0,
     ):
         super().__init__(
             C=C, structure=structure, solver=solver, order=order, learning_rate=learning_rate,
             eta0=eta0, tol=tol, max_iter=max_iter, warm_start=warm_start, annealing=annealing,
             n_jobs=n_jobs, random_state=random_state, verbose=verbose,
         )
+        self.smoothing = smoothing
         self.accelerate = accelerate
 
     def _convergence_advice(self):

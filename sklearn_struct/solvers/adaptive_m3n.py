@@ -182,7 +182,7 @@ def adaptive_m3n(
         beta = np.sqrt(tau)
         eg = eg_solve(
             structure, batch, Y, loss="hinge", C=C, feature_scale=beta, tol=inner_tol,
-            max_iter=inner_max_iter, annealing="C", order="random", random_state=rng,
+            max_iter=inner_max_iter, annealing=True, order="random", random_state=rng,
             n_jobs=n_jobs,
         )
         w = np.where(beta > 0.0, beta * eg.state.w, 0.0)

@@ -78,7 +78,8 @@ class EGResult:
 def eg_solve(
     structure, batch, Y, *, loss="log", C=1.0, sample_weight=None, solver="online",
     order="shuffle", learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100,
-    annealing=False, state=None, random_state=None, n_jobs=None, verbose=0, callback=None,
+    annealing=False, smoothing=False, state=None, random_state=None, n_jobs=None, verbose=0,
+    callback=None,
     feature_scale=None, keep_dual=True,
 ):
     """Minimise ``1/2||w||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
@@ -119,14 +120,14 @@ def eg_solve(
         every pass when ``tol=0`` (a training curve).
     max_iter : float
         Maximum number of effective passes (step sizes tried / n_samples).
-    annealing : bool or "C"
-        Section 7.1.1, for a cold start: begin at ``min(C, uniform_start_C)``
-        (see :func:`uniform_start_C`) and move ``C`` to its target as in
-        :func:`next_annealed_C`.  For the hinge with the online solver, anneal
-        the temperature of the smoothed hinge instead, from a start near the
-        truth (see the module docstring); ``"C"`` anneals ``C`` for every loss
-        (the inner M3N steps of the adaptive M3N need it: at ``C = 1e4`` on
-        their rescaled features the smoothed start stalled).
+    annealing : bool
+        Anneal ``C`` (section 7.1.1), for a cold start: begin at
+        ``min(C, uniform_start_C)`` (see :func:`uniform_start_C`) and move ``C``
+        to its target as in :func:`next_annealed_C`.
+    smoothing : bool
+        For the hinge with the online solver: anneal the temperature of the
+        smoothed hinge instead, from a start near the truth (see the module
+        docstring); ``C`` is then not annealed.
     state : EGState, optional
         Dual variables of an earlier fit on the same examples (warm start).
     random_state : numpy.random.RandomState
@@ -167,7 +168,7 @@ def eg_solve(
     n = datafit.n_samples
 
     cold_start = state is None
-    smoothed = annealing is True and loss == "hinge" and solver == "online"
+    smoothed = smoothing and loss == "hinge" and solver == "online"
     expected = None  # scale * F mu of the state's marginals, when known
     if cold_start and solver == "batch":  # created where batch EG keeps it, on the chunks
         epoch_runner, marginals, expected = BatchPasses.uniform(datafit)

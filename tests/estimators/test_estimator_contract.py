@@ -75,7 +75,8 @@ def test_sample_weight_equivalence_at_a_tight_tolerance():
     # by plain EG from the uniform dual (547 passes); the smoothed-hinge annealing
     # (the default) was still at a relative gap of 1e-11 after 50,000 passes
     check_sample_weight_equivalence_on_dense_data(
-        "EGStructuredSVM", EGStructuredSVM(tol=1e-12, max_iter=50000, annealing=False))
+        "EGStructuredSVM", EGStructuredSVM(tol=1e-12, max_iter=50000, annealing=False,
+                                           smoothing=False))
     # the log-linear one is certified by the duality gap: sqrt(2 gap) bounds ||w - w*||
     rng = np.random.RandomState(42)
     X, y = rng.rand(15, 30), rng.randint(0, 3, size=15)

@@ -203,10 +203,11 @@ def test_warm_start_continues_on_head_arrays(Model):
     X = [rng.randint(4, 40, size=(n, 3)) for n in (3, 5, 4, 6, 2)]
     y = [next(_trees(len(x), True, True)) for x in X]
     structure = DependencyTreeStructure(hash_bits=10)
+    plain = {"smoothing": False} if Model is EGStructuredSVM else {}
     stepwise = Model(C=1.0, structure=structure, max_iter=1, warm_start=True, order="cyclic",
-                     annealing=False, tol=0.0)
+                     annealing=False, tol=0.0, **plain)
     whole = Model(C=1.0, structure=structure, max_iter=2, order="cyclic", annealing=False,
-                  tol=0.0)
+                  tol=0.0, **plain)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         stepwise.fit(X, y).fit(X, y)
