@@ -61,12 +61,14 @@ def _edge_score(edges, e, theta):
 
 
 @njit(cache=True, nogil=True)
-def log_inside(edges, n_nodes, theta, inside, edge_value):
+def log_inside(edges, n_nodes, theta, inside, edge_share):
     """Inside pass of the log semiring; returns ``log Z`` (the goal's value).
 
     ``inside[v]`` becomes the log-sum of the scores of node ``v``'s
-    derivations, and ``edge_value[e]`` the log-sum of those through edge ``e``.
-    One ``exp`` per edge and one ``log`` per node.
+    derivations, and ``edge_share[e]`` the share of its head's derivations that
+    go through edge ``e`` (its probability given the head, 0 for a head without
+    derivations).  One ``exp`` per edge and one ``log`` per node: the outside
+    pass and the sampler read the shares and need none.
     """
     inside[:n_nodes] = NEG_INF
     n_edges = edges.shape[0]
@@ -78,38 +80,42 @@ def log_inside(edges, n_nodes, theta, inside, edge_value):
         while stop < n_edges and edges[stop, HEAD] == head:
             value = (_edge_score(edges, stop, theta)
                      + _indexed_sum(edges, stop, TAIL0, TAIL1, inside))
-            edge_value[stop] = value
+            edge_share[stop] = value
             top = max(top, value)
             stop += 1
         if top == NEG_INF:
             inside[head] = NEG_INF
+            edge_share[e:stop] = 0.0
         else:
             total = 0.0
             for f in range(e, stop):
-                total += np.exp(edge_value[f] - top)
+                edge_share[f] = np.exp(edge_share[f] - top)
+                total += edge_share[f]
             inside[head] = top + np.log(total)
+            for f in range(e, stop):
+                edge_share[f] /= total
         e = stop
     return inside[n_nodes - 1]
 
 
 @njit(cache=True, nogil=True)
-def log_marginals(edges, n_nodes, theta, mu, inside, edge_value, mass):
+def log_marginals(edges, n_nodes, theta, mu, inside, edge_share, mass):
     """Part marginals (expected counts) into ``mu``; returns ``log Z``.
 
     The outside pass runs on probabilities rather than logs: ``mass[v]`` is the
     probability that a derivation uses node ``v``, and an edge into ``v`` takes
-    the share ``exp(edge_value - inside[v])`` of it, so every quantity stays in
-    ``[0, 1]`` and the pass costs one ``exp`` per edge.
+    its share (:func:`log_inside`) of it, so every quantity stays in ``[0, 1]``
+    and the pass needs no ``exp``.
     """
-    log_z = log_inside(edges, n_nodes, theta, inside, edge_value)
+    log_z = log_inside(edges, n_nodes, theta, inside, edge_share)
     mu[:] = 0.0
     mass[:n_nodes] = 0.0
     mass[n_nodes - 1] = 1.0
     for e in range(edges.shape[0] - 1, -1, -1):
         head = edges[e, HEAD]
-        if mass[head] == 0.0 or edge_value[e] == NEG_INF:
+        share = mass[head] * edge_share[e]
+        if share == 0.0:
             continue
-        share = mass[head] * np.exp(edge_value[e] - inside[head])
         for column in (PART0, PART1):
             if edges[e, column] >= 0:
                 mu[edges[e, column]] += share
@@ -228,12 +234,12 @@ def derivation_parts(edges, back, node, rank, stack, z):
 
 
 @njit(cache=True, nogil=True)
-def sample_parts(edges, n_nodes, inside, edge_value, group_start, uniforms, stack, z):
+def sample_parts(edges, n_nodes, edge_share, group_start, uniforms, stack, z):
     """Add the part counts of one exact sample of ``p(y) ~ exp(score)`` to ``z``.
 
     After :func:`log_inside`, walk down from the goal: at node ``v`` take an
-    edge into ``v`` with probability ``exp(edge_value - inside[v])``, using the
-    next number of ``uniforms`` (one per visited node), and go on to its tails.
+    edge into ``v`` with its share as probability, using the next number of
+    ``uniforms`` (one per visited node), and go on to its tails.
     ``group_start[v]`` is the first edge into ``v``; the edges into ``v`` run
     to the next row with another head.
     """
@@ -244,16 +250,15 @@ def sample_parts(edges, n_nodes, inside, edge_value, group_start, uniforms, stac
     while depth > 0:
         depth -= 1
         v = stack[depth, 0]
-        first = group_start[v]
         u = uniforms[draw]
         draw += 1
         chosen = -1
         total = 0.0
-        f = first
+        f = group_start[v]
         while f < n_edges and edges[f, HEAD] == v:
-            if edge_value[f] != NEG_INF:
+            if edge_share[f] > 0.0:
                 chosen = f
-                total += np.exp(edge_value[f] - inside[v])
+                total += edge_share[f]
                 if total > u:
                     break
             f += 1
@@ -338,15 +343,13 @@ def dp_sample(data, i, theta, Y_out):
     n_nodes, max_edges = hypergraph_size_op(data, i)  # noqa: F821 (bound by specialize)
     edges = np.empty((max_edges, 5), dtype=np.int64)
     edges = edges[:hypergraph_op(data, i, edges)]  # noqa: F821
-    inside = np.empty(n_nodes)
-    edge_value = np.empty(edges.shape[0])
-    log_inside(edges, n_nodes, theta, inside, edge_value)
+    edge_share = np.empty(edges.shape[0])
+    log_inside(edges, n_nodes, theta, np.empty(n_nodes), edge_share)
     starts = np.empty(n_nodes, dtype=np.int64)
     group_starts(edges, n_nodes, starts)
     stack = np.empty((n_nodes, 2), dtype=np.int64)
     z = np.empty(theta.shape[0])
     for j in range(Y_out.shape[0]):
         z[:] = 0.0
-        sample_parts(edges, n_nodes, inside, edge_value, starts, np.random.random(n_nodes),
-                     stack, z)
+        sample_parts(edges, n_nodes, edge_share, starts, np.random.random(n_nodes), stack, z)
         decode_op(data, i, z, Y_out[j])  # noqa: F821
