@@ -25,8 +25,8 @@ largest resident set during a fit (the peak is reset before each fit through
 ``/proc/self/clear_refs``, so that loading and featurising the data do not count),
 'before GB' the resident set when the fit starts.
 
-Run from benchmarks/:  python bench_semimarkov_ner.py [--n-train 0] [--C 0.3 1 3]
-    [--max-iter 40] [--tol 1e-3] [--svm]
+Run from benchmarks/:  python bench_semimarkov_ner.py [--n-train 0] [--C 1 3 10]
+    [--max-iter 30] [--tol 1e-3] [--svm]
 """
 
 import argparse
@@ -162,8 +162,8 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--n-train", type=int, default=0, help="first training sentences (0: all)")
-    parser.add_argument("--C", type=float, nargs="+", default=[0.3, 1.0, 3.0])
-    parser.add_argument("--max-iter", type=int, default=40)
+    parser.add_argument("--C", type=float, nargs="+", default=[1.0, 3.0, 10.0])
+    parser.add_argument("--max-iter", type=int, default=30)
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--svm", action="store_true", help="also EGStructuredSVM")
     parser.add_argument("--child", choices=MODELS, help=argparse.SUPPRESS)
