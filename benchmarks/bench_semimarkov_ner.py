@@ -25,8 +25,16 @@ largest resident set during a fit (the peak is reset before each fit through
 ``/proc/self/clear_refs``, so that loading and featurising the data do not count),
 'before GB' the resident set when the fit starts.
 
+With ``--kernels`` it instead times the per-example kernel operations that a pass calls
+(part scores, marginals, the adjoint map, argmax) over the training sentences, in
+microseconds per token, for the chain's own forward-backward and Viterbi, for the chain
+through the generic dynamic program (``kernel_ops.generic()``) and for the semi-Markov
+chain (which has only the generic one), with the hyperedges per token: what separates the
+cost of more edges from the cost of the generic program.  Random weights, the fastest
+of 3 runs.
+
 Run from benchmarks/:  python bench_semimarkov_ner.py [--n-train 0] [--C 1 3 10]
-    [--max-iter 30] [--tol 1e-3] [--svm]
+    [--max-iter 30] [--tol 1e-3] [--svm] [--kernels]
 """
 
 import argparse
@@ -40,6 +48,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _record import markdown_table, record  # noqa: E402
@@ -87,6 +96,99 @@ def resident_gb(field):
         for line in fh:
             if line.startswith(field + ":"):
                 return int(line.split()[1]) / 2**20
+
+
+@njit
+def _each_marginals(op, data, offsets, theta, mu):
+    for i in range(offsets.shape[0] - 1):
+        op(data, i, theta[offsets[i]:offsets[i + 1]], mu[offsets[i]:offsets[i + 1]])
+
+
+@njit
+def _each_part_scores(op, data, offsets, w, out):
+    for i in range(offsets.shape[0] - 1):
+        op(data, i, w, np.empty(0), out[offsets[i]:offsets[i + 1]])
+
+
+@njit
+def _each_add_features(op, data, offsets, coef, w):
+    for i in range(offsets.shape[0] - 1):
+        op(data, i, coef[offsets[i]:offsets[i + 1]], np.empty(0), w)
+
+
+@njit
+def _each_argmax(op, data, offsets, unit_offsets, scores, Y):
+    for i in range(offsets.shape[0] - 1):
+        op(data, i, scores[offsets[i]:offsets[i + 1]], Y[unit_offsets[i]:unit_offsets[i + 1]])
+
+
+@njit
+def _count_edges(size, hypergraph, data, n_samples):
+    total = 0
+    for i in range(n_samples):
+        total += hypergraph(data, i, np.empty((size(data, i)[1], 5), dtype=np.int64))
+    return total
+
+
+def kernels(args):
+    """Microseconds per token of each kernel operation; record them."""
+    from sklearn_struct.datasets import load_conll
+    from sklearn_struct.preprocessing import SequenceDictVectorizer, conll_token_features
+
+    train = load_conll(args.data / "eng.train.gz")
+    n_train = args.n_train or len(train.tags)
+    X = SequenceDictVectorizer().fit_transform(
+        [conll_token_features(w, p) for w, p in zip(train.word[:n_train], train.pos[:n_train])])
+    y = train.tags[:n_train]
+    classes = sorted({tag for tags in y for tag in tags})
+    n_tokens = sum(map(len, y))
+    load = os.getloadavg()[0]
+    rows = []
+    for name, model, generic in (("chain, its own forward-backward", "chain", False),
+                                 ("chain, generic dynamic program", "chain", True),
+                                 ("semi-Markov (generic dynamic program)", "semi-Markov", False)):
+        structure = make_structure(model).for_classes(classes, y)
+        batch = structure.make_batch(X, n_states=len(classes))
+        data, offsets = structure.kernel_data(batch), batch.part_offsets
+        ops = (structure.kernel_ops.generic() if generic else structure.kernel_ops).functions
+        w = np.random.default_rng(0).normal(scale=0.1, size=batch.n_weights)
+        theta, mu = np.empty(offsets[-1]), np.empty(offsets[-1])
+        Y = np.empty(n_tokens, dtype=np.int64)
+        calls = {
+            "part_scores": lambda: _each_part_scores(ops["part_scores"], data, offsets, w, theta),
+            "marginals": lambda: _each_marginals(ops["marginals"], data, offsets, theta, mu),
+            "add_features": lambda: _each_add_features(ops["add_features"], data, offsets, mu,
+                                                       np.zeros_like(w)),
+            "argmax": lambda: _each_argmax(ops["argmax"], data, offsets, batch.unit_offsets,
+                                           theta, Y)}
+        row = [name, f"{offsets[-1] / n_tokens:.1f}"]
+        edges = "-"
+        if generic or model == "semi-Markov":
+            size, hypergraph = ops["hypergraph_size"], ops["hypergraph"]
+            edges = f"{_count_edges(size, hypergraph, data, batch.n_samples) / n_tokens:.1f}"
+        row.append(edges)
+        for call in calls.values():
+            call()  # compiles
+            seconds = []
+            for _ in range(3):
+                start = time.perf_counter()
+                call()
+                seconds.append(time.perf_counter() - start)
+            row.append(f"{min(seconds) / n_tokens * 1e6:.2f}")
+        rows.append(row)
+        print(" | ".join(row), flush=True)
+    body = (
+        f"The kernel operations of one pass, over the first {n_train} sentences of eng.train "
+        f"({n_tokens} tokens), random weights, microseconds per token (the fastest of 3 "
+        f"runs after a compiling one; load average {load:.1f} at the start"
+        + (", so the figures are noisy" if load > 1.5 else "") + "). The semi-Markov chain "
+        "has only the generic dynamic program: its marginals and argmax are to be read against "
+        "the chain's through the same program.\n\n"
+        + markdown_table(["model", "parts / token", "hyperedges / token", "part_scores",
+                          "marginals", "add_features", "argmax"], rows))
+    print(body)
+    command = "cd benchmarks && python bench_semimarkov_ner.py " + " ".join(sys.argv[1:])
+    record("Semi-Markov chain vs chain: kernel cost per token", body, command.strip())
 
 
 def child(model, estimator, args):
@@ -166,11 +268,16 @@ def main():
     parser.add_argument("--max-iter", type=int, default=30)
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--svm", action="store_true", help="also EGStructuredSVM")
+    parser.add_argument("--kernels", action="store_true",
+                        help="time the kernel operations per token instead")
     parser.add_argument("--child", choices=MODELS, help=argparse.SUPPRESS)
     parser.add_argument("--estimator", default="EGCRF", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child, args.estimator, args)
+        return
+    if args.kernels:
+        kernels(args)
         return
 
     loads = [os.getloadavg()[0]]
