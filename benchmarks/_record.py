@@ -66,6 +66,36 @@ def record(section, body, command):
         f"{body.strip()}\n<!-- end {section} -->\n"
     )
     write_section(topic_of(command), section, block)
+    write_summary()
+
+
+SUMMARY_HEAD = """# Benchmarks
+
+Each script in this folder runs one comparison side by side and records its tables in
+`results/<topic>.md` (the topic is the script's name without `bench_`), with the command,
+the machine, the library versions and the date of each table. Run a script from this
+folder, for example `python bench_eg_conll.py`; the ones that need the shared corpora read
+them from `../../shared/data`. Timings are taken on a quiet machine unless the record says
+otherwise; numba's first compilation is timed apart.
+
+| topic | script | what it measures | sections |
+|---|---|---|---|
+"""
+
+
+def write_summary():
+    """Rewrite ``benchmarks/README.md``: one row per record, from its script's docstring."""
+    import ast
+
+    rows = []
+    for path in sorted(RESULTS.glob("*.md")):
+        script = RESULTS.parent / f"bench_{path.stem}.py"
+        doc = ast.get_docstring(ast.parse(script.read_text())) or ""
+        what = " ".join(doc.split("\n\n")[0].split())
+        sections = path.read_text().count("<!-- begin ")
+        rows.append(f"| [{path.stem}](results/{path.name}) | `{script.name}` | {what} "
+                    f"| {sections} |")
+    (RESULTS.parent / "README.md").write_text(SUMMARY_HEAD + "\n".join(rows) + "\n")
 
 
 def add_order_option(parser, default="gap"):
