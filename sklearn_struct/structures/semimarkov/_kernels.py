@@ -154,7 +154,7 @@ def semimarkov_decode(data, i, z, y_out):
 @njit(cache=True, nogil=True)
 def semimarkov_hypergraph_size(data, i):
     T, _, L, M, _ = _shape(data, i)
-    return T * L + 1, T * M * L * L + L
+    return 3 * L * T + 1, T * (L * L + L + 2 * M * L) + L
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -167,35 +167,55 @@ def _renderable(data, label, length, after_same):
             and (length == 2 or tags[INSIDE] >= 0))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _edge(edges, n, head, tail, part):
+    edges[n, 0], edges[n, 1], edges[n, 2], edges[n, 3], edges[n, 4] = head, tail, -1, part, -1
+    return n + 1
+
+
 @njit(cache=True, nogil=True)
 def semimarkov_hypergraph(data, i, edges):
-    """Node ``t * L + l``: the segmentations of tokens ``0..t`` whose last segment has label
-    ``l``.  A segment of ``O`` has one token, and a segment that the tags cannot write
-    (``I-X`` without ``B-X``, say) has no edge."""
+    """The forward recursion over segments, with the transition factored out of the
+    segment: at each token ``p``, node ``3 L p + l`` (the *entry* of label ``l`` at ``p``)
+    holds the segmentations of tokens ``0..p-1`` followed by a transition into ``l``, and
+    node ``3 L p + 2 L + l`` those of tokens ``0..p`` whose last segment has label ``l``.
+    A label whose tags write a segment differently after one of the same label (IOB1's
+    ``B-X``) has a second entry, ``3 L p + L + l``, from that label alone; a segment that
+    the tags cannot write, or an ``O`` segment of more than one token, has no edge.
+    ``O(T (L^2 + max_length L))`` edges."""
     T, _, L, M, n_segment = _shape(data, i)
-    n = 0
-    for end in range(T):
-        for label in range(L):
-            longest = 1 if label == data.outside else min(M, end + 1)
-            for length in range(1, longest + 1):
-                s = end - length + 1
-                part = ((s * M) + length - 1) * L + label
-                head = end * L + label
-                for previous in range(-1 if s == 0 else 0, 0 if s == 0 else L):
-                    after_same = previous == label and label != data.outside
-                    if not _renderable(data, label, length, after_same):
-                        continue
-                    edges[n, 0], edges[n, 2], edges[n, 3] = head, -1, part
-                    if previous < 0:
-                        edges[n, 1], edges[n, 4] = -1, n_segment + L * L + label
-                    else:
-                        edges[n, 1], edges[n, 4] = (s - 1) * L + previous, \
-                            n_segment + previous * L + label
-                    n += 1
+    transitions, starts, ends = n_segment, n_segment + L * L, n_segment + L * L + L
+    split = np.zeros(L, dtype=np.bool_)  # labels whose segments depend on the previous label
     for label in range(L):
-        edges[n, 0], edges[n, 1], edges[n, 2] = T * L, (T - 1) * L + label, -1
-        edges[n, 3], edges[n, 4] = n_segment + L * L + L + label, -1
-        n += 1
+        for length in range(1, M + 1):
+            split[label] |= (_renderable(data, label, length, True)
+                             != _renderable(data, label, length, False))
+    n = 0
+    for p in range(T):
+        entries, ends_at = 3 * L * p, 3 * L * p + 2 * L
+        for label in range(L):
+            if p == 0:
+                n = _edge(edges, n, entries + label, -1, starts + label)
+                continue
+            for previous in range(L):
+                if not (split[label] and previous == label):
+                    n = _edge(edges, n, entries + label, ends_at - 3 * L + previous,
+                              transitions + previous * L + label)
+        for label in range(L):
+            if p > 0 and split[label]:
+                n = _edge(edges, n, entries + L + label, ends_at - 3 * L + label,
+                          transitions + label * L + label)
+        for label in range(L):
+            longest = 1 if label == data.outside else min(M, p + 1)
+            for length in range(1, longest + 1):
+                s = p - length + 1
+                part = ((s * M) + length - 1) * L + label
+                if _renderable(data, label, length, False):
+                    n = _edge(edges, n, ends_at + label, 3 * L * s + label, part)
+                if split[label] and s > 0 and _renderable(data, label, length, True):
+                    n = _edge(edges, n, ends_at + label, 3 * L * s + L + label, part)
+    for label in range(L):
+        n = _edge(edges, n, 3 * L * T, 3 * L * (T - 1) + 2 * L + label, ends + label)
     return n
 
 
