@@ -405,6 +405,16 @@ CASES = {
     "dependency: continuous heads": Case(
         "dependency", "continuous targets", lambda X, y: (X, [[0.5, 1.0, 1.0], y[1]]),
         ValueError, r"y\[0\]: expected a 1-D array of integer heads"),
+    "dependency: gold heads with a cycle": Case(
+        "dependency", "invalid outputs", lambda X, y: (X, [[0, 3, 2], y[1]]), ValueError,
+        r"sentence 0: the heads form a cycle through word 2; expected a tree"),
+    "dependency: two roots under single_root=True": Case(
+        "dependency", "invalid outputs", lambda X, y: (X, [[0, 0, 1], y[1]]), ValueError,
+        r"sentence 0: words 1 and 2 both have head 0; single_root=True expects exactly one"),
+    "dependency: crossing arcs under projective=True": Case(
+        "dependency", "invalid outputs", lambda X, y: (X, [[2, 0, 1], y[1]]), ValueError,
+        r"sentence 0: the arcs 0 -> 2 and 1 -> 3 cross; projective=True expects projective "
+        r"trees \(sklearn_struct.datasets.projectivize lifts crossing arcs, filter_projective"),
     "dependency: y_i of the wrong length": Case(
         "dependency", "lengths that disagree", lambda X, y: (X, [[0, 1], y[1]]), ValueError,
         r"y\[0\]: expected 3 heads \(one per token\), got 2"),
@@ -459,6 +469,36 @@ def test_bad_input_is_refused_before_any_work(case, name, no_solver):
     X, y = spec.build(*valid(spec.structure))
     with pytest.raises(spec.error, match=spec.match):
         make_estimator(name, spec.structure).fit(X, y)
+
+
+# ----------------------------------------------------------- structure settings
+#: (structure, settings of its constructor, error, message): refused when fitting begins
+SETTING_CASES = {
+    "dependency: projective='no'": (
+        "dependency", {"projective": "no"}, TypeError, "projective must be True or False, "
+        "got 'no'"),
+    "dependency: single_root=None": (
+        "dependency", {"single_root": None}, TypeError, "single_root must be True or False, "
+        "got None"),
+    "dependency: punctuation_weight=-1": (
+        "dependency", {"punctuation_weight": -1}, ValueError, "punctuation_weight must be a "
+        "finite number >= 0, got -1"),
+    "dependency: punctuation_weight=nan": (
+        "dependency", {"punctuation_weight": np.nan}, ValueError, "punctuation_weight must be "
+        "a finite number >= 0, got nan"),
+}
+SETTING_CATALOGUE = [(case, name) for case, spec in SETTING_CASES.items()
+                     for name in SUPPORTED[spec[0]]]
+
+
+@pytest.mark.parametrize("case, name", SETTING_CATALOGUE)
+def test_bad_structure_settings_are_refused_before_any_work(case, name, no_solver):
+    structure, settings, error, match = SETTING_CASES[case]
+    X, y = valid(structure)
+    model = getattr(sklearn_struct, name)(
+        structure=DependencyTreeStructure(hash_bits=8, **settings), max_iter=2)
+    with pytest.raises(error, match=match):
+        model.fit(X, y)
 
 
 # ------------------------------------------------------------ at predict and score
@@ -712,6 +752,9 @@ def catalogue_summary():
         spec = PREDICT_CASES[case]
         error = spec[3] if isinstance(spec[3], type) else spec[3][0]
         rows[spec[1] + " (predict)", f"{error.__name__} before any work"] += 1
+    for case, name in SETTING_CATALOGUE:
+        rows["invalid structure settings", f"{SETTING_CASES[case][2].__name__} before any "
+             "work"] += 1
     for name, structure in UNSUPPORTED:
         rows["unsupported estimator/structure", f"{UNSUPPORTED[name, structure][0].__name__} "
              "before any work"] += 1
