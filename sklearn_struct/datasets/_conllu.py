@@ -22,7 +22,7 @@ def load_conllu(path, *, encoding="utf-8"):
     path : str or path-like
         The ``.conllu`` file (plain text or gzip).
     encoding : str, default="utf-8"
-        Text encoding of the file.
+        Text encoding of the file (a UTF-8 byte-order mark at its start is dropped).
 
     Returns
     -------

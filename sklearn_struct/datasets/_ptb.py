@@ -9,11 +9,12 @@ collapsed unary chains (what a grammar in Chomsky normal form needs), and
 :func:`unbinarize` undoes it.
 """
 
-import gzip
 import re
 from pathlib import Path
 
 from sklearn.utils import Bunch
+
+from ._io import read_text
 
 __all__ = ["Tree", "binarize", "clean_tree", "load_ptb", "unbinarize"]
 
@@ -190,7 +191,8 @@ def load_ptb(path, *, clean=True):
     Parameters
     ----------
     path : str or path-like
-        The file (``.gz`` is decompressed).
+        The file (plain text or gzip), UTF-8 (a byte-order mark at its start is
+        dropped).
     clean : bool, default=True
         Apply :func:`clean_tree` (function tags, indices, ``-NONE-``).
 
@@ -203,7 +205,8 @@ def load_ptb(path, *, clean=True):
     Raises
     ------
     ValueError
-        Unbalanced brackets or a malformed tree, naming the file and line.
+        Unbalanced brackets, a malformed tree or bytes that are not UTF-8 text,
+        naming the file and line.
 
     Examples
     --------
@@ -213,9 +216,7 @@ def load_ptb(path, *, clean=True):
     (3914, ['Pierre', 'Vinken', ','])
     """
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        text = fh.read()
+    text = read_text(path)
     trees, lines = [], []
     depth, start, line = 0, None, 1
     for match in re.finditer(r"\(|\)|\n", text):
