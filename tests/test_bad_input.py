@@ -114,6 +114,13 @@ def _graph(X, i, position, value):
     return _replace(X, i, tuple(graph))
 
 
+def _with_child(tree, k, child):
+    """A copy of ``tree`` whose child ``k`` is replaced after construction."""
+    tree = Tree(tree.label, tree.children)
+    tree.children[k] = child
+    return tree
+
+
 Case = collections.namedtuple("Case", "structure kind build error match")
 E = r"(EGCRF|EGStructuredSVM|L1M3N|DualExtragradientMatcher|StructuredPerceptron|SM\w+)"
 EXPECTED_DATA = "must be a 2-D array or sparse matrix"
@@ -437,6 +444,10 @@ CASES = {
     "cfg: a tree over other words": Case(
         "cfg", "invalid outputs", lambda X, y: (X, [y[1], y[1]]), ValueError,
         r"y\[0\]: the tree's words \['w3', 'w2'\] are not those of sentence 0"),
+    "cfg: a tree with an int child": Case(
+        "cfg", "invalid outputs", lambda X, y: (X, [_with_child(y[0], 1, 3), y[1]]), ValueError,
+        r"y\[0\]: not a well-formed tree: 'S': child 1 is of type int; expected a Tree or a "
+        r"word \(str\)"),
     "cfg: a rule outside the grammar": Case(
         "cfg", "invalid outputs",
         lambda X, y: (X, [Tree("S", [Tree("B", ["w1"]), Tree("B", ["w2"])]), y[1]]),
@@ -472,20 +483,24 @@ def test_bad_input_is_refused_before_any_work(case, name, no_solver):
 
 
 # ----------------------------------------------------------- structure settings
-#: (structure, settings of its constructor, error, message): refused when fitting begins
+#: (structure, the structure object, error, message): refused when fitting begins
 SETTING_CASES = {
     "dependency: projective='no'": (
-        "dependency", {"projective": "no"}, TypeError, "projective must be True or False, "
-        "got 'no'"),
+        "dependency", lambda: DependencyTreeStructure(projective="no", hash_bits=8), TypeError,
+        "projective must be True or False, got 'no'"),
     "dependency: single_root=None": (
-        "dependency", {"single_root": None}, TypeError, "single_root must be True or False, "
-        "got None"),
+        "dependency", lambda: DependencyTreeStructure(single_root=None, hash_bits=8), TypeError,
+        "single_root must be True or False, got None"),
     "dependency: punctuation_weight=-1": (
-        "dependency", {"punctuation_weight": -1}, ValueError, "punctuation_weight must be a "
-        "finite number >= 0, got -1"),
+        "dependency", lambda: DependencyTreeStructure(punctuation_weight=-1, hash_bits=8),
+        ValueError, "punctuation_weight must be a finite number >= 0, got -1"),
     "dependency: punctuation_weight=nan": (
-        "dependency", {"punctuation_weight": np.nan}, ValueError, "punctuation_weight must be "
-        "a finite number >= 0, got nan"),
+        "dependency", lambda: DependencyTreeStructure(punctuation_weight=np.nan, hash_bits=8),
+        ValueError, "punctuation_weight must be a finite number >= 0, got nan"),
+    "cfg: rules given as text": (
+        "cfg", lambda: WeightedCFGStructure("S -> NP VP", hash_bits=8), TypeError,
+        r"grammar must be a Grammar, got str \(build one with Grammar\(...\) or "
+        "Grammar.from_trees"),
 }
 SETTING_CATALOGUE = [(case, name) for case, spec in SETTING_CASES.items()
                      for name in SUPPORTED[spec[0]]]
@@ -493,10 +508,9 @@ SETTING_CATALOGUE = [(case, name) for case, spec in SETTING_CASES.items()
 
 @pytest.mark.parametrize("case, name", SETTING_CATALOGUE)
 def test_bad_structure_settings_are_refused_before_any_work(case, name, no_solver):
-    structure, settings, error, match = SETTING_CASES[case]
+    structure, make_structure, error, match = SETTING_CASES[case]
     X, y = valid(structure)
-    model = getattr(sklearn_struct, name)(
-        structure=DependencyTreeStructure(hash_bits=8, **settings), max_iter=2)
+    model = getattr(sklearn_struct, name)(structure=make_structure(), max_iter=2)
     with pytest.raises(error, match=match):
         model.fit(X, y)
 
