@@ -545,6 +545,11 @@ PREDICT_CASES = {
     "matching: more edge features": ("matching", "feature-count mismatch",
                                      lambda X: [(ones((4, 3)), FULL)], ValueError,
                                      "X has 3 features, but .* is expecting 2"),
+    "dependency: a second tag set at predict": (
+        "dependency", "feature-count mismatch",
+        lambda X: [np.column_stack([x, np.zeros((len(x), 2), int)]) for x in X], ValueError,
+        r"X has 5 attribute columns per word \(a second tag set\), but .* was fitted on 3 or "
+        r"4 attribute columns per word \(no second tag set\)"),
     "tree: more node features": ("tree", "feature-count mismatch",
                                  lambda X: [(ones((2, 3)), np.array([-1, 0]))], ValueError,
                                  "X has 3 features, but .* is expecting 2"),

@@ -258,3 +258,12 @@ def test_gold_trees_outside_the_output_space_name_sentence_and_word(heads, setti
     else:
         with pytest.raises(ValueError, match=match):
             structure.check_outputs(batch, Y)
+
+
+def test_punctuation_flags_at_predict_only_are_accepted():
+    # a fourth column (punctuation flags) weighs the loss, not the features: same layout
+    X = [np.array([[5, 6, 3], [7, 8, 3]]), np.array([[5, 6, 3]])]
+    model = EGCRF(structure=DependencyTreeStructure(hash_bits=8), max_iter=2).fit(
+        X, [np.array([0, 1]), np.array([0])])
+    flagged = [np.column_stack([x, np.zeros(len(x), dtype=int)]) for x in X]
+    assert [p.tolist() for p in model.predict(flagged)] == [p.tolist() for p in model.predict(X)]

@@ -410,6 +410,24 @@ class DependencyTreeStructure(BaseStructure):
         """
         return int(batch.n_weights)
 
+    def input_layout(self, batch):
+        """Whether the sentences carry a second tag set: it changes every POS template.
+
+        Parameters
+        ----------
+        batch : DependencyBatch
+            A batch returned by :meth:`make_batch`.
+
+        Returns
+        -------
+        layout : str
+            ``"5 attribute columns per word (a second tag set)"`` or ``"3 or 4
+            attribute columns per word (no second tag set)"``.
+        """
+        if batch.n_features == 5:
+            return "5 attribute columns per word (a second tag set)"
+        return "3 or 4 attribute columns per word (no second tag set)"
+
     def kernel_data(self, batch, training=False):
         return (batch.attrs, batch.unit_offsets, int(self.hash_bits), bool(self.projective),
                 bool(self.single_root))
