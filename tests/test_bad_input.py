@@ -7,18 +7,24 @@ estimator taking that structure must refuse with a ``ValueError`` or
 when entered.  The edge inputs that are accepted have a documented behaviour,
 tested in the second half (0 feature columns, graphs without edges, unseen
 labels at scoring, all-zero binary targets).  Inputs that could crash the
-interpreter in the numba kernels run in a subprocess.
+interpreter in the numba kernels run in a subprocess.  Invalid structure
+settings are refused by every estimator in the same way; grammars and trees
+when they are built; malformed files by every loader, naming the file and the
+line; and bad files or paths by the ``sklearn-struct`` commands, in one line
+on standard error before any work.
 
 The classes of input and how each is handled are summarised by
 ``catalogue_summary()`` (printed by ``python tests/test_bad_input.py``).
 """
 
 import collections
+import re
 import subprocess
 import sys
 import textwrap
 import warnings
 
+import joblib
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -26,7 +32,9 @@ from sklearn.exceptions import ConvergenceWarning
 
 import sklearn_struct
 from sklearn_struct import EGCRF, DualExtragradientMatcher, eg_path
-from sklearn_struct.datasets import Tree
+from sklearn_struct.cli import MODEL_FORMAT
+from sklearn_struct.cli import main as cli_main
+from sklearn_struct.datasets import Tree, load_cachopo_text, load_conll, load_conllu, load_ptb
 from sklearn_struct.structures import (
     DependencyTreeStructure,
     Grammar,
@@ -761,6 +769,172 @@ def test_risky_inputs_do_not_crash_the_interpreter():
     assert "clean exit after" in run.stdout
 
 
+# ------------------------------------------------------- grammars and trees, when built
+G = {"nonterminals": ["A", "B", "S"], "terminals": ["a", "b"], "binary_rules": [[2, 0, 1]],
+     "lexical_rules": [[0, 0], [1, 1]], "roots": [2]}
+#: what is built: (class of input, build, error, message)
+BUILD_CASES = {
+    "Grammar: a binary rule of 2 ids": (
+        "grammar rules of the wrong shape", lambda: Grammar(**{**G, "binary_rules": [[0, 0]]}),
+        ValueError, r"binary_rules: expected an \(n, 3\) array of \(A, B, C\) of integer "
+        r"ids, got shape \(1, 2\)"),
+    "Grammar: binary rules given flat": (  # not reshaped behind the user's back
+        "grammar rules of the wrong shape",
+        lambda: Grammar(**{**G, "binary_rules": [2, 0, 1, 2, 1, 0]}), ValueError,
+        r"binary_rules: expected an \(n, 3\) .* got shape \(6,\)"),
+    "Grammar: a lexical rule of 3 ids": (
+        "grammar rules of the wrong shape", lambda: Grammar(**{**G, "lexical_rules": [[0, 0, 0]]}),
+        ValueError, r"lexical_rules: expected an \(n, 2\)"),
+    "Grammar: roots as a table": (
+        "grammar rules of the wrong shape", lambda: Grammar(**{**G, "roots": [[2]]}), ValueError,
+        "roots: expected a 1-D array of integer ids"),
+    "Grammar: float symbol ids": (
+        "grammar ids that are not integers",
+        lambda: Grammar(**{**G, "binary_rules": [[2.0, 0, 1]]}), TypeError,
+        "binary_rules: expected .* got float64"),
+    "Grammar: a root out of range": (
+        "grammar ids out of range", lambda: Grammar(**{**G, "roots": [5]}), ValueError,
+        r"roots: 5 is not a symbol id in 0..2"),
+    "Grammar: a negative root": (
+        "grammar ids out of range", lambda: Grammar(**{**G, "roots": [-1]}), ValueError,
+        r"roots: -1 is not a symbol id in 0..2"),
+    "Grammar: a tag out of range": (
+        "grammar ids out of range", lambda: Grammar(**{**G, "lexical_rules": [[0, 2]]}),
+        ValueError, r"lexical_rules row 0: a = 2 is not a tag id in 0..1"),
+    "Grammar: a symbol out of range": (
+        "grammar ids out of range", lambda: Grammar(**{**G, "binary_rules": [[2, 0, 3]]}),
+        ValueError, r"binary_rules row 0: C = 3 is not a symbol id in 0..2"),
+    "Grammar: duplicate nonterminal names": (
+        "duplicate names", lambda: Grammar(**{**G, "nonterminals": ["A", "A", "S"]}),
+        ValueError, "nonterminals: 'A' is both 0 and 1; names must be distinct"),
+    "Grammar: duplicate tag names": (
+        "duplicate names", lambda: Grammar(**{**G, "terminals": ["a", "a"]}), ValueError,
+        "terminals: 'a' is both 0 and 1"),
+    "Grammar: names given as one string": (
+        "wrong container", lambda: Grammar(**{**G, "nonterminals": "ABS"}), TypeError,
+        "nonterminals must be a sequence of names"),
+    "Grammar: a tag that is not a str": (
+        "wrong container", lambda: Grammar(**{**G, "terminals": ["a", 1]}), TypeError,
+        r"terminals\[1\]: expected a name \(str\), got int"),
+    "Tree: an int child": (
+        "malformed trees", lambda: Tree("S", [Tree("A", ["w1"]), 3]), TypeError,
+        r"Tree 'S': child 1 is of type int; expected a Tree or a word \(str\)"),
+    "Tree: an int word": (
+        "malformed trees", lambda: Tree("A", [1]), TypeError, "Tree 'A': child 0 is of type int"),
+    "Tree: words and constituents mixed": (
+        "malformed trees", lambda: Tree("S", ["w1", Tree("A", ["w2"])]), ValueError,
+        "Tree 'S' mixes words and constituents"),
+    "Tree: an int label": (
+        "malformed trees", lambda: Tree(1, ["w"]), TypeError, "the label must be a str, got int"),
+    "Tree: children given as one string": (
+        "malformed trees", lambda: Tree("A", "w"), TypeError,
+        "children must be a list of Trees or one word"),
+    "Tree.fromstring: 3,000 nested brackets": (
+        "nesting too deep", lambda: Tree.fromstring("(S " * 3000 + "(A a)" + ")" * 3000),
+        ValueError, "<string>: tree 1: brackets nested deeper than 300 levels"),
+}
+
+
+@pytest.mark.parametrize("case", list(BUILD_CASES))
+def test_bad_grammars_and_trees_are_refused_when_built(case):
+    _, build, error, match = BUILD_CASES[case]
+    with pytest.raises(error, match=match):
+        build()
+
+
+# ------------------------------------------------------------------- files and commands
+LINE = "{}\t{}\t_\t_\t_\t_\t{}\tdep\t_\t_\n"
+#: (loader, class of input, file content, error, message after the file's path)
+FILE_CASES = {
+    "load_conll: a token line with a column less": (
+        load_conll, "malformed lines", b"EU NNP B-ORG\nrejects VBZ\n", ValueError,
+        r", line 2: expected 3 columns, got 2: 'rejects VBZ'"),
+    "load_conll: bytes that are not UTF-8": (
+        load_conll, "undecodable bytes", b"EU NNP B-ORG\n\xff\xfe x y\n", ValueError,
+        ", line 2: not valid utf-8 text"),
+    "load_conllu: 9 columns": (
+        load_conllu, "malformed lines", LINE.format(1, "He", 0)[:-3].encode() + b"\n",
+        ValueError, ", line 1: expected 10 tab-separated columns, got 9"),
+    "load_conllu: a superscript head": (
+        load_conllu, "malformed lines",
+        (LINE.format(1, "He", 0) + LINE.format(2, "runs", "\u00b2")).encode(), ValueError,
+        ", line 2: head '\u00b2' is not an integer"),
+    "load_conllu: a superscript id": (
+        load_conllu, "malformed lines", LINE.format("\u00b9", "He", 0).encode(), ValueError,
+        ", line 1: word id '\u00b9' where 1 was expected"),
+    "load_conllu: a negative id": (
+        load_conllu, "malformed lines",
+        (LINE.format(1, "He", 0) + LINE.format(-3, "x", 1) + LINE.format(2, "runs", 1)).encode(),
+        ValueError, ", line 2: word id '-3' where 2 was expected"),
+    "load_conllu: heads with a cycle": (
+        load_conllu, "invalid outputs", (LINE.format(1, "a", 2) + LINE.format(2, "b", 1)).encode(),
+        ValueError, ", line 1: the heads form a cycle through word 1"),
+    "load_ptb: binary garbage": (
+        load_ptb, "undecodable bytes", b"( (S (NN a)) )\n\x89PNG\r\n\x1a\n\xff\xfe", ValueError,
+        ", line 2: not valid utf-8 text"),
+    "load_ptb: an unclosed tree": (
+        load_ptb, "malformed lines", b"( (S (NN a)) )\n(S (NP (DT a))\n", ValueError,
+        ": line 2: unbalanced brackets"),
+    "load_ptb: 3,000 nested brackets": (
+        load_ptb, "nesting too deep", b"(S " * 3000 + b"(A a)" + b")" * 3000, ValueError,
+        ": line 1: tree 1: brackets nested deeper than 300 levels"),
+    "load_cachopo_text: a line without a tab": (
+        load_cachopo_text, "malformed lines", b"course\tlectur\nfaculty professor\n",
+        ValueError, ", line 2: expected 'LABEL<TAB>text' \\(exactly one tab\\), found 0 tabs"),
+}
+
+
+@pytest.mark.parametrize("case", list(FILE_CASES))
+def test_bad_files_name_the_file_and_line(case, tmp_path):
+    load, _, content, error, match = FILE_CASES[case]
+    path = tmp_path / "bad.txt"
+    path.write_bytes(content)
+    with pytest.raises(error, match=re.escape(str(path)) + match):
+        load(path)
+
+
+#: (command line, class of input, message after "sklearn-struct COMMAND: error: ")
+COMMAND_CASES = {
+    "learn: a model in a missing folder": (
+        ["learn", "{train}", "-o", "{tmp}/missing/m.joblib"], "unwritable output",
+        "-o {tmp}/missing/m.joblib: the folder '{tmp}/missing' does not exist"),
+    "learn: a folder as the model": (
+        ["learn", "{train}", "-o", "{tmp}"], "unwritable output",
+        "-o {tmp}: is a folder; expected a model file name"),
+    "learn: binary garbage": (
+        ["learn", "{garbage}", "-o", "{tmp}/m.joblib"], "undecodable bytes",
+        "{garbage}, line 1: not valid utf-8 text"),
+    "tag: a model file without its pipeline": (
+        ["tag", "{incomplete}", "{train}"], "incomplete model files",
+        "{incomplete}: an incomplete model file (no valid 'pipeline')"),
+    "dump: a model file without its pipeline": (
+        ["dump", "{incomplete}"], "incomplete model files",
+        "{incomplete}: an incomplete model file (no valid 'pipeline')"),
+    "tag: a file that is no model": (
+        ["tag", "{train}", "{train}"], "not a model file",
+        "{train}: not a model file written by 'sklearn-struct learn'"),
+}
+
+
+@pytest.mark.parametrize("case", list(COMMAND_CASES))
+def test_bad_command_inputs_are_one_line_errors(case, tmp_path, capsys):
+    args, _, message = COMMAND_CASES[case]
+    files = {"tmp": tmp_path, "train": tmp_path / "train.txt",
+             "garbage": tmp_path / "garbage.txt", "incomplete": tmp_path / "m.joblib"}
+    files["train"].write_text("The DT B-NP\ncat NN I-NP\n\nA DT B-NP\n")
+    files["garbage"].write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    joblib.dump({"sklearn_struct_model": MODEL_FORMAT, "version": "0", "input": {},
+                 "template": "window", "window": 2, "label_kind": "tokens"},
+                files["incomplete"])
+    status = cli_main([arg.format(**files) for arg in args])
+    captured = capsys.readouterr()
+    assert status == 2 and captured.out == ""  # nothing read, trained or written first
+    command = args[0]
+    assert captured.err.startswith(f"sklearn-struct {command}: error: "
+                                   f"{message.format(**files)}")
+    assert captured.err.count("\n") == 1
+
+
 # --------------------------------------------------------------------- the summary
 def catalogue_summary():
     """Number of cases per class of input and how they are handled (for the issue's note)."""
@@ -773,6 +947,13 @@ def catalogue_summary():
         rows[spec[1] + " (predict)", f"{error.__name__} before any work"] += 1
     for case, name in SETTING_CATALOGUE:
         rows["invalid structure settings", f"{SETTING_CASES[case][2].__name__} before any "
+             "work"] += 1
+    for kind, _, error, _ in BUILD_CASES.values():
+        rows[kind + " (built)", f"{error.__name__} when built"] += 1
+    for load, kind, _, error, _ in FILE_CASES.values():
+        rows[f"{kind} ({load.__name__})", f"{error.__name__} naming file and line"] += 1
+    for args, kind, _ in COMMAND_CASES.values():
+        rows[f"{kind} (sklearn-struct {args[0]})", "one-line error, exit 2, before any "
              "work"] += 1
     for name, structure in UNSUPPORTED:
         rows["unsupported estimator/structure", f"{UNSUPPORTED[name, structure][0].__name__} "

@@ -75,48 +75,6 @@ def test_penn_treebank_grammar(shared_data):
     assert "Grammar(" in repr(grammar)
 
 
-G = {"nonterminals": ["A", "B", "S"], "terminals": ["a", "b"], "binary_rules": [[2, 0, 1]],
-     "lexical_rules": [[0, 0], [1, 1]], "roots": [2]}
-
-
-@pytest.mark.parametrize("changes, error, match", [
-    ({"binary_rules": [[0, 0]]}, ValueError,
-     r"binary_rules: expected an \(n, 3\) array of \(A, B, C\) of integer ids, got shape "
-     r"\(1, 2\)"),
-    ({"binary_rules": [2, 0, 1, 2, 1, 0]}, ValueError,  # not reshaped behind the user's back
-     r"binary_rules: expected an \(n, 3\) .* got shape \(6,\)"),
-    ({"binary_rules": [[2.0, 0, 1]]}, TypeError, "binary_rules: expected .* got float64"),
-    ({"lexical_rules": [[0, 2]]}, ValueError,
-     r"lexical_rules row 0: a = 2 is not a tag id in 0..1"),
-    ({"lexical_rules": [[0, 0, 0]]}, ValueError, r"lexical_rules: expected an \(n, 2\)"),
-    ({"roots": [5]}, ValueError, r"roots: 5 is not a symbol id in 0..2"),
-    ({"roots": [[2]]}, ValueError, r"roots: expected a 1-D array of integer ids"),
-    ({"roots": [-1]}, ValueError, r"roots: -1 is not a symbol id in 0..2"),
-    ({"nonterminals": ["A", "A", "S"]}, ValueError,
-     "nonterminals: 'A' is both 0 and 1; names must be distinct"),
-    ({"terminals": ["a", "a"]}, ValueError, "terminals: 'a' is both 0 and 1"),
-    ({"nonterminals": "ABS"}, TypeError, "nonterminals must be a sequence of names"),
-    ({"terminals": ["a", 1]}, TypeError, r"terminals\[1\]: expected a name \(str\), got int"),
-])
-def test_grammars_are_checked_when_built(changes, error, match):
-    with pytest.raises(error, match=match):
-        Grammar(**{**G, **changes})
-
-
-def test_trees_are_checked_when_built():
-    with pytest.raises(TypeError, match=r"Tree 'S': child 1 is of type int; expected a Tree "
-                                        r"or a word \(str\)"):
-        Tree("S", [Tree("A", ["w1"]), 3])
-    with pytest.raises(TypeError, match="Tree 'A': child 0 is of type int"):
-        Tree("A", [1])
-    with pytest.raises(ValueError, match="Tree 'S' mixes words and constituents"):
-        Tree("S", ["w1", Tree("A", ["w2"])])
-    with pytest.raises(TypeError, match="the label must be a str, got int"):
-        Tree(1, ["w"])
-    with pytest.raises(TypeError, match="children must be a list of Trees or one word"):
-        Tree("A", "w")
-
-
 def test_bracket_nesting_is_limited_with_a_clear_error():
     deepest = "(S " * (MAX_DEPTH - 1) + "(A a)" + ")" * (MAX_DEPTH - 1)
     tree = Tree.fromstring(deepest)
