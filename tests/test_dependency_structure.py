@@ -267,3 +267,23 @@ def test_punctuation_flags_at_predict_only_are_accepted():
         X, [np.array([0, 1]), np.array([0])])
     flagged = [np.column_stack([x, np.zeros(len(x), dtype=int)]) for x in X]
     assert [p.tolist() for p in model.predict(flagged)] == [p.tolist() for p in model.predict(X)]
+
+
+@pytest.mark.parametrize("projective", [True, False])
+@pytest.mark.parametrize("scale", [1e3, 1e6])
+def test_marginals_of_confident_part_scores_match_enumeration(projective, scale):
+    # finite part scores of 1e3 and more (once a ZeroDivisionError inside the package)
+    structure = DependencyTreeStructure(projective=projective, hash_bits=8)
+    batch = structure.make_batch([np.full((n, 3), 5) for n in (1, 3, 4)])
+    scores = scale * np.random.RandomState(0).randn(batch.part_offsets[-1])
+    mu, log_z = structure.marginals(batch, scores)
+    for i, n in enumerate(np.diff(batch.unit_offsets)):
+        trees = np.array(list(_trees(n, projective, True)))
+        block = scores[batch.part_offsets[i]:batch.part_offsets[i + 1]]
+        Z = np.array([structure.encode(structure.make_batch([np.full((n, 3), 5)]), heads)
+                      for heads in trees])
+        tree_scores = Z @ block
+        assert log_z[i] == pytest.approx(np.logaddexp.reduce(tree_scores), rel=1e-12)
+        p = np.exp(tree_scores - log_z[i])
+        np.testing.assert_allclose(mu[batch.part_offsets[i]:batch.part_offsets[i + 1]], p @ Z,
+                                   atol=1e-10)
