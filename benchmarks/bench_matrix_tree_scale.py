@@ -7,8 +7,9 @@ near-deterministic scores of a trained parser, where the Matrix-Tree
 Laplacian is nearly singular.  For each length, scale and output space
 (projective trees by inside-outside, all trees by the Matrix-Tree theorem;
 single root) the script times ``marginals`` on that sentence (best of
-``--repeats`` calls after a warm-up call) and checks that every word's
-marginals sum to one.
+``--repeats`` calls after a warm-up call, LAPACK on one thread: the
+Matrix-Tree inverse route uses it) and checks that every word's marginals sum
+to one.
 
 Run from benchmarks/:  python bench_matrix_tree_scale.py [--lengths 50 100 200 300 500]
 """
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _record import markdown_table, record  # noqa: E402
@@ -68,7 +70,8 @@ def main():
                                                     hash_bits=args.hash_bits)
                 batch = structure.make_batch([x])
                 scores = structure.part_scores(batch, w)
-                seconds, mu = best_time(structure, batch, scores, args.repeats)
+                with threadpool_limits(limits=1):
+                    seconds, mu = best_time(structure, batch, scores, args.repeats)
                 sums = mu.reshape(n, n).sum(axis=1)  # the n arcs into each word
                 if not np.allclose(sums, 1.0, atol=1e-9):
                     raise AssertionError(f"n={n}, scale {scale}: marginals of a word sum to "

@@ -8,6 +8,7 @@ import pytest
 from scipy.special import logsumexp
 
 from sklearn_struct.structures._tree_inference import (
+    _subtraction_free,
     chu_liu_edmonds,
     eisner,
     matrix_tree_marginals,
@@ -164,6 +165,31 @@ def test_matrix_tree_matches_enumeration_at_any_scale(n, single_root):
             expected_log_z, expected = _enumerated(S, trees)
             np.testing.assert_allclose(mu, expected, atol=1e-10)
             assert log_z == pytest.approx(expected_log_z, rel=1e-12, abs=1e-10)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_subtraction_free_route_matches_enumeration(n, single_root):
+    # called directly, also where the inverse route would have been accepted
+    trees = TREES[n, False, single_root]
+    rng = np.random.RandomState(20 + n)
+    for scale in (0.001, 0.1, 1.0, 3.0):
+        S = random_scores(n, rng, scale=scale)
+        # the kernel's input: scores into each word shifted to a largest of 0 (and the root
+        # row too with a single root); log Z shifts by the sum of the shifts
+        logA = np.where(np.eye(n + 1, dtype=bool), -np.inf, S)
+        logA[:, 0] = -np.inf
+        top = logA[:, 1:].max(axis=0)
+        logA[:, 1:] -= top
+        shift = top.sum()
+        if single_root:
+            shift += logA[0, 1:].max()
+            logA[0, 1:] -= logA[0, 1:].max()
+        mu = np.zeros_like(S)
+        log_z = _subtraction_free(logA, single_root, mu)
+        expected_log_z, expected = _enumerated(S, trees)
+        np.testing.assert_allclose(mu, expected, atol=1e-11)
+        assert log_z + shift == pytest.approx(expected_log_z, rel=1e-10)
 
 
 @pytest.mark.parametrize("projective", [True, False])

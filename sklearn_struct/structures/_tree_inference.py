@@ -503,6 +503,93 @@ def _multi_root(logA, log_root, marginals_out):
     return log_z
 
 
+#: The inverse route is taken when the subtraction-free elimination of the multi-root
+#: Laplacian keeps at least this fraction of every diagonal entry (plain elimination would
+#: then lose at most a factor ``1 / ratio`` of accuracy, about 1e-11), and its marginals
+#: sum to one per word within MTT_TOLERANCE.
+CONDITION_LIMIT = 1e-5
+MTT_TOLERANCE = 1e-10
+
+
+@njit(cache=True, nogil=True)
+def _inverse_route(logA, single_root, marginals_out):
+    """``log Z`` and marginals from the determinant and inverse of the Laplacian, or NaN.
+
+    Koo et al. (2007): with several roots the Laplacian of the weights
+    ``L[m, m] = sum_h A[h, m]``, ``L[h, m] = -A[h, m]`` over the tokens; with a
+    single root its first row replaced by the root weights.  Fast (LAPACK),
+    but its inverse loses ``1 / ratio`` of accuracy on nearly singular
+    Laplacians, which the subtraction-free elimination measures first (and
+    whose pivots give the multi-root ``log Z`` exactly): NaN (the caller takes
+    the subtraction-free route) beyond ``CONDITION_LIMIT``, when a word's
+    marginals do not sum to one within ``MTT_TOLERANCE``, or when plain weights
+    underflow.
+    """
+    N = logA.shape[0]
+    n = N - 1
+    A = np.zeros((N, N))
+    for h in range(N):
+        for m in range(1, N):
+            if h != m:
+                A[h, m] = np.exp(logA[h, m])
+    W = np.empty((n, n))
+    r = np.empty(n)
+    diagonal = np.zeros(n)
+    nodes = np.empty(n, dtype=np.int64)
+    for m in range(1, N):
+        r[m - 1] = A[0, m]
+        nodes[m - 1] = m - 1
+        for h in range(N):
+            diagonal[m - 1] += A[h, m]
+            if h > 0:
+                W[h - 1, m - 1] = A[h, m]
+    pivots = np.empty(n)
+    if not _eliminate(W, r, n, nodes, 0, np.empty((n, n)), np.empty(n), pivots,
+                      np.empty(n, dtype=np.int64), False):
+        return np.nan
+    log_det = 0.0
+    for k in range(n):
+        if pivots[k] < CONDITION_LIMIT * diagonal[k]:
+            return np.nan
+        log_det += np.log(pivots[k])
+    L = np.zeros((n, n))  # token m is row/column m - 1
+    for m in range(1, N):
+        L[m - 1, m - 1] = diagonal[m - 1] - A[0, m]
+        for h in range(1, N):
+            if h != m:
+                L[h - 1, m - 1] = -A[h, m]
+        if single_root:
+            L[0, m - 1] = A[0, m]
+        else:
+            L[m - 1, m - 1] += A[0, m]
+    if single_root:
+        sign, log_det = np.linalg.slogdet(L)
+        if sign <= 0.0:  # every word reachable, so Z > 0: rounding ate the determinant
+            return np.nan
+    inverse = np.linalg.inv(L)
+    for m in range(1, N):
+        j = m - 1
+        # d log det / d L[a, b] = inverse[b, a]
+        on_diagonal = 0.0 if (single_root and j == 0) else inverse[j, j]
+        marginals_out[0, m] = A[0, m] * (inverse[j, 0] if single_root else on_diagonal)
+        marginals_out[m, m] = 0.0
+        for h in range(1, N):
+            if h != m:
+                off = 0.0 if (single_root and h == 1) else inverse[j, h - 1]
+                marginals_out[h, m] = A[h, m] * (on_diagonal - off)
+    for h in range(N):
+        marginals_out[h, 0] = 0.0
+    for m in range(1, N):  # every word has exactly one head
+        total = 0.0
+        for h in range(N):
+            total += marginals_out[h, m]
+            if marginals_out[h, m] < -MTT_TOLERANCE:
+                return np.nan
+        if not abs(total - 1.0) <= MTT_TOLERANCE:
+            return np.nan
+    return log_det
+
+
 @njit(cache=True, nogil=True)
 def matrix_tree_marginals(S, single_root, marginals_out):
     """Arc marginals over all (non-projective) trees and ``log Z`` by the Matrix-Tree theorem.
@@ -522,18 +609,19 @@ def matrix_tree_marginals(S, single_root, marginals_out):
 
     Notes
     -----
-    ``Z`` is the determinant of the Laplacian of the exponentiated scores, but
-    on confident scores whose best arcs form a cycle that Laplacian is nearly
-    singular and its inverse loses every digit.  Here it is eliminated without
-    subtractions (Grassmann-Taksar-Heyman), so the pivots, ``log Z`` and the
-    marginals (escape probabilities of a walk up the head candidates) are
-    accurate to rounding at any score scale; eliminating the words by halves
-    gives every word's marginals in O(n^3) altogether.  Scores are shifted per
-    word (every tree has one arc into each word), and the elimination runs on
-    log-weights when root weights fall below ``exp(-LINEAR_SPREAD)``.  A single
-    root is the limit of multi-root trees with root weights scaled by ``t -> 0``
-    (``Z(t) = t Z_1 + t^2 Z_2 + ...``): ``t`` shrinks until the expected
-    number of root children is one within ``SINGLE_ROOT_SLACK``, and
+    ``Z`` is the determinant of the Laplacian of the exponentiated scores
+    (scores shifted per word: every tree has one arc into each word), and the
+    marginals come from its inverse (:func:`_inverse_route`) while that is
+    accurate.  On confident scores whose best arcs form a cycle the Laplacian
+    is nearly singular and its inverse loses every digit; then it is
+    eliminated without subtractions (Grassmann-Taksar-Heyman), so the pivots,
+    ``log Z`` and the marginals (escape probabilities of a walk up the head
+    candidates) are accurate to rounding at any score scale, and eliminating
+    the words by halves gives every word's marginals in O(n^3) altogether (on
+    log-weights when root weights fall below ``exp(-LINEAR_SPREAD)``).  There a
+    single root is the limit of multi-root trees with root weights scaled by
+    ``t -> 0`` (``Z(t) = t Z_1 + t^2 Z_2 + ...``): ``t`` shrinks until the
+    expected number of root children is one within ``SINGLE_ROOT_SLACK``, and
     ``log Z_1 = log Z(t) - log t - (that excess)`` to first order.
     """
     N = S.shape[0]
@@ -553,21 +641,40 @@ def matrix_tree_marginals(S, single_root, marginals_out):
         for h in range(N):
             if h != m:
                 logA[h, m] = S[h, m] - top
+    root_shift = 0.0
+    if single_root:
+        # one root arc per tree: the root row shifts by its largest score exactly
+        root_shift = NEG_INF
+        for m in range(1, N):
+            root_shift = max(root_shift, logA[0, m])
+        if root_shift == NEG_INF:
+            marginals_out[:, :] = 0.0
+            return NEG_INF
+        for m in range(1, N):
+            logA[0, m] -= root_shift
+    log_z = _inverse_route(logA, single_root, marginals_out)
+    if log_z != log_z:  # NaN: inaccurate
+        log_z = _subtraction_free(logA, single_root, marginals_out)
+    return log_z + shift + root_shift
+
+
+@njit(cache=True, nogil=True)
+def _subtraction_free(logA, single_root, marginals_out):
+    """``log Z`` and marginals from log-weights (each word's largest 0) without subtractions.
+
+    Multi-root directly (:func:`_multi_root`); a single root as the limit of
+    multi-root trees with the root weights scaled by ``t -> 0`` (see
+    :func:`matrix_tree_marginals`).
+    """
     if not single_root:
-        return _multi_root(logA, logA[0], marginals_out) + shift
-    # one root arc per tree: the root row shifts by its largest score exactly
-    root_shift = NEG_INF
-    for m in range(1, N):
-        root_shift = max(root_shift, logA[0, m])
-    if root_shift == NEG_INF:
-        marginals_out[:, :] = 0.0
-        return NEG_INF
+        return _multi_root(logA, logA[0], marginals_out)
+    N = logA.shape[0]
     log_t = np.log(1e-6)
     growth = 1.0
     log_root = np.empty(N)
     for attempt in range(64):
         for m in range(N):
-            log_root[m] = logA[0, m] - root_shift + log_t
+            log_root[m] = logA[0, m] + log_t
         log_z = _multi_root(logA, log_root, marginals_out)
         if log_z == NEG_INF:
             return NEG_INF
@@ -575,7 +682,7 @@ def matrix_tree_marginals(S, single_root, marginals_out):
         for m in range(1, N):
             excess += marginals_out[0, m]
         if excess <= SINGLE_ROOT_SLACK:
-            return log_z - log_t - max(excess, 0.0) + shift + root_shift
+            return log_z - log_t - max(excess, 0.0)
         # first order once the excess is small (it is then t Z_2 / Z_1); far from it, ever
         # larger steps (confident root arcs can need t below exp(-10^4))
         if excess > 0.5:
