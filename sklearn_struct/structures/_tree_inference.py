@@ -669,7 +669,14 @@ def _subtraction_free(logA, single_root, marginals_out):
     if not single_root:
         return _multi_root(logA, logA[0], marginals_out)
     N = logA.shape[0]
-    log_t = np.log(1e-6)
+    # the smaller t, the smaller the excess (the first-order error): start as small as plain
+    # weights allow, so that most sentences need one elimination (tiny t on log-weights)
+    smallest = 0.0
+    for m in range(1, N):
+        smallest = min(smallest, logA[0, m])
+    log_t = -LINEAR_SPREAD + 10.0 - smallest
+    if log_t > -30.0:
+        log_t = -LINEAR_SPREAD
     growth = 1.0
     log_root = np.empty(N)
     for attempt in range(64):
