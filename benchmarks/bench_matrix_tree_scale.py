@@ -58,6 +58,7 @@ def main():
     parser.add_argument("--no-record", action="store_true",
                         help="print the table without writing RESULTS.md")
     args = parser.parse_args()
+    load_at_start = os.getloadavg()[0]
     rng = np.random.RandomState(0)
     rows = []
     for n in args.lengths:
@@ -83,7 +84,7 @@ def main():
                            rows)
     body = (f"{table}\n\nOne sentence per row, single root, `marginals` of "
             f"`DependencyTreeStructure` (best of {args.repeats} calls); load average "
-            f"{os.getloadavg()[0]:.2f} at the end.")
+            f"{load_at_start:.2f} at the start, {os.getloadavg()[0]:.2f} at the end.")
     print(body)
     if not args.no_record:
         record("Matrix-Tree marginals against sentence length and score scale", body,
