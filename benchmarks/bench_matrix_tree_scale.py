@@ -88,7 +88,7 @@ def main():
     print(body)
     if not args.no_record:
         record("Matrix-Tree marginals against sentence length and score scale", body,
-               "python bench_matrix_tree_scale.py " + " ".join(sys.argv[1:]))
+               " ".join(["cd benchmarks && python bench_matrix_tree_scale.py"] + sys.argv[1:]))
 
 
 if __name__ == "__main__":
