@@ -522,8 +522,8 @@ def _inverse_route(logA, single_root, marginals_out):
     Laplacians, which the subtraction-free elimination measures first (and
     whose pivots give the multi-root ``log Z`` exactly): NaN (the caller takes
     the subtraction-free route) beyond ``CONDITION_LIMIT``, when a word's
-    marginals do not sum to one within ``MTT_TOLERANCE``, or when plain weights
-    underflow.
+    marginals do not sum to one within ``MTT_TOLERANCE``, or when a pivot
+    vanishes (weights that underflow, or no tree).
     """
     N = logA.shape[0]
     n = N - 1
