@@ -403,6 +403,7 @@ class StructuredEstimator(BaseEstimator):
         self.structure_ = structure
         self.classes_ = codec.classes_
         self.n_features_in_ = int(structure.n_features_in(batch))
+        self._input_layout = structure.input_layout(batch)
         self._codec = codec
         self._table_input = table
         return batch, Y, sample_weight
@@ -599,6 +600,9 @@ class StructuredEstimator(BaseEstimator):
                 f"X has {n_features} features, but {name} is expecting {self.n_features_in_} "
                 f"features as input (it was fitted with {self.n_features_in_})."
             )
+        layout = self.structure_.input_layout(batch)
+        if layout != self._input_layout:
+            raise ValueError(f"X has {layout}, but {name} was fitted on {self._input_layout}.")
         return batch
 
     def _part_scores(self, batch):

@@ -242,6 +242,7 @@ def _learn(args):
         raise ValueError("--label picks a CoNLL-U column; in a column file the label is the "
                          "last column")
     label = args.label or "upos"
+    _check_output(args.output)
     started = time.perf_counter()
     sentences, source = _read_training_file(args.train, args.format, label)
     model = {"sklearn_struct_model": MODEL_FORMAT, "version": __version__, "input": source,
@@ -286,6 +287,23 @@ def _learn(args):
         print(f"note: {warning.message}", file=sys.stderr)
 
 
+def _check_output(path):
+    """Refuse a model path that cannot be written before training, not after."""
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise ValueError(f"-o {path}: the folder '{folder}' does not exist (nothing trained)")
+    if os.path.isdir(path):
+        raise ValueError(f"-o {path}: is a folder; expected a model file name")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise ValueError(f"-o {path}: not writable (nothing trained)")
+
+
+#: What a model file holds besides its format marker, and its input description by
+#: format (``_learn``, ``_read_training_file``).
+_MODEL_KEYS = ("version", "input", "template", "window", "label_kind", "pipeline")
+_INPUT_KEYS = {"conllu": ("label", "columns", "names"), "columns": ("n_attributes", "names")}
+
+
 def _load_model(path):
     path = check_file(path)
     try:
@@ -295,6 +313,19 @@ def _load_model(path):
                          "(joblib cannot read it)") from exc
     if not isinstance(model, dict) or model.get("sklearn_struct_model") != MODEL_FORMAT:
         raise ValueError(f"{path}: not a model file written by 'sklearn-struct learn'")
+    missing = [key for key in _MODEL_KEYS if key not in model]
+    source = model.get("input")
+    if not missing and isinstance(source, dict):
+        keys = _INPUT_KEYS.get(source.get("format"), ("format",))
+        missing = [f"input {key}" for key in keys if key not in source]
+    elif not missing:
+        missing = ["input dict"]
+    if not missing and not isinstance(model["pipeline"], Pipeline):
+        missing = ["pipeline"]
+    if missing:
+        raise ValueError(f"{path}: an incomplete model file (no valid "
+                         f"{', '.join(map(repr, missing))}); expected a file written by "
+                         "'sklearn-struct learn'")
     return model
 
 

@@ -25,7 +25,8 @@ def load_cachopo_text(path, encoding="utf-8"):
     path : str or path-like
         The file (plain text or gzip), e.g. ``webkb-train-stemmed.txt.gz``.
     encoding : str, default="utf-8"
-        Text encoding of the file (the published files are ASCII).
+        Text encoding of the file (the published files are ASCII; a UTF-8 byte-order
+        mark at its start is dropped).
 
     Returns
     -------

@@ -37,7 +37,7 @@ def load_conll(path, columns=None, target=None, tag_scheme=None, encoding="utf-8
         tags). Chunks are read with conlleval's rules, so either scheme is accepted as
         input. CoNLL-2000 files are IOB2, CoNLL-2003 files are IOB1.
     encoding : str, default="utf-8"
-        Text encoding of the file.
+        Text encoding of the file (a UTF-8 byte-order mark at its start is dropped).
 
     Returns
     -------

@@ -1,5 +1,7 @@
 """CoNLL-U treebanks (Universal Dependencies) and dependency-tree helpers."""
 
+import re
+
 import numpy as np
 from sklearn.utils import Bunch
 
@@ -22,7 +24,7 @@ def load_conllu(path, *, encoding="utf-8"):
     path : str or path-like
         The ``.conllu`` file (plain text or gzip).
     encoding : str, default="utf-8"
-        Text encoding of the file.
+        Text encoding of the file (a UTF-8 byte-order mark at its start is dropped).
 
     Returns
     -------
@@ -95,13 +97,14 @@ def load_conllu(path, *, encoding="utf-8"):
             raise malformed(path, line_number,
                             f"expected 10 tab-separated columns, got {len(columns)}")
         word_id = columns[0]
-        if "-" in word_id or "." in word_id:  # multiword token or empty node
+        if _SKIPPED_ID.fullmatch(word_id):  # multiword token or empty node
             continue
-        if not word_id.isdigit() or int(word_id) != len(words) + 1:
+        if not _WORD_ID.fullmatch(word_id) or int(word_id) != len(words) + 1:
             raise malformed(path, line_number,
-                            f"word id {word_id!r} where {len(words) + 1} was expected")
+                            f"word id {word_id!r} where {len(words) + 1} was expected (or a "
+                            "range like 1-2 or an empty node like 1.1)")
         head = columns[6]
-        if not head.lstrip("-").isdigit():
+        if not _HEAD.fullmatch(head):
             raise malformed(path, line_number,
                             f"head {head!r} is not an integer (this file has no trees?)")
         if first_line is None:
@@ -111,6 +114,12 @@ def load_conllu(path, *, encoding="utf-8"):
     if words:
         finish()
     return data
+
+
+# ASCII digits only: str.isdigit also accepts superscripts such as '\u00b2', which int() refuses
+_WORD_ID = re.compile(r"[0-9]+")
+_SKIPPED_ID = re.compile(r"[0-9]+(-[0-9]+|\.[0-9]+)")
+_HEAD = re.compile(r"-?[0-9]+")
 
 
 def _cycle_member(heads):

@@ -1,5 +1,6 @@
 """File helpers shared by the loaders: path checks, transparent gzip, line numbers in errors."""
 
+import codecs
 import gzip
 from pathlib import Path
 
@@ -33,20 +34,33 @@ def read_bytes(path):
             raise ValueError(f"{path}: cannot decompress ({exc})") from exc
 
 
-def iter_lines(path, encoding="utf-8"):
-    """Yield ``(line_number, text)`` for each line of ``path`` (1-based, newline stripped).
+def read_text(path, encoding="utf-8"):
+    """Whole (decompressed) text of ``path``, without a byte-order mark at its start.
 
-    A byte that cannot be decoded is reported with its line.
+    A UTF-8 byte-order mark (which some editors write first) is not text: it is
+    dropped at the start of the file, for UTF-8 and ASCII files alike, and
+    nowhere else (inside a file it is a character of the data).  A byte that
+    cannot be decoded is reported with its line.
     """
     content = read_bytes(path)
+    utf8_compatible = codecs.lookup(encoding).name in ("utf-8", "ascii")
+    if utf8_compatible and content.startswith(codecs.BOM_UTF8):
+        content = content[len(codecs.BOM_UTF8):]
     try:
-        text = content.decode(encoding)
+        return content.decode(encoding)
     except UnicodeDecodeError as exc:
         line_number = content.count(b"\n", 0, exc.start) + 1
         raise ValueError(
             f"{path}, line {line_number}: not valid {encoding} text ({exc.reason})"
         ) from exc
-    lines = text.split("\n")
+
+
+def iter_lines(path, encoding="utf-8"):
+    """Yield ``(line_number, text)`` for each line of ``path`` (1-based, newline stripped).
+
+    The text is that of :func:`read_text` (no byte-order mark at the start).
+    """
+    lines = read_text(path, encoding).split("\n")
     if lines[-1] == "":
         lines.pop()
     for line_number, line in enumerate(lines, start=1):

@@ -9,11 +9,12 @@ collapsed unary chains (what a grammar in Chomsky normal form needs), and
 :func:`unbinarize` undoes it.
 """
 
-import gzip
 import re
 from pathlib import Path
 
 from sklearn.utils import Bunch
+
+from ._io import read_text
 
 __all__ = ["Tree", "binarize", "clean_tree", "load_ptb", "unbinarize"]
 
@@ -23,6 +24,9 @@ TOP = "TOP"
 UNARY_JOIN = "+"
 INTERMEDIATE = "|"
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
+#: Deepest nesting read or accepted: the tree methods recurse once or twice per level, and
+#: Python stops at 1000 frames (treebank trees stay below 100).
+MAX_DEPTH = 300
 
 
 class Tree:
@@ -48,8 +52,16 @@ class Tree:
     __slots__ = ("label", "children")
 
     def __init__(self, label, children):
+        if not isinstance(label, str):
+            raise TypeError(f"Tree: the label must be a str, got {type(label).__name__}.")
+        if isinstance(children, (str, Tree)) or not hasattr(children, "__iter__"):
+            raise TypeError(f"Tree {label!r}: children must be a list of Trees or one word, "
+                            f"got {type(children).__name__}.")
         self.label = label
         self.children = list(children)
+        error, problem = _children_problem(self)
+        if problem:
+            raise error(f"Tree {problem}.")
 
     @classmethod
     def fromstring(cls, text):
@@ -149,16 +161,62 @@ class Tree:
         return f"Tree.fromstring({str(self)!r})"
 
     def __str__(self):
-        inner = " ".join(child if isinstance(child, str) else str(child)
-                         for child in self.children)
-        return f"({self.label} {inner})"
+        parts, stack = [], [self]  # no recursion: three frames per level would be too many
+        while stack:
+            item = stack.pop()
+            if isinstance(item, Tree):
+                parts.append(f"({item.label}")
+                stack.append(")")
+                for child in reversed(item.children):
+                    stack += [child, " "]
+            else:  # a word, a space or a closing bracket
+                parts.append(item)
+        return "".join(parts)
 
 
-def _parse(tokens, i, source, tree_number):
+def _children_problem(node):
+    """``(exception class, what is wrong)`` with a node's children (``""`` when nothing)."""
+    for k, child in enumerate(node.children):
+        if not isinstance(child, (Tree, str)):
+            return TypeError, (f"{node.label!r}: child {k} is of type {type(child).__name__}; "
+                               "expected a Tree or a word (str)")
+    if len(node.children) > 1 and any(isinstance(child, str) for child in node.children):
+        return ValueError, f"{node.label!r} mixes words and constituents"
+    return None, ""
+
+
+def tree_problem(tree):
+    """What keeps ``tree`` from being a well-formed tree (empty string when nothing).
+
+    Checked without recursion: a node's children (changed since it was built?),
+    an empty constituent, nesting beyond ``MAX_DEPTH``.
+    """
+    if not isinstance(tree, Tree):
+        return f"expected a Tree, got {type(tree).__name__}"
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"nested deeper than {MAX_DEPTH} levels"
+        if not isinstance(node, Tree) or not isinstance(node.label, str):
+            return f"a node is a {type(node).__name__}; expected a Tree with a str label"
+        if not node.children:
+            return f"the constituent {node.label!r} is empty"
+        problem = _children_problem(node)[1]
+        if problem:
+            return problem
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
+    return ""
+
+
+def _parse(tokens, i, source, tree_number, depth=1):
     """Parse the tree starting at ``tokens[i] == "("``; returns it and the index after it."""
     if i >= len(tokens) or tokens[i] != "(":
         raise ValueError(f"{source}: tree {tree_number}: expected '(' but found "
                          f"{tokens[i] if i < len(tokens) else 'the end'!r}.")
+    if depth > MAX_DEPTH:
+        raise ValueError(f"{source}: tree {tree_number}: brackets nested deeper than "
+                         f"{MAX_DEPTH} levels.")
     i += 1
     label = ""
     if i < len(tokens) and tokens[i] not in "()":
@@ -167,7 +225,7 @@ def _parse(tokens, i, source, tree_number):
     children = []
     while i < len(tokens) and tokens[i] != ")":
         if tokens[i] == "(":
-            child, i = _parse(tokens, i, source, tree_number)
+            child, i = _parse(tokens, i, source, tree_number, depth + 1)
             children.append(child)
         else:
             children.append(tokens[i])
@@ -190,7 +248,8 @@ def load_ptb(path, *, clean=True):
     Parameters
     ----------
     path : str or path-like
-        The file (``.gz`` is decompressed).
+        The file (plain text or gzip), UTF-8 (a byte-order mark at its start is
+        dropped).
     clean : bool, default=True
         Apply :func:`clean_tree` (function tags, indices, ``-NONE-``).
 
@@ -203,7 +262,8 @@ def load_ptb(path, *, clean=True):
     Raises
     ------
     ValueError
-        Unbalanced brackets or a malformed tree, naming the file and line.
+        Unbalanced brackets, a malformed tree or bytes that are not UTF-8 text,
+        naming the file and line.
 
     Examples
     --------
@@ -213,9 +273,7 @@ def load_ptb(path, *, clean=True):
     (3914, ['Pierre', 'Vinken', ','])
     """
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        text = fh.read()
+    text = read_text(path)
     trees, lines = [], []
     depth, start, line = 0, None, 1
     for match in re.finditer(r"\(|\)|\n", text):

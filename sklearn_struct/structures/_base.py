@@ -41,7 +41,8 @@ structure or a batch than what :class:`BaseStructure` documents, and never ask
 which structure they hold.  It has four groups of operations:
 
 * data: :meth:`~BaseStructure.make_batch`, :meth:`~BaseStructure.take`,
-  :meth:`~BaseStructure.check_outputs`, :meth:`~BaseStructure.n_features_in`;
+  :meth:`~BaseStructure.check_outputs`, :meth:`~BaseStructure.n_features_in`,
+  :meth:`~BaseStructure.input_layout`;
 * targets: :meth:`~BaseStructure.target_codec` (validate, encode and decode
   the user's ``y``), :meth:`~BaseStructure.for_classes` (settings given by
   label names resolved against the classes),
@@ -716,6 +717,25 @@ class BaseStructure(ABC):
             whose inputs have no single width return ``batch.n_weights``.
         """
         return int(batch.n_features)
+
+    def input_layout(self, batch):
+        """What else a model fitted on ``batch`` requires of the inputs it predicts on.
+
+        The estimators compare it between ``fit`` and ``predict`` (with
+        :meth:`n_features_in`) and refuse inputs laid out otherwise.
+
+        Parameters
+        ----------
+        batch : batch object
+            A batch returned by :meth:`make_batch`.
+
+        Returns
+        -------
+        layout : str or None
+            A short description, e.g. ``"5 attribute columns per word"``; None
+            (the default) when the number of input features says it all.
+        """
+        return None
 
     def target_codec(self, y):
         """Validate training targets and return the codec of this structure's outputs.

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import joblib
 import numpy as np
 import pytest
 
@@ -226,3 +227,58 @@ def test_learn_option_errors(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["learn", train, "-o", "m", "--window", "-1"])
     assert "expected a non-negative integer, got -1" in capsys.readouterr().err
+
+
+def test_a_byte_order_mark_is_dropped_by_every_command(tmp_path, capsys):
+    plain, marked = tmp_path / "plain.txt", tmp_path / "marked.txt"
+    plain.write_text("-DOCSTART- -X- O\n\n" + TRAIN, encoding="utf-8")
+    marked.write_text("\ufeff-DOCSTART- -X- O\n\n" + TRAIN, encoding="utf-8")
+    weights = []
+    for path in (plain, marked):
+        model = tmp_path / f"{path.stem}.joblib"
+        assert main(["learn", str(path), "-o", str(model), "--max-iter", "3"]) == 0
+        assert capsys.readouterr().out.startswith("2 sentences, 9 tokens,")
+        weights.append(joblib.load(model)["pipeline"][-1].weights_)
+        assert main(["tag", str(model), str(path), "-o", str(tmp_path / "tagged.txt")]) == 0
+        assert (tmp_path / "tagged.txt").read_text().splitlines()[:3] == [
+            "-DOCSTART- -X- O", "", "The DT B-NP B-NP"]
+    np.testing.assert_array_equal(weights[0], weights[1])
+    (tmp_path / "scored.txt").write_text("\ufeffa DT DT\nb NN VB\n", encoding="utf-8")
+    assert main(["eval", str(tmp_path / "scored.txt")]) == 0
+    assert capsys.readouterr().out == "processed 2 tokens in 1 sentences; accuracy:  50.00%\n"
+
+
+def test_unwritable_model_paths_are_refused_before_training(tmp_path, capsys):
+    (tmp_path / "train.txt").write_text(TRAIN)
+    train = str(tmp_path / "train.txt")
+    cases = [(str(tmp_path / "missing" / "m.joblib"),
+              f"the folder '{tmp_path / 'missing'}' does not exist (nothing trained)"),
+             (str(tmp_path), "is a folder; expected a model file name")]
+    for output, message in cases:
+        assert main(["learn", train, "-o", output]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""  # refused before reading or training
+        assert captured.err == f"sklearn-struct learn: error: -o {output}: {message}\n"
+
+
+@pytest.mark.parametrize("command", ["tag", "dump"])
+def test_model_files_without_their_keys_are_refused(tmp_path, capsys, command):
+    (tmp_path / "train.txt").write_text(TRAIN)
+    model = tmp_path / "model.joblib"
+    assert main(["learn", str(tmp_path / "train.txt"), "-o", str(model)]) == 0
+    complete = joblib.load(model)
+    broken = [({k: v for k, v in complete.items() if k != "pipeline"}, "'pipeline'"),
+              ({**complete, "input": {"format": "columns"}}, "'input n_attributes', 'input names'"),
+              ({**complete, "input": "columns"}, "'input dict'"),
+              ({**complete, "pipeline": "a pipeline"}, "'pipeline'")]
+    for content, missing in broken:
+        joblib.dump(content, tmp_path / "broken.joblib")
+        args = [str(tmp_path / "broken.joblib")]
+        if command == "tag":
+            args.append(str(tmp_path / "train.txt"))
+        capsys.readouterr()
+        assert main([command] + args) == 2
+        assert capsys.readouterr().err == (
+            f"sklearn-struct {command}: error: {tmp_path / 'broken.joblib'}: an incomplete "
+            f"model file (no valid {missing}); expected a file written by 'sklearn-struct "
+            "learn'\n")

@@ -50,6 +50,14 @@ def test_small_file(tmp_path, compress):
     ([LINE.format(id=1, form="a", head="_")], "is not an integer"),
     ([LINE.format(id=1, form="a", head=3)], "head 3 is outside 0..1"),
     ([LINE.format(id=1, form="a", head=2), LINE.format(id=2, form="b", head=1)], "cycle"),
+    # superscript digits pass str.isdigit but are no integers
+    ([LINE.format(id=1, form="a", head="\u00b2")], r"line 2: head '\u00b2' is not an integer"),
+    ([LINE.format(id="\u00b9", form="a", head=0)],
+     r"line 2: word id '\u00b9' where 1 was expected"),
+    # a negative id is no multiword range: refused on its own line, not skipped
+    ([LINE.format(id=1, form="a", head=0), LINE.format(id=-3, form="b", head=1),
+      LINE.format(id=2, form="c", head=1)], r"line 3: word id '-3' where 2 was expected"),
+    ([LINE.format(id="1-", form="a", head=0)], r"line 2: word id '1-' where 1 was expected"),
 ])
 def test_malformed_files_name_the_line(tmp_path, lines, message):
     path = _write(tmp_path / "bad.conllu", "\n".join(["# c"] + lines + [""]))

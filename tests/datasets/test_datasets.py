@@ -11,12 +11,15 @@ from sklearn_struct.datasets import (
     chunk_spans,
     iob1_to_iob2,
     iob2_to_iob1,
+    load_cachopo_text,
     load_conll,
+    load_conllu,
     load_hansards_alignments,
     load_hansards_sentence_pairs,
     load_mnist_idx,
     load_ocr_default,
     load_ocr_letters,
+    load_ptb,
     make_correlated_chains,
     read_idx,
 )
@@ -606,3 +609,63 @@ def test_correlated_chains_model_uses_the_chain_structure_layout():
     np.add.at(transitions, (draws[:, :-1], draws[:, 1:]), 1.0)
     np.testing.assert_allclose(transitions.ravel() / n_draws, mu[12:16], atol=0.05)
     assert not np.allclose(model.transition, model.transition.T, atol=0.05)
+
+
+# ----------------------------------------------------------------- byte-order marks
+BOM = "\ufeff"
+CONLLU_TEXT = ("# sent_id = 1\n1\tHe\the\tPRON\tPRP\t_\t2\tnsubj\t_\t_\n"
+               "2\truns\trun\tVERB\tVBZ\t_\t0\troot\t_\t_\n\n")
+
+
+def _letter_data_text():
+    source = load_ocr_default()
+    return "\n".join(_letter_data_lines([(source.y[0], source.X[0])], [0])) + "\n"
+
+
+def _read_naacl(root):
+    _write(root / "toy.en-fr.fr", "la chambre\n")
+    return load_hansards_alignments(root / "toy.en-fr.naacl")
+
+
+#: loader: (file name, text, how to read it, what to compare)
+BOM_LOADERS = {
+    "load_conll": ("a.txt", "-DOCSTART- -X- O\n\nEU NNP B-ORG\nrejects VBZ O\n", load_conll,
+                   lambda data: (data.word, data.pos, _lists(data.tags))),
+    "load_conllu": ("a.conllu", CONLLU_TEXT, load_conllu,
+                    lambda data: (data.form, [h.tolist() for h in data.head], data.sent_id)),
+    "load_ptb": ("a.mrg", "( (S (NP (DT The) (NN dog)) (VP (VBZ barks))) )\n", load_ptb,
+                 lambda data: ([str(t) for t in data.trees], data.lines)),
+    "load_cachopo_text": ("a.txt", "course\tlectur homework\nfaculty\tprofessor\n",
+                          load_cachopo_text, lambda data: (data.data, list(data.target))),
+    "load_hansards_alignments": ("toy.en-fr.en", "the house\n",
+                                 lambda path: _read_naacl(path.parent),
+                                 lambda data: (data.english, data.french,
+                                               data.sure[0].tolist())),
+    "load_ocr_letters": ("letter.data", None, load_ocr_letters,
+                         lambda data: (data.words, data.X[0].tolist())),
+}
+
+
+@pytest.mark.parametrize("loader", sorted(BOM_LOADERS))
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_byte_order_mark_at_the_start_of_a_file_is_dropped(tmp_path, loader, compress):
+    name, text, read, content = BOM_LOADERS[loader]
+    text = _letter_data_text() if text is None else text
+    (tmp_path / "toy.en-fr.naacl").write_text("1 1 1 S\n1 2 2 S\n")
+    path = tmp_path / name
+    path.write_bytes(text.encode())
+    expected = content(read(path))
+    encoded = (BOM + text).encode("utf-8")
+    path.write_bytes(gzip.compress(encoded) if compress else encoded)
+    assert content(read(path)) == expected
+
+
+def test_a_byte_order_mark_inside_a_file_is_data(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text(f"EU NNP B-ORG\n\n{BOM}Peter NNP B-PER\n", encoding="utf-8")
+    assert load_conll(path).word == [["EU"], [f"{BOM}Peter"]]
+    path.write_text(f"{BOM}{BOM}EU NNP B-ORG\n", encoding="utf-8")  # only the first is a mark
+    assert load_conll(path).word == [[f"{BOM}EU"]]
+    # in a latin-1 file these three bytes are three characters
+    path.write_bytes(BOM.encode("utf-8") + b"EU NNP B-ORG\n")
+    assert load_conll(path, encoding="latin-1").word == [["\xef\xbb\xbfEU"]]

@@ -85,3 +85,10 @@ def _nodes(tree):
     if not tree.is_preterminal():
         for child in tree.children:
             yield from _nodes(child)
+
+
+def test_bytes_that_are_not_utf8_name_file_and_line(tmp_path):
+    path = tmp_path / "garbage.mrg"
+    path.write_bytes(b"( (S (NN a)) )\n\x89PNG\r\n\x1a\n\xff\xfe\x00")
+    with pytest.raises(ValueError, match=r"garbage.mrg, line 2: not valid utf-8 text"):
+        load_ptb(path)

@@ -7,18 +7,24 @@ estimator taking that structure must refuse with a ``ValueError`` or
 when entered.  The edge inputs that are accepted have a documented behaviour,
 tested in the second half (0 feature columns, graphs without edges, unseen
 labels at scoring, all-zero binary targets).  Inputs that could crash the
-interpreter in the numba kernels run in a subprocess.
+interpreter in the numba kernels run in a subprocess.  Invalid structure
+settings are refused by every estimator in the same way; grammars and trees
+when they are built; malformed files by every loader, naming the file and the
+line; and bad files or paths by the ``sklearn-struct`` commands, in one line
+on standard error before any work.
 
 The classes of input and how each is handled are summarised by
 ``catalogue_summary()`` (printed by ``python tests/estimators/test_bad_input.py``).
 """
 
 import collections
+import re
 import subprocess
 import sys
 import textwrap
 import warnings
 
+import joblib
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -26,7 +32,9 @@ from sklearn.exceptions import ConvergenceWarning
 
 import sklearn_struct
 from sklearn_struct import EGCRF, DualExtragradientMatcher, eg_path
-from sklearn_struct.datasets import Tree
+from sklearn_struct.cli import MODEL_FORMAT
+from sklearn_struct.cli import main as cli_main
+from sklearn_struct.datasets import Tree, load_cachopo_text, load_conll, load_conllu, load_ptb
 from sklearn_struct.structures import (
     DependencyTreeStructure,
     Grammar,
@@ -113,6 +121,13 @@ def _graph(X, i, position, value):
     graph = list(X[i])
     graph[position] = value
     return _replace(X, i, tuple(graph))
+
+
+def _with_child(tree, k, child):
+    """A copy of ``tree`` whose child ``k`` is replaced after construction."""
+    tree = Tree(tree.label, tree.children)
+    tree.children[k] = child
+    return tree
 
 
 Case = collections.namedtuple("Case", "structure kind build error match")
@@ -406,6 +421,16 @@ CASES = {
     "dependency: continuous heads": Case(
         "dependency", "continuous targets", lambda X, y: (X, [[0.5, 1.0, 1.0], y[1]]),
         ValueError, r"y\[0\]: expected a 1-D array of integer heads"),
+    "dependency: gold heads with a cycle": Case(
+        "dependency", "invalid outputs", lambda X, y: (X, [[0, 3, 2], y[1]]), ValueError,
+        r"sentence 0: the heads form a cycle through word 2; expected a tree"),
+    "dependency: two roots under single_root=True": Case(
+        "dependency", "invalid outputs", lambda X, y: (X, [[0, 0, 1], y[1]]), ValueError,
+        r"sentence 0: words 1 and 2 both have head 0; single_root=True expects exactly one"),
+    "dependency: crossing arcs under projective=True": Case(
+        "dependency", "invalid outputs", lambda X, y: (X, [[2, 0, 1], y[1]]), ValueError,
+        r"sentence 0: the arcs 0 -> 2 and 1 -> 3 cross; projective=True expects projective "
+        r"trees \(sklearn_struct.datasets.projectivize lifts crossing arcs, filter_projective"),
     "dependency: y_i of the wrong length": Case(
         "dependency", "lengths that disagree", lambda X, y: (X, [[0, 1], y[1]]), ValueError,
         r"y\[0\]: expected 3 heads \(one per token\), got 2"),
@@ -428,6 +453,10 @@ CASES = {
     "cfg: a tree over other words": Case(
         "cfg", "invalid outputs", lambda X, y: (X, [y[1], y[1]]), ValueError,
         r"y\[0\]: the tree's words \['w3', 'w2'\] are not those of sentence 0"),
+    "cfg: a tree with an int child": Case(
+        "cfg", "invalid outputs", lambda X, y: (X, [_with_child(y[0], 1, 3), y[1]]), ValueError,
+        r"y\[0\]: not a well-formed tree: 'S': child 1 is of type int; expected a Tree or a "
+        r"word \(str\)"),
     "cfg: a rule outside the grammar": Case(
         "cfg", "invalid outputs",
         lambda X, y: (X, [Tree("S", [Tree("B", ["w1"]), Tree("B", ["w2"])]), y[1]]),
@@ -462,6 +491,39 @@ def test_bad_input_is_refused_before_any_work(case, name, no_solver):
         make_estimator(name, spec.structure).fit(X, y)
 
 
+# ----------------------------------------------------------- structure settings
+#: (structure, the structure object, error, message): refused when fitting begins
+SETTING_CASES = {
+    "dependency: projective='no'": (
+        "dependency", lambda: DependencyTreeStructure(projective="no", hash_bits=8), TypeError,
+        "projective must be True or False, got 'no'"),
+    "dependency: single_root=None": (
+        "dependency", lambda: DependencyTreeStructure(single_root=None, hash_bits=8), TypeError,
+        "single_root must be True or False, got None"),
+    "dependency: punctuation_weight=-1": (
+        "dependency", lambda: DependencyTreeStructure(punctuation_weight=-1, hash_bits=8),
+        ValueError, "punctuation_weight must be a finite number >= 0, got -1"),
+    "dependency: punctuation_weight=nan": (
+        "dependency", lambda: DependencyTreeStructure(punctuation_weight=np.nan, hash_bits=8),
+        ValueError, "punctuation_weight must be a finite number >= 0, got nan"),
+    "cfg: rules given as text": (
+        "cfg", lambda: WeightedCFGStructure("S -> NP VP", hash_bits=8), TypeError,
+        r"grammar must be a Grammar, got str \(build one with Grammar\(...\) or "
+        "Grammar.from_trees"),
+}
+SETTING_CATALOGUE = [(case, name) for case, spec in SETTING_CASES.items()
+                     for name in SUPPORTED[spec[0]]]
+
+
+@pytest.mark.parametrize("case, name", SETTING_CATALOGUE)
+def test_bad_structure_settings_are_refused_before_any_work(case, name, no_solver):
+    structure, make_structure, error, match = SETTING_CASES[case]
+    X, y = valid(structure)
+    model = getattr(sklearn_struct, name)(structure=make_structure(), max_iter=2)
+    with pytest.raises(error, match=match):
+        model.fit(X, y)
+
+
 # ------------------------------------------------------------ at predict and score
 PREDICT_CASES = {
     "multiclass: more feature columns": ("multiclass", "feature-count mismatch",
@@ -492,6 +554,11 @@ PREDICT_CASES = {
     "matching: more edge features": ("matching", "feature-count mismatch",
                                      lambda X: [(ones((4, 3)), FULL)], ValueError,
                                      "X has 3 features, but .* is expecting 2"),
+    "dependency: a second tag set at predict": (
+        "dependency", "feature-count mismatch",
+        lambda X: [np.column_stack([x, np.zeros((len(x), 2), int)]) for x in X], ValueError,
+        r"X has 5 attribute columns per word \(a second tag set\), but .* was fitted on 3 or "
+        r"4 attribute columns per word \(no second tag set\)"),
     "tree: more node features": ("tree", "feature-count mismatch",
                                  lambda X: [(ones((2, 3)), np.array([-1, 0]))], ValueError,
                                  "X has 3 features, but .* is expecting 2"),
@@ -703,6 +770,172 @@ def test_risky_inputs_do_not_crash_the_interpreter():
     assert "clean exit after" in run.stdout
 
 
+# ------------------------------------------------------- grammars and trees, when built
+G = {"nonterminals": ["A", "B", "S"], "terminals": ["a", "b"], "binary_rules": [[2, 0, 1]],
+     "lexical_rules": [[0, 0], [1, 1]], "roots": [2]}
+#: what is built: (class of input, build, error, message)
+BUILD_CASES = {
+    "Grammar: a binary rule of 2 ids": (
+        "grammar rules of the wrong shape", lambda: Grammar(**{**G, "binary_rules": [[0, 0]]}),
+        ValueError, r"binary_rules: expected an \(n, 3\) array of \(A, B, C\) of integer "
+        r"ids, got shape \(1, 2\)"),
+    "Grammar: binary rules given flat": (  # not reshaped behind the user's back
+        "grammar rules of the wrong shape",
+        lambda: Grammar(**{**G, "binary_rules": [2, 0, 1, 2, 1, 0]}), ValueError,
+        r"binary_rules: expected an \(n, 3\) .* got shape \(6,\)"),
+    "Grammar: a lexical rule of 3 ids": (
+        "grammar rules of the wrong shape", lambda: Grammar(**{**G, "lexical_rules": [[0, 0, 0]]}),
+        ValueError, r"lexical_rules: expected an \(n, 2\)"),
+    "Grammar: roots as a table": (
+        "grammar rules of the wrong shape", lambda: Grammar(**{**G, "roots": [[2]]}), ValueError,
+        "roots: expected a 1-D array of integer ids"),
+    "Grammar: float symbol ids": (
+        "grammar ids that are not integers",
+        lambda: Grammar(**{**G, "binary_rules": [[2.0, 0, 1]]}), TypeError,
+        "binary_rules: expected .* got float64"),
+    "Grammar: a root out of range": (
+        "grammar ids out of range", lambda: Grammar(**{**G, "roots": [5]}), ValueError,
+        r"roots: 5 is not a symbol id in 0..2"),
+    "Grammar: a negative root": (
+        "grammar ids out of range", lambda: Grammar(**{**G, "roots": [-1]}), ValueError,
+        r"roots: -1 is not a symbol id in 0..2"),
+    "Grammar: a tag out of range": (
+        "grammar ids out of range", lambda: Grammar(**{**G, "lexical_rules": [[0, 2]]}),
+        ValueError, r"lexical_rules row 0: a = 2 is not a tag id in 0..1"),
+    "Grammar: a symbol out of range": (
+        "grammar ids out of range", lambda: Grammar(**{**G, "binary_rules": [[2, 0, 3]]}),
+        ValueError, r"binary_rules row 0: C = 3 is not a symbol id in 0..2"),
+    "Grammar: duplicate nonterminal names": (
+        "duplicate names", lambda: Grammar(**{**G, "nonterminals": ["A", "A", "S"]}),
+        ValueError, "nonterminals: 'A' is both 0 and 1; names must be distinct"),
+    "Grammar: duplicate tag names": (
+        "duplicate names", lambda: Grammar(**{**G, "terminals": ["a", "a"]}), ValueError,
+        "terminals: 'a' is both 0 and 1"),
+    "Grammar: names given as one string": (
+        "wrong container", lambda: Grammar(**{**G, "nonterminals": "ABS"}), TypeError,
+        "nonterminals must be a sequence of names"),
+    "Grammar: a tag that is not a str": (
+        "wrong container", lambda: Grammar(**{**G, "terminals": ["a", 1]}), TypeError,
+        r"terminals\[1\]: expected a name \(str\), got int"),
+    "Tree: an int child": (
+        "malformed trees", lambda: Tree("S", [Tree("A", ["w1"]), 3]), TypeError,
+        r"Tree 'S': child 1 is of type int; expected a Tree or a word \(str\)"),
+    "Tree: an int word": (
+        "malformed trees", lambda: Tree("A", [1]), TypeError, "Tree 'A': child 0 is of type int"),
+    "Tree: words and constituents mixed": (
+        "malformed trees", lambda: Tree("S", ["w1", Tree("A", ["w2"])]), ValueError,
+        "Tree 'S' mixes words and constituents"),
+    "Tree: an int label": (
+        "malformed trees", lambda: Tree(1, ["w"]), TypeError, "the label must be a str, got int"),
+    "Tree: children given as one string": (
+        "malformed trees", lambda: Tree("A", "w"), TypeError,
+        "children must be a list of Trees or one word"),
+    "Tree.fromstring: 3,000 nested brackets": (
+        "nesting too deep", lambda: Tree.fromstring("(S " * 3000 + "(A a)" + ")" * 3000),
+        ValueError, "<string>: tree 1: brackets nested deeper than 300 levels"),
+}
+
+
+@pytest.mark.parametrize("case", list(BUILD_CASES))
+def test_bad_grammars_and_trees_are_refused_when_built(case):
+    _, build, error, match = BUILD_CASES[case]
+    with pytest.raises(error, match=match):
+        build()
+
+
+# ------------------------------------------------------------------- files and commands
+LINE = "{}\t{}\t_\t_\t_\t_\t{}\tdep\t_\t_\n"
+#: (loader, class of input, file content, error, message after the file's path)
+FILE_CASES = {
+    "load_conll: a token line with a column less": (
+        load_conll, "malformed lines", b"EU NNP B-ORG\nrejects VBZ\n", ValueError,
+        r", line 2: expected 3 columns, got 2: 'rejects VBZ'"),
+    "load_conll: bytes that are not UTF-8": (
+        load_conll, "undecodable bytes", b"EU NNP B-ORG\n\xff\xfe x y\n", ValueError,
+        ", line 2: not valid utf-8 text"),
+    "load_conllu: 9 columns": (
+        load_conllu, "malformed lines", LINE.format(1, "He", 0)[:-3].encode() + b"\n",
+        ValueError, ", line 1: expected 10 tab-separated columns, got 9"),
+    "load_conllu: a superscript head": (
+        load_conllu, "malformed lines",
+        (LINE.format(1, "He", 0) + LINE.format(2, "runs", "\u00b2")).encode(), ValueError,
+        ", line 2: head '\u00b2' is not an integer"),
+    "load_conllu: a superscript id": (
+        load_conllu, "malformed lines", LINE.format("\u00b9", "He", 0).encode(), ValueError,
+        ", line 1: word id '\u00b9' where 1 was expected"),
+    "load_conllu: a negative id": (
+        load_conllu, "malformed lines",
+        (LINE.format(1, "He", 0) + LINE.format(-3, "x", 1) + LINE.format(2, "runs", 1)).encode(),
+        ValueError, ", line 2: word id '-3' where 2 was expected"),
+    "load_conllu: heads with a cycle": (
+        load_conllu, "invalid outputs", (LINE.format(1, "a", 2) + LINE.format(2, "b", 1)).encode(),
+        ValueError, ", line 1: the heads form a cycle through word 1"),
+    "load_ptb: binary garbage": (
+        load_ptb, "undecodable bytes", b"( (S (NN a)) )\n\x89PNG\r\n\x1a\n\xff\xfe", ValueError,
+        ", line 2: not valid utf-8 text"),
+    "load_ptb: an unclosed tree": (
+        load_ptb, "malformed lines", b"( (S (NN a)) )\n(S (NP (DT a))\n", ValueError,
+        ": line 2: unbalanced brackets"),
+    "load_ptb: 3,000 nested brackets": (
+        load_ptb, "nesting too deep", b"(S " * 3000 + b"(A a)" + b")" * 3000, ValueError,
+        ": line 1: tree 1: brackets nested deeper than 300 levels"),
+    "load_cachopo_text: a line without a tab": (
+        load_cachopo_text, "malformed lines", b"course\tlectur\nfaculty professor\n",
+        ValueError, ", line 2: expected 'LABEL<TAB>text' \\(exactly one tab\\), found 0 tabs"),
+}
+
+
+@pytest.mark.parametrize("case", list(FILE_CASES))
+def test_bad_files_name_the_file_and_line(case, tmp_path):
+    load, _, content, error, match = FILE_CASES[case]
+    path = tmp_path / "bad.txt"
+    path.write_bytes(content)
+    with pytest.raises(error, match=re.escape(str(path)) + match):
+        load(path)
+
+
+#: (command line, class of input, message after "sklearn-struct COMMAND: error: ")
+COMMAND_CASES = {
+    "learn: a model in a missing folder": (
+        ["learn", "{train}", "-o", "{tmp}/missing/m.joblib"], "unwritable output",
+        "-o {tmp}/missing/m.joblib: the folder '{tmp}/missing' does not exist"),
+    "learn: a folder as the model": (
+        ["learn", "{train}", "-o", "{tmp}"], "unwritable output",
+        "-o {tmp}: is a folder; expected a model file name"),
+    "learn: binary garbage": (
+        ["learn", "{garbage}", "-o", "{tmp}/m.joblib"], "undecodable bytes",
+        "{garbage}, line 1: not valid utf-8 text"),
+    "tag: a model file without its pipeline": (
+        ["tag", "{incomplete}", "{train}"], "incomplete model files",
+        "{incomplete}: an incomplete model file (no valid 'pipeline')"),
+    "dump: a model file without its pipeline": (
+        ["dump", "{incomplete}"], "incomplete model files",
+        "{incomplete}: an incomplete model file (no valid 'pipeline')"),
+    "tag: a file that is no model": (
+        ["tag", "{train}", "{train}"], "not a model file",
+        "{train}: not a model file written by 'sklearn-struct learn'"),
+}
+
+
+@pytest.mark.parametrize("case", list(COMMAND_CASES))
+def test_bad_command_inputs_are_one_line_errors(case, tmp_path, capsys):
+    args, _, message = COMMAND_CASES[case]
+    files = {"tmp": tmp_path, "train": tmp_path / "train.txt",
+             "garbage": tmp_path / "garbage.txt", "incomplete": tmp_path / "m.joblib"}
+    files["train"].write_text("The DT B-NP\ncat NN I-NP\n\nA DT B-NP\n")
+    files["garbage"].write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    joblib.dump({"sklearn_struct_model": MODEL_FORMAT, "version": "0", "input": {},
+                 "template": "window", "window": 2, "label_kind": "tokens"},
+                files["incomplete"])
+    status = cli_main([arg.format(**files) for arg in args])
+    captured = capsys.readouterr()
+    assert status == 2 and captured.out == ""  # nothing read, trained or written first
+    command = args[0]
+    assert captured.err.startswith(f"sklearn-struct {command}: error: "
+                                   f"{message.format(**files)}")
+    assert captured.err.count("\n") == 1
+
+
 # --------------------------------------------------------------------- the summary
 def catalogue_summary():
     """Number of cases per class of input and how they are handled (for the issue's note)."""
@@ -713,6 +946,16 @@ def catalogue_summary():
         spec = PREDICT_CASES[case]
         error = spec[3] if isinstance(spec[3], type) else spec[3][0]
         rows[spec[1] + " (predict)", f"{error.__name__} before any work"] += 1
+    for case, name in SETTING_CATALOGUE:
+        rows["invalid structure settings", f"{SETTING_CASES[case][2].__name__} before any "
+             "work"] += 1
+    for kind, _, error, _ in BUILD_CASES.values():
+        rows[kind + " (built)", f"{error.__name__} when built"] += 1
+    for load, kind, _, error, _ in FILE_CASES.values():
+        rows[f"{kind} ({load.__name__})", f"{error.__name__} naming file and line"] += 1
+    for args, kind, _ in COMMAND_CASES.values():
+        rows[f"{kind} (sklearn-struct {args[0]})", "one-line error, exit 2, before any "
+             "work"] += 1
     for name, structure in UNSUPPORTED:
         rows["unsupported estimator/structure", f"{UNSUPPORTED[name, structure][0].__name__} "
              "before any work"] += 1

@@ -8,7 +8,7 @@ import pytest
 from scipy.special import logsumexp
 
 from sklearn_struct.structures.dependency._inference import (
-    _stable_matrix_tree,
+    _subtraction_free,
     chu_liu_edmonds,
     eisner,
     matrix_tree_marginals,
@@ -131,12 +131,11 @@ def _enumerated(S, trees):
 @pytest.mark.parametrize("single_root", [True, False])
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
 def test_matrix_tree_is_accurate_on_dominant_cycles(n, single_root):
-    # dominant arcs forming a cycle make the Laplacian nearly singular: the determinant
-    # route fails its column-sum check and the subtraction-free route takes over
+    # dominant arcs forming a cycle make the Laplacian nearly singular (its inverse loses
+    # every digit beyond differences of about 40); beyond 700 the weights underflow
     trees = TREES[n, False, single_root]
     rng = np.random.RandomState(n)
-    # (up to differences of 200: near 700 the exponentials underflow into denormals)
-    for size in (5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 80.0, 200.0):
+    for size in (5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 80.0, 200.0, 800.0, 5e3):
         S = random_scores(n, rng)
         cycle = rng.permutation(np.arange(1, n + 1))[:max(2, n - 1)]
         for a, b in zip(cycle, np.roll(cycle, -1)):
@@ -149,21 +148,48 @@ def test_matrix_tree_is_accurate_on_dominant_cycles(n, single_root):
 
 
 @pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
+def test_matrix_tree_matches_enumeration_at_any_scale(n, single_root):
+    # from nearly uniform to deterministic scores: at 1e4 every exponential but the best
+    # underflows, and the elimination runs on log-weights
+    if n == 6:
+        trees = all_trees(6, False, single_root)
+    else:
+        trees = TREES[n, False, single_root]
+    rng = np.random.RandomState(30 + n)
+    for scale in (1e-3, 1e-1, 1.0, 10.0, 100.0, 1e3, 1e4):
+        for _ in range(3):
+            S = random_scores(n, rng, scale=scale)
+            mu = np.empty_like(S)
+            log_z = matrix_tree_marginals(S, single_root, mu)
+            expected_log_z, expected = _enumerated(S, trees)
+            np.testing.assert_allclose(mu, expected, atol=1e-10)
+            assert log_z == pytest.approx(expected_log_z, rel=1e-12, abs=1e-10)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
 def test_subtraction_free_route_matches_enumeration(n, single_root):
-    # called directly, also where the determinant route would have been accepted
+    # called directly, also where the inverse route would have been accepted
     trees = TREES[n, False, single_root]
     rng = np.random.RandomState(20 + n)
-    for scale in (0.1, 1.0, 3.0):
+    for scale in (0.001, 0.1, 1.0, 3.0):
         S = random_scores(n, rng, scale=scale)
-        A = np.exp(S)
-        np.fill_diagonal(A, 0.0)
-        A[:, 0] = 0.0
+        # the kernel's input: scores into each word shifted to a largest of 0 (and the root
+        # row too with a single root); log Z shifts by the sum of the shifts
+        logA = np.where(np.eye(n + 1, dtype=bool), -np.inf, S)
+        logA[:, 0] = -np.inf
+        top = logA[:, 1:].max(axis=0)
+        logA[:, 1:] -= top
+        shift = top.sum()
+        if single_root:
+            shift += logA[0, 1:].max()
+            logA[0, 1:] -= logA[0, 1:].max()
         mu = np.zeros_like(S)
-        log_z = _stable_matrix_tree(A, A[0].copy(), single_root, mu)
+        log_z = _subtraction_free(logA, single_root, mu)
         expected_log_z, expected = _enumerated(S, trees)
         np.testing.assert_allclose(mu, expected, atol=1e-11)
-        assert log_z == pytest.approx(expected_log_z, rel=1e-10)
+        assert log_z + shift == pytest.approx(expected_log_z, rel=1e-10)
 
 
 @pytest.mark.parametrize("projective", [True, False])

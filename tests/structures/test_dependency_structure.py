@@ -221,3 +221,72 @@ def test_a_second_tag_set_is_given_for_every_sentence_or_none():
         first, second = np.full((2, 5), 4), np.full((3, 4), 4)
         first[:, 3] = second[:, 3] = 0  # the punctuation flags are valid
         structure.make_batch([first, second])
+
+
+@pytest.mark.parametrize("projective", [True, False])
+@pytest.mark.parametrize("single_root", [True, False])
+def test_check_outputs_accepts_exactly_the_output_space(projective, single_root):
+    # every head array of 1..4 words with heads in range: accepted iff enumerated as a tree
+    structure = DependencyTreeStructure(projective=projective, single_root=single_root,
+                                        hash_bits=8)
+    for n in range(1, 5):
+        batch = structure.make_batch([np.full((n, 3), 5)])
+        trees = {tuple(t) for t in _trees(n, projective, single_root)}
+        for heads in itertools.product(range(n + 1), repeat=n):
+            if any(h == m for m, h in enumerate(heads, start=1)):
+                continue
+            if heads in trees:
+                assert structure.check_outputs(batch, np.array(heads)).tolist() == list(heads)
+            else:
+                with pytest.raises(ValueError, match="sentence 0: "):
+                    structure.check_outputs(batch, np.array(heads))
+
+
+@pytest.mark.parametrize("heads, settings, match", [
+    ([0, 3, 4, 2], {}, r"sentence 1: the heads form a cycle through word 2; expected a tree"),
+    ([2, 0, 4, 0], {}, r"sentence 1: words 2 and 4 both have head 0; single_root=True expects "
+                       r"exactly one word under the root \(single_root=False admits several"),
+    ([3, 4, 0, 3], {}, r"sentence 1: the arcs 3 -> 1 and 4 -> 2 cross; projective=True "
+                       r"expects projective trees \(sklearn_struct.datasets.projectivize"),
+    ([2, 0, 1, 3], {"projective": False, "single_root": False}, None),
+    ([3, 4, 0, 3], {"projective": False}, None),
+    ([2, 0, 4, 0], {"single_root": False}, None),
+])
+def test_gold_trees_outside_the_output_space_name_sentence_and_word(heads, settings, match):
+    structure = DependencyTreeStructure(hash_bits=8, **settings)
+    batch = structure.make_batch([np.full((2, 3), 5), np.full((4, 3), 6)])
+    Y = np.array([2, 0] + heads)
+    if match is None:
+        assert structure.check_outputs(batch, Y).tolist() == Y.tolist()
+    else:
+        with pytest.raises(ValueError, match=match):
+            structure.check_outputs(batch, Y)
+
+
+def test_punctuation_flags_at_predict_only_are_accepted():
+    # a fourth column (punctuation flags) weighs the loss, not the features: same layout
+    X = [np.array([[5, 6, 3], [7, 8, 3]]), np.array([[5, 6, 3]])]
+    model = EGCRF(structure=DependencyTreeStructure(hash_bits=8), max_iter=2).fit(
+        X, [np.array([0, 1]), np.array([0])])
+    flagged = [np.column_stack([x, np.zeros(len(x), dtype=int)]) for x in X]
+    assert [p.tolist() for p in model.predict(flagged)] == [p.tolist() for p in model.predict(X)]
+
+
+@pytest.mark.parametrize("projective", [True, False])
+@pytest.mark.parametrize("scale", [1e3, 1e6])
+def test_marginals_of_confident_part_scores_match_enumeration(projective, scale):
+    # finite part scores of 1e3 and more (once a ZeroDivisionError inside the package)
+    structure = DependencyTreeStructure(projective=projective, hash_bits=8)
+    batch = structure.make_batch([np.full((n, 3), 5) for n in (1, 3, 4)])
+    scores = scale * np.random.RandomState(0).randn(batch.part_offsets[-1])
+    mu, log_z = structure.marginals(batch, scores)
+    for i, n in enumerate(np.diff(batch.unit_offsets)):
+        trees = np.array(list(_trees(n, projective, True)))
+        block = scores[batch.part_offsets[i]:batch.part_offsets[i + 1]]
+        Z = np.array([structure.encode(structure.make_batch([np.full((n, 3), 5)]), heads)
+                      for heads in trees])
+        tree_scores = Z @ block
+        assert log_z[i] == pytest.approx(np.logaddexp.reduce(tree_scores), rel=1e-12)
+        p = np.exp(tree_scores - log_z[i])
+        np.testing.assert_allclose(mu[batch.part_offsets[i]:batch.part_offsets[i + 1]], p @ Z,
+                                   atol=1e-10)

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from sklearn_struct.datasets import Tree, binarize, load_ptb
+from sklearn_struct.datasets import Tree, binarize, clean_tree, load_ptb
+from sklearn_struct.datasets._ptb import MAX_DEPTH
 from sklearn_struct.structures import Grammar
 
 TREES = [binarize(Tree.fromstring(text)) for text in (
@@ -57,7 +58,7 @@ def test_errors():
         Grammar.from_trees([Tree.fromstring("(S (A a) (B b) (C c))")])
     with pytest.raises(ValueError, match="min_count"):
         Grammar.from_trees(TREES, min_count=0)
-    with pytest.raises(ValueError, match="binary_rules: symbols"):
+    with pytest.raises(ValueError, match=r"binary_rules row 0: C = 1 is not a symbol id in 0..0"):
         Grammar(["A"], ["a"], [[0, 0, 1]], [[0, 0]], [0])
     with pytest.raises(ValueError, match="roots"):
         Grammar(["A"], ["a"], [], [[0, 0]], [])
@@ -72,3 +73,15 @@ def test_penn_treebank_grammar(shared_data):
     assert len(pruned.binary_rules) < len(grammar.binary_rules) / 2
     assert len(grammar.terminals) > 40  # the PTB tag set, punctuation included
     assert "Grammar(" in repr(grammar)
+
+
+def test_bracket_nesting_is_limited_with_a_clear_error():
+    deepest = "(S " * (MAX_DEPTH - 1) + "(A a)" + ")" * (MAX_DEPTH - 1)
+    tree = Tree.fromstring(deepest)
+    # every method recurses per level: the deepest tree read is still usable
+    assert tree.leaves() == ["a"] and str(tree) == deepest.replace(") )", "))")
+    assert binarize(tree).leaves() == ["a"] and tree.brackets()[-1] == ("S", 0, 1)
+    assert clean_tree(tree) == tree and tree.tags() == ["A"]
+    with pytest.raises(ValueError, match=f"<string>: tree 1: brackets nested deeper than "
+                                         f"{MAX_DEPTH} levels"):
+        Tree.fromstring("(S " * 3000 + "(A a)" + ")" * 3000)

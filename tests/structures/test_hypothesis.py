@@ -6,7 +6,9 @@ the values.  Every structure then goes through
 :func:`~sklearn_struct.utils.check_structure`, which compares its argmax,
 marginals, log-partition and projection with brute-force enumeration and checks
 that nothing is mutated; the numba chain kernels are compared with enumeration
-directly, on sequences of 0 to 3 tokens.  The settings are derandomised so that
+directly, on sequences of 0 to 3 tokens, and so are the dependency-tree kernels
+(Eisner, inside-outside, Chu-Liu-Edmonds, Matrix-Tree) on every tree of 1 to 5
+words at score scales from 1e-3 to 1e4.  The settings are derandomised so that
 CI runs the same examples every time.
 """
 
@@ -30,6 +32,7 @@ from sklearn_struct.structures import (  # noqa: E402
     TreeStructure,
 )
 from sklearn_struct.structures.chain import _kernels as kernels  # noqa: E402
+from sklearn_struct.structures.dependency import _inference as tree_kernels  # noqa: E402
 from sklearn_struct.utils import check_structure  # noqa: E402
 
 PROPERTIES = settings(max_examples=25, deadline=None, derandomize=True)
@@ -205,6 +208,56 @@ def test_dependency(lengths, projective, single_root, seed):
                              random_state=seed, n_instances=1)
     _all_passed(report, unsupported=("check_project", "check_feature_bounds") + (
         () if projective else ("check_dynamic_program",)))
+
+
+_TREES = {}
+
+
+def _tree_array(n, projective, single_root):
+    key = n, projective, single_root
+    if key not in _TREES:
+        _TREES[key] = np.array(_heads(n, projective, single_root))
+    return _TREES[key]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)  # cheap: many scales
+@given(n=st.integers(1, 5), projective=st.booleans(), single_root=st.booleans(),
+       log_scale=st.floats(-3.0, 4.0), cycle=st.floats(0.0, 3.0), forbidden=st.booleans(),
+       seed=seeds)
+def test_tree_kernels_against_enumeration(n, projective, single_root, log_scale, cycle,
+                                          forbidden, seed):
+    # score scales from 1e-3 (nearly uniform) to 1e4 (deterministic), optionally a dominant
+    # cycle of up to 10^3 (the ill-conditioned Matrix-Tree case) and forbidden (-inf) arcs
+    rng = np.random.RandomState(seed)
+    trees = _tree_array(n, projective, single_root)
+    S = 10.0 ** log_scale * rng.randn(n + 1, n + 1)
+    if n > 1:
+        members = rng.permutation(np.arange(1, n + 1))[:rng.randint(2, n + 1)]
+        S[members, np.roll(members, -1)] += 10.0 ** cycle - 1.0
+    if forbidden:
+        keep = trees[rng.randint(len(trees))]
+        mask = rng.rand(n + 1, n + 1) < 0.3
+        mask[keep, np.arange(1, n + 1)] = False
+        S[mask] = -np.inf
+    scores = S[trees, np.arange(1, n + 1)].sum(axis=1)
+    log_z = logsumexp(scores)
+    expected = np.zeros_like(S)
+    for weight, heads in zip(np.exp(scores - log_z), trees):
+        expected[heads, np.arange(1, n + 1)] += weight
+    argmax = tree_kernels.eisner if projective else tree_kernels.chu_liu_edmonds
+    marginals = (tree_kernels.projective_marginals if projective
+                 else tree_kernels.matrix_tree_marginals)
+    before = S.copy()
+
+    heads = np.zeros(n, dtype=np.int64)
+    best = argmax(S, single_root, heads)
+    assert best == pytest.approx(scores.max(), rel=1e-12, abs=1e-9)
+    assert any((heads == tree).all() for tree in trees)
+    assert S[heads, np.arange(1, n + 1)].sum() == pytest.approx(best, rel=1e-12, abs=1e-9)
+    mu = np.full_like(S, np.nan)
+    assert marginals(S, single_root, mu) == pytest.approx(log_z, rel=1e-12, abs=1e-9)
+    np.testing.assert_allclose(mu, expected, atol=1e-9)
+    np.testing.assert_array_equal(S, before)  # nothing mutated
 
 
 # ---------------------------------------------------------- the numba chain kernels

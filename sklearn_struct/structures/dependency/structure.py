@@ -142,6 +142,47 @@ class HeadsCodec:
 
 
 @njit(cache=True, nogil=True)
+def _first_invalid_tree(Y, unit_offsets, single_root, projective):
+    """The first sentence whose heads leave the output space: ``(i, kind, word, other)``.
+
+    ``kind`` 1: ``word`` lies on a cycle; 2: ``other`` and ``word`` both hang
+    from the root (``single_root``); 3: the arcs into ``other`` and ``word``
+    cross (``projective``).  ``i = -1`` when every sentence is a tree of the
+    space.  Heads are in range (checked before).
+    """
+    for i in range(unit_offsets.shape[0] - 1):
+        heads = Y[unit_offsets[i]:unit_offsets[i + 1]]
+        n = heads.shape[0]
+        state = np.zeros(n + 1, dtype=np.int64)  # 0 unseen, walk start + 1 on a walk, -1 done
+        state[0] = -1
+        for start in range(1, n + 1):
+            node = start
+            while state[node] == 0:
+                state[node] = start + 1
+                node = heads[node - 1]
+            if state[node] == start + 1:  # the walk came back to itself
+                return i, 1, node, 0
+            node = start
+            while state[node] == start + 1:
+                state[node] = -1
+                node = heads[node - 1]
+        first_root_child = 0
+        for m in range(1, n + 1):
+            if heads[m - 1] == 0:
+                if single_root and first_root_child:
+                    return i, 2, m, first_root_child
+                first_root_child = m
+        if projective:
+            for m in range(1, n + 1):
+                a, b = min(heads[m - 1], m), max(heads[m - 1], m)
+                for k in range(m + 1, n + 1):
+                    c, d = min(heads[k - 1], k), max(heads[k - 1], k)
+                    if a < c < b < d or c < a < d < b:
+                        return i, 3, k, m
+    return -1, 0, 0, 0
+
+
+@njit(cache=True, nogil=True)
 def _score_matrix(scores, n):
     S = np.full((n + 1, n + 1), -np.inf)
     for c in range(1, n + 1):
@@ -290,6 +331,13 @@ class DependencyTreeStructure(BaseStructure):
         """
         if not isinstance(self.hash_bits, (int, np.integer)) or not 1 <= self.hash_bits <= 30:
             raise ValueError(f"hash_bits must be an integer in 1..30, got {self.hash_bits!r}.")
+        for name in ("projective", "single_root"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}.")
+        weight = self.punctuation_weight
+        if isinstance(weight, (bool, np.bool_)) or not isinstance(
+                weight, (int, float, np.integer, np.floating)) or not 0 <= weight < np.inf:
+            raise ValueError(f"punctuation_weight must be a finite number >= 0, got {weight!r}.")
         if isinstance(X, np.ndarray) or not hasattr(X, "__len__") or len(X) == 0:
             raise TypeError("X must be a non-empty list with one (n_words, 3), (n_words, 4) or "
                             "(n_words, 5) array of token attribute ids per sentence.")
@@ -337,6 +385,22 @@ class DependencyTreeStructure(BaseStructure):
             if bad.size:
                 raise ValueError(f"sentence {i}: word {bad[0] + 1} has head {heads[bad[0]]}; "
                                  f"expected a head in 0..{n} other than itself.")
+        i, kind, word, other = _first_invalid_tree(Y, batch.unit_offsets, bool(self.single_root),
+                                                   bool(self.projective))
+        if kind == 1:
+            raise ValueError(f"sentence {i}: the heads form a cycle through word {word}; "
+                             "expected a tree (every word reaching the root 0).")
+        if kind == 2:
+            raise ValueError(
+                f"sentence {i}: words {other} and {word} both have head 0; single_root=True "
+                "expects exactly one word under the root (single_root=False admits several).")
+        if kind == 3:
+            heads = Y[batch.unit_offsets[i]:batch.unit_offsets[i + 1]]
+            raise ValueError(
+                f"sentence {i}: the arcs {heads[other - 1]} -> {other} and {heads[word - 1]} -> "
+                f"{word} cross; projective=True expects projective trees "
+                "(sklearn_struct.datasets.projectivize lifts crossing arcs, filter_projective "
+                "drops such sentences; projective=False admits every tree).")
         return Y
 
     def n_features_in(self, batch):
@@ -353,6 +417,24 @@ class DependencyTreeStructure(BaseStructure):
             The length of the weight vector.
         """
         return int(batch.n_weights)
+
+    def input_layout(self, batch):
+        """Whether the sentences carry a second tag set: it changes every POS template.
+
+        Parameters
+        ----------
+        batch : DependencyBatch
+            A batch returned by :meth:`make_batch`.
+
+        Returns
+        -------
+        layout : str
+            ``"5 attribute columns per word (a second tag set)"`` or ``"3 or 4
+            attribute columns per word (no second tag set)"``.
+        """
+        if batch.n_features == 5:
+            return "5 attribute columns per word (a second tag set)"
+        return "3 or 4 attribute columns per word (no second tag set)"
 
     def kernel_data(self, batch, training=False):
         return (batch.attrs, batch.unit_offsets, int(self.hash_bits), bool(self.projective),

@@ -51,23 +51,18 @@ class Grammar:
 
     def __init__(self, nonterminals, terminals, binary_rules, lexical_rules, roots,
                  counts=None):
-        self.nonterminals = list(nonterminals)
-        self.terminals = list(terminals)
-        binary = np.asarray(binary_rules, dtype=np.int64).reshape(-1, 3)
-        lexical = np.asarray(lexical_rules, dtype=np.int64).reshape(-1, 2)
+        self.nonterminals = _names(nonterminals, "nonterminals")
+        self.terminals = _names(terminals, "terminals")
         n_symbols, n_tags = len(self.nonterminals), len(self.terminals)
-        if binary.size and (binary.min() < 0 or binary.max() >= n_symbols):
-            raise ValueError(f"binary_rules: symbols must be in 0..{n_symbols - 1}.")
-        if lexical.size and (lexical[:, 0].min() < 0 or lexical[:, 0].max() >= n_symbols
-                             or lexical[:, 1].min() < 0 or lexical[:, 1].max() >= n_tags):
-            raise ValueError(f"lexical_rules: symbols must be in 0..{n_symbols - 1} and tags in "
-                             f"0..{n_tags - 1}.")
+        binary = _id_table(binary_rules, "binary_rules", ("A", "B", "C"),
+                           (n_symbols, n_symbols, n_symbols))
+        lexical = _id_table(lexical_rules, "lexical_rules", ("A", "a"), (n_symbols, n_tags))
         order = np.argsort(lexical[:, 1], kind="stable")
         self.binary_rules = binary
         self.lexical_rules = lexical[order]
         self.lexical_offsets = np.searchsorted(self.lexical_rules[:, 1],
                                                np.arange(n_tags + 1)).astype(np.int64)
-        self.roots = np.unique(np.asarray(roots, dtype=np.int64))
+        self.roots = np.unique(_id_table(roots, "roots", ("A",), (n_symbols,), rows=False))
         if self.roots.size == 0:
             raise ValueError("roots: at least one symbol must be allowed over a sentence.")
         self.counts = None
@@ -199,8 +194,52 @@ class Grammar:
                 f"rules)")
 
 
+def _names(names, what):
+    """Distinct symbol or tag names as a list."""
+    if isinstance(names, str) or not hasattr(names, "__iter__"):
+        raise TypeError(f"{what} must be a sequence of names (str), got "
+                        f"{type(names).__name__}.")
+    names = list(names)
+    first = {}
+    for k, name in enumerate(names):
+        if not isinstance(name, str):
+            raise TypeError(f"{what}[{k}]: expected a name (str), got {type(name).__name__}.")
+        if name in first:
+            raise ValueError(f"{what}: {name!r} is both {first[name]} and {k}; names must be "
+                             "distinct (a rule could not say which one it means).")
+        first[name] = k
+    return names
+
+
+def _id_table(values, what, fields, sizes, rows=True):
+    """Integer ids as an ``(n, len(fields))`` table (or a vector), each field in range."""
+    array = np.asarray(values)
+    shape = f"(n, {len(fields)}) array of ({', '.join(fields)})" if rows else "1-D array"
+    shape = ("an " if rows else "a ") + shape
+    if array.size == 0:
+        return np.zeros((0, len(fields)) if rows else 0, dtype=np.int64)
+    if array.dtype == object or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"{what}: expected {shape} of integer ids, got {array.dtype} "
+                        "values.")
+    if (array.ndim != 2 or array.shape[1] != len(fields)) if rows else array.ndim != 1:
+        raise ValueError(f"{what}: expected {shape} of integer ids, got shape "
+                         f"{array.shape}.")
+    table = array.astype(np.int64).reshape(len(array), -1)
+    for column, (field, size) in enumerate(zip(fields, sizes)):
+        bad = np.flatnonzero((table[:, column] < 0) | (table[:, column] >= size))
+        if bad.size:
+            kind = "tag" if field.islower() else "symbol"
+            where = f"{what} row {bad[0]}: {field} =" if rows else f"{what}:"
+            raise ValueError(f"{where} {table[bad[0], column]} is not a {kind} id in "
+                             f"0..{size - 1}.")
+    return table if rows else table[:, 0]
+
+
 def _constituents(tree):
-    yield tree
-    if not tree.is_preterminal():
-        for child in tree.children:
-            yield from _constituents(child)
+    """Every node of ``tree`` above the words, parents first (no recursion)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        if not node.is_preterminal():
+            stack.extend(reversed(node.children))

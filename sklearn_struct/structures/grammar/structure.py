@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...datasets._ptb import Tree
+from ...datasets._ptb import Tree, tree_problem
 from .._base import BaseStructure
 from .._batch import check_part_vector, check_take_indices, offsets_from_lengths
 from ._kernels import (
@@ -121,6 +121,9 @@ class TreeCodec:
         for i, tree in enumerate(y):
             if not isinstance(tree, Tree):
                 raise TypeError(f"y[{i}]: expected a Tree, got {type(tree).__name__}.")
+            problem = tree_problem(tree)
+            if problem:
+                raise ValueError(f"y[{i}]: not a well-formed tree: {problem}.")
             words = batch.words[i]
             n = len(words)
             if tree.leaves() != words:
@@ -315,10 +318,7 @@ class WeightedCFGStructure(BaseStructure):
         ValueError or TypeError
             Naming the offending sentence and word.
         """
-        if not isinstance(self.grammar, Grammar):
-            raise TypeError(f"grammar must be a Grammar, got {type(self.grammar).__name__}.")
-        if not isinstance(self.hash_bits, (int, np.integer)) or not 1 <= self.hash_bits <= 30:
-            raise ValueError(f"hash_bits must be an integer in 1..30, got {self.hash_bits!r}.")
+        self._check_settings()
         if isinstance(X, (str, np.ndarray)) or not hasattr(X, "__len__") or len(X) == 0:
             raise TypeError("X must be a non-empty list of sentences, each a sequence of "
                             "(word, tag) pairs.")
@@ -494,6 +494,16 @@ class WeightedCFGStructure(BaseStructure):
             scores.append(np.concatenate([block, lexical_part]))
         return np.concatenate(scores)
 
+    def _check_settings(self):
+        if not isinstance(self.grammar, Grammar):
+            hint = (" (build one with Grammar(...) or Grammar.from_trees; rules are not read "
+                    "from text)" if isinstance(self.grammar, str) else "")
+            raise TypeError(f"grammar must be a Grammar, got {type(self.grammar).__name__}"
+                            f"{hint}.")
+        if not isinstance(self.hash_bits, (int, np.integer)) or not 1 <= self.hash_bits <= 30:
+            raise ValueError(f"hash_bits must be an integer in 1..30, got {self.hash_bits!r}.")
+
     # ----------------------------------------------------- targets, weights
     def target_codec(self, y):
+        self._check_settings()  # learners ask for the codec before the batch
         return TreeCodec(self.grammar)
