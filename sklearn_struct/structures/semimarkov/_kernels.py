@@ -1,32 +1,23 @@
 """Per-example numba operations of the semi-Markov chain (see ``structure.py`` for the layout)."""
 
-from typing import NamedTuple
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
-from .._token_kernels import _add_node_features, _node_scores
+from .._token_kernels import TokenData, _add_node_features, _node_scores
 
 FIRST, INSIDE, LAST, SINGLE, FIRST_AFTER_SAME, SINGLE_AFTER_SAME = range(6)
 
 
-class SemiMarkovData(NamedTuple):
-    """Kernel data: token features as :func:`.._token_kernels.token_features` gives them,
-    the segment labels, and how tags map to segments and back."""
-
-    values: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    dense_width: int
-    n_features: int
-    unit_offsets: np.ndarray
-    n_labels: int
-    max_length: int
-    outside: int               # the segment label of "O" (segments of one token), or -1
-    tag_label: np.ndarray      # (n_tags,) segment label of every tag
-    tag_opens: np.ndarray      # (n_tags,) the tag starts a segment (B-, S-)
-    tag_closes: np.ndarray     # (n_tags,) the tag ends its segment (E-, S-)
-    segment_tags: np.ndarray   # (n_labels, 6) the tag of a segment's token, by position
+#: Kernel data: the token features and offsets as :class:`.._token_kernels.TokenData` holds
+#: them, the number of segment labels, the longest segment, the segment label of ``O`` (one
+#: token per segment; -1 if there is none) and how tags map to segments and back: each tag's
+#: segment label, whether it starts (B-, S-) or ends (E-, S-) its segment, and the tag of a
+#: segment's token by position (``FIRST`` ... ``SINGLE_AFTER_SAME``).
+SemiMarkovData = namedtuple("SemiMarkovData", TokenData._fields[:6] + (
+    "n_labels", "max_length", "outside", "tag_label", "tag_opens", "tag_closes",
+    "segment_tags"))
 
 
 @njit(cache=True, nogil=True, inline="always")
