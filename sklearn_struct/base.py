@@ -21,6 +21,9 @@ works alike for every structure, built-in or not:
 * ``predict`` (MAP outputs), ``score`` (``structure.score_outputs``),
   ``decision_function`` (per-unit part scores), ``predict_marginals``,
   ``predict_proba`` and ``predict_log_proba`` (only where they work);
+* ``predict_k_best`` (the k best outputs, their scores and, for CRFs, their
+  probabilities) and, for CRFs, ``sample_y`` (exact samples), over structures
+  with a dynamic program;
 * fitted weights: the flat weight vector ``weights_``, the structure's
   views of it (``coef_``, ``transition_``, ...) and, keyed by feature and
   label names, ``named_weights`` (``state_features_``,
@@ -840,14 +843,14 @@ class StructuredEstimator(BaseEstimator):
 
         Returns
         -------
-        y_k : ndarray of shape (n_samples, k_), or list of list of ndarray
-            For flat samples, the labels of the ``k_ = min(k, n_classes)``
+        y_k : ndarray of shape (n_samples, n_best), or list of list of ndarray
+            For flat samples, the labels of the ``n_best = min(k, n_classes)``
             best classes of every sample; otherwise one list per example of
             up to ``k`` outputs, each in the form :meth:`predict` gives it
             (a label array for a sequence).
-        scores : ndarray of shape (n_samples, k_), or list of ndarray
+        scores : ndarray of shape (n_samples, n_best), or list of ndarray
             The outputs' scores ``w . Phi(x, y)``, in the same layout.
-        proba : ndarray of shape (n_samples, k_), or list of ndarray
+        proba : ndarray of shape (n_samples, n_best), or list of ndarray
             Only with ``return_proba=True``: the outputs' probabilities
             ``p(y | x)``, in the same layout; they sum to at most 1 per example.
 

@@ -10,9 +10,10 @@ from scipy.stats import power_divergence
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_struct import EGCRF, EGStructuredSVM, StructuredPerceptron
-from sklearn_struct.datasets import is_projective
-from sklearn_struct.structures import (ChainStructure, DependencyTreeStructure,
-                                       SemiMarkovStructure, TreeStructure, UnsupportedOperation)
+from sklearn_struct.datasets import Tree, is_projective
+from sklearn_struct.structures import (ChainStructure, DependencyTreeStructure, Grammar,
+                                       SemiMarkovStructure, TreeStructure, UnsupportedOperation,
+                                       WeightedCFGStructure)
 
 
 def _fit(model, X, y):
@@ -71,6 +72,41 @@ def _dependency(rng):
     return X, y
 
 
+# an ambiguous toy grammar (that of tests/structures/test_cfg_structure.py)
+GRAMMAR = Grammar(["A", "B", "S"], ["a", "b"],
+                  binary_rules=[[2, 0, 1], [2, 1, 0], [0, 0, 1], [1, 0, 0], [2, 2, 0], [0, 2, 1]],
+                  lexical_rules=[[0, 0], [1, 1], [2, 0], [1, 0]], roots=[2, 0])
+
+
+def _derivations(words, tags, symbol=None):
+    """Every binary tree of the grammar over the words (rooted at ``symbol`` or a root)."""
+    names, n = GRAMMAR.nonterminals, len(words)
+    for label in [symbol] if symbol is not None else [names[r] for r in GRAMMAR.roots]:
+        if n == 1:
+            for a, t in GRAMMAR.lexical_rules:
+                if names[a] == label and GRAMMAR.terminals[t] == tags[0]:
+                    yield Tree(label, [words[0]])
+            continue
+        for a, b, c in GRAMMAR.binary_rules:
+            for m in range(1, n) if names[a] == label else ():
+                for left in _derivations(words[:m], tags[:m], names[b]):
+                    for right in _derivations(words[m:], tags[m:], names[c]):
+                        yield Tree(label, [left, right])
+
+
+def _cfg(rng):
+    X, y = [], []
+    for n in (1, 2, 3, 3):
+        trees = []
+        while not trees:
+            tags = list(rng.choice(["a", "b"], size=n))
+            words = [f"w{rng.randint(3)}" for _ in range(n)]
+            trees = list(_derivations(words, tags))
+        X.append(list(zip(words, tags)))
+        y.append(trees[rng.randint(len(trees))])
+    return X, y
+
+
 def _multiclass(rng):
     X = rng.randn(12, 3)
     return X, np.array(["x", "y", "z"])[rng.randint(3, size=12)]
@@ -83,6 +119,7 @@ CASES = {
     "tree": (lambda: TreeStructure(), _trees),
     "dependency": (lambda: DependencyTreeStructure(projective=True, hash_bits=8), _dependency),
     "multiclass": (lambda: "multiclass", _multiclass),
+    "cfg": (lambda: WeightedCFGStructure(GRAMMAR, hash_bits=9), _cfg),
 }
 
 
@@ -111,6 +148,9 @@ def _enumerated(model, X):
         n_units = int(sub.unit_offsets[-1])
         if isinstance(structure, DependencyTreeStructure):
             candidates = _heads_candidates(n_units)
+        elif isinstance(structure, WeightedCFGStructure):
+            words, tags = zip(*X[i])
+            candidates = [model._codec.encode(sub, [tree]) for tree in _derivations(words, tags)]
         else:
             candidates = itertools.product(range(len(model.classes_)), repeat=n_units)
         theta_i = theta[batch.part_offsets[i]:batch.part_offsets[i + 1]]
@@ -132,6 +172,11 @@ def _encoded(model, batch, i, output):
     target = np.array([output]) if model.structure_.flat_outputs else [output]
     z = model.structure_.encode(sub, model._codec.encode(sub, target))
     return tuple(np.round(z, 9).tolist())
+
+
+def _same(a, b):
+    """Two outputs in predict's form are equal (label arrays, head arrays, trees)."""
+    return a == b if isinstance(a, Tree) else np.array_equal(a, b)
 
 
 def _check_against_enumeration(model, X, k):
@@ -166,7 +211,7 @@ def test_k_best_with_ties(case):
     first, _ = model.predict_k_best(X, 4)
     again, scores = model.predict_k_best(X, 4)
     for i in range(len(enumerated)):
-        np.testing.assert_array_equal(np.asarray(first[i]), np.asarray(again[i]))
+        assert all(_same(a, b) for a, b in zip(first[i], again[i]))
         np.testing.assert_array_equal(scores[i], 0.0)
 
 
@@ -179,7 +224,7 @@ def test_k_equal_one_is_predict(case):
         np.testing.assert_array_equal(y_1[:, 0], predicted)
     else:
         for best, prediction in zip(y_1, predicted):
-            np.testing.assert_array_equal(best[0], prediction)
+            assert len(best) == 1 and _same(best[0], prediction)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -240,7 +285,7 @@ def test_samples_follow_the_enumerated_distribution():
     assert np.count_nonzero(observed) > 20
 
 
-@pytest.mark.parametrize("case", ["semimarkov", "tree", "dependency", "multiclass"])
+@pytest.mark.parametrize("case", ["semimarkov", "tree", "dependency", "multiclass", "cfg"])
 def test_samples_are_allowed_outputs(case):
     model, X = _fitted(case)
     batch, enumerated = _enumerated(model, X)
