@@ -102,3 +102,18 @@ ax.set_title(f"The {k} best labellings of a test sentence (EGCRF, IOB2; "
              f"together p = {p_best.sum():.2f})", fontsize=10)
 fig.tight_layout()
 plt.show()
+# sphinx_gallery_thumbnail_path = "prerendered/plot_eg_k_best.png"
+
+# %%
+# Output of a recorded run
+# ------------------------
+# The documentation build does not run this example (it trains on the shared
+# corpora, which are not shipped): the output and the figure below are those of
+# a run of this script, recorded by ``tools/render_gallery_figures.py``.
+#
+# .. literalinclude:: /prerendered/plot_eg_k_best.txt
+#    :language: none
+#
+# .. image:: /prerendered/plot_eg_k_best.png
+#    :alt: The five best IOB2 labellings of a test sentence, one per row, with their
+#          probabilities; the tags that differ from the best labelling are framed

@@ -279,6 +279,10 @@ def test_samples_follow_the_enumerated_distribution():
     assert expected_p.min() * n_draws > 5, "the test needs every cell expected often enough"
     _, p_value = power_divergence(observed, n_draws * expected_p, lambda_="log-likelihood")
     assert p_value > 1e-6, p_value
+    # the test has the power to tell: the same counts against the uniform distribution fail it
+    _, p_uniform = power_divergence(observed, np.full(len(codes), n_draws / len(codes)),
+                                    lambda_="log-likelihood")
+    assert p_uniform < 1e-6, p_uniform
     # a seed gives the same draws; the draws are not all the MAP output
     (again,) = model.sample_y(x, n_samples=n_draws, random_state=0)
     np.testing.assert_array_equal(np.array(draws), np.array(again))
@@ -329,6 +333,15 @@ def test_unfitted_and_unsupported_structures():
     with pytest.raises(UnsupportedOperation, match="does not support k_best .needed by "
                        "StructuredPerceptron.predict_k_best"):
         model.predict_k_best(X, 2)
+    # non-projective trees: a CRF (Matrix-Tree marginals) but no dynamic program
+    X, y = _dependency(np.random.RandomState(0))
+    crf = _fit(EGCRF(structure=DependencyTreeStructure(projective=False, hash_bits=8),
+                     max_iter=5, random_state=0), X, y)
+    with pytest.raises(UnsupportedOperation, match="does not support sample .needed by "
+                       "EGCRF.sample_y"):
+        crf.sample_y(X, n_samples=2)
+    with pytest.raises(UnsupportedOperation, match="does not support k_best"):
+        crf.predict_k_best(X, 2, return_proba=True)
 
 
 def test_inputs_are_not_modified():
