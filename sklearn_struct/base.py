@@ -21,6 +21,9 @@ works alike for every structure, built-in or not:
 * ``predict`` (MAP outputs), ``score`` (``structure.score_outputs``),
   ``decision_function`` (per-unit part scores), ``predict_marginals``,
   ``predict_proba`` and ``predict_log_proba`` (only where they work);
+* ``predict_k_best`` (the k best outputs, their scores and, for CRFs, their
+  probabilities) and, for CRFs, ``sample_y`` (exact samples), over structures
+  with a dynamic program;
 * fitted weights: the flat weight vector ``weights_``, the structure's
   views of it (``coef_``, ``transition_``, ...) and, keyed by feature and
   label names, ``named_weights`` (``state_features_``,
@@ -793,6 +796,177 @@ class StructuredEstimator(BaseEstimator):
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
+
+    # ------------------------------------------------ k-best outputs, samples
+    def _check_dp_operation(self, operation, method):
+        """Fitted, and the fitted structure performs ``operation``; before any work."""
+        check_is_fitted(self)
+        self.structure_.check_supports(operation, needed_by=f"{type(self).__name__}.{method}")
+
+    def _decode_rows(self, batch, Y, present):
+        """Per example, the decoded outputs of the rows of ``Y`` where ``present[:, i]``.
+
+        A flat structure's outputs come as an ``(n_samples, n_rows)`` label
+        array (every sample has as many outputs); otherwise as one list of
+        outputs (each as :meth:`predict` gives it) per example.
+        """
+        offsets = batch.unit_offsets
+        Y = Y.copy()
+        for j in range(1, Y.shape[0]):  # missing outputs: stand-ins, dropped after decoding
+            for i in np.flatnonzero(~present[j]):
+                Y[j, offsets[i]:offsets[i + 1]] = Y[0, offsets[i]:offsets[i + 1]]
+        rows = [self._codec.decode(batch, Y[j]) for j in range(Y.shape[0])]
+        if self.structure_.flat_outputs:
+            n_kept = int(present.sum(axis=0).min()) if present.size else 0
+            return np.stack([np.asarray(row) for row in rows[:n_kept]], axis=1)
+        return [[rows[j][i] for j in range(Y.shape[0]) if present[j, i]]
+                for i in range(batch.n_samples)]
+
+    def predict_k_best(self, X, k, return_proba=False):
+        """The ``k`` highest-scoring outputs of every example, best first.
+
+        Exact, from the structure's dynamic program (chains, with their
+        allowed transitions, semi-Markov chains, label trees, projective
+        dependency trees, grammars, multiclass); ties are broken in a fixed
+        order and the first output is :meth:`predict`'s.  Outputs the
+        structure forbids (a chain's ``allowed_transitions``) are never among
+        them.  Structures without a dynamic program (matchings, min-cuts,
+        non-projective trees) raise :class:`~sklearn_struct.structures.UnsupportedOperation`.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features), or list
+            Inputs in the form used for ``fit``.
+        k : int
+            How many outputs per example, at least 1.  An example with fewer
+            outputs gets all of them.
+        return_proba : bool, default=False
+            Also return each output's probability ``exp(score - log Z)``
+            under the model's Gibbs distribution (CRFs only, such as
+            :class:`~sklearn_struct.EGCRF`).
+
+        Returns
+        -------
+        y_k : ndarray of shape (n_samples, n_best), or list of list of ndarray
+            For flat samples, the labels of the ``n_best = min(k, n_classes)``
+            best classes of every sample; otherwise one list per example of
+            up to ``k`` outputs, each in the form :meth:`predict` gives it
+            (a label array for a sequence).
+        scores : ndarray of shape (n_samples, n_best), or list of ndarray
+            The outputs' scores ``w . Phi(x, y)``, in the same layout.
+        proba : ndarray of shape (n_samples, n_best), or list of ndarray
+            Only with ``return_proba=True``: the outputs' probabilities
+            ``p(y | x)``, in the same layout; they sum to at most 1 per example.
+
+        Raises
+        ------
+        ValueError
+            If ``k`` is not a positive integer, or ``return_proba`` is asked
+            of a model that is not probabilistic.
+        UnsupportedOperation
+            If the structure has no dynamic program.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_struct import EGCRF
+        >>> X = [np.array([[1.0], [0.0]]), np.array([[0.0], [1.0], [1.0]])]
+        >>> y = [np.array(["a", "b"]), np.array(["b", "a", "a"])]
+        >>> crf = EGCRF(C=10.0).fit(X, y)
+        >>> y_k, scores, proba = crf.predict_k_best(X, 3, return_proba=True)
+        >>> [labels.tolist() for labels in y_k[0]][0] == crf.predict(X)[0].tolist()
+        True
+        >>> bool(proba[0].sum() <= 1.0 and np.all(np.diff(scores[0]) <= 0))
+        True
+        """
+        name = type(self).__name__
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+            raise TypeError(f"{name}.predict_k_best: k must be an integer, got {k!r}.")
+        if k < 1:
+            raise ValueError(f"{name}.predict_k_best: k must be at least 1, got {k}.")
+        if return_proba and not self._probabilistic:
+            raise ValueError(
+                f"{name}.predict_k_best: return_proba=True needs a probabilistic model (a CRF "
+                f"such as EGCRF); {name} scores outputs but gives them no probability.")
+        self._check_dp_operation("k_best", "predict_k_best")
+        if return_proba:
+            self._check_dp_operation("marginals", "predict_k_best(return_proba=True)")
+        batch = self._validate_predict_data(X)
+        part_scores = self._part_scores(batch)
+        Y, best = self.structure_.k_best(batch, part_scores, int(k))
+        present = np.isfinite(best).T  # (k, n_samples)
+        y_k = self._decode_rows(batch, Y, present)
+        proba = None
+        if return_proba:
+            log_z = self.structure_.log_partition(batch, part_scores)
+            with np.errstate(invalid="ignore"):
+                proba = np.exp(best - log_z[:, None])
+            proba[~present.T] = 0.0
+        if self.structure_.flat_outputs:
+            n_kept = y_k.shape[1]
+            scores = best[:, :n_kept]
+            proba = None if proba is None else proba[:, :n_kept]
+        else:
+            scores = [best[i][present[:, i]] for i in range(batch.n_samples)]
+            if proba is not None:
+                proba = [proba[i][present[:, i]] for i in range(batch.n_samples)]
+        return (y_k, scores, proba) if return_proba else (y_k, scores)
+
+    @available_if(lambda self: self._probabilistic)
+    def sample_y(self, X, n_samples=1, random_state=None):
+        """Exact samples of the outputs of every example from the model's distribution.
+
+        Draws from the Gibbs distribution ``p(y | x) ~ exp(w . Phi(x, y))`` of
+        a CRF by the structure's dynamic program (forward in the log
+        semiring, then top-down sampling), as scikit-learn's
+        ``GaussianProcessRegressor.sample_y`` draws targets at ``X``.  Outputs
+        the structure forbids are never drawn.  Structures without a dynamic
+        program raise :class:`~sklearn_struct.structures.UnsupportedOperation`.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples_X, n_features), or list
+            Inputs in the form used for ``fit``.
+        n_samples : int, default=1
+            Draws per example, at least 1.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the draws: an int gives the same draws every call.
+
+        Returns
+        -------
+        y_samples : ndarray of shape (n_samples_X, n_samples), or list of list of ndarray
+            For flat samples, the drawn labels; otherwise one list per example
+            of ``n_samples`` drawn outputs, each in the form :meth:`predict`
+            gives it.
+
+        Raises
+        ------
+        ValueError
+            If ``n_samples`` is not a positive integer.
+        UnsupportedOperation
+            If the structure has no dynamic program.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_struct import EGCRF
+        >>> X = [np.array([[1.0], [0.0]]), np.array([[0.0], [1.0], [1.0]])]
+        >>> y = [np.array(["a", "b"]), np.array(["b", "a", "a"])]
+        >>> crf = EGCRF(C=10.0).fit(X, y)
+        >>> draws = crf.sample_y(X, n_samples=4, random_state=0)
+        >>> len(draws), len(draws[1]), draws[1][0].shape
+        (2, 4, (3,))
+        """
+        name = type(self).__name__
+        if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):
+            raise TypeError(f"{name}.sample_y: n_samples must be an integer, got {n_samples!r}.")
+        if n_samples < 1:
+            raise ValueError(f"{name}.sample_y: n_samples must be at least 1, got {n_samples}.")
+        self._check_dp_operation("sample", "sample_y")
+        batch = self._validate_predict_data(X)
+        Y = self.structure_.sample(batch, self._part_scores(batch), int(n_samples),
+                                   random_state=random_state)
+        return self._decode_rows(batch, Y, np.ones((Y.shape[0], batch.n_samples), dtype=bool))
 
     # ------------------------------------------------------------------- tags
     def __sklearn_tags__(self):

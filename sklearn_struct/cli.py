@@ -371,6 +371,53 @@ def _tag(args):
             out.close()
 
 
+def _tag_command(args):
+    """``tag``: one labelling per sentence, or the K best with ``--nbest K``."""
+    return _tag(args) if args.nbest is None else _tag_nbest(args)
+
+
+def _tag_nbest(args):
+    """The ``nbest`` best labellings of every sentence, as CRF++'s ``crf_test -n`` writes them.
+
+    Per sentence and rank ``i`` (from 0, best first): a line ``# i p`` with the
+    labelling's conditional probability ``p``, the sentence's lines with that
+    labelling's label as a new last column, and a blank line.  A sentence with
+    fewer labellings than ``nbest`` gets all of them.  Column files only.
+    """
+    if args.marginals != "none":
+        raise ValueError("--nbest writes each labelling's probability; it does not combine "
+                         "with --marginals")
+    model = _load_model(args.model)
+    if model["input"]["format"] != "columns":
+        raise ValueError("--nbest writes column files (CRF++'s format); this model reads "
+                         "CoNLL-U: tag without --nbest")
+    pipeline = model["pipeline"]
+    estimator = pipeline[-1]
+    if not hasattr(estimator, "sample_y"):  # only CRFs give outputs a probability
+        raise ValueError(f"--nbest writes each labelling's probability and needs a "
+                         f"probabilistic model (crf); this one is {type(estimator).__name__}")
+    blocks, sentences = _read_input_file(args.input, model["input"])
+    X = pipeline[:-1].transform(_features(sentences, model))
+    labellings, _, proba = estimator.predict_k_best(X, args.nbest, return_proba=True)
+    sentence = iter(zip(labellings, proba))
+    out = sys.stdout if args.output is None else open(args.output, "w", encoding="utf-8")
+    try:
+        for block in blocks:
+            if isinstance(block, str):  # blank lines come with every labelling
+                if block.strip():
+                    out.write(block + "\n\n")
+                continue
+            outputs, probabilities = next(sentence)
+            for rank, (labels, p) in enumerate(zip(outputs, probabilities)):
+                out.write(f"# {rank} {p:.6f}\n")
+                for (_, line, _), label in zip(block, labels):
+                    out.write(f"{line} {label}\n")
+                out.write("\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+
 def _eval(args):
     blocks, n_columns = _read_column_file(args.input)
     if n_columns < 2:
@@ -478,7 +525,11 @@ def _parser():
     tag.add_argument("--marginals", choices=("none", "label", "all"), default="none",
                      help="crf only: after the prediction, add its probability (label) or "
                      "one LABEL:PROBABILITY column per label (all)")
-    tag.set_defaults(run=_tag)
+    tag.add_argument("--nbest", type=_positive_int, metavar="K",
+                     help="crf and column files only: write the K best labellings of every "
+                     "sentence as CRF++'s -n does, each after a line '# RANK PROBABILITY' "
+                     "and followed by a blank line")
+    tag.set_defaults(run=_tag_command)
 
     evaluate = commands.add_parser(
         "eval", help="score predictions against gold labels",

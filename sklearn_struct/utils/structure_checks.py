@@ -237,6 +237,8 @@ def _supports(inst):
                                                                  inst.Y),
         "marginals": lambda: s.marginals(b, np.zeros(inst.n_parts)),
         "project": lambda: s.project(b, z),
+        "k_best": lambda: s.k_best(b, np.zeros(inst.n_parts), 2),
+        "sample": lambda: s.sample(b, np.zeros(inst.n_parts), 2, random_state=0),
     }
     for op, call in calls.items():
         if s.supports(op):

@@ -282,3 +282,61 @@ def test_model_files_without_their_keys_are_refused(tmp_path, capsys, command):
             f"sklearn-struct {command}: error: {tmp_path / 'broken.joblib'}: an incomplete "
             f"model file (no valid {missing}); expected a file written by 'sklearn-struct "
             "learn'\n")
+
+
+def test_tag_nbest_writes_crfpp_blocks(tmp_path, capsys):
+    (tmp_path / "train.txt").write_text(TRAIN)
+    model = tmp_path / "model.joblib"
+    assert main(["learn", str(tmp_path / "train.txt"), "-o", str(model)]) == 0
+    (tmp_path / "plain.txt").write_text("-DOCSTART- -X-\n\nThe DT\ndog NN\nsat VBD\n\nran VBD\n")
+    capsys.readouterr()
+    assert main(["tag", str(model), str(tmp_path / "plain.txt"), "--nbest", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["-DOCSTART- -X-", ""]
+    # 3 labellings of the first sentence, then 3 of the second: '# rank p', tokens, blank
+    headers = [n for n, line in enumerate(lines) if line.startswith("#")]
+    assert headers == [2, 7, 12, 17, 20, 23] and lines[-1] == ""
+    assert [lines[n].split()[1] for n in headers] == ["0", "1", "2"] * 2
+    p = [float(lines[n].split()[2]) for n in headers]
+    assert p[:3] == sorted(p[:3], reverse=True) and p[3:] == sorted(p[3:], reverse=True)
+    assert 0 < sum(p[:3]) <= 1 and 0 < sum(p[3:]) <= 1
+    tokens = [["The", "DT"], ["dog", "NN"], ["sat", "VBD"]]
+    assert [line.split()[:2] for line in lines[3:6]] == tokens
+    assert all(lines[n + 4] == "" for n in headers[:3])
+    # rank 0 is 'tag''s labelling; the probabilities are the API's
+    assert main(["tag", str(model), str(tmp_path / "plain.txt")]) == 0
+    best = [line.split()[-1] for line in capsys.readouterr().out.splitlines()[2:] if line]
+    assert [line.split()[-1] for line in lines[3:6] + lines[18:19]] == best
+    from sklearn_struct.cli import token_features
+
+    data = joblib.load(model)
+    pipeline = data["pipeline"]
+    X = pipeline[:-1].transform([token_features([["The", "dog", "sat"], ["DT", "NN", "VBD"]],
+                                                data["input"]["names"], data["template"],
+                                                data["window"])])
+    _, _, proba = pipeline[-1].predict_k_best(X, 3, return_proba=True)
+    np.testing.assert_allclose(p[:3], proba[0], atol=5e-7)
+    # labellings distinct within a sentence
+    labellings = [tuple(line.split()[-1] for line in lines[n + 1:n + 4]) for n in headers[:3]]
+    assert len(set(labellings)) == 3
+
+
+def test_tag_nbest_errors(tmp_path, capsys):
+    (tmp_path / "train.txt").write_text(TRAIN)
+    crf, perceptron = tmp_path / "crf.joblib", tmp_path / "perceptron.joblib"
+    assert main(["learn", str(tmp_path / "train.txt"), "-o", str(crf)]) == 0
+    assert main(["learn", str(tmp_path / "train.txt"), "-o", str(perceptron),
+                 "--estimator", "perceptron"]) == 0
+    plain = tmp_path / "plain.txt"
+    plain.write_text("The DT\n")
+    capsys.readouterr()
+    assert main(["tag", str(perceptron), str(plain), "--nbest", "2"]) == 2
+    assert capsys.readouterr().err == (
+        "sklearn-struct tag: error: --nbest writes each labelling's probability and needs a "
+        "probabilistic model (crf); this one is StructuredPerceptron\n")
+    assert main(["tag", str(crf), str(plain), "--nbest", "2", "--marginals", "all"]) == 2
+    assert "does not combine with --marginals" in capsys.readouterr().err
+    for bad in ("0", "x"):
+        with pytest.raises(SystemExit):
+            main(["tag", str(crf), str(plain), "--nbest", bad])
+        assert "--nbest" in capsys.readouterr().err

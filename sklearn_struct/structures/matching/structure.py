@@ -150,8 +150,9 @@ class MatchingStructure(BaseStructure):
     array([1, 0, 1])
     """
 
-    # marginals of matchings are #P-hard
-    supported_operations = tuple(op for op in OPERATIONS if op != "marginals")
+    # marginals of matchings are #P-hard; no dynamic program: no k-best outputs, no samples
+    supported_operations = tuple(op for op in OPERATIONS
+                                 if op not in ("marginals", "k_best", "sample"))
     kernel_ops = MATCHING_KERNEL_OPS
 
     def __init__(self, false_positive_cost=1.0, false_negative_cost=1.0):

@@ -167,8 +167,9 @@ class MinCutStructure(BaseStructure):
     array([1, 0, 0])
     """
 
-    # marginals of min-cut models are #P-hard
-    supported_operations = tuple(op for op in OPERATIONS if op != "marginals")
+    # marginals of min-cut models are #P-hard; no dynamic program: no k-best outputs, no samples
+    supported_operations = tuple(op for op in OPERATIONS
+                                 if op not in ("marginals", "k_best", "sample"))
     kernel_ops = MINCUT_KERNEL_OPS
 
     def __repr__(self):
