@@ -166,9 +166,10 @@ add_features_at : numba dispatcher, optional
     def digest(self, names):
         """Digest of the names and source code of the named operations.
 
-        The source is that of every module of each operation's package, since
-        an operation's compiled code includes the functions it calls, and
-        numba's cache only watches the file of the function it compiles.
+        The source is that of every module of each operation's package (of its
+        own module outside a package), since an operation's compiled code
+        includes the functions it calls, and numba's cache only watches the
+        file of the function it compiles.
 
         Parameters
         ----------
@@ -246,18 +247,18 @@ def example_buffers(part_offsets, unit_offsets):
 
 
 @functools.lru_cache(maxsize=None)
-def _tree_text(folder):
+def _package_text(folder):
     return "".join(path.read_text() for path in sorted(Path(folder).rglob("*.py")))
 
 
 def _package_source(function):
-    """The source of every module of the function's top-level package (of its file's folder
+    """The source of every module of the function's top-level package (of its own module
     for a function outside a package)."""
     try:
         package = sys.modules.get(function.__module__.partition(".")[0])
-        folder = (Path(package.__file__).parent if getattr(package, "__path__", None)
-                  else Path(inspect.getsourcefile(function)).parent)
-        return _tree_text(str(folder))
+        if getattr(package, "__path__", None):
+            return _package_text(str(Path(package.__file__).parent))
+        return Path(inspect.getsourcefile(function)).read_text()
     except (OSError, TypeError):  # defined interactively: fall back on the bytecode
         return function.__code__.co_code.hex()
 
