@@ -31,6 +31,8 @@ Features are generated on the fly: the arcs of a sentence are never stored as a
 feature matrix.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -43,6 +45,12 @@ NO_PREFIX = 3
 FIRST_ID = 4
 #: Columns of a token row; PUNCTUATION is read by the loss only, SECOND_POS is optional.
 WORD, POS, PREFIX, PUNCTUATION, SECOND_POS = 0, 1, 2, 3, 4
+
+
+#: Kernel data of dependency trees: the token attribute rows and offsets, the weight
+#: vector's ``2 ** hash_bits`` and the output space's settings.
+ArcData = namedtuple("ArcData", ("attrs", "unit_offsets", "hash_bits", "projective",
+                                 "single_root"))
 
 
 @njit(cache=True, nogil=True)
@@ -207,7 +215,7 @@ def arc_of_index(r, n):
 def _sentence(data, i):
     """Sentence ``i``'s attributes, first token, length and hash bits, with buffers for
     the ids of one arc."""
-    attrs, unit_offsets, hash_bits = data[0], data[1], data[2]
+    attrs, unit_offsets, hash_bits = data.attrs, data.unit_offsets, data.hash_bits
     tok0 = unit_offsets[i]
     n = unit_offsets[i + 1] - tok0
     return (attrs, tok0, n, hash_bits, np.zeros(8, dtype=np.int64),

@@ -31,7 +31,7 @@ def _node(s, t, kind, N):
 
 @njit(cache=True, nogil=True)
 def projective_hypergraph_size(data, i):
-    unit_offsets = data[1]
+    unit_offsets = data.unit_offsets
     n = unit_offsets[i + 1] - unit_offsets[i]
     N = n + 1
     n_edges = 2 * N + n + 1
@@ -48,7 +48,7 @@ def _edge(edges, n, head, tail0, tail1, part):
 
 @njit(cache=True, nogil=True)
 def projective_hypergraph(data, i, edges):
-    unit_offsets, single_root = data[1], data[4]
+    unit_offsets, single_root = data.unit_offsets, data.single_root
     n = unit_offsets[i + 1] - unit_offsets[i]
     N = n + 1
     first = 1 if single_root else 0  # where the spans start: the root's own arcs come last

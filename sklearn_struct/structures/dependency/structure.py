@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit
 
 from ._arc_features import (
+    ArcData,
     PUNCTUATION, arc_add_features, arc_add_features_at, arc_change_sq_norm, arc_index,
     arc_part_scores, arc_part_scores_at)
 from .._base import BaseStructure
@@ -194,7 +195,7 @@ def _score_matrix(scores, n):
 
 @njit(cache=True, nogil=True)
 def dependency_marginals(data, i, theta, mu):
-    unit_offsets, projective, single_root = data[1], data[3], data[4]
+    unit_offsets, projective, single_root = data.unit_offsets, data.projective, data.single_root
     n = unit_offsets[i + 1] - unit_offsets[i]
     S = _score_matrix(theta, n)
     marginals = np.empty((n + 1, n + 1))
@@ -211,7 +212,7 @@ def dependency_marginals(data, i, theta, mu):
 
 @njit(cache=True, nogil=True)
 def dependency_argmax(data, i, scores, y_out):
-    unit_offsets, projective, single_root = data[1], data[3], data[4]
+    unit_offsets, projective, single_root = data.unit_offsets, data.projective, data.single_root
     n = unit_offsets[i + 1] - unit_offsets[i]
     S = _score_matrix(scores, n)
     if projective:
@@ -437,8 +438,8 @@ class DependencyTreeStructure(BaseStructure):
         return "3 or 4 attribute columns per word (no second tag set)"
 
     def kernel_data(self, batch, training=False):
-        return (batch.attrs, batch.unit_offsets, int(self.hash_bits), bool(self.projective),
-                bool(self.single_root))
+        return ArcData(batch.attrs, batch.unit_offsets, int(self.hash_bits), bool(self.projective),
+                       bool(self.single_root))
 
     # ----------------------------------------------------------------- parts
     def part_losses(self, batch, Y):

@@ -1,6 +1,6 @@
 """Per-sentence numba operations of weighted context-free grammars in Chomsky normal form.
 
-Kernel data (built by ``WeightedCFGStructure.kernel_data``)::
+Kernel data (built by ``WeightedCFGStructure.kernel_data``, a ``GrammarData``)::
 
     (tokens, token_offsets, hash_bits, binary_rules, lexical_rules, lexical_offsets,
      is_root, n_symbols)
@@ -25,12 +25,18 @@ each side of its split point and a span-length bucket; a lexical part fires
 its rule alone and crossed with its word.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from .._hashing import SEED, absorb, finish
 
 NEG_INF = -np.inf
+#: Kernel data of a batch of sentences under a grammar (see the module docstring).
+GrammarData = namedtuple("GrammarData", ("tokens", "token_offsets", "hash_bits", "binary_rules",
+                                         "lexical_rules", "lexical_offsets", "is_root",
+                                         "n_symbols"))
 
 
 @njit(cache=True, nogil=True)
@@ -86,7 +92,8 @@ def lexical_feature_ids(tokens, tok0, rule, i, hash_bits, out):
 @njit(cache=True, nogil=True)
 def _visit_parts(data, i, w, scale, coef, out, adjoint):
     """``out[p] = w . phi(p)`` for every part, or (adjoint) ``w += coef[p] phi(p)``."""
-    tokens, token_offsets, hash_bits, binary_rules, lexical_rules, lexical_offsets = data[:6]
+    tokens, token_offsets, hash_bits = data.tokens, data.token_offsets, data.hash_bits
+    binary_rules, lexical_offsets = data.binary_rules, data.lexical_offsets
     tok0 = token_offsets[i]
     n = token_offsets[i + 1] - tok0
     n_rules = binary_rules.shape[0]
@@ -155,7 +162,9 @@ def _lexical_base(tokens, tok0, n, lexical_offsets, n_bin):
 @njit(cache=True, nogil=True)
 def cfg_marginals(data, i, theta, mu):
     """Inside-outside in log space over the anchored rules; returns ``log Z``."""
-    tokens, token_offsets, _, binary_rules, lexical_rules, lexical_offsets, is_root, n_sym = data
+    tokens, token_offsets, binary_rules = data.tokens, data.token_offsets, data.binary_rules
+    lexical_rules, lexical_offsets, is_root = data.lexical_rules, data.lexical_offsets, data.is_root
+    n_sym = data.n_symbols
     tok0 = token_offsets[i]
     n = token_offsets[i + 1] - tok0
     n_rules = binary_rules.shape[0]
@@ -216,7 +225,9 @@ def cfg_marginals(data, i, theta, mu):
 @njit(cache=True, nogil=True)
 def cfg_argmax(data, i, scores, y_out):
     """CKY: the best derivation, as units (see the module docstring)."""
-    tokens, token_offsets, _, binary_rules, lexical_rules, lexical_offsets, is_root, n_sym = data
+    tokens, token_offsets, binary_rules = data.tokens, data.token_offsets, data.binary_rules
+    lexical_rules, lexical_offsets, is_root = data.lexical_rules, data.lexical_offsets, data.is_root
+    n_sym = data.n_symbols
     tok0 = token_offsets[i]
     n = token_offsets[i + 1] - tok0
     n_rules = binary_rules.shape[0]
@@ -300,7 +311,8 @@ def _span_node(s, e, n, n_symbols):
 
 @njit(cache=True, nogil=True)
 def cfg_hypergraph_size(data, i):
-    tokens, token_offsets, _, binary_rules, lexical_rules, _, _, n_sym = data
+    token_offsets, binary_rules = data.token_offsets, data.binary_rules
+    lexical_rules, n_sym = data.lexical_rules, data.n_symbols
     n = token_offsets[i + 1] - token_offsets[i]
     n_binary = n_binary_parts(n, binary_rules.shape[0])
     return n * (n + 1) // 2 * n_sym + 1, n_binary + n * lexical_rules.shape[0] + n_sym
@@ -310,7 +322,9 @@ def cfg_hypergraph_size(data, i):
 def cfg_hypergraph(data, i, edges):
     """CKY's recursion: node ``(s, e, A)`` derives words ``s..e-1`` from symbol ``A``; the
     goal takes a root symbol over the whole sentence."""
-    tokens, token_offsets, _, binary_rules, lexical_rules, lexical_offsets, is_root, n_sym = data
+    tokens, token_offsets, binary_rules = data.tokens, data.token_offsets, data.binary_rules
+    lexical_rules, lexical_offsets, is_root = data.lexical_rules, data.lexical_offsets, data.is_root
+    n_sym = data.n_symbols
     tok0 = token_offsets[i]
     n = token_offsets[i + 1] - tok0
     n_rules = binary_rules.shape[0]
@@ -355,7 +369,8 @@ def cfg_hypergraph(data, i, edges):
 def cfg_decode(data, i, z, y_out):
     """Units of the derivation in ``z``: each word's lexical part, then the binary part of
     each constituent by length and start (its largest part, where it has one above 1/2)."""
-    tokens, token_offsets, _, binary_rules, _, lexical_offsets, _, _ = data
+    tokens, token_offsets, binary_rules = data.tokens, data.token_offsets, data.binary_rules
+    lexical_offsets = data.lexical_offsets
     tok0 = token_offsets[i]
     n = token_offsets[i + 1] - tok0
     n_rules = binary_rules.shape[0]

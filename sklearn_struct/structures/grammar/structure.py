@@ -9,6 +9,7 @@ from ...datasets._ptb import Tree, tree_problem
 from .._base import BaseStructure
 from .._batch import check_part_vector, check_take_indices, offsets_from_lengths
 from ._kernels import (
+    GrammarData,
     cfg_add_features, cfg_argmax, cfg_decode, cfg_encode, cfg_hypergraph, cfg_hypergraph_size,
     cfg_marginals, cfg_part_scores, n_binary_parts)
 from ._grammar import Grammar
@@ -389,8 +390,9 @@ class WeightedCFGStructure(BaseStructure):
         g = self.grammar
         is_root = np.zeros(len(g.nonterminals), dtype=np.bool_)
         is_root[g.roots] = True
-        return (batch.tokens, batch.token_offsets, int(self.hash_bits), g.binary_rules,
-                g.lexical_rules, g.lexical_offsets, is_root, len(g.nonterminals))
+        return GrammarData(batch.tokens, batch.token_offsets, int(self.hash_bits),
+                           g.binary_rules, g.lexical_rules, g.lexical_offsets, is_root,
+                           len(g.nonterminals))
 
     # ----------------------------------------------------------------- parts
     def part_losses(self, batch, Y):
