@@ -159,17 +159,22 @@ def _lexical_base(tokens, tok0, n, lexical_offsets, n_bin):
     return base
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _sentence(data, i):
+    """First token and length of sentence ``i``, and the first lexical part of each word."""
+    tok0 = data.token_offsets[i]
+    n = data.token_offsets[i + 1] - tok0
+    n_binary = n_binary_parts(n, data.binary_rules.shape[0])
+    return tok0, n, _lexical_base(data.tokens, tok0, n, data.lexical_offsets, n_binary)
+
+
 @njit(cache=True, nogil=True)
 def cfg_marginals(data, i, theta, mu):
     """Inside-outside in log space over the anchored rules; returns ``log Z``."""
-    tokens, token_offsets, binary_rules = data.tokens, data.token_offsets, data.binary_rules
-    lexical_rules, lexical_offsets, is_root = data.lexical_rules, data.lexical_offsets, data.is_root
-    n_sym = data.n_symbols
-    tok0 = token_offsets[i]
-    n = token_offsets[i + 1] - tok0
+    tokens, binary_rules, lexical_rules = data.tokens, data.binary_rules, data.lexical_rules
+    lexical_offsets, is_root, n_sym = data.lexical_offsets, data.is_root, data.n_symbols
+    tok0, n, lex_base = _sentence(data, i)
     n_rules = binary_rules.shape[0]
-    n_bin = n_binary_parts(n, n_rules)
-    lex_base = _lexical_base(tokens, tok0, n, lexical_offsets, n_bin)
     inside = np.full((n, n + 1, n_sym), NEG_INF)
     for position in range(n):
         tag = tokens[tok0 + position, 1]
@@ -225,14 +230,10 @@ def cfg_marginals(data, i, theta, mu):
 @njit(cache=True, nogil=True)
 def cfg_argmax(data, i, scores, y_out):
     """CKY: the best derivation, as units (see the module docstring)."""
-    tokens, token_offsets, binary_rules = data.tokens, data.token_offsets, data.binary_rules
-    lexical_rules, lexical_offsets, is_root = data.lexical_rules, data.lexical_offsets, data.is_root
-    n_sym = data.n_symbols
-    tok0 = token_offsets[i]
-    n = token_offsets[i + 1] - tok0
+    tokens, binary_rules, lexical_rules = data.tokens, data.binary_rules, data.lexical_rules
+    lexical_offsets, is_root, n_sym = data.lexical_offsets, data.is_root, data.n_symbols
+    tok0, n, lex_base = _sentence(data, i)
     n_rules = binary_rules.shape[0]
-    n_bin = n_binary_parts(n, n_rules)
-    lex_base = _lexical_base(tokens, tok0, n, lexical_offsets, n_bin)
     best = np.full((n, n + 1, n_sym), NEG_INF)
     back = np.full((n, n + 1, n_sym), -1, dtype=np.int64)  # local part of the best rule
     for position in range(n):
@@ -322,13 +323,10 @@ def cfg_hypergraph_size(data, i):
 def cfg_hypergraph(data, i, edges):
     """CKY's recursion: node ``(s, e, A)`` derives words ``s..e-1`` from symbol ``A``; the
     goal takes a root symbol over the whole sentence."""
-    tokens, token_offsets, binary_rules = data.tokens, data.token_offsets, data.binary_rules
-    lexical_rules, lexical_offsets, is_root = data.lexical_rules, data.lexical_offsets, data.is_root
-    n_sym = data.n_symbols
-    tok0 = token_offsets[i]
-    n = token_offsets[i + 1] - tok0
+    tokens, binary_rules, lexical_rules = data.tokens, data.binary_rules, data.lexical_rules
+    lexical_offsets, is_root, n_sym = data.lexical_offsets, data.is_root, data.n_symbols
+    tok0, n, lex_base = _sentence(data, i)
     n_rules = binary_rules.shape[0]
-    lex_base = _lexical_base(tokens, tok0, n, lexical_offsets, n_binary_parts(n, n_rules))
     count = 0
     for position in range(n):
         tag = tokens[tok0 + position, 1]
@@ -369,12 +367,8 @@ def cfg_hypergraph(data, i, edges):
 def cfg_decode(data, i, z, y_out):
     """Units of the derivation in ``z``: each word's lexical part, then the binary part of
     each constituent by length and start (its largest part, where it has one above 1/2)."""
-    tokens, token_offsets, binary_rules = data.tokens, data.token_offsets, data.binary_rules
-    lexical_offsets = data.lexical_offsets
-    tok0 = token_offsets[i]
-    n = token_offsets[i + 1] - tok0
-    n_rules = binary_rules.shape[0]
-    lex_base = _lexical_base(tokens, tok0, n, lexical_offsets, n_binary_parts(n, n_rules))
+    tok0, n, lex_base = _sentence(data, i)
+    n_rules = data.binary_rules.shape[0]
     for position in range(n):
         best = lex_base[position]
         for p in range(lex_base[position], lex_base[position + 1]):
