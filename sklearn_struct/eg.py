@@ -74,6 +74,10 @@ class _BaseEG(StructuredEstimator):
     def _state_kind(self):
         return "working_set" if self.solver == "working_set" else "eg"
 
+    def _smoothing(self):
+        """Whether EG anneals the hinge's temperature (the log loss has none)."""
+        return False
+
     def _solver_arguments(self, sample_weight, state, callback):
         """The arguments every solver of ``fit`` takes."""
         return dict(C=float(self.C), sample_weight=sample_weight, tol=self.tol, state=state,
@@ -86,7 +90,7 @@ class _BaseEG(StructuredEstimator):
             self.structure_.training_structure(), batch, Y, loss=self._loss,
             solver=self.solver, order=self.order, learning_rate=self.learning_rate,
             eta0=self.eta0, max_iter=self.max_iter, annealing=self.annealing,
-            smoothing=getattr(self, "smoothing", False), n_jobs=self.n_jobs,
+            smoothing=self._smoothing(), n_jobs=self.n_jobs,
             keep_dual=bool(self.warm_start),
             **self._solver_arguments(sample_weight, state, callback))
 
@@ -463,6 +467,9 @@ dual_objective_, duality_gap_
         )
         self.smoothing = smoothing
         self.accelerate = accelerate
+
+    def _smoothing(self):
+        return self.smoothing
 
     def _convergence_advice(self):
         if self.solver == "working_set":
