@@ -57,7 +57,7 @@ def split(data_dir, max_len):
 
 def predict_trees(structure, batch, scores, sentences):
     """Unbinarised best trees; a flat tree where the grammar has no derivation."""
-    codec = structure.target_codec(None)
+    codec = structure.output_space().codec(None)
     trees, failures = [], 0
     for i, sentence in enumerate(sentences):
         one = structure.take(batch, [i])

@@ -43,7 +43,7 @@ DEFAULT_DATA = (Path(__file__).resolve().parents[2] / "shared" / "data" / "ocr_l
 # there) and C = 0.3 already uses 1,600 weights.
 GRIDS = {
     "subgradient": ("C", [0.3, 1.0, 3.0], dict(solver="subgradient", max_iter=300)),
-    "em": ("C", [0.3, 1.0, 3.0], dict(solver="em", max_iter=10, inner_max_iter=50)),
+    "em": ("C", [0.3, 1.0, 3.0], dict(solver="em", max_em_iter=10, inner_max_iter=50)),
     "cutting_plane": ("C", [1.0], dict(solver="cutting_plane", max_iter=20)),
 }
 

@@ -41,7 +41,7 @@ from sklearn_struct.eg import EGCRF, EGStructuredSVM  # noqa: E402
 from sklearn_struct.l1m3n import L1M3N  # noqa: E402
 
 N_RELEVANT = 30
-EM = dict(solver="em", max_iter=15)  # the paper's 15 EM iterations
+EM = dict(solver="em", max_em_iter=15)  # the paper's 15 EM iterations
 SUBGRADIENT = dict(solver="subgradient", max_iter=500)
 # one parameter, C, for every solver: the same grid is the same set of problems
 C_GRID = [0.01, 0.02, 0.05, 0.1]

@@ -147,7 +147,7 @@ def kernels(args):
     for name, model, generic in (("chain, its own forward-backward", "chain", False),
                                  ("chain, generic dynamic program", "chain", True),
                                  ("semi-Markov (generic dynamic program)", "semi-Markov", False)):
-        structure = make_structure(model).for_classes(classes, y)
+        structure = make_structure(model).output_space().for_classes(classes, y)
         batch = structure.make_batch(X, n_states=len(classes))
         data, offsets = structure.kernel_data(batch), batch.part_offsets
         ops = (structure.kernel_ops.generic() if generic else structure.kernel_ops).functions

@@ -217,7 +217,7 @@ def equal_penalty(datasets):
     rows = []
     for name, (X_train, y_train, X_test, y_test) in datasets.items():
         exact = SMLogisticRegression(method="newton", C=PENALISED_C, fit_intercept=False,
-                                     tol=1e-15)
+                                     objective_tol=1e-15)
         timed_fit(exact, X_train, y_train)
         optimum = penalised_objective(exact.coef_, X_train, y_train)
         fits = [(NAMES[m], SMLogisticRegression(method=m, C=PENALISED_C, fit_intercept=False,

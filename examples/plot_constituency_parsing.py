@@ -67,7 +67,7 @@ def parse(scores_of):
         batch = structure.make_batch([tree.pos()])
         try:
             units = structure.argmax(batch, scores_of(batch))
-            out.append(unbinarize(structure.target_codec(None).decode(batch, units)[0]))
+            out.append(unbinarize(structure.output_space().codec(None).decode(batch, units)[0]))
             parsed.append(True)
         except ValueError:
             out.append(type(tree)("TOP", [type(tree)(tag, [w]) for w, tag in tree.pos()]))

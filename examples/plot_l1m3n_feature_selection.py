@@ -44,7 +44,7 @@ models = {
     "L2 M3N (EGStructuredSVM, C=0.1)": EGStructuredSVM(C=0.1, random_state=0),
     "L1M3N cutting plane (C=0.02)": L1M3N(solver="cutting_plane", C=0.02),
     "L1M3N subgradient (C=0.02)": L1M3N(solver="subgradient", C=0.02, max_iter=500),
-    "L1M3N EM (C=0.02)": L1M3N(solver="em", C=0.02, max_iter=15, random_state=0),
+    "L1M3N EM (C=0.02)": L1M3N(solver="em", C=0.02, max_em_iter=15, random_state=0),
 }
 with warnings.catch_warnings():
     # Capped iteration counts: the models are used as they are.
@@ -76,7 +76,7 @@ for C, n_selected, score in zip(path["C"], path["n_selected"], path["validation_
 # Error against the training size (one data set; the benchmark averages ten).
 sizes = [50, 100, 150, 200, 250]
 curves = {
-    "L1M3N (EM, C=0.02)": lambda: L1M3N(solver="em", C=0.02, max_iter=15, random_state=0),
+    "L1M3N (EM, C=0.02)": lambda: L1M3N(solver="em", C=0.02, max_em_iter=15, random_state=0),
     "L2 M3N (EGStructuredSVM, C=0.1)": lambda: EGStructuredSVM(C=0.1, random_state=0),
     "L2 CRF (EGCRF, C=0.1)": lambda: EGCRF(C=0.1, random_state=0),
 }

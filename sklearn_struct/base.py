@@ -16,9 +16,9 @@ works alike for every structure, built-in or not:
   ``validate_data`` (its messages, ``n_features_in_`` and
   ``feature_names_in_``), every other input through the structure's
   ``make_batch`` and target codec, which name the offending example;
-* targets: ``codec = structure.target_codec(y)`` fixes ``classes_``, encodes
-  ``y`` and decodes predictions;
-* ``predict`` (MAP outputs), ``score`` (``structure.score_outputs``),
+* targets: the structure's output space (``structure.output_space()``) gives the
+  codec that fixes ``classes_``, encodes ``y`` and decodes predictions;
+* ``predict`` (MAP outputs), ``score`` (the output space's ``score``),
   ``decision_function`` (per-unit part scores), ``predict_marginals``,
   ``predict_proba`` and ``predict_log_proba`` (only where they work);
 * ``predict_k_best`` (the k best outputs, their scores and, for CRFs, their
@@ -364,7 +364,7 @@ class StructuredEstimator(BaseEstimator):
         """Resolve the structure, validate and encode the training data; set the data attributes.
 
         Sets ``structure_`` (the structure resolved for the classes, see
-        :meth:`~sklearn_struct.structures.BaseStructure.for_classes`),
+        the output space's ``for_classes``),
         ``classes_`` and ``n_features_in_`` (and ``feature_names_in_`` for a
         table with column names).  Learners run their inference on
         ``structure_.training_structure()``; predictions use ``structure_``.
@@ -383,7 +383,8 @@ class StructuredEstimator(BaseEstimator):
         structure.check_supports(*self._operations_needed(structure), needed_by=name)
         _check_data_set(X, name)
         _reject_token_dicts(X, name)
-        table = bool(structure.flat_outputs) and _input_form(X) == "table"
+        space = structure.output_space()
+        table = space.flat and _input_form(X) == "table"
         if table:
             _check_label_kinds(y)
             _check_finite_rows(X, name)
@@ -392,8 +393,9 @@ class StructuredEstimator(BaseEstimator):
             _check_two_classes(y, name)
         else:
             self.__dict__.pop("feature_names_in_", None)
-        codec = structure.target_codec(y)
-        structure = structure.for_classes(codec.classes_, y)
+        codec = space.codec(y)
+        structure = space.for_classes(codec.classes_, y)
+        space = structure.output_space()
         batch = structure.make_batch(X, n_states=codec.n_states)
         Y = codec.encode(batch, y)
         structure.training_structure().check_outputs(batch, Y)
@@ -405,8 +407,8 @@ class StructuredEstimator(BaseEstimator):
         sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
         self.structure_ = structure
         self.classes_ = codec.classes_
-        self.n_features_in_ = int(structure.n_features_in(batch))
-        self._input_layout = structure.input_layout(batch)
+        self.n_features_in_ = int(space.n_features_in(batch))
+        self._input_layout = space.input_layout(batch)
         self._codec = codec
         self._table_input = table
         return batch, Y, sample_weight
@@ -433,7 +435,7 @@ class StructuredEstimator(BaseEstimator):
         for attribute in self.__dict__.pop("_weight_attribute_names", ()):
             self.__dict__.pop(attribute, None)
         self.weights_ = np.array(w, dtype=np.float64)
-        attributes = self.structure_.weight_attributes(batch, self.weights_)
+        attributes = self.structure_.output_space().weight_attributes(batch, self.weights_)
         for attribute, value in attributes.items():
             setattr(self, attribute, value)
         self._weight_attribute_names = tuple(attributes)
@@ -540,7 +542,7 @@ class StructuredEstimator(BaseEstimator):
         -------
         named : dict of str to dict
             The structure's named views
-            (:meth:`~sklearn_struct.structures.BaseStructure.named_weights`):
+            (:meth:`~sklearn_struct.structures.OutputSpace.named_weights`):
             for chains ``"state_features_"``, ``{(feature_name, label):
             weight}`` over the non-zero input weights, and
             ``"transition_features_"``, ``{(label_from, label_to): weight}``;
@@ -556,8 +558,8 @@ class StructuredEstimator(BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__}: feature_names holds {feature_names.size} names but the "
                 f"model has {self.n_features_in_} input features.")
-        return self.structure_.named_weights(self._weight_attributes(), feature_names,
-                                             self.classes_)
+        return self.structure_.output_space().named_weights(self._weight_attributes(),
+                                                            feature_names, self.classes_)
 
     def _named_view(self, key):
         named = self.named_weights()
@@ -597,13 +599,14 @@ class StructuredEstimator(BaseEstimator):
             _check_finite_rows(X, name)
             X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=np.float64)
         batch = self.structure_.make_batch(X, n_states=self._codec.n_states)
-        n_features = int(self.structure_.n_features_in(batch))
+        space = self.structure_.output_space()
+        n_features = int(space.n_features_in(batch))
         if n_features != self.n_features_in_:
             raise ValueError(
                 f"X has {n_features} features, but {name} is expecting {self.n_features_in_} "
                 f"features as input (it was fitted with {self.n_features_in_})."
             )
-        layout = self.structure_.input_layout(batch)
+        layout = space.input_layout(batch)
         if layout != self._input_layout:
             raise ValueError(f"X has {layout}, but {name} was fitted on {self._input_layout}.")
         return batch
@@ -619,7 +622,7 @@ class StructuredEstimator(BaseEstimator):
         codec = self._codec
         if codec.n_states is None:  # binary outputs: every value must be valid
             return codec.encode(batch, y)
-        flat = self.structure_.flat_outputs
+        flat = self.structure_.output_space().flat
         try:
             groups = [y] if flat else list(y)
         except TypeError:
@@ -697,7 +700,7 @@ class StructuredEstimator(BaseEstimator):
         Y_true = self._encode_scored(batch, y)
         sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
         Y_pred = self._predict_encoded(batch)
-        return float(self.structure_.score_outputs(batch, Y_pred, Y_true, sample_weight))
+        return float(self.structure_.output_space().score(batch, Y_pred, Y_true, sample_weight))
 
     def decision_function(self, X):
         """Part scores ``w . phi(x, r)`` of every output unit.
@@ -711,7 +714,7 @@ class StructuredEstimator(BaseEstimator):
         -------
         scores : ndarray or list of ndarray
             The structure's per-unit view of the part scores
-            (:meth:`~sklearn_struct.structures.BaseStructure.unit_values`):
+            (:meth:`~sklearn_struct.structures.OutputSpace.unit_values`):
             for flat samples an ``(n_samples, n_classes)`` array, or of shape
             ``(n_samples,)`` with the score of ``classes_[1]`` minus that of
             ``classes_[0]`` for two classes (scikit-learn's binary
@@ -720,8 +723,9 @@ class StructuredEstimator(BaseEstimator):
             for graphs one array of part scores per graph.
         """
         batch = self._validate_predict_data(X)
-        values = self.structure_.unit_values(batch, self._part_scores(batch))
-        if self.structure_.flat_outputs and len(self.classes_) == 2:
+        space = self.structure_.output_space()
+        values = space.unit_values(batch, self._part_scores(batch))
+        if space.flat and len(self.classes_) == 2:
             values = np.asarray(values)
             return values[:, 1] - values[:, 0]
         return values
@@ -738,7 +742,7 @@ class StructuredEstimator(BaseEstimator):
                 and structure.supports("marginals"))
 
     def _proba_available(self):
-        return self._marginals_available() and self._current_structure().flat_outputs
+        return self._marginals_available() and self._current_structure().output_space().flat
 
     @available_if(_marginals_available)
     def predict_marginals(self, X):
@@ -760,7 +764,7 @@ class StructuredEstimator(BaseEstimator):
         """
         batch = self._validate_predict_data(X)
         mu = predict_marginals(self.structure_, batch, self.weights_, self.n_jobs)
-        return self.structure_.unit_values(batch, mu)
+        return self.structure_.output_space().unit_values(batch, mu)
 
     @available_if(_proba_available)
     def predict_proba(self, X):
@@ -816,7 +820,7 @@ class StructuredEstimator(BaseEstimator):
             for i in np.flatnonzero(~present[j]):
                 Y[j, offsets[i]:offsets[i + 1]] = Y[0, offsets[i]:offsets[i + 1]]
         rows = [self._codec.decode(batch, Y[j]) for j in range(Y.shape[0])]
-        if self.structure_.flat_outputs:
+        if self.structure_.output_space().flat:
             n_kept = int(present.sum(axis=0).min()) if present.size else 0
             return np.stack([np.asarray(row) for row in rows[:n_kept]], axis=1)
         return [[rows[j][i] for j in range(Y.shape[0]) if present[j, i]]
@@ -902,7 +906,7 @@ class StructuredEstimator(BaseEstimator):
             with np.errstate(invalid="ignore"):
                 proba = np.exp(best - log_z[:, None])
             proba[~present.T] = 0.0
-        if self.structure_.flat_outputs:
+        if self.structure_.output_space().flat:
             n_kept = y_k.shape[1]
             scores = best[:, :n_kept]
             proba = None if proba is None else proba[:, :n_kept]
@@ -974,7 +978,7 @@ class StructuredEstimator(BaseEstimator):
         tags.input_tags.sparse = True
         tags.target_tags.required = True
         structure = _declared_structure(self.structure)
-        if structure is not None and structure.flat_outputs:
+        if structure is not None and structure.output_space().flat:
             tags.estimator_type = "classifier"
             tags.classifier_tags = ClassifierTags()
         return tags

@@ -268,7 +268,7 @@ class EGCRF(_BaseEG):
     structure_ : BaseStructure
         The structure used (the ``structure`` object itself when one is given,
         unless it names labels to resolve, such as a chain's tagging scheme:
-        see :meth:`~sklearn_struct.structures.BaseStructure.for_classes`).
+        see :meth:`~sklearn_struct.structures.OutputSpace.for_classes`).
     n_features_in_ : int
         Number of input features (columns of ``X`` or of every sequence).
     feature_names_in_ : ndarray of str

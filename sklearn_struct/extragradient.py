@@ -102,7 +102,7 @@ class DualExtragradientMatcher(StructuredEstimator):
     structure_ : BaseStructure
         The structure used: a new one for a name, the ``structure`` object
         itself when one is passed (never modified), unless it names labels to
-        resolve (:meth:`~sklearn_struct.structures.BaseStructure.for_classes`).
+        resolve (:meth:`~sklearn_struct.structures.OutputSpace.for_classes`).
     classes_ : ndarray
         Labels (``[0, 1]`` for matching and min-cut).
     n_iter_ : int
@@ -264,7 +264,7 @@ class DualExtragradientMatcher(StructuredEstimator):
             if validation is not None:
                 val_batch, val_Y = validation
                 predicted = predict_outputs(structure, val_batch, coef, self.n_jobs)
-                score = float(structure.score_outputs(val_batch, predicted, val_Y))
+                score = float(structure.output_space().score(val_batch, predicted, val_Y))
                 scores.append(score)
                 if score > best["score"]:
                     best.update(score=score, coef=coef.copy(), iteration=t)

@@ -25,8 +25,10 @@ __all__ = ["L1M3N", "l1m3n_min_C", "l1m3n_path"]
 #: :func:`l1m3n_min_C` uses to spread over the outputs of maximal loss
 #: (others keep a mass of about ``exp(-TIE_SHARPNESS * loss gap)``).
 TIE_SHARPNESS = 50.0
-#: Default number of iterations of each solver when ``max_iter=None``.
-DEFAULT_MAX_ITER = {"cutting_plane": 200, "subgradient": 1000, "online_subgradient": 50, "em": 60}
+#: Default passes over the training data of each solver when ``max_iter=None`` (EM: about
+#: 60 EM iterations of 100 EG passes each).
+DEFAULT_MAX_ITER = {"cutting_plane": 200, "subgradient": 1000, "online_subgradient": 50,
+                    "em": 6000}
 
 
 class L1M3N(StructuredEstimator):
@@ -120,12 +122,10 @@ class L1M3N(StructuredEstimator):
         Weight of the summed hinge losses against the unit-weight L1 norm, for
         every solver; ``w = 0`` for ``C <= l1m3n_min_C(estimator, X, y)``.
     max_iter : int or None, default=None
-        Iterations of the solver: cutting-plane passes (default 200),
-        subgradient steps (1000) or epochs when ``online`` (50), EM iterations
-        (60; the paper runs 15, but certifying the optimum at large ``C``
-        takes up to about 50).  (Unlike the EG estimators, whose
-        ``max_iter`` counts passes over the data, a subgradient step or an EM
-        iteration is not one pass.)
+        Most passes over the training data, as for every estimator: one per
+        cutting-plane iteration (default 200), subgradient step (1000) or
+        online epoch (50); EM counts the passes of its EG M3N steps and one
+        per EM iteration (default 6000).
     tol : float, default=1e-3
         Certified relative duality gap ``(F - lower bound) / F`` at which the
         subgradient method and EM stop; the cutting plane, which stops on
@@ -138,6 +138,10 @@ class L1M3N(StructuredEstimator):
         root of the summed squared subgradients).
     online : bool, default=False
         Subgradient: one projected step per example instead of full batches.
+    max_em_iter : int or None, default=None
+        EM: most EM iterations (the paper runs 15; certifying the optimum at
+        large ``C`` takes up to about 50); None: as many as ``max_iter``
+        allows.
     inner_max_iter : int, default=200
         EM: most passes of each exponentiated-gradient M3N step (each stops
         earlier at a relative duality gap of ``1e-3``).
@@ -182,7 +186,7 @@ class L1M3N(StructuredEstimator):
     structure_ : BaseStructure
         The structure used (the ``structure`` object itself when one is given,
         unless it names labels to resolve, such as a chain's tagging scheme:
-        see :meth:`~sklearn_struct.structures.BaseStructure.for_classes`).
+        see :meth:`~sklearn_struct.structures.OutputSpace.for_classes`).
     support_ : ndarray of bool of shape (n_features,)
         Input features with a non-zero weight for at least one label; for
         matching and min-cut, the non-zero weights (``n_features = n_weights``).
@@ -192,7 +196,7 @@ class L1M3N(StructuredEstimator):
     feature_names_in_ : ndarray of str
         Column names of a flat ``X`` given as a DataFrame with string columns.
     n_iter_ : int
-        Passes, steps/epochs or EM iterations run.
+        Passes over the training data run (as ``max_iter`` counts them).
     objective_ : float
         ``||w||_1 + C sum_i H_i(w)`` at the returned weights, for every solver.
     lower_bound_ : float
@@ -229,6 +233,7 @@ class L1M3N(StructuredEstimator):
         "epsilon": [Interval(Real, 0, None, closed="left")],
         "eta0": [Interval(Real, 0, None, closed="neither")],
         "online": ["boolean"],
+        "max_em_iter": [Interval(Integral, 1, None, closed="left"), None],
         "inner_max_iter": [Interval(Integral, 1, None, closed="left")],
         "tau_threshold": [Interval(Real, 0, None, closed="left")],
         "warm_start": ["boolean"],
@@ -252,6 +257,7 @@ class L1M3N(StructuredEstimator):
         epsilon=1e-3,
         eta0=1.0,
         online=False,
+        max_em_iter=None,
         inner_max_iter=200,
         tau_threshold=1e-3,
         warm_start=False,
@@ -267,6 +273,7 @@ class L1M3N(StructuredEstimator):
         self.epsilon = epsilon
         self.eta0 = eta0
         self.online = online
+        self.max_em_iter = max_em_iter
         self.inner_max_iter = inner_max_iter
         self.tau_threshold = tau_threshold
         self.warm_start = warm_start
@@ -307,8 +314,8 @@ class L1M3N(StructuredEstimator):
                                n_jobs=self.n_jobs)
         result = self._solve(hinge, previous)
         self._set_weights(batch, result.coef)
-        self.support_ = np.asarray(self.structure_.feature_support(batch, self.weights_),
-                                   dtype=bool)
+        space = self.structure_.output_space()
+        self.support_ = np.asarray(space.feature_support(batch, self.weights_), dtype=bool)
         self.n_iter_ = int(result.n_iter)
         self.objective_ = float(result.objective)
         self.lower_bound_ = float(result.lower_bound)
@@ -318,7 +325,7 @@ class L1M3N(StructuredEstimator):
         if not result.converged:
             warnings.warn(
                 f"L1M3N(solver={self.solver!r}, C={self.C:g}) did not converge in "
-                f"{self.n_iter_} iterations: {self._convergence_failure(result)}",
+                f"{self.n_iter_} passes: {self._convergence_failure(result)}",
                 ConvergenceWarning,
             )
         return self
@@ -363,7 +370,7 @@ class L1M3N(StructuredEstimator):
             )
         result = adaptive_m3n(
             hinge, self.C, max_iter=self.max_iter or DEFAULT_MAX_ITER["em"],
-            tol=self.tol, inner_max_iter=self.inner_max_iter,
+            max_em_iter=self.max_em_iter, tol=self.tol, inner_max_iter=self.inner_max_iter,
             tau_threshold=self.tau_threshold,
             tau_init=self.__dict__.get("tau_") if previous is not None else None,
             random_state=rng, n_jobs=self.n_jobs, verbose=self.verbose,

@@ -21,6 +21,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .base import _check_data_set, _check_label_kinds
+from .utils._renamed import refuse_renamed
 from .solvers.sm import (
     METHODS,
     BinaryExponentialLoss,
@@ -34,6 +35,11 @@ from .solvers.sm import (
 
 __all__ = ["SMLogisticRegression", "SMAdaBoostClassifier", "fit_log_linear"]
 
+#: ``tol`` means a certified relative duality gap everywhere else; surrogate maximization has none.
+_OBJECTIVE_TOL = {"tol": ("objective_tol", "surrogate maximization has no duality gap to "
+                          "certify, and tol means a certified relative duality gap elsewhere "
+                          "in the package")}
+
 #: methods with a multinomial form: eq. 35 (sm3), eq. 37 (sm4), the diagonal bound (sm5), Newton
 MULTINOMIAL_METHODS = ("sm3", "sm4", "sm5", "newton")
 
@@ -45,12 +51,18 @@ class _BaseSMClassifier(ClassifierMixin, BaseEstimator):
     ``_softmax_link`` (how decision scores map to probabilities).
     """
 
+    def __new__(cls, *args, **kwargs):
+        # before __init__, which Python would fail with no word of the new name
+        old = {name: kwargs[name] for name in _OBJECTIVE_TOL.keys() & kwargs}
+        refuse_renamed(cls.__name__, old, _OBJECTIVE_TOL)
+        return super().__new__(cls)
+
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="right")],
         "penalty": [StrOptions({"l2"}), None],
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "objective_tol": [Interval(Real, 0, None, closed="left")],
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
     }
@@ -114,7 +126,7 @@ class _BaseSMClassifier(ClassifierMixin, BaseEstimator):
                     C=C,
                     fit_intercept=self.fit_intercept,
                     max_iter=self.max_iter,
-                    tol=self.tol,
+                    objective_tol=self.objective_tol,
                     coef_init=None if coef_init is None else coef_init[rows],
                     intercept_init=None if intercept_init is None else intercept_init[rows],
                     verbose=self.verbose,
@@ -127,7 +139,8 @@ class _BaseSMClassifier(ClassifierMixin, BaseEstimator):
         if not all(result.converged for result in results):
             warnings.warn(
                 f"{type(self).__name__} did not converge in max_iter={self.max_iter} "
-                f"iterations (tol={self.tol}); increase max_iter or use a faster method.",
+                f"iterations (objective_tol={self.objective_tol}); increase max_iter or use a "
+                "faster method.",
                 ConvergenceWarning,
             )
         return self
@@ -285,8 +298,8 @@ class SMLogisticRegression(_BaseSMClassifier):
         Ignored for two classes.
     max_iter : int, default=1000
         Maximum number of iterations (per class for one-vs-rest).
-    tol : float, default=1e-5
-        Stop when the objective changes by at most ``tol`` times its initial value in one
+    objective_tol : float, default=1e-5
+        Stop when the objective changes by at most ``objective_tol`` times its initial value in one
         iteration (the criterion of section 4.6).
     verbose : int, default=0
         Print the objective every 10 iterations (every iteration if ``>= 2``).
@@ -352,7 +365,7 @@ class SMLogisticRegression(_BaseSMClassifier):
     >>> from sklearn.datasets import load_iris
     >>> from sklearn_struct.sm import SMLogisticRegression
     >>> X, y = load_iris(return_X_y=True)
-    >>> clf = SMLogisticRegression(method="sm3", tol=1e-8).fit(X, y)
+    >>> clf = SMLogisticRegression(method="sm3", objective_tol=1e-8).fit(X, y)
     >>> clf.coef_.shape, round(clf.score(X, y), 2)
     ((3, 4), 0.97)
     >>> bool(all(clf.loss_history_[1:] <= clf.loss_history_[:-1]))
@@ -375,7 +388,7 @@ class SMLogisticRegression(_BaseSMClassifier):
         fit_intercept=True,
         multi_class="auto",
         max_iter=1000,
-        tol=1e-5,
+        objective_tol=1e-5,
         verbose=0,
         warm_start=False,
     ):
@@ -385,7 +398,7 @@ class SMLogisticRegression(_BaseSMClassifier):
         self.fit_intercept = fit_intercept
         self.multi_class = multi_class
         self.max_iter = max_iter
-        self.tol = tol
+        self.objective_tol = objective_tol
         self.verbose = verbose
         self.warm_start = warm_start
 
@@ -447,8 +460,8 @@ class SMAdaBoostClassifier(_BaseSMClassifier):
         The multi-class exponential loss; ignored for two classes.
     max_iter : int, default=1000
         Maximum number of iterations.
-    tol : float, default=1e-5
-        Stop when the objective changes by at most ``tol`` times its initial value.
+    objective_tol : float, default=1e-5
+        Stop when the objective changes by at most ``objective_tol`` times its initial value.
     verbose : int, default=0
         Print the objective every 10 iterations (every iteration if ``>= 2``).
     warm_start : bool, default=False
@@ -508,7 +521,7 @@ class SMAdaBoostClassifier(_BaseSMClassifier):
         fit_intercept=True,
         multi_class="m2",
         max_iter=1000,
-        tol=1e-5,
+        objective_tol=1e-5,
         verbose=0,
         warm_start=False,
     ):
@@ -517,7 +530,7 @@ class SMAdaBoostClassifier(_BaseSMClassifier):
         self.fit_intercept = fit_intercept
         self.multi_class = multi_class
         self.max_iter = max_iter
-        self.tol = tol
+        self.objective_tol = objective_tol
         self.verbose = verbose
         self.warm_start = warm_start
 
@@ -531,7 +544,8 @@ class SMAdaBoostClassifier(_BaseSMClassifier):
         return self.multi_class == "m2"  # MH normalises the per-class sigmoids
 
 
-def fit_log_linear(A, h, prior=None, *, method="sm", max_iter=10000, tol=1e-10):
+def fit_log_linear(A, h, prior=None, *, method="sm", max_iter=10000, moment_tol=1e-10,
+                   **renamed):
     """Fit the log-linear model ``p_i = pi_i prod_r lambda_r^{a_ri}`` to linear constraints.
 
     Finds the distribution ``p`` over cells ``i`` closest to ``prior`` in KL divergence
@@ -554,8 +568,8 @@ def fit_log_linear(A, h, prior=None, *, method="sm", max_iter=10000, tol=1e-10):
         to at most 1 (the two differ only by that normalisation).
     max_iter : int, default=10000
         Maximum number of iterations (GIS converges linearly, often slowly).
-    tol : float, default=1e-10
-        Stop when ``max_r |sum_i a_ri p_i - h_r| <= tol``.
+    moment_tol : float, default=1e-10
+        Stop when ``max_r |sum_i a_ri p_i - h_r| <= moment_tol``.
 
     Returns
     -------
@@ -563,7 +577,7 @@ def fit_log_linear(A, h, prior=None, *, method="sm", max_iter=10000, tol=1e-10):
         Named tuple ``(probabilities, multipliers, n_iter, dual_objective, converged)``:
         ``p``, the Lagrange multipliers ``eta`` (``lambda_r = exp(-eta_r)`` up to
         normalisation), iterations run, ``F(eta)`` at the start and after each iteration
-        (non-decreasing), and whether ``tol`` was reached.
+        (non-decreasing), and whether ``moment_tol`` was reached.
 
     Examples
     --------
@@ -574,6 +588,8 @@ def fit_log_linear(A, h, prior=None, *, method="sm", max_iter=10000, tol=1e-10):
     >>> np.round(A @ result.probabilities, 6)
     array([0.3, 0.7])
     """
+    refuse_renamed("fit_log_linear", renamed,
+                   {"tol": ("moment_tol", "it bounds the moments' mismatch, not a duality gap")})
     A = np.asarray(A, dtype=np.float64)
     h = np.asarray(h, dtype=np.float64)
     if A.ndim != 2 or h.shape != (A.shape[0],):
@@ -595,10 +611,12 @@ def fit_log_linear(A, h, prior=None, *, method="sm", max_iter=10000, tol=1e-10):
         raise ValueError(f"prior must hold {A.shape[1]} positive finite values")
     if method not in ("sm", "gis"):
         raise ValueError(f"method must be 'sm' or 'gis', got {method!r}")
-    result = log_linear_sm(A, h, prior / prior.sum(), method=method, max_iter=max_iter, tol=tol)
+    result = log_linear_sm(A, h, prior / prior.sum(), method=method, max_iter=max_iter,
+                           moment_tol=moment_tol)
     if not result.converged:
         warnings.warn(
-            f"fit_log_linear did not reach tol={tol} in max_iter={max_iter} iterations",
+            f"fit_log_linear did not reach moment_tol={moment_tol} in max_iter={max_iter} "
+            "iterations",
             ConvergenceWarning,
         )
     return result

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from joblib import effective_n_jobs
 
-from ..structures._kernel import empty_scale, specialize
+from ..structures._kernel import empty_scale, kernel_provides, specialize
 from . import _eg_kernels
 from ._eg_dual import LOSSES, MAX_HALVINGS, chunk_expected, dual_terms, dual_weights, l2_dual
 from ._objective import score_losses
@@ -63,7 +63,7 @@ class OnlineEpoch:
         fixed = (self.data, batch.part_offsets, batch.unit_offsets, datafit.truth)
         if datafit.kind == "log":  # (online EG has marginals, hence log_partition)
             self.loss_kernel = specialize(_eg_kernels.log_losses, structure.kernel_ops)
-        elif structure.kernel_supports(*HINGE_KERNEL_OPERATIONS):
+        elif kernel_provides(structure, *HINGE_KERNEL_OPERATIONS):
             self.loss_kernel = specialize(_eg_kernels.hinge_losses, structure.kernel_ops)
             fixed += (datafit.part_losses, datafit.loss_offsets)
         self.loss_kernel_args = fixed

@@ -77,7 +77,8 @@ class AdaptiveM3NResult:
     lower_bound : float
         Certified lower bound on the optimum of P1.
     n_iter : int
-        EM iterations.
+        Passes over the training data (rounded up), as ``max_iter`` counts them.
+        The EM iterations are ``len(history["objective"])``.
     converged : bool
         Whether the relative duality gap reached ``tol``.
     history : dict of lists
@@ -115,7 +116,8 @@ def adaptive_m3n(
     hinge,
     C,
     *,
-    max_iter=60,
+    max_iter=6000,
+    max_em_iter=None,
     tol=1e-3,
     inner_max_iter=200,
     inner_tol=1e-3,
@@ -135,8 +137,11 @@ def adaptive_m3n(
     C : float
         Weight of the summed hinge losses (``> 0``).
     max_iter : int
-        EM iterations (the paper uses 15; certifying the optimum at large ``C``
-        takes up to about 50).
+        Most passes over the training data: the effective passes of the EG M3N
+        steps, plus one loss-augmented pass per EM iteration and one at ``w = 0``.
+    max_em_iter : int or None
+        Most EM iterations (the paper runs 15; certifying the optimum at large
+        ``C`` takes up to about 50); None: as many as ``max_iter`` allows.
     tol : float
         Stop when the certified relative duality gap of P1 is ``<= tol``.
     inner_max_iter, inner_tol : float
@@ -172,19 +177,22 @@ def adaptive_m3n(
     lower_bound = l1_hinge_lower_bound(C, dual_losses[0], subgradient, nonnegative,
                                        best_objective)
     if best_objective - lower_bound <= tol * best_objective:
-        return AdaptiveM3NResult(zero, zero.copy(), best_objective, lower_bound, 0, True, history)
+        return AdaptiveM3NResult(zero, zero.copy(), best_objective, lower_bound, 1, True, history)
     if tau_init is None or not np.any(np.asarray(tau_init) > 0):
         tau = np.full(n_weights, initial_variance(hinge, C))
     else:
         tau = np.array(tau_init, dtype=np.float64)
-    converged, n_iter = False, 0
-    for n_iter in range(1, max_iter + 1):
+    converged, passes = False, 1.0  # the pass at w = 0
+    n_em_iter = 0
+    while passes + 1.0 < max_iter and (max_em_iter is None or n_em_iter < max_em_iter):
+        n_em_iter += 1
         beta = np.sqrt(tau)
         eg = eg_solve(
             structure, batch, Y, loss="hinge", C=C, feature_scale=beta, tol=inner_tol,
-            max_iter=inner_max_iter, annealing=True, order="random", random_state=rng,
-            n_jobs=n_jobs,
+            max_iter=int(min(inner_max_iter, max(1.0, max_iter - passes - 1.0))),
+            annealing=True, order="random", random_state=rng, n_jobs=n_jobs,
         )
+        passes += 1.0 + (float(eg.history["passes"][-1]) if len(eg.history["passes"]) else 0.0)
         w = np.where(beta > 0.0, beta * eg.state.w, 0.0)
         losses, subgradient, violated = hinge.evaluate(w)
         objective = np.abs(w).sum() + C * losses.sum()
@@ -214,7 +222,7 @@ def adaptive_m3n(
         history["eg_converged"].append(bool(eg.converged))
         if verbose:
             print(
-                f"[L1 EM] iter {n_iter}: P1={objective:.6g} lower={lower_bound:.6g} "
+                f"[L1 EM] iter {n_em_iter}: P1={objective:.6g} lower={lower_bound:.6g} "
                 f"nnz={history['n_nonzero'][-1]} EG passes={history['eg_passes'][-1]:.1f} "
                 f"EG rel.gap={history['eg_gap'][-1]:.2e}"
             )
@@ -228,8 +236,8 @@ def adaptive_m3n(
         # else: an unsolved M3N step that made no progress on P1 says nothing about the
         # variances (re-weighting from it diverged, measured); keep them and solve the
         # step again (EG visits the examples in a new random order)
-    return AdaptiveM3NResult(best_coef, tau, best_objective, lower_bound, n_iter, converged,
-                             history)
+    return AdaptiveM3NResult(best_coef, tau, best_objective, lower_bound, int(np.ceil(passes)),
+                             converged, history)
 
 
 def _next_variances(w, G, C, tau_threshold, nonnegative, previous):

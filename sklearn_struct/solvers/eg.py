@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..structures._base import require_kernel
 from ._eg_dual import (AVERAGE_WINDOW, BETA_GATE, BETA_GROWTH, BETA_START_C, EGState, LOSSES,
                        attach_state, example_gaps, hinge_dual, initial_state, l2_dual,
                        sharpened_rates)
@@ -159,8 +160,8 @@ def eg_solve(
     if order not in ORDERS:
         raise ValueError(f"order must be one of {sorted(ORDERS)}, got {order!r}.")
     if solver == "online":
-        structure.require_kernel(ONLINE_KERNEL_OPERATIONS, "online EG",
-                                 "; use solver='batch' for a structure with batch marginals only")
+        require_kernel(structure, ONLINE_KERNEL_OPERATIONS, "online EG",
+                       "; use solver='batch' for a structure with batch marginals only")
     adaptive = isinstance(learning_rate, str)
     eta = eta0 if adaptive else float(learning_rate)
     rng = random_state if random_state is not None else np.random.RandomState(0)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..structures._base import require_kernel
 from ..structures._kernel import specialize
 from . import _perceptron_kernels
 
@@ -87,7 +88,7 @@ def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=
     converged : bool
         Whether the last epoch made no mistake.
     """
-    structure.require_kernel(KERNEL_OPERATIONS, "the structured perceptron")
+    require_kernel(structure, KERNEL_OPERATIONS, "the structured perceptron")
     rng = random_state if random_state is not None else np.random.RandomState(0)
     n = batch.n_samples
     sample_weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)

@@ -58,7 +58,7 @@ sm1 and newton are not SM algorithms (no majorisation guarantees descent); when 
 step would increase ``J`` it is halved until it does not.  This never alters an iterate
 of the pure method when the pure method descends.
 
-Stopping rule (section 4.6): ``|J_{t+1} - J_t| <= tol * |J_0|``.
+Stopping rule (section 4.6): ``|J_{t+1} - J_t| <= objective_tol * |J_0|``.
 """
 
 from typing import NamedTuple
@@ -634,7 +634,7 @@ def sm_minimize(
     C=1.0,
     fit_intercept=True,
     max_iter=1000,
-    tol=1e-5,
+    objective_tol=1e-5,
     coef_init=None,
     intercept_init=None,
     verbose=0,
@@ -654,8 +654,8 @@ def sm_minimize(
         Inverse penalty strength; ``np.inf`` for none.
     fit_intercept : bool
     max_iter : int
-    tol : float
-        Stop when ``|J_{t+1} - J_t| <= tol * |J_0|`` (section 4.6).
+    objective_tol : float
+        Stop when ``|J_{t+1} - J_t| <= objective_tol * |J_0|`` (section 4.6).
     coef_init, intercept_init : ndarray of shape (K, d) and (K,), default zeros
     verbose : int
         Print the objective every 10 iterations (every iteration when ``>= 2``).
@@ -694,7 +694,7 @@ def sm_minimize(
         history.append(objective)
         if verbose >= 2 or (verbose and n_iter % 10 == 0):
             print(f"[{method}] iteration {n_iter}: objective {objective:.12g}")
-        if abs(history[-2] - objective) <= tol * abs(history[0]):
+        if abs(history[-2] - objective) <= objective_tol * abs(history[0]):
             converged = True
             break
     if verbose:
@@ -716,7 +716,7 @@ class LogLinearResult(NamedTuple):
     converged: bool
 
 
-def log_linear_sm(A, h, prior, method="sm", max_iter=1000, tol=1e-10):
+def log_linear_sm(A, h, prior, method="sm", max_iter=1000, moment_tol=1e-10):
     """Fit ``p_i = pi_i prod_r lambda_r^{a_ri}`` subject to ``sum_i a_ri p_i = h_r`` (section 8).
 
     The SM algorithm maximises the dual ``F(eta) = -eta.h - ln sum_i pi_i exp(-sum_r
@@ -736,8 +736,8 @@ def log_linear_sm(A, h, prior, method="sm", max_iter=1000, tol=1e-10):
         Positive ``pi``.
     method : {"sm", "gis"}
     max_iter : int
-    tol : float
-        Stop when ``max_r |g_r - h_r| <= tol``.
+    moment_tol : float
+        Stop when ``max_r |g_r - h_r| <= moment_tol``.
 
     Returns
     -------
@@ -763,7 +763,7 @@ def log_linear_sm(A, h, prior, method="sm", max_iter=1000, tol=1e-10):
     n_iter = 0
     while True:
         expected = A @ p
-        if np.max(np.abs(expected - h)) <= tol:
+        if np.max(np.abs(expected - h)) <= moment_tol:
             converged = True
             break
         if n_iter == max_iter:

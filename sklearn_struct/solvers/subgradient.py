@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
+from ..structures._base import require_kernel
 from ..structures._kernel import specialize
 from . import _subgradient_kernels
 from .l1_projection import clip_nonnegative, prox_l1
@@ -232,8 +233,8 @@ def l1_proximal_subgradient(
         raise ValueError(f"C must be > 0, got {C}.")
     structure = hinge.structure
     if online:
-        structure.require_kernel(ONLINE_KERNEL_OPERATIONS, "the online subgradient method",
-                                 "; use online=False")
+        require_kernel(structure, ONLINE_KERNEL_OPERATIONS, "the online subgradient method",
+                       "; use online=False")
     nonnegative = hinge.nonnegative
     w = (np.zeros(hinge.n_weights) if coef_init is None
          else clip_nonnegative(np.asarray(coef_init, dtype=np.float64), nonnegative))

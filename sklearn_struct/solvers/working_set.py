@@ -51,6 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..structures._base import require_kernel
 from ..structures._kernel import empty_scale, specialize
 from . import _working_set_kernels
 from ._working_set_kernels import TRUTH
@@ -327,7 +328,7 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
         With a :class:`WorkingSetState`; the history's ``passes`` count oracle
         passes and ``cached_passes`` the cached passes before each.
     """
-    structure.require_kernel(KERNEL_OPERATIONS, "the working-set solver")
+    require_kernel(structure, KERNEL_OPERATIONS, "the working-set solver")
     rng = random_state if random_state is not None else np.random.RandomState(0)
     datafit = StructuredLoss(structure, batch, Y, "hinge", sample_weight)
     n = datafit.n_samples

@@ -7,6 +7,7 @@ and check it with :func:`sklearn_struct.utils.check_structure`.
 
 from ._base import BaseStructure, UnsupportedOperation
 from ._kernel import KernelOps
+from ._output_space import LabelledUnits, OutputSpace
 from ._targets import BinaryUnitCodec, FlatLabelCodec, UnitLabelCodec
 from .chain import ChainBatch, ChainStructure
 from .dependency import DependencyBatch, DependencyTreeStructure, HeadsCodec
@@ -39,12 +40,14 @@ __all__ = [
     "Grammar",
     "HeadsCodec",
     "KernelOps",
+    "LabelledUnits",
     "MatchingBatch",
     "MatchingStructure",
     "MinCutBatch",
     "MinCutStructure",
     "MulticlassBatch",
     "MulticlassStructure",
+    "OutputSpace",
     "ParseBatch",
     "SemiMarkovBatch",
     "SemiMarkovStructure",

@@ -38,30 +38,35 @@ estimator can call :meth:`BaseStructure.check_supports` before any work.
 
 The protocol is closed: solvers and estimators call nothing else on a
 structure or a batch than what :class:`BaseStructure` documents, and never ask
-which structure they hold.  It has four groups of operations:
+which structure they hold.  What a structure *provides* is, in one place, the
+methods it overrides and its :attr:`~BaseStructure.kernel_ops`:
 
 * data: :meth:`~BaseStructure.make_batch`, :meth:`~BaseStructure.take`,
-  :meth:`~BaseStructure.check_outputs`, :meth:`~BaseStructure.n_features_in`,
-  :meth:`~BaseStructure.input_layout`;
-* targets: :meth:`~BaseStructure.target_codec` (validate, encode and decode
-  the user's ``y``), :meth:`~BaseStructure.for_classes` (settings given by
-  label names resolved against the classes),
-  :meth:`~BaseStructure.training_structure` (the structure learning runs its
-  inference on), :meth:`~BaseStructure.score_outputs`,
-  :attr:`~BaseStructure.flat_outputs`;
-* weights: :meth:`~BaseStructure.weight_attributes` (fitted attributes such
-  as ``coef_`` and ``transition_``), :meth:`~BaseStructure.named_weights`
-  (the same keyed by feature and label names),
-  :meth:`~BaseStructure.feature_support`,
-  :meth:`~BaseStructure.nonnegative_weights` (sign constraints),
-  :meth:`~BaseStructure.feature_bounds` (for step sizes);
-* parts: the operations of :data:`OPERATIONS` (scores, features, encodings,
-  losses and :meth:`~BaseStructure.loss_offsets`, inference, a warm-startable
-  projection) and :meth:`~BaseStructure.unit_values`;
+  :meth:`~BaseStructure.check_outputs`;
+* parts: :meth:`~BaseStructure.part_losses`, :meth:`~BaseStructure.decode`
+  and, where the losses are not Hamming, :meth:`~BaseStructure.loss_offsets`;
 * kernels: :attr:`~BaseStructure.kernel_ops` and
-  :meth:`~BaseStructure.kernel_data`, the per-example numba operations from
-  which generic numba loops (batch operations, online solvers) are compiled
-  for this structure (:mod:`._kernel`).
+  :meth:`~BaseStructure.kernel_data`, the per-example numba operations
+  (scores, features, encodings, a dynamic program as a hypergraph, or
+  combinatorial inference) from which the batch operations below and the
+  generic numba loops of the solvers are compiled (:mod:`._kernel`);
+* when needed: :meth:`~BaseStructure.feature_bounds` (step sizes),
+  :meth:`~BaseStructure.nonnegative_weights` (sign constraints),
+  :meth:`~BaseStructure.training_structure`, and
+  :meth:`~BaseStructure.output_space`, the presentation side (target codec,
+  scores, weight names: :mod:`._output_space`).
+
+Everything else is derived: the batch operations of :data:`OPERATIONS`
+(:meth:`~BaseStructure.part_scores`, :meth:`~BaseStructure.expected_features`,
+:meth:`~BaseStructure.encode`, :meth:`~BaseStructure.argmax`,
+:meth:`~BaseStructure.loss_augmented_argmax`,
+:meth:`~BaseStructure.marginals`, :meth:`~BaseStructure.log_partition`,
+:meth:`~BaseStructure.k_best`, :meth:`~BaseStructure.sample`,
+:meth:`~BaseStructure.project`) come from the kernels, and
+:meth:`~BaseStructure.supports` reads what is provided, so nothing is declared
+twice.  A hand-written batch method (a chain's vectorised forward-backward)
+overrides its derived one and is checked against it by
+:func:`sklearn_struct.utils.check_structure`.
 
 A structure object is never modified by an operation: anything an operation
 wants to carry to its next call (the duals of a warm-started projection) lives
@@ -74,30 +79,10 @@ import numpy as np
 
 from . import _generic_kernels
 from ._batch import check_part_vector, check_sample_weight
-from ._kernel import empty_scale, specialize
-from ._targets import UnitLabelCodec
+from ._kernel import empty_scale, kernel_provides, specialize
+from ._output_space import OutputSpace
 
-__all__ = ["BaseStructure", "UnsupportedOperation", "label_weight_names"]
-
-
-def label_weight_names(W, transition, feature_names, classes):
-    """The ``named_weights`` of per-label input weights ``W`` (and label ``transition`` scores).
-
-    ``W[k, j]`` weighs feature ``j`` for label ``k``; only its non-zero entries
-    are named, feature by feature; ``transition[a, b]`` (or None) scores label
-    ``a`` followed by ``b``.
-    """
-    labels = np.asarray(classes).tolist()
-    names = np.asarray(feature_names).tolist()
-    W = np.asarray(W)
-    features, states = np.nonzero(W.T)
-    named = {"state_features_": {(names[j], labels[k]): float(W[k, j])
-                                 for j, k in zip(features.tolist(), states.tolist())}}
-    if transition is not None:
-        named["transition_features_"] = {
-            (labels[a], labels[b]): float(transition[a, b])
-            for a in range(len(labels)) for b in range(len(labels))}
-    return named
+__all__ = ["BaseStructure", "UnsupportedOperation", "require_kernel"]
 
 
 def _count(value, name, owner):
@@ -130,6 +115,31 @@ class UnsupportedOperation(NotImplementedError):
     """
 
 
+def require_kernel(structure, operations, user, advice=""):
+    """Raise unless a structure's kernel operations include every named one.
+
+    Parameters
+    ----------
+    structure : BaseStructure
+        The structure a solver holds.
+    operations : sequence of str
+        Names among :data:`sklearn_struct.structures._kernel.KERNEL_OPERATIONS`.
+    user : str
+        What needs them, for the message (e.g. ``"online EG"``).
+    advice : str, default=""
+        What to do instead, appended to the message.
+
+    Raises
+    ------
+    UnsupportedOperation
+        Naming the structure, the user and the operations.
+    """
+    if not kernel_provides(structure, *operations):
+        raise UnsupportedOperation(
+            f"{type(structure).__name__}: {user} runs inside numba and needs the kernel "
+            f"operations {', '.join(operations)} (see KernelOps){advice}.")
+
+
 #: Names of the parts operations, in the order of DESIGN.md.
 OPERATIONS = (
     "part_scores",
@@ -159,6 +169,20 @@ _FROM_KERNEL = {
 }
 
 
+#: Protocol names that moved, and where: a subclass still defining one would be ignored.
+_MOVED = {
+    **{name: f"it moved to the output space's {new!r} (override output_space())"
+       for name, new in (
+        ("target_codec", "codec"), ("for_classes", "for_classes"), ("score_outputs", "score"),
+        ("unit_values", "unit_values"), ("weight_attributes", "weight_attributes"),
+        ("named_weights", "named_weights"), ("n_features_in", "n_features_in"),
+        ("input_layout", "input_layout"), ("feature_support", "feature_support"),
+        ("flat_outputs", "flat"))},
+    "supported_operations": "supports() reads the methods a structure overrides and its "
+                            "kernel_ops (set an inherited operation to None to withdraw it)",
+}
+
+
 class BaseStructure(ABC):
     """Abstract base of all structures (the parts abstraction).
 
@@ -172,32 +196,19 @@ class BaseStructure(ABC):
     ``i`` owns parts ``part_offsets[i]:part_offsets[i + 1]`` of every part
     vector).  Read more in the :ref:`User Guide <structures>`.
 
-    Subclasses implement :meth:`make_batch`, :meth:`take` and the parts
-    operations they support, either as batch methods (listed in
-    ``supported_operations``) or, for every learner to run them inside numba,
-    as per-example kernel operations (:attr:`kernel_ops` and
-    :meth:`kernel_data`), from which the batch methods follow.  Every other
-    operation raises :class:`UnsupportedOperation`; every other protocol
-    method has a default documented here.  Their methods inherit the
-    docstrings written here.  :func:`sklearn_struct.utils.check_structure`
-    checks a structure against brute-force enumeration.
+    Subclasses implement :meth:`make_batch`, :meth:`take` and
+    :meth:`check_outputs`, and give the rest as per-example kernel operations
+    (:attr:`kernel_ops` and :meth:`kernel_data`) or as overriding batch
+    methods; every operation neither gives raises
+    :class:`UnsupportedOperation`.  Their methods inherit the docstrings
+    written here.  :func:`sklearn_struct.utils.check_structure` checks a
+    structure against brute-force enumeration.
 
     Attributes
     ----------
-    supported_operations : tuple of str
-        Names of the parts operations this structure implements as batch
-        methods, among :data:`OPERATIONS`: ``"part_scores"``,
-        ``"expected_features"``, ``"encode"``, ``"decode"``,
-        ``"part_losses"``, ``"argmax"``, ``"loss_augmented_argmax"``,
-        ``"marginals"``, ``"project"`` and ``"feature_bounds"``.  Those backed
-        by :attr:`kernel_ops` need not be listed (see :meth:`supports`).
     kernel_ops : KernelOps or None
         Per-example numba operations of the structure (class attribute;
         ``None``: no kernels, so no online EG or online subgradient).
-    flat_outputs : bool
-        Whether an example has exactly one output unit whose label is the
-        target, so that ``y`` is one label per sample and an estimator over
-        this structure is a scikit-learn classifier (multiclass).
 
     See Also
     --------
@@ -226,12 +237,14 @@ class BaseStructure(ABC):
     2.5
     """
 
-    #: Operations this structure implements as batch methods (subclasses override).
-    supported_operations = ()
     #: Per-example numba operations (subclasses set a KernelOps).
     kernel_ops = None
-    #: One output unit per example, labelled by the target (multiclass).
-    flat_outputs = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in _MOVED.keys() & vars(cls).keys():
+            raise TypeError(f"{cls.__name__} defines {name!r}, which is no longer part of the "
+                            f"structure protocol; {_MOVED[name]}.")
 
     # ------------------------------------------------------------------ data
     @abstractmethod
@@ -498,8 +511,7 @@ class BaseStructure(ABC):
         """Most violated outputs ``argmax_y sum_{r in y} (scores_r + l(x, Y, r))``.
 
         The inference step of max-margin learners (subgradient, cutting
-        plane, duality gaps).  A structure that lists it in
-        ``supported_operations`` gets it as :meth:`argmax` of
+        plane, duality gaps).  By default :meth:`argmax` of
         ``scores + part_losses(batch, Y)``.
 
         Parameters
@@ -701,96 +713,18 @@ class BaseStructure(ABC):
             self.kernel_data(batch), batch.part_offsets, v, out)
         return out
 
-    # --------------------------------------------------------------- targets
-    def n_features_in(self, batch):
-        """Number of input features, the estimators' ``n_features_in_``.
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
+    # ---------------------------------------------------------------- outputs
+    def output_space(self):
+        """How this structure's outputs and weights look to the user.
 
         Returns
         -------
-        n_features : int
-            ``batch.n_features`` (columns of the input matrices); structures
-            whose inputs have no single width return ``batch.n_weights``.
+        space : OutputSpace
+            The target codec, scores, per-unit views and weight names the
+            estimators show (:mod:`sklearn_struct.structures._output_space`);
+            by default one label per output unit and the weights as ``coef_``.
         """
-        return int(batch.n_features)
-
-    def input_layout(self, batch):
-        """What else a model fitted on ``batch`` requires of the inputs it predicts on.
-
-        The estimators compare it between ``fit`` and ``predict`` (with
-        :meth:`n_features_in`) and refuse inputs laid out otherwise.
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-
-        Returns
-        -------
-        layout : str or None
-            A short description, e.g. ``"5 attribute columns per word"``; None
-            (the default) when the number of input features says it all.
-        """
-        return None
-
-    def target_codec(self, y):
-        """Validate training targets and return the codec of this structure's outputs.
-
-        The codec fixes the classes (and so the number of output states, which
-        :meth:`make_batch` needs), encodes targets of a batch into flat output
-        units (``codec.encode(batch, y)``) and decodes predicted outputs back
-        into the user's form (``codec.decode(batch, Y)``).
-
-        Parameters
-        ----------
-        y : object
-            Training targets in the structure's form: by default a list with
-            one label array per example, one label per output unit.
-
-        Returns
-        -------
-        codec : codec object
-            Has ``classes_``, ``n_states``, ``encode(batch, y)`` and
-            ``decode(batch, Y)`` (see :mod:`sklearn_struct.structures._targets`).
-
-        Raises
-        ------
-        ValueError or TypeError
-            For malformed targets, naming the offending example.
-        """
-        return UnitLabelCodec(y, unit="unit")
-
-    def for_classes(self, classes, y=None):
-        """The structure for outputs whose state ``k`` has the label ``classes[k]``.
-
-        Estimators call it once the target codec has fixed the classes, and
-        keep the result as ``structure_``: a structure with settings given by
-        label names (a chain's tagging scheme) or fitted from the training
-        targets (a semi-Markov chain's longest segment) returns a new
-        structure with them resolved; the given structure is not modified.
-
-        Parameters
-        ----------
-        classes : array-like of shape (n_states,)
-            The label of every output state (the codec's ``classes_``).
-        y : object, default=None
-            The training targets, in the structure's target form.
-
-        Returns
-        -------
-        structure : BaseStructure
-            By default ``self``.
-
-        Raises
-        ------
-        ValueError or TypeError
-            If the labels do not fit the structure's settings.
-        """
-        return self
+        return OutputSpace(self)
 
     def training_structure(self):
         """The structure whose inference a learner runs while fitting.
@@ -806,114 +740,7 @@ class BaseStructure(ABC):
         """
         return self
 
-    def score_outputs(self, batch, Y_pred, Y_true, sample_weight=None):
-        """Score of predicted outputs against the truth (the estimators' ``score``).
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        Y_pred, Y_true : ndarray of int of shape (n_units_total,)
-            Predicted and true encoded outputs, flat.
-        sample_weight : ndarray of shape (n_samples,), default=None
-            Per-example weights, counted for each of the example's units.
-
-        Returns
-        -------
-        score : float
-            By default the weighted fraction of correct output units.
-        """
-        weights = (None if sample_weight is None
-                   else np.repeat(sample_weight, np.diff(batch.unit_offsets)))
-        return float(np.average(np.asarray(Y_pred) == np.asarray(Y_true), weights=weights))
-
-    def unit_values(self, batch, v):
-        """Per-unit view of a part vector (scores, marginals), in the user's form.
-
-        Estimators return it from ``decision_function`` (part scores) and
-        ``predict_marginals`` (part marginals).
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        v : ndarray of shape (n_parts_total,)
-            A value for every part of every example, flat.
-
-        Returns
-        -------
-        values : list of ndarray, or ndarray
-            By default one array per example holding its parts.  Structures
-            with labelled units return their unit parts: an
-            ``(n_samples, n_states)`` array for flat outputs, a list of
-            ``(n_units_i, n_states)`` arrays otherwise.
-        """
-        return np.split(np.asarray(v), batch.part_offsets[1:-1])
-
     # --------------------------------------------------------------- weights
-    def weight_attributes(self, batch, w):
-        """Fitted attributes of a weight vector (``coef_``, ``transition_``, ...).
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch` (it fixes the layout).
-        w : ndarray of shape (batch.n_weights,)
-            Weights in the structure's layout.
-
-        Returns
-        -------
-        attributes : dict of str to ndarray
-            Attribute names (ending in ``_``) and views of ``w``; by default
-            ``{"coef_": w}``.  The first entry is ``coef_``.
-        """
-        return {"coef_": w}
-
-    def named_weights(self, attributes, feature_names, classes):
-        """Weights keyed by feature and label names (``state_features_``, ...).
-
-        The estimators' ``named_weights`` method and their
-        ``state_features_`` and ``transition_features_`` attributes come from
-        here, in the keys of sklearn-crfsuite.
-
-        Parameters
-        ----------
-        attributes : dict of str to ndarray
-            The fitted weight attributes, as :meth:`weight_attributes` returned
-            them (``coef_``, ``transition_``, ...).
-        feature_names : ndarray of str of shape (n_features_in,)
-            Names of the input features.
-        classes : ndarray of shape (n_states,) or None
-            The labels of the output states.
-
-        Returns
-        -------
-        named : dict of str to dict
-            By default empty (no named view).  Structures with labelled units
-            return ``"state_features_"``: ``{(feature_name, label): weight}``
-            for every non-zero input weight, and, when labels follow one
-            another, ``"transition_features_"``: ``{(label_from, label_to):
-            weight}`` for every pair of labels.
-        """
-        return {}
-
-    def feature_support(self, batch, w):
-        """Input features used by a weight vector (the L1 models' ``support_``).
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        w : ndarray of shape (batch.n_weights,)
-            Weights in the structure's layout.
-
-        Returns
-        -------
-        support : ndarray of bool of shape (n_features_in,)
-            By default ``w != 0`` (one input feature per weight).
-        """
-        return np.asarray(w) != 0.0
-
     def nonnegative_weights(self, batch):
         """Weights that must stay non-negative (sign constraints of the model).
 
@@ -1037,46 +864,14 @@ class BaseStructure(ABC):
         """
         return w_kernel
 
-    def kernel_supports(self, *operations):
-        """Whether the kernel operations include every named one.
-
-        Parameters
-        ----------
-        *operations : str
-            Names among :data:`sklearn_struct.structures._kernel.KERNEL_OPERATIONS`.
-
-        Returns
-        -------
-        supported : bool
-            Whether :attr:`kernel_ops` is set and provides them all.
-        """
-        return self.kernel_ops is not None and self.kernel_ops.provides(*operations)
-
-    def require_kernel(self, operations, user, advice=""):
-        """Raise unless the kernel operations include every named one.
-
-        Parameters
-        ----------
-        operations : sequence of str
-            Names among :data:`sklearn_struct.structures._kernel.KERNEL_OPERATIONS`.
-        user : str
-            What needs them, for the message (e.g. ``"online EG"``).
-        advice : str, default=""
-            What to do instead, appended to the message.
-
-        Raises
-        ------
-        UnsupportedOperation
-            Naming the structure, the user and the operations.
-        """
-        if not self.kernel_supports(*operations):
-            raise UnsupportedOperation(
-                f"{type(self).__name__}: {user} runs inside numba and needs the kernel "
-                f"operations {', '.join(operations)} (see KernelOps){advice}.")
-
     # --------------------------------------------------------------- helpers
     def supports(self, operation):
-        """Whether this structure implements a parts operation.
+        """Whether this structure performs a parts operation.
+
+        Nothing is declared: a structure performs what it overrides here and
+        what its :attr:`kernel_ops` give (``loss_augmented_argmax`` follows
+        from ``argmax`` and ``part_losses``).  A subclass withdraws an
+        operation it inherits by setting it to None (``marginals = None``).
 
         Parameters
         ----------
@@ -1086,31 +881,19 @@ class BaseStructure(ABC):
         Returns
         -------
         supported : bool
-            Whether ``operation`` is in ``supported_operations`` or backed by
-            the kernel operations (``loss_augmented_argmax`` follows from
-            ``argmax`` and ``part_losses``).
+            Whether the operation runs on this structure.
         """
-        if operation in self.supported_operations:
-            return True
         if operation == "loss_augmented_argmax":
             return self.supports("argmax") and self.supports("part_losses")
-        return operation in _FROM_KERNEL and self.kernel_supports(*_FROM_KERNEL[operation])
-
-    def all_supported_operations(self):
-        """Names of every parts operation this structure performs.
-
-        Returns
-        -------
-        operations : tuple of str
-            The operations of :data:`OPERATIONS` for which :meth:`supports`
-            is true.
-        """
-        return tuple(op for op in OPERATIONS if self.supports(op))
+        method = getattr(type(self), operation, None)
+        if operation not in OPERATIONS or method is None:  # ``marginals = None`` withdraws it
+            return False
+        if method is not getattr(BaseStructure, operation):
+            return True
+        return operation in _FROM_KERNEL and kernel_provides(self, *_FROM_KERNEL[operation])
 
     def check_supports(self, *operations, needed_by=None):
-        """Check that every given parts operation is implemented.
-
-        Estimators call it when ``fit`` starts, before any work.
+        """Check that every given parts operation is performed, before any work.
 
         Parameters
         ----------
@@ -1129,17 +912,18 @@ class BaseStructure(ABC):
             who = f" (needed by {needed_by})" if needed_by else ""
             raise UnsupportedOperation(
                 f"{type(self).__name__} does not support {', '.join(missing)}{who}; "
-                f"it supports: {', '.join(self.all_supported_operations()) or 'nothing'}."
-            )
+                f"it supports: {self._supported_text()}.")
+
+    def _supported_text(self):
+        return ", ".join(op for op in OPERATIONS if self.supports(op)) or "nothing"
 
     def _unsupported(self, operation):
         raise UnsupportedOperation(
             f"{type(self).__name__} cannot compute {operation!r}; "
-            f"it supports: {', '.join(self.all_supported_operations()) or 'nothing'}."
-        )
+            f"it supports: {self._supported_text()}.")
 
     def _kernel_for(self, operation):
         """The kernel operations behind a batch operation, or UnsupportedOperation."""
-        if not self.kernel_supports(*_FROM_KERNEL[operation]):
+        if not kernel_provides(self, *_FROM_KERNEL[operation]):
             self._unsupported(operation)
         return self.kernel_ops

@@ -63,7 +63,7 @@ from numba import njit
 
 from . import _semiring
 
-__all__ = ["KERNEL_OPERATIONS", "KernelOps", "specialize"]
+__all__ = ["KERNEL_OPERATIONS", "KernelOps", "kernel_provides", "specialize"]
 
 #: Names of the per-example operations, as the templates call them (with ``_op``).
 KERNEL_OPERATIONS = ("part_scores", "add_features", "marginals", "log_partition", "argmax",
@@ -232,6 +232,11 @@ add_features_at : numba dispatcher, optional
             Whether all of them are available.
         """
         return all(name in self.provided for name in names)
+
+
+def kernel_provides(structure, *names):
+    """Whether a structure has kernel operations and they provide every named one."""
+    return structure.kernel_ops is not None and structure.kernel_ops.provides(*names)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -1,6 +1,6 @@
 """Target codecs: the user's ``y`` <-> a structure's encoded outputs.
 
-A structure's :meth:`~sklearn_struct.structures.BaseStructure.target_codec`
+A structure's :meth:`~sklearn_struct.structures.OutputSpace.codec`
 validates the training targets and returns one of these codecs; estimators
 keep it, encode every later ``y`` with it and decode predictions with it.
 

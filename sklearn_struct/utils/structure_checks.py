@@ -4,10 +4,10 @@
 :class:`~sklearn_struct.structures.BaseStructure`) the role that
 :func:`sklearn.utils.estimator_checks.check_estimator` plays for an estimator:
 on tiny data sets whose outputs can all be listed, it checks every operation
-the structure says it supports (:meth:`~sklearn_struct.structures.BaseStructure.supports`,
-:meth:`~sklearn_struct.structures.BaseStructure.kernel_supports`) against
-brute force, and the rules of the protocol (nothing is mutated, sub-batches
-agree with the full batch, dense, sparse and read-only inputs agree, ...).
+the structure supports (:meth:`~sklearn_struct.structures.BaseStructure.supports`
+and the kernel operations) against brute force, and the rules of the protocol
+(nothing is mutated, sub-batches agree with the full batch, dense, sparse and
+read-only inputs agree, ...).
 A structure that passes plugs into every learner of the package.
 
 The checks are also public functions, ``check_<name>(structure, X, y,
@@ -96,8 +96,8 @@ from scipy.optimize import linprog
 from scipy.special import logsumexp
 from sklearn.utils import check_random_state
 
-from ..structures._base import OPERATIONS, BaseStructure, UnsupportedOperation
-from ..structures._kernel import empty_scale
+from ..structures._base import BaseStructure, UnsupportedOperation
+from ..structures._kernel import empty_scale, kernel_provides
 
 __all__ = [
     "check_argmax",
@@ -214,16 +214,6 @@ def check_structure(structure, make_instances, *, enumerate_outputs=None, loss=N
 def _supports(inst):
     """Every operation named by ``supports`` is callable; the others raise UnsupportedOperation."""
     s, b = inst.structure, inst.batch
-    supported = s.all_supported_operations()
-    listed = tuple(op for op in OPERATIONS if s.supports(op))
-    if supported != listed:
-        raise AssertionError(f"all_supported_operations() is {supported}, but supports() "
-                             f"holds for {listed}.")
-    unknown = set(s.supported_operations) - set(OPERATIONS)
-    if unknown:
-        raise AssertionError(f"supported_operations names unknown operations {sorted(unknown)}.")
-    if s.kernel_ops is None and s.kernel_supports("part_scores"):
-        raise AssertionError("kernel_supports() holds without kernel_ops.")
     rng = inst.rng("supports")
     z = rng.rand(inst.n_parts)
     calls = {
@@ -241,7 +231,7 @@ def _supports(inst):
         "sample": lambda: s.sample(b, np.zeros(inst.n_parts), 2, random_state=0),
     }
     for op, call in calls.items():
-        if s.supports(op):
+        if s.supports(op) or getattr(type(s), op) is None:  # withdrawn by the structure
             continue
         try:
             call()
@@ -251,8 +241,7 @@ def _supports(inst):
             raise AssertionError(f"{op} is not supported but raises {type(error).__name__} "
                                  f"({error}) instead of UnsupportedOperation.") from error
         raise AssertionError(f"{op} is not supported (supports({op!r}) is False) but it "
-                             "runs; list it in supported_operations or raise "
-                             "UnsupportedOperation.")
+                             "runs; raise UnsupportedOperation.")
 
 
 def _enumeration(inst):
@@ -287,18 +276,19 @@ def _enumeration(inst):
 
 
 def _targets(inst):
-    """Target codec and encode/decode round trips, ``score_outputs`` of the truth."""
+    """Target codec and encode/decode round trips, the output space's score of the truth."""
     s, b, codec = inst.structure, inst.batch, inst.codec
+    space = s.output_space()
     for attribute in ("classes_", "n_states"):
         if not hasattr(codec, attribute):
-            raise AssertionError(f"target_codec(y) has no attribute {attribute!r}.")
+            raise AssertionError(f"the codec has no attribute {attribute!r}.")
     decoded = codec.decode(b, inst.Y)
     difference = _target_difference(inst.y, decoded)
     if difference:
-        raise AssertionError(f"target_codec round trip: decode(encode(y)) differs from y: "
+        raise AssertionError(f"codec round trip: decode(encode(y)) differs from y: "
                              f"{difference}.")
     if not np.array_equal(codec.encode(b, decoded), inst.Y):
-        raise AssertionError("target_codec round trip: encode(decode(Y)) differs from Y.")
+        raise AssertionError("codec round trip: encode(decode(Y)) differs from Y.")
     if s.supports("decode"):
         for i in range(inst.n_samples):
             for y_i in inst.outputs[i]:
@@ -308,14 +298,14 @@ def _targets(inst):
                     raise AssertionError(f"decode(encode(Y)) gives {back.tolist()} for the "
                                          f"output {Y.tolist()} (example {i} varied).")
     for sample_weight in (None, inst.rng("targets").rand(inst.n_samples) + 0.5):
-        score = s.score_outputs(b, inst.Y, inst.Y, sample_weight=sample_weight)
+        score = space.score(b, inst.Y, inst.Y, sample_weight=sample_weight)
         if not np.isclose(score, 1.0):
-            raise AssertionError(f"score_outputs of the truth against itself is {score}, not 1.")
-    values = s.unit_values(b, np.zeros(inst.n_parts))
+            raise AssertionError(f"the score of the truth against itself is {score}, not 1.")
+    values = space.unit_values(b, np.zeros(inst.n_parts))
     if len(values) != inst.n_samples:
         raise AssertionError(f"unit_values gives {len(values)} entries for "
                              f"{inst.n_samples} examples.")
-    n_features = s.n_features_in(b)
+    n_features = space.n_features_in(b)
     if not isinstance(n_features, (int, np.integer)) or n_features < 0:
         raise AssertionError(f"n_features_in is {n_features!r}, not a non-negative integer.")
 
@@ -323,8 +313,9 @@ def _targets(inst):
 def _weights(inst):
     """``weight_attributes`` views cover ``w``; ``nonnegative_weights``, ``feature_support``."""
     s, b, n = inst.structure, inst.batch, inst.n_weights
+    space = s.output_space()
     w = np.arange(n, dtype=np.float64)
-    attributes = s.weight_attributes(b, w)
+    attributes = space.weight_attributes(b, w)
     if not isinstance(attributes, dict) or not attributes:
         raise AssertionError("weight_attributes must return a non-empty dict.")
     if next(iter(attributes)) != "coef_":
@@ -344,13 +335,13 @@ def _weights(inst):
     if mask.dtype != np.bool_ or mask.shape != (n,):
         raise AssertionError(f"nonnegative_weights gives {mask.dtype} of shape {mask.shape}, "
                              f"expected bool of shape ({n},).")
-    n_features = s.n_features_in(b)
+    n_features = space.n_features_in(b)
     for weights in (np.zeros(n), inst.rng("weights").randn(n)):
-        support = np.asarray(s.feature_support(b, weights))
+        support = np.asarray(space.feature_support(b, weights))
         if support.dtype != np.bool_ or support.shape != (n_features,):
             raise AssertionError(f"feature_support gives {support.dtype} of shape "
                                  f"{support.shape}, expected bool of shape ({n_features},).")
-    if s.feature_support(b, np.zeros(n)).any():
+    if space.feature_support(b, np.zeros(n)).any():
         raise AssertionError("feature_support of zero weights is not all False.")
 
 
@@ -415,7 +406,7 @@ def _take(inst):
             v = rng.randn(inst.n_parts)
             _assert_close(s.project(sub, parts(v)), parts(s.project(b, v)), f"{where}: project",
                           atol=1e-8)
-        if s.kernel_supports("part_scores"):
+        if kernel_provides(s, "part_scores"):
             _assert_close(BaseStructure.part_scores(s, sub, w),
                           parts(BaseStructure.part_scores(s, b, w)),
                           f"{where}: part_scores of the kernel operations")
@@ -793,16 +784,16 @@ def _kernel_ops(inst):
     # the generic batch loops (BaseStructure's defaults) against the structure's batch methods
     z = rng.randn(inst.n_parts)
     sample_weight = rng.rand(n) + 0.5
-    if s.kernel_supports("part_scores") and s.supports("part_scores"):
+    if kernel_provides(s, "part_scores") and s.supports("part_scores"):
         _assert_close(BaseStructure.part_scores(s, b, w), s.part_scores(b, w),
                       "part_scores of the generic loop")
-    if s.kernel_supports("add_features") and s.supports("expected_features"):
+    if kernel_provides(s, "add_features") and s.supports("expected_features"):
         for weights in (None, sample_weight):
             _assert_close(BaseStructure.expected_features(s, b, z, sample_weight=weights),
                           s.expected_features(b, z, sample_weight=weights),
                           "expected_features of the generic loop"
                           + (" with sample_weight" if weights is not None else ""))
-    if s.kernel_supports("encode"):
+    if kernel_provides(s, "encode"):
         for i in range(n):
             for k, y_i in enumerate(inst.outputs[i]):
                 out = np.zeros(inst.n_parts_of(i))
@@ -812,7 +803,7 @@ def _kernel_ops(inst):
         _assert_close(BaseStructure.encode(s, b, inst.Y), s.encode(b, inst.Y),
                       "encode of the generic loop")
     draws = inst.score_draws(rng)
-    if s.kernel_supports("argmax"):
+    if kernel_provides(s, "argmax"):
         for what, scores in draws:
             for i in range(n):
                 y_out = np.zeros(inst.n_units_of(i), dtype=np.int64)
@@ -820,7 +811,7 @@ def _kernel_ops(inst):
                 inst.check_best_of_example(i, y_out, scores, f"kernel argmax ({what})")
             inst.check_best(BaseStructure.argmax(s, b, scores), scores,
                             f"argmax of the generic loop ({what})")
-    if s.kernel_supports("marginals"):
+    if kernel_provides(s, "marginals"):
         for what, scores in draws:
             mu, log_z = inst.reference_marginals(scores)
             for i in range(n):
@@ -834,7 +825,7 @@ def _kernel_ops(inst):
             generic = BaseStructure.marginals(s, b, scores)
             _assert_close(generic[0], mu, f"marginals of the generic loop ({what})")
             _assert_close(generic[1], log_z, f"log-partition of the generic loop ({what})")
-    if s.kernel_supports("project"):
+    if kernel_provides(s, "project"):
         v = 2.0 * rng.randn(inst.n_parts)
         for i in range(n):
             out = np.full(inst.n_parts_of(i), np.nan)
@@ -868,7 +859,7 @@ def _input_variants(inst):
     ran = []
     for name, (X, y) in variants.items():
         try:
-            codec = s.target_codec(y)
+            codec = s.output_space().codec(y)
             batch = s.make_batch(X, n_states=codec.n_states)
         except (TypeError, ValueError) as error:
             if given is None and name == "sparse":
@@ -959,7 +950,7 @@ def _setup(name, structure, X, y, options):
         return _Instance(structure, X, y, **options)
     except Exception as error:
         raise AssertionError(f"{name} failed for {structure!r} while setting up the data set "
-                             f"(target_codec, make_batch, encoding and enumerating the "
+                             f"(codec, make_batch, encoding and enumerating the "
                              f"outputs): {type(error).__name__}: {error}") from error
 
 
@@ -1024,18 +1015,19 @@ def _public(body, description):
 
 
 check_supports = _public(_supports, (
-    "``all_supported_operations`` agrees with ``supports``, and every parts operation the\n"
-    "structure does not support raises :class:`UnsupportedOperation`."))
+    "Every parts operation the structure does not support (by ``supports``) raises\n"
+    ":class:`UnsupportedOperation`."))
 check_enumeration = _public(_enumeration, (
     "Every example has at least one output, ``check_outputs`` accepts every enumerated\n"
     "output (and rejects a vector of the wrong length), different outputs have different\n"
     "encodings, and the true outputs are among the enumerated ones."))
 check_targets = _public(_targets, (
-    "``target_codec(y)`` decodes its encoding back to ``y``; ``decode(encode(Y))`` is\n"
-    "``Y`` for every enumerated output; ``score_outputs`` of the truth against itself\n"
-    "is 1; ``unit_values`` has an entry per example."))
+    "The output space's ``codec(y)`` decodes its encoding back to ``y``;\n"
+    "``decode(encode(Y))`` is ``Y`` for every enumerated output; the score of the truth\n"
+    "against itself is 1; ``unit_values`` has an entry per example."))
 check_weights = _public(_weights, (
-    "``weight_attributes`` returns views of ``w`` (``coef_`` first) covering every weight\n"
+    "The output space's ``weight_attributes`` returns views of ``w`` (``coef_`` first)\n"
+    "covering every weight\n"
     "once; ``nonnegative_weights`` and ``feature_support`` give boolean masks of the\n"
     "right shapes."))
 check_take = _public(_take, (
@@ -1117,7 +1109,7 @@ class _Instance:
         if not structure.supports("encode"):
             raise AssertionError("the checks need encode, which the structure does not "
                                  "support.")
-        self.codec = structure.target_codec(y)
+        self.codec = structure.output_space().codec(y)
         self.batch = b = structure.make_batch(X, n_states=self.codec.n_states)
         self.batch_state = copy.deepcopy(b)
         self.Y = structure.check_outputs(b, self.codec.encode(b, y)).copy()
@@ -1375,18 +1367,19 @@ def _operation_calls(inst, rng):
     z, v = rng.rand(n_parts), rng.randn(n_parts)
     scores = inst.score_draws(rng)[1][1]
     sample_weight = rng.rand(inst.n_samples) + 0.5
-    codec = inst.codec
+    codec, space = inst.codec, s.output_space()
     calls = [
-        ("target_codec", s.target_codec, (inst.y,)),
+        ("output_space", s.output_space, ()),
+        ("codec", space.codec, (inst.y,)),
         ("codec.encode", codec.encode, (b, inst.y)),
         ("codec.decode", codec.decode, (b, Y.copy())),
         ("check_outputs", s.check_outputs, (b, Y.copy())),
         ("take", s.take, (b, np.arange(inst.n_samples)[::-1].copy())),
-        ("n_features_in", s.n_features_in, (b,)),
-        ("score_outputs", s.score_outputs, (b, Y.copy(), Y.copy(), sample_weight)),
-        ("unit_values", s.unit_values, (b, v.copy())),
-        ("weight_attributes", s.weight_attributes, (b, w.copy())),
-        ("feature_support", s.feature_support, (b, w.copy())),
+        ("n_features_in", space.n_features_in, (b,)),
+        ("score", space.score, (b, Y.copy(), Y.copy(), sample_weight)),
+        ("unit_values", space.unit_values, (b, v.copy())),
+        ("weight_attributes", space.weight_attributes, (b, w.copy())),
+        ("feature_support", space.feature_support, (b, w.copy())),
         ("nonnegative_weights", s.nonnegative_weights, (b,)),
         ("loss_offsets", s.loss_offsets, (b, Y.copy())),
     ]
@@ -1435,14 +1428,15 @@ def _probe_inputs(inst, rng):
 def _probe(inst, batch, inputs):
     """Results of every supported operation on a batch, by name (for comparing variants)."""
     s, Y = inst.structure, inst.Y
+    space = s.output_space()
     out = {"loss_offsets": s.loss_offsets(batch, Y),
            "nonnegative_weights": s.nonnegative_weights(batch),
-           "n_features_in": s.n_features_in(batch),
-           "score_outputs": s.score_outputs(batch, Y, Y)}
+           "n_features_in": space.n_features_in(batch),
+           "score": space.score(batch, Y, Y)}
     for k, w in enumerate(inputs["weights"]):
         if s.supports("part_scores"):
             out[f"part_scores of weights {k}"] = s.part_scores(batch, w)
-        out[f"feature_support of weights {k}"] = s.feature_support(batch, w)
+        out[f"feature_support of weights {k}"] = space.feature_support(batch, w)
     z, sample_weight = inputs["z"], inputs["sample_weight"]
     if s.supports("expected_features"):
         out["expected_features"] = s.expected_features(batch, z)
@@ -1476,21 +1470,21 @@ def _probe(inst, batch, inputs):
                 pass
     if s.kernel_ops is not None:
         w = inputs["weights"][1]
-        if s.kernel_supports("part_scores"):
+        if kernel_provides(s, "part_scores"):
             out["kernel part_scores"] = BaseStructure.part_scores(s, batch, w)
-        if s.kernel_supports("add_features"):
+        if kernel_provides(s, "add_features"):
             out["kernel expected_features"] = BaseStructure.expected_features(
                 s, batch, z, sample_weight)
-        if s.kernel_supports("encode"):
+        if kernel_provides(s, "encode"):
             out["kernel encode"] = BaseStructure.encode(s, batch, Y)
         scores = inputs["scores"][1]
-        if s.kernel_supports("argmax"):
+        if kernel_provides(s, "argmax"):
             out["score of kernel argmax"] = _example_values(
                 s, inst.batch, BaseStructure.argmax(s, batch, scores), scores)
-        if s.kernel_supports("marginals"):
+        if kernel_provides(s, "marginals"):
             mu, log_z = BaseStructure.marginals(s, batch, scores)
             out["kernel marginals"], out["kernel log-partition"] = mu, log_z
-        if s.kernel_supports("project"):
+        if kernel_provides(s, "project"):
             out["kernel project"] = BaseStructure.project(s, batch, inputs["v"])
         data = s.kernel_data(batch, training=True)
         change = s.kernel_ops.functions["change_sq_norm"]

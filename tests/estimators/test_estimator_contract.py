@@ -257,7 +257,7 @@ def test_history_is_a_dict_of_arrays_everywhere():
     Xs, ys = make_chains(n=10)
     models = [EGCRF(max_iter=3).fit(X, y), EGStructuredSVM(max_iter=3).fit(X, y),
               L1M3N(max_iter=3).fit(X, y), L1M3N(solver="subgradient", max_iter=3).fit(X, y),
-              L1M3N(solver="em", max_iter=2).fit(Xs, ys),
+              L1M3N(solver="em", max_em_iter=2).fit(Xs, ys),
               StructuredPerceptron(max_iter=3).fit(Xs, ys),
               DualExtragradientMatcher(structure="chain", radius=3.0, geometry="entropic",
                                        max_iter=3).fit(Xs, ys),

@@ -169,7 +169,7 @@ def _enumerated(model, X):
 
 def _encoded(model, batch, i, output):
     sub = model.structure_.take(batch, np.array([i]))
-    target = np.array([output]) if model.structure_.flat_outputs else [output]
+    target = np.array([output]) if model.structure_.output_space().flat else [output]
     z = model.structure_.encode(sub, model._codec.encode(sub, target))
     return tuple(np.round(z, 9).tolist())
 
@@ -220,7 +220,7 @@ def test_k_equal_one_is_predict(case):
     model, X = _fitted(case)
     y_1, _ = model.predict_k_best(X, 1)
     predicted = model.predict(X)
-    if model.structure_.flat_outputs:
+    if model.structure_.output_space().flat:
         np.testing.assert_array_equal(y_1[:, 0], predicted)
     else:
         for best, prediction in zip(y_1, predicted):

@@ -41,7 +41,7 @@ def sparse_chains(n=40, d=10, n_relevant=2, seed=0):
 @pytest.mark.parametrize(
     "params",
     [dict(solver="cutting_plane", C=0.05), dict(solver="subgradient", C=0.05, max_iter=300),
-     dict(solver="em", C=0.05, max_iter=20)],
+     dict(solver="em", C=0.05, max_em_iter=20)],
     ids=["cutting_plane", "subgradient", "em"],
 )
 def test_flat_l1m3n_discards_irrelevant_features_where_l2_svm_does_not(params):
@@ -128,7 +128,7 @@ def test_em_tau_threshold_removes_irrelevant_features_of_the_synthetic_chains():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for tau_threshold in (1e-3, 0.0):
-            fits[tau_threshold] = L1M3N(solver="em", C=0.02, max_iter=15,
+            fits[tau_threshold] = L1M3N(solver="em", C=0.02, max_em_iter=15,
                                         tau_threshold=tau_threshold, random_state=0).fit(X, y)
         l2 = EGStructuredSVM(C=0.1, random_state=0).fit(X, y)
     pruned, unpruned = fits[1e-3], fits[0.0]
@@ -148,7 +148,7 @@ def test_warm_start_reuses_the_solution():
     # but separates first at the previous weights; the optimum is the same.
     model.fit(X, y)
     assert model.objective_ == pytest.approx(cold_objective, rel=1e-8)
-    em = L1M3N(solver="em", C=0.5, max_iter=3, warm_start=True)
+    em = L1M3N(solver="em", C=0.5, max_em_iter=3, warm_start=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         em.fit(X, y)
@@ -188,8 +188,7 @@ def test_bad_C(C):
 def test_structure_without_loss_augmented_inference():
     class NoLossAugmented(MulticlassStructure):
         # loss-augmented inference follows from argmax and part_losses: leave argmax out
-        supported_operations = ("part_scores", "expected_features", "encode", "part_losses",
-                                "marginals")
+        argmax = project = None
         kernel_ops = None
 
     X, y = sparse_flat(n=20)
@@ -197,8 +196,7 @@ def test_structure_without_loss_augmented_inference():
         L1M3N(structure=NoLossAugmented()).fit(X, y)
 
     class NoMarginals(MulticlassStructure):
-        supported_operations = ("part_scores", "expected_features", "encode", "argmax",
-                                "part_losses", "loss_augmented_argmax")
+        marginals = project = None
         kernel_ops = MulticlassStructure.kernel_ops.without("marginals")
 
     L1M3N(structure=NoMarginals(), C=0.1).fit(X, y)  # the cutting plane needs no marginals

@@ -25,10 +25,10 @@ def optimum(scale, C):
     return multiclass_l1_lp(scale * X, y, C)[0]
 
 
-def fit(solver, scale, C, max_iter=None):
+def fit(solver, scale, C, max_em_iter=None):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        model = L1M3N(solver=solver, C=C, tol=TOL, max_iter=max_iter).fit(scale * X, y)
+        model = L1M3N(solver=solver, C=C, tol=TOL, max_em_iter=max_em_iter).fit(scale * X, y)
     messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
     return model, messages
 
@@ -43,7 +43,7 @@ CASES = [(1.0, 1e-8), (1.0, 1e8), (1e6, 1.0), (1e3, 1.0), (1.0, 1e4), (1e-6, 1.0
 def test_converged_and_right_or_warned(solver, scale, C):
     # EM capped at 20 iterations (default 60) to keep the hard-margin cases short:
     # capped or not, it must warn there rather than claim convergence
-    model, messages = fit(solver, scale, C, max_iter=20 if solver == "em" else None)
+    model, messages = fit(solver, scale, C, max_em_iter=20 if solver == "em" else None)
     best = optimum(scale, C)
     assert np.all(np.isfinite(model.weights_))
     # objective_ is the P1 objective of the weights returned, lower_bound_ a true bound
@@ -106,6 +106,6 @@ def test_beyond_double_precision_every_solver_warns():
     # solver can resolve the objective; the cutting plane's gap to its LP bound
     # stays open (measured 6%) and it warns too
     for solver in ("cutting_plane", "subgradient", "em"):
-        model, messages = fit(solver, 1e6, 1e8, max_iter=20 if solver == "em" else None)
+        model, messages = fit(solver, 1e6, 1e8, max_em_iter=20 if solver == "em" else None)
         assert np.all(np.isfinite(model.weights_))
         assert messages, solver

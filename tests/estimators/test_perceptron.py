@@ -9,7 +9,7 @@ from sklearn_struct.structures import DependencyTreeStructure, UnsupportedOperat
 
 def _reference_weights(structure, X, y, orders, sample_weight=None):
     """The averaged perceptron written out: every iterate stored, then averaged."""
-    codec = structure.target_codec(y)
+    codec = structure.output_space().codec(y)
     batch = structure.make_batch(X, n_states=codec.n_states)
     Y = codec.encode(batch, y)
     n = batch.n_samples

@@ -91,7 +91,7 @@ DATASETS = {
 def test_same_optimum_as_logistic_regression(dataset, method):
     make, C = DATASETS[dataset]
     X, y = make()
-    clf = SMLogisticRegression(method=method, C=C, tol=1e-12, max_iter=100000).fit(X, y)
+    clf = SMLogisticRegression(method=method, C=C, objective_tol=1e-12, max_iter=100000).fit(X, y)
     reference = LogisticRegression(C=C, solver="newton-cg", tol=1e-12, max_iter=1000)
     objective = _objective
     if len(np.unique(y)) > 2 and method in ("sm1", "sm2"):  # "auto" is one-vs-rest for these
@@ -114,12 +114,14 @@ def test_same_optimum_as_logistic_regression(dataset, method):
 def test_unpenalised_matches_logistic_regression(method):
     X, y = _counts(2, 300, 10, 2)
     y[::5] = 1 - y[::5]  # label noise: the unpenalised optimum exists
-    clf = SMLogisticRegression(method=method, penalty=None, tol=1e-11, max_iter=100000).fit(X, y)
+    clf = SMLogisticRegression(method=method, penalty=None, objective_tol=1e-11,
+                               max_iter=100000).fit(X, y)
     reference = LogisticRegression(C=np.inf, solver="newton-cg", tol=1e-12, max_iter=1000).fit(X, y)
     ours, theirs = _objective(clf, X, y, np.inf), _objective(reference, X, y, np.inf)
     assert abs(ours - theirs) <= 1e-6 * theirs
     np.testing.assert_array_equal(clf.predict(X), reference.predict(X))
-    same = SMLogisticRegression(method=method, C=np.inf, tol=1e-11, max_iter=100000).fit(X, y)
+    same = SMLogisticRegression(method=method, C=np.inf, objective_tol=1e-11,
+                                max_iter=100000).fit(X, y)
     np.testing.assert_array_equal(same.coef_, clf.coef_)
 
 
@@ -131,7 +133,8 @@ def test_unpenalised_matches_logistic_regression(method):
 def test_loss_history_decreases_monotonically(method):
     X, y = _counts(3, 150, 25, 3)
     for multi_class in ("multinomial", "ovr") if method != "sm2" else ("ovr",):
-        clf = SMLogisticRegression(method=method, multi_class=multi_class, C=2.0, tol=1e-9)
+        clf = SMLogisticRegression(method=method, multi_class=multi_class, C=2.0,
+                                   objective_tol=1e-9)
         clf.fit(X, y)
         history = clf.loss_history_
         assert len(history) == clf.n_iter_.max() + 1
@@ -152,16 +155,18 @@ def test_sparse_and_dense_inputs_give_the_same_model():
 def test_coef_is_in_the_units_of_the_input_features():
     # X -> 10 X with C -> C / 100 has the optimum W / 10: the internal normalisation is undone
     X, y = _wine()
-    small = SMLogisticRegression(method="sm4", C=1.0, tol=1e-12, max_iter=50000).fit(X, y)
-    large = SMLogisticRegression(method="sm4", C=0.01, tol=1e-12, max_iter=50000).fit(10 * X, y)
+    small = SMLogisticRegression(method="sm4", C=1.0, objective_tol=1e-12, max_iter=50000).fit(X, y)
+    large = SMLogisticRegression(method="sm4", C=0.01, objective_tol=1e-12,
+                                 max_iter=50000).fit(10 * X, y)
     np.testing.assert_allclose(large.coef_, small.coef_ / 10.0, rtol=1e-5, atol=1e-8)
     np.testing.assert_allclose(large.intercept_, small.intercept_, rtol=1e-5)
 
 
 def test_warm_start_continues_from_the_previous_solution():
     X, y = _cancer()
-    cold = SMLogisticRegression(method="sm3", C=0.5, tol=1e-8, max_iter=20000).fit(X, y)
-    warm = SMLogisticRegression(method="sm3", C=0.5, tol=1e-8, warm_start=True, max_iter=20000)
+    cold = SMLogisticRegression(method="sm3", C=0.5, objective_tol=1e-8, max_iter=20000).fit(X, y)
+    warm = SMLogisticRegression(method="sm3", C=0.5, objective_tol=1e-8, warm_start=True,
+                                max_iter=20000)
     warm.fit(X, y)
     first = warm.n_iter_[0]
     warm.fit(X, y)
@@ -176,10 +181,11 @@ def test_multi_class_options():
     X, y = _wine()
     with pytest.raises(ValueError, match="sm1.*no multinomial form"):
         SMLogisticRegression(method="sm1", multi_class="multinomial").fit(X, y)
-    ovr = SMLogisticRegression(method="sm3", multi_class="ovr", C=0.1, tol=1e-10, max_iter=10000)
+    ovr = SMLogisticRegression(method="sm3", multi_class="ovr", C=0.1, objective_tol=1e-10,
+                               max_iter=10000)
     ovr.fit(X, y)
     assert ovr.n_iter_.shape == (3,)
-    multinomial = SMLogisticRegression(method="sm3", C=0.1, tol=1e-10).fit(X, y)
+    multinomial = SMLogisticRegression(method="sm3", C=0.1, objective_tol=1e-10).fit(X, y)
     assert multinomial.n_iter_.shape == (1,)
     reference = OneVsRestClassifier(LogisticRegression(C=0.1, tol=1e-12, max_iter=1000)).fit(X, y)
     np.testing.assert_allclose(ovr.predict_proba(X), reference.predict_proba(X), atol=1e-4)
@@ -235,7 +241,7 @@ def test_binary_adaboost_minimises_the_exponential_loss():
     X = np.sign(rng.randn(150, 6))  # +-1 weak hypotheses
     y = np.where(X @ rng.randn(6) + rng.randn(150) > 0, 1, -1)
     C = 2.0
-    clf = SMAdaBoostClassifier(C=C, tol=1e-12, max_iter=100000).fit(X, y)
+    clf = SMAdaBoostClassifier(C=C, objective_tol=1e-12, max_iter=100000).fit(X, y)
 
     def objective(theta):
         return np.exp(-y * (X @ theta[:-1] + theta[-1])).sum() + theta[:-1] @ theta[:-1] / (2 * C)
@@ -252,7 +258,8 @@ def test_binary_adaboost_minimises_the_exponential_loss():
 @pytest.mark.parametrize("multi_class", ["m2", "mh"])
 def test_multiclass_adaboost(multi_class):
     X, y = _wine()
-    clf = SMAdaBoostClassifier(multi_class=multi_class, C=1.0, tol=1e-8, max_iter=5000).fit(X, y)
+    clf = SMAdaBoostClassifier(multi_class=multi_class, C=1.0, objective_tol=1e-8,
+                               max_iter=5000).fit(X, y)
     assert clf.coef_.shape == (3, X.shape[1])
     assert np.all(np.diff(clf.loss_history_) <= 1e-12 * clf.loss_history_[0])
     assert clf.score(X, y) > 0.95
@@ -321,7 +328,7 @@ def test_grid_search_over_c_and_method_in_a_text_pipeline(shared_data):
     pipeline = Pipeline([
         ("counts", CountVectorizer(max_features=300)),
         ("frequencies", Normalizer(norm="l1")),  # h_j = N_j / N of section 4.6
-        ("clf", SMLogisticRegression(tol=1e-4)),
+        ("clf", SMLogisticRegression(objective_tol=1e-4)),
     ])
     search = GridSearchCV(
         pipeline, {"clf__C": [1.0, 100.0], "clf__method": ["sm3", "sm4", "sm5"]}, cv=3
@@ -330,3 +337,15 @@ def test_grid_search_over_c_and_method_in_a_text_pipeline(shared_data):
     assert set(search.cv_results_["param_clf__method"]) == {"sm3", "sm4", "sm5"}
     assert search.best_score_ > 0.85
     assert set(search.predict(texts[:10])) <= {"faculty", "course"}
+
+
+@pytest.mark.parametrize("make", [lambda: SMLogisticRegression(tol=1e-6),
+                                  lambda: SMAdaBoostClassifier(tol=1e-6)])
+def test_old_tol_name_is_refused_naming_objective_tol(make):
+    with pytest.raises(TypeError, match="'tol' was renamed 'objective_tol'.*no duality gap"):
+        make()
+
+
+def test_fit_log_linear_old_tol_name_is_refused_naming_moment_tol():
+    with pytest.raises(TypeError, match="'tol' was renamed 'moment_tol'"):
+        fit_log_linear(np.eye(2), np.array([0.5, 0.5]), tol=1e-8)

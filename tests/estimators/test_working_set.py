@@ -159,8 +159,7 @@ def test_switching_solver_with_warm_start_starts_cold():
 
 def test_needs_argmax_kernels_not_marginals():
     class NoMarginals(MulticlassStructure):
-        supported_operations = tuple(
-            op for op in MulticlassStructure.supported_operations if op != "marginals")
+        marginals = None
         kernel_ops = MulticlassStructure.kernel_ops.without("marginals")
 
     class NoArgmaxKernel(MulticlassStructure):

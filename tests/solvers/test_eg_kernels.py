@@ -98,7 +98,7 @@ def _chains(n, seed):
                                        MulticlassStructure()], ids=repr)
 def test_numba_epoch_takes_the_steps_of_the_python_reference(structure, loss, sparse, scaled):
     rng = np.random.RandomState(3)
-    if structure.flat_outputs:
+    if structure.output_space().flat:
         X, Y = rng.randn(30, 4), rng.randint(0, 3, 30)
         X[np.arange(30), Y] += 1.0
         X = sp.csr_matrix(X) if sparse else X
@@ -215,7 +215,7 @@ def _evaluation_problem(structure, loss, seed, scaled):
         X = [rng.randint(4, 9, size=(n, 3)) for n in (1, 3, 5, 4)]
         Y = np.concatenate([np.r_[0, np.arange(1, n)] for n in (1, 3, 5, 4)])
         batch = structure.make_batch(X)
-    elif structure.flat_outputs:
+    elif structure.output_space().flat:
         X, Y = rng.randn(30, 4), rng.randint(0, 3, 30)
         batch = structure.make_batch(X, n_states=3)
     else:
@@ -259,7 +259,7 @@ def test_numba_hinge_primal_matches_the_batch_evaluation(structure, scaled):
         [scores[a:b] @ (problem.truth[a:b] - mu[a:b])
          for a, b in zip(batch.part_offsets[:-1], batch.part_offsets[1:])], rtol=1e-12)
     assert np.any(expected > 0)
-    if structure.kernel_supports(*_eg_execution.ONLINE_KERNEL_OPERATIONS):
+    if kernel_provides(structure, *_eg_execution.ONLINE_KERNEL_OPERATIONS):
         _check_online_primal(problem, w, mu, expected, expected_margins)
     # straight through the kernel (min-cut has no marginals, hence no online EG, but has
     # loss offsets)

@@ -115,7 +115,8 @@ def test_em_is_certified_against_full_lp(problem, C):
 
 def test_em_threshold_discards_weights_exactly():
     structure, batch, Y, _, _ = multiclass_problem()
-    result = adaptive_m3n(StructuredLoss(structure, batch, Y, "hinge"), 0.5, max_iter=40, tol=0.0,
+    result = adaptive_m3n(StructuredLoss(structure, batch, Y, "hinge"), 0.5, max_em_iter=40,
+                          tol=0.0,
                           inner_max_iter=30, tau_threshold=1e-2)
     discarded = result.tau == 0.0
     assert discarded.any()
@@ -191,7 +192,7 @@ def test_lp_failure_is_reported(monkeypatch):
 
 def test_structure_without_loss_augmented_inference():
     class NoInference(MulticlassStructure):
-        supported_operations = ("part_scores", "expected_features", "encode", "part_losses")
+        argmax = marginals = project = None
         kernel_ops = None
 
     structure = NoInference()

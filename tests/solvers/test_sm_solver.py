@@ -36,7 +36,7 @@ def _multiclass_problem(seed=0, n=80, d=4, K=3):
 
 def _one_step(X, loss, method, coef0, fit_intercept=False):
     return sm_minimize(
-        X, loss, method, C=np.inf, fit_intercept=fit_intercept, max_iter=1, tol=0.0,
+        X, loss, method, C=np.inf, fit_intercept=fit_intercept, max_iter=1, objective_tol=0.0,
         coef_init=coef0, intercept_init=np.zeros(coef0.shape[0]),
     )
 
@@ -260,7 +260,7 @@ def test_monotone_descent_to_the_exact_optimum(loss_name, method, C, fit_interce
     weights = rng.uniform(0.5, 2.0, len(y))
     result = sm_minimize(
         X, _LOSSES[loss_name](y, K, weights), method, C=C, fit_intercept=fit_intercept,
-        max_iter=30000, tol=1e-13,
+        max_iter=30000, objective_tol=1e-13,
     )
     steps = np.diff(result.objective)
     assert np.all(steps <= 1e-12 * result.objective[0]), steps.max()
@@ -311,7 +311,7 @@ def _log_linear_problem(seed=0, n_constraints=4, n_cells=12):
 
 def test_log_linear_sm_is_the_i_projection():
     A, h, prior = _log_linear_problem()
-    result = log_linear_sm(A, h, prior, max_iter=20000, tol=1e-12)
+    result = log_linear_sm(A, h, prior, max_iter=20000, moment_tol=1e-12)
     assert result.converged
     p = result.probabilities
     np.testing.assert_allclose(A @ p, h, atol=1e-12)
@@ -332,8 +332,8 @@ def test_log_linear_sm_is_the_i_projection():
 def test_gis_iterates_are_the_sm_iterates_unnormalised():
     A, h, prior = _log_linear_problem(seed=1)
     for n_iter in (1, 5, 30):
-        sm_result = log_linear_sm(A, h, prior, method="sm", max_iter=n_iter, tol=0)
-        gis_result = log_linear_sm(A, h, prior, method="gis", max_iter=n_iter, tol=0)
+        sm_result = log_linear_sm(A, h, prior, method="sm", max_iter=n_iter, moment_tol=0)
+        gis_result = log_linear_sm(A, h, prior, method="gis", max_iter=n_iter, moment_tol=0)
         assert gis_result.probabilities.sum() <= 1 + 1e-12
         normalised = gis_result.probabilities / gis_result.probabilities.sum()
         np.testing.assert_allclose(normalised, sm_result.probabilities, rtol=1e-10)

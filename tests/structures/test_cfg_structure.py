@@ -73,7 +73,7 @@ def enumerate_outputs(batch, i):
     tags = [GRAMMAR.terminals[t] for t in batch.tokens[batch.token_offsets[i]:
                                                        batch.token_offsets[i + 1], 1]]
     one = STRUCTURE.make_batch([list(zip(words, tags))])
-    codec = STRUCTURE.target_codec(None)
+    codec = STRUCTURE.output_space().codec(None)
     return np.array([codec.encode(one, [tree]) for tree in derivations(words, tags)])
 
 
@@ -81,7 +81,7 @@ def span_loss(Y_true, Y):
     """The paper's loss: constituents of the prediction missing from the gold tree."""
     sentence = SENTENCES[len(Y_true)]
     batch = STRUCTURE.make_batch([sentence])
-    codec = STRUCTURE.target_codec(None)
+    codec = STRUCTURE.output_space().codec(None)
     gold = set(labelled_spans(codec.decode(batch, Y_true)[0]))
     return sum(span not in gold for span in labelled_spans(codec.decode(batch, Y)[0]))
 
@@ -110,7 +110,7 @@ def test_round_trip_of_trees():
     words, tags = ["x", "y", "z", "u"], ["a", "b", "a", "a"]
     trees = list(derivations(words, tags))
     batch = STRUCTURE.make_batch([list(zip(words, tags))] * len(trees))
-    codec = STRUCTURE.target_codec(trees)
+    codec = STRUCTURE.output_space().codec(trees)
     assert codec.decode(batch, codec.encode(batch, trees)) == trees
     z = STRUCTURE.encode(batch, codec.encode(batch, trees))
     np.testing.assert_array_equal(STRUCTURE.decode(batch, z), codec.encode(batch, trees))
@@ -125,7 +125,7 @@ def test_bad_input():
     with pytest.raises(TypeError, match="non-empty list of sentences"):
         STRUCTURE.make_batch([])
     batch = STRUCTURE.make_batch([[("x", "a"), ("y", "a"), ("z", "b")]])
-    codec = STRUCTURE.target_codec(None)
+    codec = STRUCTURE.output_space().codec(None)
     bad_rule = Tree("S", [Tree("A", ["x"]), Tree("B", [Tree("A", ["y"]), Tree("B", ["z"])])])
     with pytest.raises(ValueError, match=r"y\[0\]: the rule B -> A B is not in the grammar"):
         codec.encode(batch, [bad_rule])
@@ -146,7 +146,7 @@ def test_every_tree_is_reachable_by_argmax():
     # a score vector favouring one tree's parts makes CKY return exactly it
     words, tags = ["x", "y", "z", "u"], ["a", "a", "b", "a"]
     batch = STRUCTURE.make_batch([list(zip(words, tags))])
-    codec = STRUCTURE.target_codec(None)
+    codec = STRUCTURE.output_space().codec(None)
     for tree in itertools.islice(derivations(words, tags), 20):
         units = codec.encode(batch, [tree])
         scores = STRUCTURE.encode(batch, units) - 0.5
@@ -173,7 +173,7 @@ def test_viterbi_parse_of_a_pcfg_matches_nltk():
     parser = nltk.ViterbiParser(pcfg)
     with np.errstate(divide="ignore"):
         root_scores = np.log(root_p)
-    codec = STRUCTURE.target_codec(None)
+    codec = STRUCTURE.output_space().codec(None)
     compared = 0
     for trial in range(30):
         tags = list(rng.choice(["a", "b"], size=rng.randint(1, 8)))

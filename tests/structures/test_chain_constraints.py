@@ -231,10 +231,10 @@ def test_bad_constraints():
     with pytest.raises(ValueError, match="names a tagging scheme, which needs the label names"):
         ChainStructure(allowed_transitions="IOB2").make_batch(X, 3)
     with pytest.raises(ValueError, match="leave allowed_start and allowed_end as None"):
-        ChainStructure(allowed_transitions="IOB2", allowed_end=np.ones(3, bool)).for_classes(
-            ["B-X", "I-X", "O"])
+        ChainStructure(allowed_transitions="IOB2", allowed_end=np.ones(3, bool)
+                       ).output_space().for_classes(["B-X", "I-X", "O"])
     with pytest.raises(ValueError, match=r"allowed_transitions='BIOES'\): label 1 is 'L-X'"):
-        ChainStructure(allowed_transitions="BIOES").for_classes(["B-X", "L-X"])
+        ChainStructure(allowed_transitions="BIOES").output_space().for_classes(["B-X", "L-X"])
     # label 1 only, which cannot follow itself: no labelling of two tokens
     impossible = ChainStructure(allowed_transitions=np.array([[True, False], [False, False]]),
                                 allowed_start=np.array([False, True]))
@@ -244,14 +244,15 @@ def test_bad_constraints():
 
 def test_scheme_resolution_and_training_structure():
     structure = ChainStructure(allowed_transitions="IOB2")
-    resolved = structure.for_classes(np.array(["B-X", "I-X", "O"]))
+    resolved = structure.output_space().for_classes(np.array(["B-X", "I-X", "O"]))
     assert structure.allowed_transitions == "IOB2"  # not modified
     np.testing.assert_array_equal(resolved.allowed_start, [True, False, True])
     unconstrained = resolved.training_structure()
     assert unconstrained.allowed_transitions is None and unconstrained.allowed_start is None
-    assert ChainStructure().for_classes([0, 1]).training_structure().allowed_end is None
-    kept = ChainStructure(allowed_transitions="IOB2", constrain_training=True).for_classes(
-        ["B-X", "I-X", "O"])
+    plain = ChainStructure().output_space().for_classes([0, 1])
+    assert plain.training_structure().allowed_end is None
+    kept = ChainStructure(allowed_transitions="IOB2", constrain_training=True
+                          ).output_space().for_classes(["B-X", "I-X", "O"])
     assert kept.training_structure() is kept
 
 

@@ -213,11 +213,6 @@ class SortedTakeChain(ChainStructure):
         return super().take(batch, indices)
 
 
-class UndeclaredDecodeChain(ChainStructure):
-    supported_operations = tuple(op for op in ChainStructure.supported_operations
-                                 if op != "decode")
-
-
 class SparseDriftMulticlass(MulticlassStructure):
     def part_scores(self, batch, w):
         return super().part_scores(batch, w) + (1e-3 if sp.issparse(batch.X) else 0.0)
@@ -279,7 +274,6 @@ BROKEN = [
     (OffsetChain(), chain_instances, "check_part_losses", "true output sum to 1.0"),
     (ClippingMulticlass(), multiclass_instances, "check_project", "outside the polytope"),
     (SortedTakeChain(), chain_instances, "check_take", "reversed order"),
-    (UndeclaredDecodeChain(), chain_instances, "check_supports", "decode is not supported"),
     (SparseDriftMulticlass(), multiclass_instances, "check_input_variants",
      "sparse input: part_scores"),
     (WrongKernelMulticlass(), multiclass_instances, "check_kernel_ops",

@@ -14,6 +14,7 @@ and hinge), the L1-M3N subgradient method and the dual extragradient method.
 
 import warnings
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pytest
@@ -23,7 +24,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_struct import L1M3N, DualExtragradientMatcher, EGCRF, EGStructuredSVM
 from sklearn_struct.solvers import _eg_kernels, _subgradient_kernels
-from sklearn_struct.structures import BaseStructure, BinaryUnitCodec, KernelOps
+from sklearn_struct.structures import BaseStructure, BinaryUnitCodec, KernelOps, OutputSpace
+from sklearn_struct.structures._base import OPERATIONS
 from sklearn_struct.utils import check_structure
 
 # ------------------------------------------------------- per-example kernels
@@ -185,7 +187,6 @@ class SubsetStructure(BaseStructure):
     number of true candidates.
     """
 
-    supported_operations = ("decode", "part_losses")
     kernel_ops = KernelOps(part_scores=subset_part_scores, add_features=subset_add_features,
                            marginals=subset_marginals, argmax=subset_argmax,
                            encode=subset_encode, project=subset_project)
@@ -257,8 +258,8 @@ class SubsetStructure(BaseStructure):
         return np.array([Y[offsets[i]:offsets[i + 1]].sum() for i in range(batch.n_samples)],
                         dtype=np.float64)
 
-    def target_codec(self, y):
-        return BinaryUnitCodec(y, unit="candidate")
+    def output_space(self):
+        return OutputSpace(self, codec=partial(BinaryUnitCodec, unit="candidate"))
 
     def kernel_data(self, batch, training=False):
         return (batch.X, batch.unit_offsets, int(self.k))
@@ -288,9 +289,9 @@ def test_subset_structure_conforms(k):
     skipped = {name: reason for name, reason in report.items() if reason != "passed"}
     assert skipped == {"check_feature_bounds": "feature_bounds unsupported",
                        "check_dynamic_program": "no dynamic program"}
-    assert structure.all_supported_operations() == (
+    assert [op for op in OPERATIONS if structure.supports(op)] == [
         "part_scores", "expected_features", "encode", "decode", "part_losses", "argmax",
-        "loss_augmented_argmax", "marginals", "project")
+        "loss_augmented_argmax", "marginals", "project"]
 
 
 def planted_subsets(n_samples=40, n_candidates=5, n_features=4, k=2, seed=0):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sklearn_struct.datasets import Tree, binarize, clean_tree, load_ptb
-from sklearn_struct.datasets._ptb import MAX_DEPTH
+from sklearn_struct.structures.grammar._tree import MAX_DEPTH
 from sklearn_struct.structures import Grammar
 
 TREES = [binarize(Tree.fromstring(text)) for text in (

@@ -188,9 +188,9 @@ def test_node_numbering_does_not_matter():
     chain = structure.make_batch([(x, np.arange(T) - 1)], n_states=K)
     shuffled = structure.make_batch([(x[permutation], parents)], n_states=K)
     w = rng.randn(chain.n_weights)
-    node_scores = structure.unit_values(chain, structure.part_scores(chain, w))[0]
+    node_scores = structure.output_space().unit_values(chain, structure.part_scores(chain, w))[0]
     np.testing.assert_allclose(
-        structure.unit_values(shuffled, structure.part_scores(shuffled, w))[0],
+        structure.output_space().unit_values(shuffled, structure.part_scores(shuffled, w))[0],
         node_scores[permutation])
     scores, scores_shuffled = (structure.part_scores(b, w) for b in (chain, shuffled))
     np.testing.assert_array_equal(structure.argmax(shuffled, scores_shuffled),

@@ -242,7 +242,7 @@ def test_target_codec_round_trip_and_errors():
     batch = structure.make_batch(graphs)
     Y = structure.argmax(batch, rng.randn(batch.part_offsets[-1]))
     y = np.split(Y, batch.unit_offsets[1:-1])
-    codec = structure.target_codec(y)
+    codec = structure.output_space().codec(y)
     np.testing.assert_array_equal(codec.classes_, [0, 1])
     np.testing.assert_array_equal(codec.encode(batch, y), Y)
     for decoded, original in zip(codec.decode(batch, Y), y):
@@ -264,7 +264,7 @@ def test_n_features_in_and_feature_bounds():
         graphs = random_batch(rng, sparse=sparse, d=4)
         graphs.append((np.zeros((0, 4)), np.zeros((0, 2), dtype=int), (2, 2)))  # no edge
         batch = structure.make_batch(graphs)
-        assert structure.n_features_in(batch) == 4
+        assert structure.output_space().n_features_in(batch) == 4
         bounds = structure.feature_bounds(batch, "euclidean")
         expected = [np.sqrt((np.asarray(sp.csr_matrix(f).todense()) ** 2).sum(axis=0)).max(
             initial=0.0) for f, _, _ in graphs]
@@ -283,14 +283,15 @@ def test_score_outputs_is_pooled_edge_f1():
     truth = np.array([1, 0, 1, 0, 1, 0])
     predicted = np.array([1, 0, 0, 0, 1, 0])
     # TP = 2, predicted 2, true 3: F1 = 4 / 5 (not the accuracy 5 / 6)
-    assert structure.score_outputs(batch, predicted, truth) == pytest.approx(0.8)
+    assert structure.output_space().score(batch, predicted, truth) == pytest.approx(0.8)
     # weights repeat per edge: graph 0 counts 3 times, TP = 3 + 1, 3 + 1 predicted, 6 + 1 true
-    assert structure.score_outputs(batch, predicted, truth, sample_weight=np.array([3.0, 1.0])
-                                   ) == pytest.approx(8.0 / 11.0)
+    assert structure.output_space().score(batch, predicted, truth,
+                                          sample_weight=np.array([3.0, 1.0])
+                                          ) == pytest.approx(8.0 / 11.0)
     empty = np.zeros(6, dtype=np.int64)
-    assert structure.score_outputs(batch, empty, empty) == 1.0
-    assert structure.score_outputs(batch, empty, truth) == 0.0
-    assert structure.score_outputs(batch, truth, truth) == 1.0
+    assert structure.output_space().score(batch, empty, empty) == 1.0
+    assert structure.output_space().score(batch, empty, truth) == 0.0
+    assert structure.output_space().score(batch, truth, truth) == 1.0
 
 
 def test_loss_offsets():

@@ -288,7 +288,7 @@ def test_target_codec_round_trip_and_errors():
     batch = structure.make_batch(random_graphs(rng, n_graphs=3))
     Y = rng.randint(2, size=batch.unit_offsets[-1])
     y = np.split(Y, batch.unit_offsets[1:-1])
-    codec = structure.target_codec(y)
+    codec = structure.output_space().codec(y)
     np.testing.assert_array_equal(codec.classes_, [0, 1])
     assert codec.n_states is None
     np.testing.assert_array_equal(codec.encode(batch, y), Y)
@@ -308,7 +308,7 @@ def test_n_features_in_feature_bounds_and_score():
     for sparse in (False, True):
         graphs = random_graphs(rng, sparse=sparse)
         batch = structure.make_batch(graphs)
-        assert structure.n_features_in(batch) == 5 == batch.n_weights
+        assert structure.output_space().n_features_in(batch) == 5 == batch.n_weights
         bounds = structure.feature_bounds(batch, "euclidean")
 
         def column_norm(X):
@@ -327,10 +327,10 @@ def test_n_features_in_feature_bounds_and_score():
     other = Y.copy()
     other[0] = 1 - other[0]
     n_units = Y.shape[0]
-    assert structure.score_outputs(batch, other, Y) == pytest.approx(1 - 1 / n_units)
+    assert structure.output_space().score(batch, other, Y) == pytest.approx(1 - 1 / n_units)
     weights = np.ones(batch.n_samples)
     weights[0] = 0.0
-    assert structure.score_outputs(batch, other, Y, sample_weight=weights) == 1.0
+    assert structure.output_space().score(batch, other, Y, sample_weight=weights) == 1.0
     np.testing.assert_allclose(structure.loss_offsets(batch, Y),
                                np.add.reduceat(Y, batch.unit_offsets[:-1]))
     mask = structure.nonnegative_weights(batch)

@@ -102,8 +102,8 @@ def _token_loss(classes, ends_marked):
 @pytest.mark.parametrize("loss", ["token", "segment"])
 def test_conforms_against_every_segmentation(scheme, loss):
     classes, y = SCHEMES[scheme]
-    structure = SemiMarkovStructure(max_length=2, scheme=scheme, loss=loss).for_classes(
-        classes, y)
+    space = SemiMarkovStructure(max_length=2, scheme=scheme, loss=loss).output_space()
+    structure = space.for_classes(classes, y)
 
     def instances(rng):
         return [rng.randn(len(tags), 2) for tags in y], y
@@ -119,9 +119,9 @@ def test_conforms_against_every_segmentation(scheme, loss):
 
 def test_max_length_is_fitted_and_checked():
     classes, y = SCHEMES["IOB2"]
-    structure = SemiMarkovStructure().for_classes(classes, y)
+    structure = SemiMarkovStructure().output_space().for_classes(classes, y)
     assert structure.max_length == 2
-    short = SemiMarkovStructure(max_length=1).for_classes(classes, y)
+    short = SemiMarkovStructure(max_length=1).output_space().for_classes(classes, y)
     batch = short.make_batch([np.ones((len(tags), 1)) for tags in y], n_states=len(classes))
     Y = np.array([classes.index(tag) for tags in y for tag in tags])
     with pytest.raises(ValueError, match=r"sequence 1, tokens 0 to 1: a segment of 2 tokens "
@@ -130,7 +130,7 @@ def test_max_length_is_fitted_and_checked():
     with pytest.raises(ValueError, match="use for_classes"):
         SemiMarkovStructure().make_batch([np.ones((2, 1))], n_states=5)
     with pytest.raises(ValueError, match="IOB2 labels are"):
-        SemiMarkovStructure().for_classes(["E-A", "O"])
+        SemiMarkovStructure().output_space().for_classes(["E-A", "O"])
 
 
 def _chunked_sequences(rng, n):

@@ -5,8 +5,6 @@ from sklearn_struct.structures import BaseStructure, UnsupportedOperation
 
 
 class _ArgmaxOnly(BaseStructure):
-    supported_operations = ("argmax",)
-
     def make_batch(self, X, n_states=None):
         return X
 
@@ -31,3 +29,24 @@ def test_check_supports_lists_missing_operations():
     with pytest.raises(UnsupportedOperation,
                        match="does not support marginals, project.*needed by EG"):
         structure.check_supports("argmax", "marginals", "project", needed_by="EG")
+
+
+@pytest.mark.parametrize("name, advice", [
+    ("target_codec", "output space's 'codec'"),
+    ("score_outputs", "output space's 'score'"),
+    ("flat_outputs", "output space's 'flat'"),
+    ("supported_operations", "supports\\(\\) reads the methods a structure overrides"),
+])
+def test_moved_protocol_names_are_refused_with_their_new_place(name, advice):
+    with pytest.raises(TypeError, match=f"Old defines '{name}'.*{advice}"):
+        type("Old", (_ArgmaxOnly,), {name: None})
+
+
+def test_supports_reads_overrides_and_withdrawals():
+    class WithoutArgmax(_ArgmaxOnly):
+        argmax = None
+
+    assert _ArgmaxOnly().supports("argmax")
+    assert not _ArgmaxOnly().supports("marginals")
+    assert not WithoutArgmax().supports("argmax")
+    assert not WithoutArgmax().supports("loss_augmented_argmax")

@@ -27,8 +27,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _kernels as kernels
-from .._base import OPERATIONS, BaseStructure, label_weight_names
-from .._targets import UnitLabelCodec
+from .._base import BaseStructure
+from .._output_space import LabelledUnits
 from .._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
 from .._batch import (
     Batch,
@@ -237,13 +237,13 @@ class ChainStructure(BaseStructure):
 
     Constraints by label names, with a tagging scheme:
 
-    >>> ChainStructure(allowed_transitions="IOB2").for_classes(["B-PER", "I-PER", "O"])
+    >>> chain = ChainStructure(allowed_transitions="IOB2")
+    >>> chain.output_space().for_classes(["B-PER", "I-PER", "O"])
     ChainStructure(start_end=True, loss_weights=None, allowed_transitions=array(...), \
 allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  True]))
     """
 
     # every parts operation except the projection
-    supported_operations = tuple(op for op in OPERATIONS if op != "project")
     kernel_ops = TOKEN_KERNEL_OPS.without("project")
 
     def __init__(self, start_end=True, loss_weights=None, allowed_transitions=None,
@@ -269,44 +269,6 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
         return f"ChainStructure({', '.join(shown)})"
 
     # ---------------------------------------------------------- constraints
-    def for_classes(self, classes, y=None):
-        """This chain for outputs labelled ``classes``, with a scheme name resolved.
-
-        Parameters
-        ----------
-        classes : array-like of shape (n_states,)
-            The label of every state (the estimator's ``classes_``).
-        y : object, default=None
-            The training targets (unused).
-
-        Returns
-        -------
-        structure : ChainStructure
-            ``self`` unless ``allowed_transitions`` names a tagging scheme; then
-            a new chain with the scheme's masks over ``classes``
-            (:func:`~sklearn_struct.datasets.chunk_constraints`).
-
-        Raises
-        ------
-        ValueError or TypeError
-            If a label does not fit the scheme, or the scheme is given with
-            ``allowed_start`` or ``allowed_end``.
-        """
-        scheme = self.allowed_transitions
-        if not isinstance(scheme, str):
-            return self
-        name = type(self).__name__
-        if self.allowed_start is not None or self.allowed_end is not None:
-            raise ValueError(
-                f"{name}: allowed_transitions={scheme!r} fixes the allowed first and last labels "
-                "too; leave allowed_start and allowed_end as None (or give all three as masks, "
-                "e.g. from sklearn_struct.datasets.chunk_constraints).")
-        try:
-            masks = chunk_constraints(np.asarray(classes).tolist(), scheme)
-        except (TypeError, ValueError) as error:
-            raise type(error)(f"{name}(allowed_transitions={scheme!r}): {error}") from None
-        return type(self)(**{**self._params(), **masks})
-
     def training_structure(self):
         """The chain that learning runs its inference on: without the constraints
         unless ``constrain_training``.
@@ -335,7 +297,7 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
             raise ValueError(
                 f"{name}: allowed_transitions={self.allowed_transitions!r} names a tagging "
                 "scheme, which needs the label names: estimators resolve it when fitting; "
-                "called directly, use structure.for_classes(labels) first.")
+                "called directly, use structure.output_space().for_classes(labels) first.")
         if not isinstance(self.constrain_training, (bool, np.bool_)):
             raise TypeError(f"{name}: constrain_training must be a bool, got "
                             f"{self.constrain_training!r}.")
@@ -700,28 +662,9 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
         transitions = np.maximum(batch.lengths - 1, 1 if batch.start_end else 0)
         return np.maximum(example_column_norms(batch.X, batch.unit_offsets, 1), transitions)
 
-    # ------------------------------------------------------- targets, weights
-    def target_codec(self, y):
-        return UnitLabelCodec(y, unit="token")
-
-    def unit_values(self, batch, v):
-        self._check_batch(batch)
-        v = np.asarray(v)
-        return np.split(v[self._node_index(batch)], batch.unit_offsets[1:-1])
-
-    def weight_attributes(self, batch, w):
-        W, transition, start, end = self.split_weights(batch, w)
-        attributes = {"coef_": W, "transition_": transition}
-        if batch.start_end:
-            attributes.update(start_transition_=start, end_transition_=end)
-        return attributes
-
-    def named_weights(self, attributes, feature_names, classes):
-        return label_weight_names(attributes["coef_"], attributes["transition_"], feature_names,
-                                  classes)
-
-    def feature_support(self, batch, w):
-        return np.any(self.split_weights(batch, w)[0] != 0.0, axis=0)
+    # ---------------------------------------------------------------- outputs
+    def output_space(self):
+        return ChainOutputs(self, self._node_index, unit="token")
 
     # --------------------------------------------------------------- kernels
     def kernel_data(self, batch, training=False):
@@ -756,3 +699,53 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
     @staticmethod
     def _node_index(batch):
         return batch.node_part_starts[:, None] + np.arange(batch.n_states)
+
+
+class ChainOutputs(LabelledUnits):
+    """Output space of a chain: token labels, a tagging scheme given by name, its weight blocks."""
+
+    def for_classes(self, classes, y=None):
+        """This chain for outputs labelled ``classes``, with a scheme name resolved.
+
+        Parameters
+        ----------
+        classes : array-like of shape (n_states,)
+            The label of every state (the estimator's ``classes_``).
+        y : object, default=None
+            The training targets (unused).
+
+        Returns
+        -------
+        structure : ChainStructure
+            The chain itself unless ``allowed_transitions`` names a tagging scheme; then
+            a new chain with the scheme's masks over ``classes``
+            (:func:`~sklearn_struct.datasets.chunk_constraints`).
+
+        Raises
+        ------
+        ValueError or TypeError
+            If a label does not fit the scheme, or the scheme is given with
+            ``allowed_start`` or ``allowed_end``.
+        """
+        chain = self.structure
+        scheme = chain.allowed_transitions
+        if not isinstance(scheme, str):
+            return chain
+        name = type(chain).__name__
+        if chain.allowed_start is not None or chain.allowed_end is not None:
+            raise ValueError(
+                f"{name}: allowed_transitions={scheme!r} fixes the allowed first and last labels "
+                "too; leave allowed_start and allowed_end as None (or give all three as masks, "
+                "e.g. from sklearn_struct.datasets.chunk_constraints).")
+        try:
+            masks = chunk_constraints(np.asarray(classes).tolist(), scheme)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{name}(allowed_transitions={scheme!r}): {error}") from None
+        return type(chain)(**{**chain._params(), **masks})
+
+    def weight_attributes(self, batch, w):
+        W, transition, start, end = self.structure.split_weights(batch, w)
+        attributes = {"coef_": W, "transition_": transition}
+        if batch.start_end:
+            attributes.update(start_transition_=start, end_transition_=end)
+        return attributes

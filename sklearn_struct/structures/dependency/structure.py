@@ -10,6 +10,7 @@ from ._arc_features import (
     PUNCTUATION, arc_add_features, arc_add_features_at, arc_change_sq_norm, arc_index,
     arc_part_scores, arc_part_scores_at)
 from .._base import BaseStructure
+from .._output_space import OutputSpace
 from .._batch import Batch, check_part_vector, check_take_indices, offsets_from_lengths
 from .._kernel import KernelOps
 from ._projective import heads_decode, projective_hypergraph, projective_hypergraph_size
@@ -287,8 +288,6 @@ class DependencyTreeStructure(BaseStructure):
     True
     """
 
-    supported_operations = ("part_losses", "decode")
-
     @property
     def kernel_ops(self):
         """Per-example numba operations; projective trees have Eisner's dynamic program."""
@@ -404,38 +403,8 @@ class DependencyTreeStructure(BaseStructure):
                 "drops such sentences; projective=False admits every tree).")
         return Y
 
-    def n_features_in(self, batch):
-        """Number of hashed features, ``2 ** hash_bits`` (the weights weigh them directly).
-
-        Parameters
-        ----------
-        batch : DependencyBatch
-            A batch returned by :meth:`make_batch`.
-
-        Returns
-        -------
-        n_features : int
-            The length of the weight vector.
-        """
-        return int(batch.n_weights)
-
-    def input_layout(self, batch):
-        """Whether the sentences carry a second tag set: it changes every POS template.
-
-        Parameters
-        ----------
-        batch : DependencyBatch
-            A batch returned by :meth:`make_batch`.
-
-        Returns
-        -------
-        layout : str
-            ``"5 attribute columns per word (a second tag set)"`` or ``"3 or 4
-            attribute columns per word (no second tag set)"``.
-        """
-        if batch.n_features == 5:
-            return "5 attribute columns per word (a second tag set)"
-        return "3 or 4 attribute columns per word (no second tag set)"
+    def output_space(self):
+        return ArcOutputs(self, codec=HeadsCodec, unit="word")
 
     def kernel_data(self, batch, training=False):
         return ArcData(batch.attrs, batch.unit_offsets, int(self.hash_bits), bool(self.projective),
@@ -468,9 +437,27 @@ class DependencyTreeStructure(BaseStructure):
             heads.append(best + (best >= np.arange(1, n + 1)))
         return np.concatenate(heads).astype(np.int64)
 
-    # ----------------------------------------------------- targets, weights
-    def target_codec(self, y):
-        return HeadsCodec(y)
+
+class ArcOutputs(OutputSpace):
+    """Output space of dependency trees: heads, per-sentence arc matrices, the tag columns."""
+
+    def input_layout(self, batch):
+        """Whether the sentences carry a second tag set: it changes every POS template.
+
+        Parameters
+        ----------
+        batch : DependencyBatch
+            A batch returned by :meth:`make_batch`.
+
+        Returns
+        -------
+        layout : str
+            ``"5 attribute columns per word (a second tag set)"`` or ``"3 or 4
+            attribute columns per word (no second tag set)"``.
+        """
+        if batch.n_features == 5:
+            return "5 attribute columns per word (a second tag set)"
+        return "3 or 4 attribute columns per word (no second tag set)"
 
     def unit_values(self, batch, v):
         """Per-sentence ``(n + 1, n)`` arc matrices: ``values[i][h, m - 1]`` for arc ``(h, m)``.

@@ -5,14 +5,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...datasets._ptb import Tree, tree_problem
 from .._base import BaseStructure
+from .._output_space import OutputSpace
 from .._batch import check_part_vector, check_take_indices, offsets_from_lengths
 from ._kernels import (
     GrammarData,
     cfg_add_features, cfg_argmax, cfg_decode, cfg_encode, cfg_hypergraph, cfg_hypergraph_size,
     cfg_marginals, cfg_part_scores, n_binary_parts)
 from ._grammar import Grammar
+from ._tree import Tree, tree_problem
 from .._kernel import KernelOps
 
 __all__ = ["ParseBatch", "TreeCodec", "WeightedCFGStructure"]
@@ -80,7 +81,7 @@ class TreeCodec:
     >>> structure = WeightedCFGStructure(grammar)
     >>> batch = structure.make_batch([[("a", "t"), ("b", "t")]])
     >>> tree = Tree.fromstring("(X (X a) (X b))")
-    >>> codec = structure.target_codec([tree])
+    >>> codec = structure.output_space().codec([tree])
     >>> codec.encode(batch, [tree])  # lexical parts 1 and 2, binary part 0
     array([1, 2, 0])
     >>> codec.decode(batch, codec.encode(batch, [tree])) == [tree]
@@ -281,11 +282,11 @@ class WeightedCFGStructure(BaseStructure):
     >>> structure = WeightedCFGStructure(Grammar.from_trees([tree]), hash_bits=10)
     >>> batch = structure.make_batch([[("a", "DT"), ("dog", "NN"), ("barks", "VBZ")]])
     >>> scores = structure.part_scores(batch, np.zeros(batch.n_weights))
-    >>> print(structure.target_codec([tree]).decode(batch, structure.argmax(batch, scores))[0])
+    >>> codec = structure.output_space().codec([tree])
+    >>> print(codec.decode(batch, structure.argmax(batch, scores))[0])
     (S (NP (DT a) (NN dog)) (VP+VBZ barks))
     """
 
-    supported_operations = ("part_losses", "decode")
     kernel_ops = KernelOps(part_scores=cfg_part_scores, add_features=cfg_add_features,
                            marginals=cfg_marginals, argmax=cfg_argmax, encode=cfg_encode,
                            hypergraph_size=cfg_hypergraph_size, hypergraph=cfg_hypergraph,
@@ -371,20 +372,9 @@ class WeightedCFGStructure(BaseStructure):
                                  f"0..{n_parts[i] - 1}.")
         return Y
 
-    def n_features_in(self, batch):
-        """Number of hashed features, ``2 ** hash_bits``.
-
-        Parameters
-        ----------
-        batch : ParseBatch
-            A batch returned by :meth:`make_batch`.
-
-        Returns
-        -------
-        n_features : int
-            The length of the weight vector.
-        """
-        return int(batch.n_weights)
+    def output_space(self):
+        self._check_settings()  # learners ask for the codec before the batch
+        return OutputSpace(self, codec=lambda y: TreeCodec(self.grammar))
 
     def kernel_data(self, batch, training=False):
         g = self.grammar
@@ -504,8 +494,3 @@ class WeightedCFGStructure(BaseStructure):
                             f"{hint}.")
         if not isinstance(self.hash_bits, (int, np.integer)) or not 1 <= self.hash_bits <= 30:
             raise ValueError(f"hash_bits must be an integer in 1..30, got {self.hash_bits!r}.")
-
-    # ----------------------------------------------------- targets, weights
-    def target_codec(self, y):
-        self._check_settings()  # learners ask for the codec before the batch
-        return TreeCodec(self.grammar)

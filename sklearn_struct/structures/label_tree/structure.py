@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _kernels as kernels
-from .._base import BaseStructure, label_weight_names
+from .._base import BaseStructure
 from .._batch import (
     Batch,
     check_encoded_states,
@@ -39,7 +39,7 @@ from .._batch import (
     stack_rows,
     take_ragged_rows,
 )
-from .._targets import UnitLabelCodec
+from .._output_space import LabelledUnits
 from .._token_kernels import feature_major, label_major
 from ..multiclass.structure import weighted_zero_one_losses
 
@@ -193,7 +193,6 @@ class TreeStructure(BaseStructure):
            [0.119, 0.881]])
     """
 
-    supported_operations = ("decode", "part_losses", "feature_bounds")
     kernel_ops = kernels.TREE_KERNEL_OPS
 
     def __init__(self, n_edge_types=1, loss_weights=None):
@@ -434,25 +433,9 @@ class TreeStructure(BaseStructure):
         return np.maximum(example_column_norms(batch.X, batch.unit_offsets, 1),
                           counts.reshape(batch.n_samples, batch.n_edge_types).max(axis=1))
 
-    # ------------------------------------------------------- targets, weights
-    def target_codec(self, y):
-        return UnitLabelCodec(y, unit="node")
-
-    def unit_values(self, batch, v):
-        self._check_batch(batch)
-        v = np.asarray(v)
-        return np.split(v[self._node_index(batch)], batch.unit_offsets[1:-1])
-
-    def weight_attributes(self, batch, w):
-        W, transition = self.split_weights(batch, w)
-        return {"coef_": W, "transition_": transition}
-
-    def named_weights(self, attributes, feature_names, classes):
-        return label_weight_names(attributes["coef_"], attributes["transition_"], feature_names,
-                                  classes)
-
-    def feature_support(self, batch, w):
-        return np.any(self.split_weights(batch, w)[0] != 0.0, axis=0)
+    # ---------------------------------------------------------------- outputs
+    def output_space(self):
+        return LabelTreeOutputs(self, self._node_index, unit="node")
 
     # --------------------------------------------------------------- kernels
     def kernel_data(self, batch, training=False):
@@ -512,3 +495,11 @@ def _check_node_integers(values, n_nodes, where, name):
                 and np.isfinite(values).all()):
             raise TypeError(f"{where}: {name} must be integers, got dtype {values.dtype}.")
     return values.astype(np.int64)
+
+
+class LabelTreeOutputs(LabelledUnits):
+    """Output space of a label tree: node labels, input weights and edge-type transitions."""
+
+    def weight_attributes(self, batch, w):
+        W, transition = self.structure.split_weights(batch, w)
+        return {"coef_": W, "transition_": transition}

@@ -1,12 +1,13 @@
 """Bipartite matchings (word alignment): one part per candidate edge."""
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from .. import _flow_kernels as kernels
-from .._base import OPERATIONS, BaseStructure
+from .._base import BaseStructure
 from .._batch import (
     Batch,
     check_binary_outputs,
@@ -29,6 +30,7 @@ from .._graph import (
     newton_projection,
 )
 from .._graph_kernels import MATCHING_KERNEL_OPS, matching_kernel_data
+from .._output_space import OutputSpace
 from .._targets import BinaryUnitCodec
 
 __all__ = ["MatchingBatch", "MatchingStructure"]
@@ -150,9 +152,7 @@ class MatchingStructure(BaseStructure):
     array([1, 0, 1])
     """
 
-    # marginals of matchings are #P-hard; no dynamic program: no k-best outputs, no samples
-    supported_operations = tuple(op for op in OPERATIONS
-                                 if op not in ("marginals", "k_best", "sample"))
+    # marginals of matchings are #P-hard and there is no dynamic program: no k-best, no samples
     kernel_ops = MATCHING_KERNEL_OPS
 
     def __init__(self, false_positive_cost=1.0, false_negative_cost=1.0):
@@ -414,70 +414,9 @@ class MatchingStructure(BaseStructure):
         check_geometry(self, geometry)
         return example_column_norms(batch.X, batch.unit_offsets, 2)
 
-    # --------------------------------------------------------------- targets
-    def n_features_in(self, batch):
-        """Number of input features: ``batch.n_weights``, one weight per edge feature.
-
-        Parameters
-        ----------
-        batch : MatchingBatch
-            A batch returned by :meth:`make_batch`.
-
-        Returns
-        -------
-        n_features : int
-            The number of edge features.
-        """
-        return int(batch.n_weights)
-
-    def target_codec(self, y):
-        """Validate training targets: one 0/1 vector per graph, a value per candidate edge.
-
-        Parameters
-        ----------
-        y : list of array-like of shape (n_edges_i,)
-            1 for the edges of the true matching of every graph, 0 for the
-            others.
-
-        Returns
-        -------
-        codec : BinaryUnitCodec
-            Encodes targets of a batch (checking one 0/1 value per edge and
-            naming the offending graph) and decodes outputs back into one
-            vector per graph.
-
-        Raises
-        ------
-        ValueError or TypeError
-            If ``y`` is not a list of label vectors, naming the offending graph.
-        """
-        return BinaryUnitCodec(y, unit="edge")
-
-    def score_outputs(self, batch, Y_pred, Y_true, sample_weight=None):
-        """F1 of the predicted edges, pooled over all graphs (the estimators' ``score``).
-
-        Parameters
-        ----------
-        batch : MatchingBatch
-            A batch returned by :meth:`make_batch`.
-        Y_pred, Y_true : ndarray of int of shape (n_edges_total,)
-            Predicted and true 0/1 edge outputs, flat.
-        sample_weight : ndarray of shape (n_samples,), default=None
-            Per-graph weights, counted for each of the graph's edges.
-
-        Returns
-        -------
-        score : float
-            ``2 TP / (n_predicted + n_true)`` with weighted counts of edges
-            over all graphs; 1.0 when neither has an edge.
-        """
-        Y_pred = np.asarray(Y_pred, dtype=np.int64)
-        Y_true = np.asarray(Y_true, dtype=np.int64)
-        weights = (np.ones(Y_pred.shape[0]) if sample_weight is None
-                   else np.repeat(sample_weight, np.diff(batch.unit_offsets)))
-        true_positives = float(weights @ (Y_pred & Y_true))
-        denominator = float(weights @ (Y_pred + Y_true))
-        return 2.0 * true_positives / denominator if denominator else 1.0
+    # ---------------------------------------------------------------- outputs
+    def output_space(self):
+        return MatchingOutputs(self, codec=partial(BinaryUnitCodec, unit="edge"))
 
     # --------------------------------------------------------------- kernels
     def kernel_data(self, batch, training=False):
@@ -512,3 +451,33 @@ def _check_node_counts(counts, where):
             f"{where}: the node counts must be a pair (n_sources, n_targets) of non-negative "
             f"integers, got {counts!r:.60}.")
     return int(values[0]), int(values[1])
+
+
+class MatchingOutputs(OutputSpace):
+    """Output space of matchings: 0/1 edge vectors, scored by the F1 of the predicted edges."""
+
+    def score(self, batch, Y_pred, Y_true, sample_weight=None):
+        """F1 of the predicted edges, pooled over all graphs (the estimators' ``score``).
+
+        Parameters
+        ----------
+        batch : MatchingBatch
+            A batch returned by :meth:`make_batch`.
+        Y_pred, Y_true : ndarray of int of shape (n_edges_total,)
+            Predicted and true 0/1 edge outputs, flat.
+        sample_weight : ndarray of shape (n_samples,), default=None
+            Per-graph weights, counted for each of the graph's edges.
+
+        Returns
+        -------
+        score : float
+            ``2 TP / (n_predicted + n_true)`` with weighted counts of edges
+            over all graphs; 1.0 when neither has an edge.
+        """
+        Y_pred = np.asarray(Y_pred, dtype=np.int64)
+        Y_true = np.asarray(Y_true, dtype=np.int64)
+        weights = (np.ones(Y_pred.shape[0]) if sample_weight is None
+                   else np.repeat(sample_weight, np.diff(batch.unit_offsets)))
+        true_positives = float(weights @ (Y_pred & Y_true))
+        denominator = float(weights @ (Y_pred + Y_true))
+        return 2.0 * true_positives / denominator if denominator else 1.0

@@ -1,12 +1,13 @@
 """Binary Markov networks with submodular (Potts) edges: inference by min-cut."""
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 
 from .. import _flow_kernels as kernels
-from .._base import OPERATIONS, BaseStructure
+from .._base import BaseStructure
 from .._batch import (
     check_binary_outputs,
     check_example_tuples,
@@ -28,6 +29,7 @@ from .._graph import (
     newton_projection,
 )
 from .._graph_kernels import MINCUT_KERNEL_OPS, mincut_kernel_data
+from .._output_space import OutputSpace
 from .._targets import BinaryUnitCodec
 
 __all__ = ["MinCutBatch", "MinCutStructure"]
@@ -167,9 +169,7 @@ class MinCutStructure(BaseStructure):
     array([1, 0, 0])
     """
 
-    # marginals of min-cut models are #P-hard; no dynamic program: no k-best outputs, no samples
-    supported_operations = tuple(op for op in OPERATIONS
-                                 if op not in ("marginals", "k_best", "sample"))
+    # marginals of min-cut models are #P-hard and there is no dynamic program: no k-best, no samples
     kernel_ops = MINCUT_KERNEL_OPS
 
     def __repr__(self):
@@ -446,44 +446,9 @@ class MinCutStructure(BaseStructure):
         return np.maximum(example_column_norms(batch.node_X, batch.unit_offsets, 2),
                           example_column_norms(batch.edge_X, batch.edge_offsets, 2))
 
-    # --------------------------------------------------------------- targets
-    def n_features_in(self, batch):
-        """Number of input features: ``batch.n_weights``, node then edge features.
-
-        Parameters
-        ----------
-        batch : MinCutBatch
-            A batch returned by :meth:`make_batch`.
-
-        Returns
-        -------
-        n_features : int
-            ``n_node_features + n_edge_features`` (a graph has no single
-            input width; the model weighs every feature directly).
-        """
-        return int(batch.n_weights)
-
-    def target_codec(self, y):
-        """Validate training targets: one 0/1 vector per graph, a label per node.
-
-        Parameters
-        ----------
-        y : list of array-like of shape (n_nodes_i,)
-            The 0/1 node labels of every graph.
-
-        Returns
-        -------
-        codec : BinaryUnitCodec
-            Encodes targets of a batch (checking one 0/1 label per node and
-            naming the offending graph) and decodes outputs back into one
-            vector per graph.
-
-        Raises
-        ------
-        ValueError or TypeError
-            If ``y`` is not a list of label vectors, naming the offending graph.
-        """
-        return BinaryUnitCodec(y, unit="node")
+    # ---------------------------------------------------------------- outputs
+    def output_space(self):
+        return OutputSpace(self, codec=partial(BinaryUnitCodec, unit="node"))
 
     # --------------------------------------------------------------- kernels
     def kernel_data(self, batch, training=False):

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._base import OPERATIONS, BaseStructure, label_weight_names
-from .._targets import FlatLabelCodec
+from .._base import BaseStructure
+from .._output_space import LabelledUnits
 from .._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
 from .._batch import (
     Batch,
@@ -133,9 +133,7 @@ class MulticlassStructure(BaseStructure):
     array([1. , 0. , 0. , 0.5, 0.5, 0. ])
     """
 
-    supported_operations = OPERATIONS
     kernel_ops = TOKEN_KERNEL_OPS
-    flat_outputs = True
 
     def __init__(self, loss_weights=None):
         self.loss_weights = loss_weights
@@ -243,21 +241,9 @@ class MulticlassStructure(BaseStructure):
             self._unsupported("feature_bounds")
         return example_column_norms(batch.X, batch.unit_offsets, 1)
 
-    # ------------------------------------------------------- targets, weights
-    def target_codec(self, y):
-        return FlatLabelCodec(y)
-
-    def unit_values(self, batch, v):
-        return np.asarray(v).reshape(batch.n_samples, batch.n_states)
-
-    def weight_attributes(self, batch, w):
-        return {"coef_": self._weight_matrix(batch, w)}
-
-    def named_weights(self, attributes, feature_names, classes):
-        return label_weight_names(attributes["coef_"], None, feature_names, classes)
-
-    def feature_support(self, batch, w):
-        return np.any(self._weight_matrix(batch, w) != 0.0, axis=0)
+    # ---------------------------------------------------------------- outputs
+    def output_space(self):
+        return LabelledUnits(self, _sample_parts, unit="sample", flat=True)
 
     # --------------------------------------------------------------- kernels
     def kernel_data(self, batch, training=False):
@@ -278,6 +264,11 @@ class MulticlassStructure(BaseStructure):
     def _weight_matrix(self, batch, w):
         w = check_part_vector(w, batch.n_weights, type(self).__name__, "weights w")
         return w.reshape(batch.n_states, batch.n_features)
+
+
+def _sample_parts(batch):
+    """The part of every sample and label: an ``(n_samples, n_states)`` index."""
+    return np.arange(batch.n_samples * batch.n_states).reshape(batch.n_samples, batch.n_states)
 
 
 def weighted_zero_one_losses(Y, loss_weights, n_states, owner):

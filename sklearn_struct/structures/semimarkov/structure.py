@@ -26,11 +26,11 @@ import numpy as np
 
 from ..._chunk_tags import _scheme_tags
 from .._base import BaseStructure
+from .._output_space import OutputSpace
 from .._batch import (Batch, check_encoded_states, check_n_states, check_part_vector,
                       check_take_indices, offsets_from_lengths, stack_ragged_rows,
                       take_ragged_rows)
 from .._kernel import KernelOps
-from .._targets import UnitLabelCodec
 from .._token_kernels import token_features
 from . import _kernels as kernels
 
@@ -64,7 +64,8 @@ class SemiMarkovBatch(Batch):
     --------
     >>> import numpy as np
     >>> from sklearn_struct.structures import SemiMarkovStructure
-    >>> structure = SemiMarkovStructure(max_length=2).for_classes(["B-X", "I-X", "O"])
+    >>> space = SemiMarkovStructure(max_length=2).output_space()
+    >>> structure = space.for_classes(["B-X", "I-X", "O"])
     >>> batch = structure.make_batch([np.ones((3, 4))], n_states=3)
     >>> batch.part_offsets  # 3 tokens * 2 lengths * 2 labels + 2 * 2 + 2 * 2
     array([ 0, 20])
@@ -112,7 +113,8 @@ class SemiMarkovStructure(BaseStructure):
     >>> import numpy as np
     >>> from sklearn_struct.structures import SemiMarkovStructure
     >>> y = [["B-PER", "I-PER", "O"], ["O", "B-LOC"]]
-    >>> structure = SemiMarkovStructure().for_classes(["B-LOC", "B-PER", "I-PER", "O"], y)
+    >>> space = SemiMarkovStructure().output_space()
+    >>> structure = space.for_classes(["B-LOC", "B-PER", "I-PER", "O"], y)
     >>> structure.max_length
     2
     >>> batch = structure.make_batch([np.ones((3, 2)), np.ones((2, 2))], n_states=4)
@@ -121,7 +123,6 @@ class SemiMarkovStructure(BaseStructure):
     ((2, 5), (2, 2))
     """
 
-    supported_operations = ("part_losses", "decode")
     kernel_ops = _KERNEL_OPS
 
     def __init__(self, max_length=None, scheme="IOB2", loss="token", labels=None):
@@ -134,21 +135,8 @@ class SemiMarkovStructure(BaseStructure):
         return (f"SemiMarkovStructure(max_length={self.max_length!r}, scheme={self.scheme!r}, "
                 f"loss={self.loss!r})")
 
-    # -------------------------------------------------------------- targets
-    def target_codec(self, y):
-        return UnitLabelCodec(y, unit="token")
-
-    def for_classes(self, classes, y=None):
-        labels = [str(label) for label in np.asarray(classes).tolist()]
-        self._tables(labels)  # checks the tags against the scheme
-        max_length = self.max_length
-        if max_length is None and y is not None:
-            index = {label: k for k, label in enumerate(labels)}
-            tables = self._tables(labels)
-            max_length = max(end - start for sequence in y for _, start, end in
-                             _segments([index[str(tag)] for tag in sequence], tables))
-        return type(self)(max_length=max_length, scheme=self.scheme, loss=self.loss,
-                          labels=labels)
+    def output_space(self):
+        return SegmentOutputs(self, unit="token")
 
     def _tables(self, labels):
         """Segment labels and the tag tables of the kernel data."""
@@ -224,20 +212,6 @@ class SemiMarkovStructure(BaseStructure):
                         f"max_length={self.max_length}.")
         return Y
 
-    # -------------------------------------------------------------- weights
-    def weight_attributes(self, batch, w):
-        L, M, d = self._settings()[0], int(self.max_length), batch.n_features
-        w = np.asarray(w, dtype=float)
-        lengths, transitions = 3 * L * d, 3 * L * d + L * M
-        return {"coef_": w[:lengths].reshape(d, 3, L).transpose(1, 2, 0),
-                "length_": w[lengths:transitions].reshape(L, M),
-                "transition_": w[transitions:transitions + L * L].reshape(L, L),
-                "start_transition_": w[transitions + L * L:transitions + L * L + L],
-                "end_transition_": w[transitions + L * L + L:]}
-
-    def feature_support(self, batch, w):
-        return np.any(self.weight_attributes(batch, w)["coef_"] != 0.0, axis=(0, 1))
-
     # ---------------------------------------------------------------- parts
     def part_losses(self, batch, Y):
         Y = self.check_outputs(batch, Y)
@@ -277,3 +251,33 @@ def _render(chunk_type, position, scheme):
     else:
         prefix = "BIIBBB"[position]
     return f"{prefix}-{chunk_type}"
+
+
+class SegmentOutputs(OutputSpace):
+    """Output space of a semi-Markov chain: token labels, a longest segment fitted from ``y``."""
+
+    def n_features_in(self, batch):
+        return int(batch.n_features)
+
+    def for_classes(self, classes, y=None):
+        semi = self.structure
+        labels = [str(label) for label in np.asarray(classes).tolist()]
+        semi._tables(labels)  # checks the tags against the scheme
+        max_length = semi.max_length
+        if max_length is None and y is not None:
+            index = {label: k for k, label in enumerate(labels)}
+            tables = semi._tables(labels)
+            max_length = max(end - start for sequence in y for _, start, end in
+                             _segments([index[str(tag)] for tag in sequence], tables))
+        return type(semi)(max_length=max_length, scheme=semi.scheme, loss=semi.loss,
+                          labels=labels)
+
+    def weight_attributes(self, batch, w):
+        L, M, d = self.structure._settings()[0], int(self.structure.max_length), batch.n_features
+        w = np.asarray(w, dtype=float)
+        lengths, transitions = 3 * L * d, 3 * L * d + L * M
+        return {"coef_": w[:lengths].reshape(d, 3, L).transpose(1, 2, 0),
+                "length_": w[lengths:transitions].reshape(L, M),
+                "transition_": w[transitions:transitions + L * L].reshape(L, L),
+                "start_transition_": w[transitions + L * L:transitions + L * L + L],
+                "end_transition_": w[transitions + L * L + L:]}

@@ -1,0 +1,375 @@
+"""How a structure's outputs and weights look to the user.
+
+The structure protocol (:mod:`._base`) is what learners need: batches, parts,
+losses and inference.  What only the estimators need to talk to their user
+lives beside it, in the structure's *output space*
+(:meth:`~sklearn_struct.structures.BaseStructure.output_space`):
+
+* the target codec (validate the user's ``y``, encode it, decode predictions);
+* settings given by label names, resolved once the classes are known;
+* the estimators' ``score``, ``n_features_in_`` and input layout;
+* per-unit views of part vectors (``decision_function``, ``predict_marginals``);
+* fitted weight attributes (``coef_``, ``transition_``), their names and their
+  feature support.
+
+:class:`OutputSpace` holds the defaults; :class:`LabelledUnits` serves the
+structures whose output units carry labels (chains, multiclass, label trees).
+A structure that needs more subclasses one of them.
+"""
+
+import numpy as np
+
+from ._targets import FlatLabelCodec, UnitLabelCodec
+
+__all__ = ["LabelledUnits", "OutputSpace"]
+
+
+class OutputSpace:
+    """The presentation side of a structure: targets, scores, views and names of weights.
+
+    Parameters
+    ----------
+    structure : BaseStructure
+        The structure whose outputs these are.
+    codec : callable, default=None
+        ``codec(y)`` validates training targets and returns the target codec
+        (see :mod:`._targets`); by default a :class:`UnitLabelCodec` of
+        ``unit`` labels.
+    unit : str, default="unit"
+        What one output unit is called in messages ("token", "edge", ...).
+
+    Attributes
+    ----------
+    flat : bool
+        Whether an example has exactly one output unit whose label is the
+        target, so that ``y`` is one label per sample and an estimator over
+        the structure is a scikit-learn classifier.
+
+    See Also
+    --------
+    LabelledUnits : The output space of structures whose units carry labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import MinCutStructure
+    >>> space = MinCutStructure().output_space()
+    >>> codec = space.codec([np.array([0, 1, 1])])
+    >>> codec.classes_
+    array([0, 1])
+    """
+
+    flat = False
+
+    def __init__(self, structure, codec=None, unit="unit"):
+        self.structure = structure
+        self.unit = unit
+        self._codec = codec
+
+    def codec(self, y):
+        """Validate training targets and return their codec.
+
+        The codec fixes the classes (and so the number of output states, which
+        ``make_batch`` needs), encodes targets of a batch into flat output
+        units (``codec.encode(batch, y)``) and decodes predicted outputs back
+        into the user's form (``codec.decode(batch, Y)``).
+
+        Parameters
+        ----------
+        y : object
+            Training targets in the structure's form.
+
+        Returns
+        -------
+        codec : codec object
+            Has ``classes_``, ``n_states``, ``encode`` and ``decode``.
+
+        Raises
+        ------
+        ValueError or TypeError
+            For malformed targets, naming the offending example.
+        """
+        if self._codec is not None:
+            return self._codec(y)
+        return UnitLabelCodec(y, unit=self.unit)
+
+    def for_classes(self, classes, y=None):
+        """The structure for outputs whose state ``k`` has the label ``classes[k]``.
+
+        Estimators call it once the codec has fixed the classes and keep the
+        result as ``structure_``.  Structures with settings given by label
+        names (a chain's tagging scheme) or fitted from the training targets
+        (a semi-Markov chain's longest segment) return a new structure with
+        them resolved; the structure itself is never modified.
+
+        Parameters
+        ----------
+        classes : array-like of shape (n_states,)
+            The label of every output state.
+        y : object, default=None
+            The training targets.
+
+        Returns
+        -------
+        structure : BaseStructure
+            By default the structure itself.
+        """
+        return self.structure
+
+    def score(self, batch, Y_pred, Y_true, sample_weight=None):
+        """Score of predicted outputs against the truth (the estimators' ``score``).
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples.
+        Y_pred, Y_true : ndarray of int of shape (n_units_total,)
+            Predicted and true encoded outputs, flat.
+        sample_weight : ndarray of shape (n_samples,), default=None
+            Per-example weights, counted for each of the example's units.
+
+        Returns
+        -------
+        score : float
+            By default the weighted fraction of correct output units.
+        """
+        weights = (None if sample_weight is None
+                   else np.repeat(sample_weight, np.diff(batch.unit_offsets)))
+        return float(np.average(np.asarray(Y_pred) == np.asarray(Y_true), weights=weights))
+
+    def n_features_in(self, batch):
+        """Number of input features, the estimators' ``n_features_in_``.
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples (it fixes the layout).
+
+        Returns
+        -------
+        n_features : int
+            By default ``batch.n_weights``: inputs that have no single width
+            (graphs, sentences) are counted by the weights they fill.
+        """
+        return int(batch.n_weights)
+
+    def input_layout(self, batch):
+        """What else a model fitted on ``batch`` requires of the inputs it predicts on.
+
+        The estimators compare it between ``fit`` and ``predict`` and refuse
+        inputs laid out otherwise.
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples (it fixes the layout).
+
+        Returns
+        -------
+        layout : str or None
+            A short description, e.g. ``"5 attribute columns per word"``; None
+            (the default) when the number of input features says it all.
+        """
+        return None
+
+    def unit_values(self, batch, v):
+        """Per-unit view of a part vector (``decision_function``, ``predict_marginals``).
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples.
+        v : ndarray of shape (n_parts_total,)
+            A value for every part of every example, flat.
+
+        Returns
+        -------
+        values : list of ndarray, or ndarray
+            By default one array per example holding its parts.
+        """
+        return np.split(np.asarray(v), batch.part_offsets[1:-1])
+
+    def weight_attributes(self, batch, w):
+        """Fitted attributes of a weight vector: names ending in ``_``, views of ``w``.
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples (it fixes the layout).
+        w : ndarray of shape (batch.n_weights,)
+            Weights in the structure's layout.
+
+        Returns
+        -------
+        attributes : dict of str to ndarray
+            By default ``{"coef_": w}``; ``coef_`` comes first, its last axis
+            over input features when the structure has them.
+        """
+        return {"coef_": w}
+
+    def feature_support(self, batch, w):
+        """Input features used by a weight vector (the L1 models' ``support_``).
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples (it fixes the layout).
+        w : ndarray of shape (batch.n_weights,)
+            Weights in the structure's layout.
+
+        Returns
+        -------
+        support : ndarray of bool
+            Whether any weight of ``coef_`` on each input feature (its last
+            axis) is non-zero.
+        """
+        coef = np.asarray(self.weight_attributes(batch, w)["coef_"])
+        return np.any(coef != 0.0, axis=tuple(range(coef.ndim - 1)))
+
+    def named_weights(self, attributes, feature_names, classes):
+        """Weights keyed by feature and label names (``state_features_``, ...).
+
+        The estimators' ``named_weights`` method and their ``state_features_``
+        and ``transition_features_`` attributes come from here.
+
+        Parameters
+        ----------
+        attributes : dict of str to ndarray
+            The fitted weight attributes, as :meth:`weight_attributes` gives them.
+        feature_names : ndarray of str of shape (n_features_in,)
+            Names of the input features.
+        classes : ndarray of shape (n_states,) or None
+            The labels of the output states.
+
+        Returns
+        -------
+        named : dict of str to dict
+            By default empty: no named view.
+        """
+        return {}
+
+
+class LabelledUnits(OutputSpace):
+    """The output space of structures whose output units carry labels.
+
+    Per-unit values are the unit parts of each example; the weights are an
+    input-weight matrix ``coef_`` (a row per label) and, where labels follow
+    one another, label ``transition_`` scores, named in the keys of
+    sklearn-crfsuite.
+
+    Parameters
+    ----------
+    structure : BaseStructure
+        The structure whose outputs these are.
+    unit_parts : callable
+        ``unit_parts(batch)``: an ``(n_units_total, n_states)`` index of the
+        part of each unit and label.
+    unit : str
+        What one output unit is called ("token", "node", "sample").
+    flat : bool, default=False
+        One unit per example, its label the target (multiclass).
+
+    See Also
+    --------
+    OutputSpace : The defaults.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import ChainStructure
+    >>> chain = ChainStructure()
+    >>> batch = chain.make_batch([np.ones((2, 3))], n_states=2)
+    >>> space = chain.output_space()
+    >>> coef = space.weight_attributes(batch, np.zeros(batch.n_weights))["coef_"]
+    >>> space.n_features_in(batch), coef.shape
+    (3, (2, 3))
+    """
+
+    def __init__(self, structure, unit_parts, unit, flat=False):
+        super().__init__(structure, codec=FlatLabelCodec if flat else None, unit=unit)
+        self.flat = flat
+        self._unit_parts = unit_parts
+
+    def n_features_in(self, batch):
+        """Number of input features: ``batch.n_features``, the columns of the inputs.
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples (it fixes the layout).
+
+        Returns
+        -------
+        n_features : int
+            The width of every example's input rows.
+        """
+        return int(batch.n_features)
+
+    def weight_attributes(self, batch, w):
+        """``coef_``: the weights' first ``n_states * n_features`` entries, a row per label.
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples (it fixes the layout).
+        w : ndarray of shape (batch.n_weights,)
+            Weights in the structure's layout.
+
+        Returns
+        -------
+        attributes : dict of str to ndarray
+            ``{"coef_": W}`` with ``W`` of shape ``(n_states, n_features)``, a view of ``w``.
+        """
+        K, d = batch.n_states, batch.n_features
+        return {"coef_": np.asarray(w)[:K * d].reshape(K, d)}
+
+    def unit_values(self, batch, v):
+        """Every unit's parts, a value per label.
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples (it fixes the layout).
+        v : ndarray of shape (n_parts_total,)
+            A value for every part of every example, flat.
+
+        Returns
+        -------
+        values : ndarray or list of ndarray
+            An ``(n_samples, n_states)`` array when flat, else a list of
+            ``(n_units_i, n_states)`` arrays.
+        """
+        values = np.asarray(v)[self._unit_parts(batch)]
+        return values if self.flat else np.split(values, batch.unit_offsets[1:-1])
+
+    def named_weights(self, attributes, feature_names, classes):
+        """Weights keyed by names, in the keys of sklearn-crfsuite.
+
+        Parameters
+        ----------
+        attributes : dict of str to ndarray
+            The fitted weight attributes (``coef_``, and ``transition_`` if any).
+        feature_names : ndarray of str of shape (n_features_in,)
+            Names of the input features.
+        classes : ndarray of shape (n_states,)
+            The labels of the output states.
+
+        Returns
+        -------
+        named : dict of str to dict
+            ``"state_features_"``: ``{(feature_name, label): weight}`` for every
+            non-zero input weight; with ``transition_``,
+            ``"transition_features_"``: ``{(label_from, label_to): weight}``.
+        """
+        labels = np.asarray(classes).tolist()
+        names = np.asarray(feature_names).tolist()
+        W = np.asarray(attributes["coef_"])
+        features, states = np.nonzero(W.T)
+        named = {"state_features_": {(names[j], labels[k]): float(W[k, j])
+                                     for j, k in zip(features.tolist(), states.tolist())}}
+        transition = attributes.get("transition_")
+        if transition is not None:
+            named["transition_features_"] = {
+                (labels[a], labels[b]): float(transition[a, b])
+                for a in range(len(labels)) for b in range(len(labels))}
+        return named
