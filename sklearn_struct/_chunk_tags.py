@@ -155,18 +155,20 @@ def iob2_to_iob1(tags):
     Parameters
     ----------
     tags : sequence of str
-        ``'O'``, ``'B-<type>'`` or ``'I-<type>'`` tags of one sentence.
+        The IOB2 tags of one sentence.
 
     Returns
     -------
     tags : list of str
-        The same chunks in IOB1, one tag per input tag.
+        IOB1 tags of the same chunks.
 
     Examples
     --------
+    The second PER chunk follows one of its type, so it keeps its ``B-``:
+
     >>> from sklearn_struct.datasets import iob2_to_iob1
-    >>> iob2_to_iob1(["B-PER", "I-PER", "B-PER", "O", "B-LOC"])
-    ['I-PER', 'I-PER', 'B-PER', 'O', 'I-LOC']
+    >>> iob2_to_iob1(["B-PER", "B-PER", "O", "B-LOC"])
+    ['I-PER', 'B-PER', 'O', 'I-LOC']
     """
     return _render(tags, begin_marks_every_chunk=False)
 

@@ -753,7 +753,7 @@ class StructuredEstimator(BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features), or list
-            Inputs in the form used for ``fit``.
+            Inputs in the form used for ``fit``, as for :meth:`decision_function`.
 
         Returns
         -------
@@ -791,7 +791,7 @@ class StructuredEstimator(BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
-            Flat samples.
+            Flat samples, as for :meth:`predict_proba`.
 
         Returns
         -------
@@ -948,18 +948,16 @@ class StructuredEstimator(BaseEstimator):
         ValueError
             If ``n_samples`` is not a positive integer.
         UnsupportedOperation
-            If the structure has no dynamic program.
+            If the structure has no dynamic program to draw from.
 
         Examples
         --------
         >>> import numpy as np
         >>> from sklearn_struct import EGCRF
-        >>> X = [np.array([[1.0], [0.0]]), np.array([[0.0], [1.0], [1.0]])]
-        >>> y = [np.array(["a", "b"]), np.array(["b", "a", "a"])]
-        >>> crf = EGCRF(C=10.0).fit(X, y)
-        >>> draws = crf.sample_y(X, n_samples=4, random_state=0)
-        >>> len(draws), len(draws[1]), draws[1][0].shape
-        (2, 4, (3,))
+        >>> X, y = [np.eye(3)], [np.array(["a", "b", "a"])]
+        >>> draws = EGCRF(C=10.0).fit(X, y).sample_y(X, n_samples=4, random_state=0)
+        >>> len(draws), len(draws[0]), draws[0][0].shape
+        (1, 4, (3,))
         """
         name = type(self).__name__
         if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):

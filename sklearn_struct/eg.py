@@ -404,10 +404,7 @@ class EGStructuredSVM(_BaseEG):
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the online updates.
     verbose : int, default=0
-        Print one line per pass: the ``C`` of the pass (followed by
-        ``(annealing towards C=...)`` while it is still being annealed towards
-        the target), the primal and dual objectives at that ``C`` and their
-        relative gap.
+        One line per pass, as for :class:`EGCRF`.
 
     Attributes
     ----------

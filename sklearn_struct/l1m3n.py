@@ -25,10 +25,10 @@ __all__ = ["L1M3N", "l1m3n_min_C", "l1m3n_path"]
 #: :func:`l1m3n_min_C` uses to spread over the outputs of maximal loss
 #: (others keep a mass of about ``exp(-TIE_SHARPNESS * loss gap)``).
 TIE_SHARPNESS = 50.0
-#: Default passes over the training data of each solver when ``max_iter=None`` (EM: about
-#: 60 EM iterations of 100 EG passes each).
+#: Default passes over the training data of each solver when ``max_iter=None`` (EM: 60 EM
+#: iterations of at most 200 EG passes each, its default before it counted passes).
 DEFAULT_MAX_ITER = {"cutting_plane": 200, "subgradient": 1000, "online_subgradient": 50,
-                    "em": 6000}
+                    "em": 12000}
 
 
 class L1M3N(StructuredEstimator):
@@ -125,7 +125,7 @@ class L1M3N(StructuredEstimator):
         Most passes over the training data, as for every estimator: one per
         cutting-plane iteration (default 200), subgradient step (1000) or
         online epoch (50); EM counts the passes of its EG M3N steps and one
-        per EM iteration (default 6000).
+        per EM iteration (default 12000).
     tol : float, default=1e-3
         Certified relative duality gap ``(F - lower bound) / F`` at which the
         subgradient method and EM stop; the cutting plane, which stops on

@@ -107,9 +107,9 @@ class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : list of list of dict
-            Sequences of token feature dicts.
+            Sequences of token feature dicts (a dict per token).
         y : ignored
-            Present for the :class:`~sklearn.pipeline.Pipeline` API.
+            As in :meth:`fit`.
 
         Returns
         -------
@@ -320,6 +320,14 @@ def _word_shape(word):
     return "".join(shape)
 
 
+def _mark_boundaries(features, t, n_tokens, first, last):
+    """Flag the first and the last token of a sentence (the features ``first`` and ``last``)."""
+    if t == 0:
+        features[first] = True
+    if t == n_tokens - 1:
+        features[last] = True
+
+
 def _word_features(word, pos, prefix):
     features = {
         f"{prefix}word.lower": word.lower(),
@@ -390,10 +398,7 @@ def conll_token_features(words, pos_tags=None, window=1):
             if t + offset < n_words:
                 neighbour_pos = None if pos_tags is None else pos_tags[t + offset]
                 features.update(_word_features(words[t + offset], neighbour_pos, f"+{offset}:"))
-        if t == 0:
-            features["BOS"] = True
-        if t == n_words - 1:
-            features["EOS"] = True
+        _mark_boundaries(features, t, n_words, "BOS", "EOS")
         sentence.append(features)
     return sentence
 
@@ -458,10 +463,7 @@ def column_window_features(columns, names=None, window=2):
                     if 0 <= t + offset and t + offset + width <= n_tokens:
                         key = "|".join(f"{name}[{offset + k}]" for k in range(width))
                         features[key] = "|".join(column[t + offset:t + offset + width])
-        if t == 0:
-            features["__BOS__"] = True
-        if t == n_tokens - 1:
-            features["__EOS__"] = True
+        _mark_boundaries(features, t, n_tokens, "__BOS__", "__EOS__")
         sentence.append(features)
     return sentence
 

@@ -570,6 +570,9 @@ def fit_log_linear(A, h, prior=None, *, method="sm", max_iter=10000, moment_tol=
         Maximum number of iterations (GIS converges linearly, often slowly).
     moment_tol : float, default=1e-10
         Stop when ``max_r |sum_i a_ri p_i - h_r| <= moment_tol``.
+    **renamed
+        Refused: ``tol``, the old name of ``moment_tol``, raises a TypeError
+        naming it.
 
     Returns
     -------

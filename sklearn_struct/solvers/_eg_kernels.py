@@ -30,7 +30,7 @@ structure; so do the gap evaluations' per-example losses (:func:`log_losses`,
 import numpy as np
 from numba import njit
 
-from ..structures._kernel import example_buffers
+from ..structures._kernel import example_buffers, example_views
 
 # The ``*_op`` names are bound by ``specialize``; flake8 cannot see them.
 # flake8: noqa: F821
@@ -248,18 +248,15 @@ def hinge_losses(examples, data, part_offsets, unit_offsets, true_parts, part_lo
     """
     scores_buf, z_buf, y_buf = example_buffers(part_offsets, unit_offsets)
     for i in examples:
-        p0 = part_offsets[i]
-        n_parts = part_offsets[i + 1] - p0
-        scores = scores_buf[:n_parts]
-        z = z_buf[:n_parts]
-        y_hat = y_buf[:unit_offsets[i + 1] - unit_offsets[i]]
+        p0, scores, z, y_hat = example_views(i, part_offsets, unit_offsets, scores_buf, z_buf,
+                                             y_buf)
         part_scores_op(data, i, w, scale, scores)
         true_score = _true_score(scores, true_parts, p0, mu, margins, i)
-        for r in range(n_parts):
+        for r in range(scores.shape[0]):
             scores[r] += part_losses[p0 + r]
         argmax_op(data, i, scores, y_hat)
         encode_op(data, i, y_hat, z)
         worst = 0.0
-        for r in range(n_parts):
+        for r in range(scores.shape[0]):
             worst += z[r] * scores[r]
         out[i] = max(worst - true_score + loss_offsets[i], 0.0)

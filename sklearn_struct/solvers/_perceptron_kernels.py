@@ -8,7 +8,7 @@ epoch runs inside numba.  Weights are in the structure's kernel layout.
 
 import numpy as np
 
-from ..structures._kernel import example_buffers
+from ..structures._kernel import example_buffers, example_views
 
 # The ``*_op`` names are bound by ``specialize``; flake8 cannot see them.
 # flake8: noqa: F821
@@ -31,23 +31,20 @@ def perceptron_epoch(order, data, part_offsets, unit_offsets, true_parts, sample
         n_steps += 1
         if sample_weight[i] == 0.0:
             continue
-        p0 = part_offsets[i]
-        n_parts = part_offsets[i + 1] - p0
-        scores = scores_buf[:n_parts]
-        z = z_buf[:n_parts]
-        y_hat = y_buf[:unit_offsets[i + 1] - unit_offsets[i]]
+        p0, scores, z, y_hat = example_views(i, part_offsets, unit_offsets, scores_buf, z_buf,
+                                             y_buf)
         part_scores_op(data, i, w, no_scale, scores)
         argmax_op(data, i, scores, y_hat)
         encode_op(data, i, y_hat, z)
         differs = False
-        for r in range(n_parts):
+        for r in range(scores.shape[0]):
             z[r] = sample_weight[i] * (true_parts[p0 + r] - z[r])
             differs = differs or z[r] != 0.0
         if not differs:
             continue
         mistakes += 1
         add_features_op(data, i, z, no_scale, w)
-        for r in range(n_parts):
+        for r in range(scores.shape[0]):
             z[r] *= n_steps - 1
         add_features_op(data, i, z, no_scale, w_sum)
     return n_steps, mistakes

@@ -9,7 +9,7 @@ norm and the non-negative orthant are invariant under its permutation).
 
 import numpy as np
 
-from ..structures._kernel import example_buffers
+from ..structures._kernel import example_buffers, example_views
 from .l1_projection import soft_threshold_inplace
 
 # The ``*_op`` names are bound by ``specialize``; flake8 cannot see them.
@@ -31,17 +31,14 @@ def online_epoch(order, data, part_offsets, unit_offsets, true_parts, part_losse
     no_scale = np.zeros(0)
     g = np.zeros(w.shape[0])
     for i in order:
-        p0 = part_offsets[i]
-        n_parts = part_offsets[i + 1] - p0
-        scores = scores_buf[:n_parts]
-        z = z_buf[:n_parts]
-        y_hat = y_buf[:unit_offsets[i + 1] - unit_offsets[i]]
+        p0, scores, z, y_hat = example_views(i, part_offsets, unit_offsets, scores_buf, z_buf,
+                                             y_buf)
         part_scores_op(data, i, w, no_scale, scores)
-        for r in range(n_parts):
+        for r in range(scores.shape[0]):
             scores[r] += part_losses[p0 + r]
         argmax_op(data, i, scores, y_hat)
         encode_op(data, i, y_hat, z)
-        for r in range(n_parts):
+        for r in range(scores.shape[0]):
             z[r] -= true_parts[p0 + r]
         g[:] = 0.0
         add_features_op(data, i, z, no_scale, g)

@@ -116,7 +116,7 @@ def adaptive_m3n(
     hinge,
     C,
     *,
-    max_iter=6000,
+    max_iter=12000,
     max_em_iter=None,
     tol=1e-3,
     inner_max_iter=200,

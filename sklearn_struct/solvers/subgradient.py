@@ -204,13 +204,13 @@ def l1_proximal_subgradient(
     Parameters
     ----------
     hinge : StructuredLoss
-        Data set and structure; the weights in ``hinge.nonnegative`` are kept
-        non-negative.
+        The data set (weights in ``hinge.nonnegative`` stay non-negative).
     C : float
         Weight of the summed hinge losses (``> 0``).
     max_iter : int
-        Batch: number of steps.  Online: number of epochs (passes over the
-        examples in a random order, one proximal step per example).
+        Most passes over the training data: steps of the batch method, or
+        epochs of the online one (one proximal step per example, in a random
+        order).
     tol : float
         Stop when ``best objective - lower bound <= tol * best objective``.
     eta0 : float

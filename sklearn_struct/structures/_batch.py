@@ -39,8 +39,9 @@ __all__ = [
 class Batch:
     """The fields every batch of token-level examples holds (see ``BaseStructure``).
 
-    A structure's batch class derives from it and adds its own fields; batches
-    are built by ``make_batch`` and ``take``, with keyword arguments.
+    A structure's batch class derives from it and adds its own fields.  Batches
+    are built by the structure's ``make_batch`` and ``take``, not by hand, and
+    are immutable; their parameters are stored as attributes of the same names.
     """
 
     n_samples: int

@@ -251,6 +251,14 @@ def example_buffers(part_offsets, unit_offsets):
     return np.empty(max_parts), np.empty(max_parts), np.empty(max_units, dtype=np.int64)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def example_views(i, part_offsets, unit_offsets, scores_buf, z_buf, y_buf):
+    """Example ``i``'s first part and its views of the buffers of :func:`example_buffers`."""
+    p0 = part_offsets[i]
+    n_parts = part_offsets[i + 1] - p0
+    return p0, scores_buf[:n_parts], z_buf[:n_parts], y_buf[:unit_offsets[i + 1] - unit_offsets[i]]
+
+
 @functools.lru_cache(maxsize=None)
 def _package_text(folder):
     return "".join(path.read_text() for path in sorted(Path(folder).rglob("*.py")))

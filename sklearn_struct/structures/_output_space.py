@@ -162,7 +162,7 @@ class OutputSpace:
         Parameters
         ----------
         batch : batch object
-            The batch of the examples (it fixes the layout).
+            The training batch, or a batch to predict on.
 
         Returns
         -------
@@ -212,10 +212,8 @@ class OutputSpace:
 
         Parameters
         ----------
-        batch : batch object
-            The batch of the examples (it fixes the layout).
-        w : ndarray of shape (batch.n_weights,)
-            Weights in the structure's layout.
+        batch, w
+            As for :meth:`weight_attributes`.
 
         Returns
         -------
@@ -252,10 +250,15 @@ class OutputSpace:
 class LabelledUnits(OutputSpace):
     """The output space of structures whose output units carry labels.
 
-    Per-unit values are the unit parts of each example; the weights are an
-    input-weight matrix ``coef_`` (a row per label) and, where labels follow
-    one another, label ``transition_`` scores, named in the keys of
-    sklearn-crfsuite.
+    ``n_features_in`` is the width of the input rows.  Per-unit values are
+    every unit's parts, a value per label: an ``(n_samples, n_states)`` array
+    when flat, else a list of ``(n_units_i, n_states)`` arrays.  The weights
+    start with an input-weight matrix ``coef_`` of shape ``(n_states,
+    n_features)``; where labels follow one another a subclass adds
+    ``transition_``.  Named weights are ``state_features_``, ``{(feature_name,
+    label): weight}`` for every non-zero input weight, and
+    ``transition_features_``, ``{(label_from, label_to): weight}``, in the keys
+    of sklearn-crfsuite.
 
     Parameters
     ----------
@@ -291,76 +294,17 @@ class LabelledUnits(OutputSpace):
         self._unit_parts = unit_parts
 
     def n_features_in(self, batch):
-        """Number of input features: ``batch.n_features``, the columns of the inputs.
-
-        Parameters
-        ----------
-        batch : batch object
-            The batch of the examples (it fixes the layout).
-
-        Returns
-        -------
-        n_features : int
-            The width of every example's input rows.
-        """
         return int(batch.n_features)
 
     def weight_attributes(self, batch, w):
-        """``coef_``: the weights' first ``n_states * n_features`` entries, a row per label.
-
-        Parameters
-        ----------
-        batch : batch object
-            The batch of the examples (it fixes the layout).
-        w : ndarray of shape (batch.n_weights,)
-            Weights in the structure's layout.
-
-        Returns
-        -------
-        attributes : dict of str to ndarray
-            ``{"coef_": W}`` with ``W`` of shape ``(n_states, n_features)``, a view of ``w``.
-        """
         K, d = batch.n_states, batch.n_features
         return {"coef_": np.asarray(w)[:K * d].reshape(K, d)}
 
     def unit_values(self, batch, v):
-        """Every unit's parts, a value per label.
-
-        Parameters
-        ----------
-        batch : batch object
-            The batch of the examples (it fixes the layout).
-        v : ndarray of shape (n_parts_total,)
-            A value for every part of every example, flat.
-
-        Returns
-        -------
-        values : ndarray or list of ndarray
-            An ``(n_samples, n_states)`` array when flat, else a list of
-            ``(n_units_i, n_states)`` arrays.
-        """
         values = np.asarray(v)[self._unit_parts(batch)]
         return values if self.flat else np.split(values, batch.unit_offsets[1:-1])
 
     def named_weights(self, attributes, feature_names, classes):
-        """Weights keyed by names, in the keys of sklearn-crfsuite.
-
-        Parameters
-        ----------
-        attributes : dict of str to ndarray
-            The fitted weight attributes (``coef_``, and ``transition_`` if any).
-        feature_names : ndarray of str of shape (n_features_in,)
-            Names of the input features.
-        classes : ndarray of shape (n_states,)
-            The labels of the output states.
-
-        Returns
-        -------
-        named : dict of str to dict
-            ``"state_features_"``: ``{(feature_name, label): weight}`` for every
-            non-zero input weight; with ``transition_``,
-            ``"transition_features_"``: ``{(label_from, label_to): weight}``.
-        """
         labels = np.asarray(classes).tolist()
         names = np.asarray(feature_names).tolist()
         W = np.asarray(attributes["coef_"])

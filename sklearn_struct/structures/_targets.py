@@ -294,7 +294,7 @@ class UnitLabelCodec:
             Encoded outputs, flat over the units of the batch.
         """
         pairs = _example_label_arrays(y, "example")
-        _check_lengths(batch, [labels for labels, _ in pairs], self.unit)
+        check_lengths(batch, [labels for labels, _ in pairs], self.unit)
         return np.concatenate([self._labels.transform(labels, f"y[{i}]")
                                for i, (labels, _) in enumerate(pairs)])
 
@@ -358,7 +358,7 @@ class BinaryUnitCodec:
         Parameters
         ----------
         batch : batch object
-            Its ``unit_offsets`` fix how many values each example needs.
+            The batch (how many units each example has).
         y : list of array-like of shape (n_units_i,)
             0/1 targets of every example.
 
@@ -368,7 +368,7 @@ class BinaryUnitCodec:
             Encoded outputs, flat over the units of the batch.
         """
         labels = [labels for labels, _ in _example_label_arrays(y, "graph")]
-        _check_lengths(batch, labels, self.unit)
+        check_lengths(batch, labels, self.unit)
         for i, yi in enumerate(labels):
             bad = np.flatnonzero(~np.isin(yi, (0, 1)))
             if bad.size:
@@ -378,29 +378,15 @@ class BinaryUnitCodec:
                 )
         return np.concatenate(labels).astype(np.int64)
 
-    def decode(self, batch, Y):
-        """One 0/1 vector per example.
-
-        Parameters
-        ----------
-        batch : batch object
-            The batch the outputs belong to (its ``unit_offsets`` split them).
-        Y : ndarray of int of shape (n_units_total,)
-            Encoded outputs, flat.
-
-        Returns
-        -------
-        y : list of ndarray of shape (n_units_i,)
-            One array per example.
-        """
-        return np.split(np.asarray(Y, dtype=np.int64), batch.unit_offsets[1:-1])
+    decode = UnitLabelCodec.decode  # classes_ maps 0 and 1 to themselves
 
 
-def _check_lengths(batch, labels, unit):
+def check_lengths(batch, labels, unit, examples="examples", values="labels"):
+    """Refuse targets with other than one array per example and one value per unit."""
     if len(labels) != batch.n_samples:
-        raise ValueError(f"X has {batch.n_samples} examples but y has {len(labels)}.")
+        raise ValueError(f"X has {batch.n_samples} {examples} but y has {len(labels)}.")
     lengths = np.diff(batch.unit_offsets)
     for i, yi in enumerate(labels):
         if yi.shape[0] != lengths[i]:
-            raise ValueError(f"y[{i}]: expected {lengths[i]} labels (one per {unit}), got "
+            raise ValueError(f"y[{i}]: expected {lengths[i]} {values} (one per {unit}), got "
                              f"{yi.shape[0]}.")

@@ -14,7 +14,7 @@ from sklearn_struct.solvers import _eg_dual, _eg_execution, _eg_kernels
 from sklearn_struct.solvers.loss import StructuredLoss
 from sklearn_struct.solvers._objective import example_losses
 from sklearn_struct.structures import ChainStructure, DependencyTreeStructure, MulticlassStructure
-from sklearn_struct.structures._kernel import empty_scale, specialize
+from sklearn_struct.structures._kernel import empty_scale, kernel_provides, specialize
 from sklearn_struct.structures.mincut.structure import MinCutStructure
 
 

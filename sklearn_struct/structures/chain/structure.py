@@ -44,7 +44,7 @@ from .._batch import (
     take_ragged_rows,
 )
 from ..._chunk_tags import chunk_constraints
-from ..multiclass.structure import weighted_zero_one_losses
+from ..multiclass.structure import NodeLabels
 
 __all__ = ["ChainBatch", "ChainStructure"]
 
@@ -54,11 +54,7 @@ _PARAMETERS = ("start_end", "loss_weights", "allowed_transitions", "allowed_star
 
 @dataclass(frozen=True)
 class ChainBatch(Batch):
-    """A set of sequences in the form the parts operations use.
-
-    Built by :meth:`ChainStructure.make_batch` (and :meth:`ChainStructure.take`),
-    not by hand; immutable.  The parameters are stored as attributes of the
-    same names.
+    """A set of sequences in the form :class:`ChainStructure`'s operations use.
 
     Parameters
     ----------
@@ -92,10 +88,6 @@ class ChainBatch(Batch):
     lengths : ndarray of int64 of shape (n_samples,)
         Number of tokens of every sequence.
 
-    See Also
-    --------
-    ChainStructure : The structure that builds and reads these batches.
-
     Examples
     --------
     >>> import numpy as np
@@ -122,7 +114,7 @@ class ChainBatch(Batch):
         return np.diff(self.unit_offsets)
 
 
-class ChainStructure(BaseStructure):
+class ChainStructure(NodeLabels, BaseStructure):
     """First-order linear chain with per-token features and label transitions.
 
     The score of a labelling ``y`` of a sequence ``x`` is::
@@ -544,28 +536,21 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
             z[start_index + K + Y[batch.unit_offsets[1:] - 1]] = 1.0
         return z
 
-    def decode(self, batch, z):
-        self._check_batch(batch)
-        z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
-        return z[self._node_index(batch)].argmax(axis=1)
-
-    def part_losses(self, batch, Y):
-        Y = self.check_outputs(batch, Y)
-        losses = np.zeros(batch.part_offsets[-1])
-        losses[self._node_index(batch)] = weighted_zero_one_losses(
-            Y, self.loss_weights, batch.n_states, type(self).__name__
-        )
-        return losses
+    def _batch_inference(self, task, batch, scores):
+        """One task of the batch engine over every sequence: per-sequence values (log Z or
+        the best score), the marginals and the best labels (empty unless asked for)."""
+        scores = self._check_scores(batch, scores)
+        values = np.empty(batch.n_samples)
+        mu = np.empty_like(scores) if task == kernels.MARGINALS else np.empty(0)
+        labels = np.empty(batch.unit_offsets[-1] if task == kernels.VITERBI else 0,
+                          dtype=np.int64)
+        kernels.chain_batch_inference(task, scores, batch.unit_offsets, batch.part_offsets,
+                                      batch.n_states, batch.start_end,
+                                      self._constraint_bias(batch.n_states), values, mu, labels)
+        return values, mu, labels
 
     def argmax(self, batch, scores):
-        scores = self._check_scores(batch, scores)
-        labels = np.empty(batch.unit_offsets[-1], dtype=np.int64)
-        best = np.empty(batch.n_samples)
-        kernels.chain_batch_inference(kernels.VITERBI, scores, batch.unit_offsets,
-                                      batch.part_offsets, batch.n_states, batch.start_end,
-                                      self._constraint_bias(batch.n_states), best, np.empty(0),
-                                      labels)
-        return labels
+        return self._batch_inference(kernels.VITERBI, batch, scores)[2]
 
     def marginals(self, batch, scores):
         """Part marginals and log-partition of every sequence (forward-backward).
@@ -591,23 +576,11 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
         log_partition : ndarray of shape (n_samples,)
             ``log Z_i`` of every sequence.
         """
-        scores = self._check_scores(batch, scores)
-        mu = np.empty_like(scores)
-        log_z = np.empty(batch.n_samples)
-        kernels.chain_batch_inference(kernels.MARGINALS, scores, batch.unit_offsets,
-                                      batch.part_offsets, batch.n_states, batch.start_end,
-                                      self._constraint_bias(batch.n_states), log_z, mu,
-                                      np.empty(0, dtype=np.int64))
+        log_z, mu, _ = self._batch_inference(kernels.MARGINALS, batch, scores)
         return mu, log_z
 
     def log_partition(self, batch, scores):
-        scores = self._check_scores(batch, scores)
-        log_z = np.empty(batch.n_samples)
-        kernels.chain_batch_inference(kernels.LOG_PARTITION, scores, batch.unit_offsets,
-                                      batch.part_offsets, batch.n_states, batch.start_end,
-                                      self._constraint_bias(batch.n_states), log_z, np.empty(0),
-                                      np.empty(0, dtype=np.int64))
-        return log_z
+        return self._batch_inference(kernels.LOG_PARTITION, batch, scores)[0]
 
     def edge_marginals(self, batch, scores):
         """Per-position edge marginals ``p(y_t = a, y_{t+1} = b)`` of every sequence.
@@ -616,10 +589,8 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
 
         Parameters
         ----------
-        batch : ChainBatch
-            A batch returned by :meth:`make_batch`.
-        scores : array-like of shape (n_parts_total,)
-            Part scores, flat, e.g. from :meth:`part_scores`.
+        batch, scores
+            The batch and its part scores, as for :meth:`marginals`.
 
         Returns
         -------
@@ -691,10 +662,6 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
                 f"{type(self).__name__}(start_end={self.start_end}) got a batch built with "
                 f"start_end={batch.start_end}; rebuild it with make_batch."
             )
-
-    def _check_scores(self, batch, scores):
-        self._check_batch(batch)
-        return check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
 
     @staticmethod
     def _node_index(batch):

@@ -11,6 +11,7 @@ from ._arc_features import (
     arc_part_scores, arc_part_scores_at)
 from .._base import BaseStructure
 from .._output_space import OutputSpace
+from .._targets import check_lengths
 from .._batch import Batch, check_part_vector, check_take_indices, offsets_from_lengths
 from .._kernel import KernelOps
 from ._projective import heads_decode, projective_hypergraph, projective_hypergraph_size
@@ -21,7 +22,7 @@ __all__ = ["DependencyBatch", "DependencyTreeStructure", "HeadsCodec"]
 
 @dataclass(frozen=True)
 class DependencyBatch(Batch):
-    """Sentences in the form the parts operations use (built by ``make_batch``).
+    """Sentences in the form :class:`DependencyTreeStructure`'s operations use.
 
     Parameters
     ----------
@@ -41,10 +42,6 @@ class DependencyBatch(Batch):
         ``(m - 1) * n + (h if h < m else h - 1)``.
     n_weights : int
         ``2 ** hash_bits``.
-
-    See Also
-    --------
-    DependencyTreeStructure : The structure that builds and reads these batches.
 
     Examples
     --------
@@ -116,13 +113,7 @@ class HeadsCodec:
             The heads, flat.
         """
         heads = self._check(y)
-        if len(heads) != batch.n_samples:
-            raise ValueError(f"X has {batch.n_samples} sentences but y has {len(heads)}.")
-        lengths = np.diff(batch.unit_offsets)
-        for i, h in enumerate(heads):
-            if h.shape[0] != lengths[i]:
-                raise ValueError(f"y[{i}]: expected {lengths[i]} heads (one per token), got "
-                                 f"{h.shape[0]}.")
+        check_lengths(batch, heads, "token", examples="sentences", values="heads")
         return np.concatenate(heads) if heads else np.zeros(0, dtype=np.int64)
 
     def decode(self, batch, Y):
@@ -196,14 +187,12 @@ def _score_matrix(scores, n):
 
 @njit(cache=True, nogil=True)
 def dependency_marginals(data, i, theta, mu):
-    unit_offsets, projective, single_root = data.unit_offsets, data.projective, data.single_root
-    n = unit_offsets[i + 1] - unit_offsets[i]
-    S = _score_matrix(theta, n)
+    n = data.unit_offsets[i + 1] - data.unit_offsets[i]
     marginals = np.empty((n + 1, n + 1))
-    if projective:
-        log_z = projective_marginals(S, single_root, marginals)
+    if data.projective:
+        log_z = projective_marginals(_score_matrix(theta, n), data.single_root, marginals)
     else:
-        log_z = matrix_tree_marginals(S, single_root, marginals)
+        log_z = matrix_tree_marginals(_score_matrix(theta, n), data.single_root, marginals)
     for c in range(1, n + 1):
         for h in range(n + 1):
             if h != c:
@@ -213,13 +202,11 @@ def dependency_marginals(data, i, theta, mu):
 
 @njit(cache=True, nogil=True)
 def dependency_argmax(data, i, scores, y_out):
-    unit_offsets, projective, single_root = data.unit_offsets, data.projective, data.single_root
-    n = unit_offsets[i + 1] - unit_offsets[i]
-    S = _score_matrix(scores, n)
-    if projective:
-        eisner(S, single_root, y_out)
+    S = _score_matrix(scores, data.unit_offsets[i + 1] - data.unit_offsets[i])
+    if data.projective:
+        eisner(S, data.single_root, y_out)
     else:
-        chu_liu_edmonds(S, single_root, y_out)
+        chu_liu_edmonds(S, data.single_root, y_out)
 
 
 @njit(cache=True, nogil=True)

@@ -21,7 +21,7 @@ __all__ = ["ParseBatch", "TreeCodec", "WeightedCFGStructure"]
 
 @dataclass(frozen=True)
 class ParseBatch:
-    """Sentences in the form the parts operations use (built by ``make_batch``).
+    """Sentences in the form :class:`WeightedCFGStructure`'s operations use.
 
     Parameters
     ----------
@@ -41,10 +41,6 @@ class ParseBatch:
         Anchored rules per sentence.
     n_weights : int
         ``2 ** hash_bits``.
-
-    See Also
-    --------
-    WeightedCFGStructure : The structure that builds and reads these batches.
 
     Examples
     --------

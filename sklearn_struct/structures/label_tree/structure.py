@@ -41,7 +41,7 @@ from .._batch import (
 )
 from .._output_space import LabelledUnits
 from .._token_kernels import feature_major, label_major
-from ..multiclass.structure import weighted_zero_one_losses
+from ..multiclass.structure import NodeLabels
 
 __all__ = ["TreeBatch", "TreeStructure"]
 
@@ -50,11 +50,7 @@ _FORMS = {2: "(node_features, parents)", 3: "(node_features, parents, edge_types
 
 @dataclass(frozen=True)
 class TreeBatch(Batch):
-    """A set of forests in the form the parts operations use.
-
-    Built by :meth:`TreeStructure.make_batch` (and :meth:`TreeStructure.take`),
-    not by hand; immutable.  The parameters are stored as attributes of the
-    same names.
+    """A set of forests in the form :class:`TreeStructure`'s operations use.
 
     Parameters
     ----------
@@ -86,10 +82,6 @@ class TreeBatch(Batch):
     edge_types : ndarray of int64 of shape (n_nodes_total,)
         Type of the edge from every node to its parent, -1 for a root.
 
-    See Also
-    --------
-    TreeStructure : The structure that builds and reads these batches.
-
     Examples
     --------
     >>> import numpy as np
@@ -112,7 +104,7 @@ class TreeBatch(Batch):
     edge_types: np.ndarray
 
 
-class TreeStructure(BaseStructure):
+class TreeStructure(NodeLabels, BaseStructure):
     """Labels on the nodes of a tree (or forest) with typed parent-child transitions.
 
     Example ``i`` is a tuple ``(node_features, parents)`` or
@@ -358,19 +350,6 @@ class TreeStructure(BaseStructure):
         return w[:K * d].reshape(K, d), w[K * d:].reshape(batch.n_edge_types, K, K)
 
     # ------------------------------------------------------- parts operations
-    def decode(self, batch, z):
-        self._check_batch(batch)
-        z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
-        return z[self._node_index(batch)].argmax(axis=1)
-
-    def part_losses(self, batch, Y):
-        Y = self.check_outputs(batch, Y)
-        losses = np.zeros(batch.part_offsets[-1])
-        losses[self._node_index(batch)] = weighted_zero_one_losses(
-            Y, self.loss_weights, batch.n_states, type(self).__name__
-        )
-        return losses
-
     def log_partition(self, batch, scores):
         scores = self._check_scores(batch, scores)
         log_z = np.empty(batch.n_samples)
@@ -470,10 +449,6 @@ class TreeStructure(BaseStructure):
                 f"{name}(n_edge_types={self.n_edge_types}) got a batch built with "
                 f"n_edge_types={batch.n_edge_types}; rebuild it with make_batch."
             )
-
-    def _check_scores(self, batch, scores):
-        self._check_batch(batch)
-        return check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
 
     @staticmethod
     def _node_index(batch):

@@ -38,11 +38,7 @@ __all__ = ["MatchingBatch", "MatchingStructure"]
 
 @dataclass(frozen=True)
 class MatchingBatch(Batch):
-    """A set of bipartite graphs in the form the parts operations use.
-
-    Built by :meth:`MatchingStructure.make_batch` (and
-    :meth:`MatchingStructure.take`), not by hand; immutable.  The parameters
-    are stored as attributes of the same names.
+    """A set of bipartite graphs in the form :class:`MatchingStructure`'s operations use.
 
     Parameters
     ----------
@@ -65,10 +61,6 @@ class MatchingBatch(Batch):
         Equal to ``unit_offsets``: an edge is also a part.
     n_weights : int
         Equal to ``n_features``: one weight per edge feature.
-
-    See Also
-    --------
-    MatchingStructure : The structure that builds and reads these batches.
 
     Examples
     --------
@@ -348,38 +340,7 @@ class MatchingStructure(BaseStructure):
         return Y
 
     def project(self, batch, v, warm_start=None):
-        """Euclidean projection onto the matching polytope of every graph (Figure 3).
-
-        The quadratic min-cost flow of Figure 3 is solved through its dual,
-        one price per node (``z_e = max(v_e - p_source - p_target, 0)``), by
-        a globalised semismooth Newton method: exact, its KKT residual
-        ``max_node |min(p, 1 - degree)|`` is at most
-        ``1e-12 * max(1, max |v|)``.  The structure is not modified.
-
-        Parameters
-        ----------
-        batch : MatchingBatch
-            A batch returned by :meth:`make_batch`.
-        v : array-like of shape (n_parts_total,)
-            Point to project, one value per edge.
-        warm_start : dict or None, default=None
-            A dictionary owned by the caller, carried between calls on the
-            same batch (iterative solvers project nearby points again and
-            again): the node prices of the last projection are kept in
-            ``warm_start["duals"]`` and start the next one, and the KKT
-            residual reached is stored in ``warm_start["residual"]``.
-            ``None``: a cold start, nothing is kept.
-
-        Returns
-        -------
-        z : ndarray of shape (n_parts_total,)
-            The projection.
-
-        Warns
-        -----
-        ConvergenceWarning
-            If the Newton iterations stop above the tolerance.
-        """
+        # warm_start keeps the node prices ("duals") and the KKT residual reached
         v = check_part_vector(v, batch.part_offsets[-1], "MatchingStructure", "v")
         return newton_projection(
             "MatchingStructure", kernels.matching_project_batch, v,

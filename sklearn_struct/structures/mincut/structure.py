@@ -37,11 +37,7 @@ __all__ = ["MinCutBatch", "MinCutStructure"]
 
 @dataclass(frozen=True)
 class MinCutBatch:
-    """A set of graphs in the form the parts operations use.
-
-    Built by :meth:`MinCutStructure.make_batch` (and
-    :meth:`MinCutStructure.take`), not by hand; immutable.  The parameters
-    are stored as attributes of the same names.
+    """A set of graphs in the form :class:`MinCutStructure`'s operations use.
 
     Parameters
     ----------
@@ -73,10 +69,6 @@ class MinCutBatch:
     ----------
     n_features : int
         Equal to ``n_weights`` (the input width an estimator checks).
-
-    See Also
-    --------
-    MinCutStructure : The structure that builds and reads these batches.
 
     Examples
     --------
@@ -378,38 +370,7 @@ class MinCutStructure(BaseStructure):
         return Y
 
     def project(self, batch, v, warm_start=None):
-        """Euclidean projection onto the relaxed min-cut polytope (Appendix A, eq. 21).
-
-        Eliminating the edge parts (``z_jk = max(|z_j - z_k|, v_jk)``) leaves
-        a node problem whose dual is the quadratic flow problem of eq. (22),
-        one signed flow per edge; it is solved by a globalised semismooth
-        Newton method: exact, its KKT residual is at most
-        ``1e-12 * max(1, max |v|)``.  The structure is not modified.
-
-        Parameters
-        ----------
-        batch : MinCutBatch
-            A batch returned by :meth:`make_batch`.
-        v : array-like of shape (n_parts_total,)
-            Point to project (node parts then edge parts of every graph).
-        warm_start : dict or None, default=None
-            A dictionary owned by the caller, carried between calls on the
-            same batch (iterative solvers project nearby points again and
-            again): the edge flows of the last projection are kept in
-            ``warm_start["duals"]`` and start the next one, and the KKT
-            residual reached is stored in ``warm_start["residual"]``.
-            ``None``: a cold start, nothing is kept.
-
-        Returns
-        -------
-        z : ndarray of shape (n_parts_total,)
-            The projection.
-
-        Warns
-        -----
-        ConvergenceWarning
-            If the Newton iterations stop above the tolerance.
-        """
+        # warm_start keeps the node prices ("duals") and the KKT residual reached
         v = check_part_vector(v, batch.part_offsets[-1], "MinCutStructure", "v")
         return newton_projection(
             "MinCutStructure", kernels.mincut_project_batch, v,

@@ -36,11 +36,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class MulticlassBatch(Batch):
-    """A multiclass data set in the form the parts operations use.
-
-    Built by :meth:`MulticlassStructure.make_batch` (and
-    :meth:`MulticlassStructure.take`), not by hand; immutable.  The parameters
-    are stored as attributes of the same names.
+    """A multiclass data set in the form :class:`MulticlassStructure`'s operations use.
 
     Parameters
     ----------
@@ -58,10 +54,6 @@ class MulticlassBatch(Batch):
         ``K * arange(n_samples + 1)``: part ``k`` of sample ``i`` is at ``i * K + k``.
     n_weights : int
         ``K * n_features``; ``w = W.ravel()`` with ``W`` of shape (K, n_features).
-
-    See Also
-    --------
-    MulticlassStructure : The structure that builds and reads these batches.
 
     Examples
     --------
@@ -264,6 +256,29 @@ class MulticlassStructure(BaseStructure):
     def _weight_matrix(self, batch, w):
         w = check_part_vector(w, batch.n_weights, type(self).__name__, "weights w")
         return w.reshape(batch.n_states, batch.n_features)
+
+
+class NodeLabels:
+    """Decoding and Hamming losses of structures with a part per node and label (chains,
+    label trees).  The structure gives ``_check_batch(batch)`` and ``_node_index(batch)``,
+    the ``(n_units_total, n_states)`` index of those parts."""
+
+    def decode(self, batch, z):
+        self._check_batch(batch)
+        z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
+        return z[self._node_index(batch)].argmax(axis=1)
+
+    def part_losses(self, batch, Y):
+        Y = self.check_outputs(batch, Y)
+        losses = np.zeros(batch.part_offsets[-1])
+        losses[self._node_index(batch)] = weighted_zero_one_losses(
+            Y, self.loss_weights, batch.n_states, type(self).__name__
+        )
+        return losses
+
+    def _check_scores(self, batch, scores):
+        self._check_batch(batch)
+        return check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
 
 
 def _sample_parts(batch):

@@ -44,7 +44,7 @@ _KERNEL_OPS = KernelOps(
 
 @dataclass(frozen=True)
 class SemiMarkovBatch(Batch):
-    """Sequences as the parts operations read them (built by ``make_batch``).
+    """Sequences as :class:`SemiMarkovStructure`'s operations read them.
 
     Parameters
     ----------
