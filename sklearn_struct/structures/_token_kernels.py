@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .chain._kernels import (biased_blocks, chain_forward_backward, chain_log_partition,
+from .chain._kernels import (chain_blocks, chain_forward_backward, chain_log_partition,
                              chain_viterbi)
 from ._kernel import KernelOps
 
@@ -246,20 +246,9 @@ def _softmax_log_partition(theta, n_states, mu):
 @njit(cache=True, nogil=True, inline="always")
 def _chain_blocks(data, i, theta):
     """Node, transition, start and end scores of chain ``i`` (constraints applied)."""
-    unit_offsets, n_states, start_end = data.unit_offsets, data.n_states, data.start_end
-    n_tokens = unit_offsets[i + 1] - unit_offsets[i]
-    n_node = n_tokens * n_states
-    node_theta = theta[:n_node].reshape((n_tokens, n_states))
-    trans_theta = theta[n_node:n_node + n_states * n_states].reshape((n_states, n_states))
-    e0 = n_node + n_states * n_states
-    if start_end:
-        start, end = theta[e0:e0 + n_states], theta[e0 + n_states:e0 + 2 * n_states]
-    else:
-        start = end = np.zeros(n_states)
-    bias = data.bias
-    if bias.shape[0] > 0:
-        trans_theta, start, end = biased_blocks(trans_theta, start, end, bias)
-    return node_theta, trans_theta, start, end
+    n_tokens = data.unit_offsets[i + 1] - data.unit_offsets[i]
+    return chain_blocks(theta, n_tokens, data.n_states, data.start_end, data.bias,
+                        np.zeros(data.n_states))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -294,27 +283,15 @@ def token_log_partition(data, i, theta, scratch):
 
 @njit(cache=True, nogil=True)
 def token_argmax(data, i, scores, y_out):
-    unit_offsets, n_states = data.unit_offsets, data.n_states
-    chain, start_end = data.chain, data.start_end
-    n_tokens = unit_offsets[i + 1] - unit_offsets[i]
-    if not chain:
+    n_states = data.n_states
+    if not data.chain:
         best = 0
         for k in range(1, n_states):
             if scores[k] > scores[best]:
                 best = k
         y_out[0] = best
         return
-    n_node = n_tokens * n_states
-    e0 = n_node + n_states * n_states
-    node = scores[:n_node].reshape((n_tokens, n_states))
-    transition = scores[n_node:e0].reshape((n_states, n_states))
-    if start_end:
-        start, end = scores[e0:e0 + n_states], scores[e0 + n_states:e0 + 2 * n_states]
-    else:
-        start = end = np.zeros(n_states)
-    bias = data.bias
-    if bias.shape[0] > 0:
-        transition, start, end = biased_blocks(transition, start, end, bias)
+    node, transition, start, end = _chain_blocks(data, i, scores)
     chain_viterbi(node, transition, start, end, y_out)
 
 

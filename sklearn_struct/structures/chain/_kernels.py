@@ -601,18 +601,21 @@ def chain_gather_parts(z, unit_offsets, part_offsets, sample_weight, node_out, t
 
 # ------------------------------------------------------------------- batch
 @njit(cache=True, nogil=True, inline="always")
-def _example_blocks(scores, unit_offsets, part_offsets, n_states, start_end, i, zeros):
-    """Views of example i's node scores, transition, start and end in a flat part vector."""
+def chain_blocks(theta, n_tokens, n_states, start_end, bias, zeros):
+    """Views of one chain's node scores, transition, start and end in its part vector
+    ``theta`` (``zeros`` without start and end parts), with a constraint ``bias`` added
+    when it is not empty (then the last three are new arrays)."""
     K = n_states
-    T = unit_offsets[i + 1] - unit_offsets[i]
-    p = part_offsets[i]
-    node = scores[p:p + T * K].reshape((T, K))
-    p += T * K
-    transition = scores[p:p + K * K].reshape((K, K))
-    p += K * K
+    n_node = n_tokens * K
+    node = theta[:n_node].reshape((n_tokens, K))
+    transition = theta[n_node:n_node + K * K].reshape((K, K))
+    start = end = zeros
     if start_end:
-        return node, transition, scores[p:p + K], scores[p + K:p + 2 * K]
-    return node, transition, zeros, zeros
+        p = n_node + K * K
+        start, end = theta[p:p + K], theta[p + K:p + 2 * K]
+    if bias.shape[0] > 0:
+        transition, start, end = biased_blocks(transition, start, end, bias)
+    return node, transition, start, end
 
 
 @njit(cache=True, nogil=True)
@@ -671,17 +674,16 @@ def chain_batch_inference(task, scores, unit_offsets, part_offsets, n_states, st
     log-sum-exp once, where a kernel per task compiled them three times.
     """
     K = n_states
-    zeros = np.zeros(K)
+    zeros, no_bias = np.zeros(K), np.zeros(0)
     # the exponentiated transition (by columns for log Z, by rows for the marginals) and
     # the matrix it belongs to: examples usually share the transition scores
     exp_trans = np.empty((K, K))
     trans_max = np.empty(K)
     cached_transition = np.empty((K, K))
     for i in range(len(unit_offsets) - 1):
-        node, transition, start, end = _example_blocks(
-            scores, unit_offsets, part_offsets, K, start_end, i, zeros)
-        if bias.shape[0] > 0:
-            transition, start, end = biased_blocks(transition, start, end, bias)
+        node, transition, start, end = chain_blocks(
+            scores[part_offsets[i]:part_offsets[i + 1]], unit_offsets[i + 1] - unit_offsets[i],
+            K, start_end, bias, zeros)
         if task == VITERBI:
             values_out[i] = chain_viterbi(node, transition, start, end,
                                           labels_out[unit_offsets[i]:unit_offsets[i + 1]])
@@ -696,8 +698,8 @@ def chain_batch_inference(task, scores, unit_offsets, part_offsets, n_states, st
             values_out[i] = chain_log_partition_scaled(node, transition, start, end, exp_trans,
                                                        trans_max)
             continue
-        mu_node, mu_transition, _, _ = _example_blocks(
-            mu_out, unit_offsets, part_offsets, K, start_end, i, zeros)
+        mu_node, mu_transition, _, _ = chain_blocks(
+            mu_out[part_offsets[i]:part_offsets[i + 1]], node.shape[0], K, False, no_bias, zeros)
         values_out[i] = chain_forward_backward_scaled(node, transition, start, end, exp_trans,
                                                       trans_max, mu_node, mu_transition)
         if start_end:
@@ -716,10 +718,9 @@ def chain_edge_marginals_batch(scores, unit_offsets, part_offsets, n_states, sta
     K = n_states
     zeros = np.zeros(K)
     for i in range(len(unit_offsets) - 1):
-        node, transition, start, end = _example_blocks(
-            scores, unit_offsets, part_offsets, K, start_end, i, zeros)
-        if bias.shape[0] > 0:
-            transition, start, end = biased_blocks(transition, start, end, bias)
+        node, transition, start, end = chain_blocks(
+            scores[part_offsets[i]:part_offsets[i + 1]], unit_offsets[i + 1] - unit_offsets[i],
+            K, start_end, bias, zeros)
         T = node.shape[0]
         edges = edge_out[edge_offsets[i]:edge_offsets[i + 1]].reshape((T - 1, K, K))
         log_z_out[i] = chain_forward_backward_edges(node, transition, start, end,

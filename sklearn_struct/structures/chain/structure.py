@@ -27,7 +27,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _kernels as kernels
-from .._base import BaseStructure
 from .._output_space import LabelledUnits
 from .._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
 from .._batch import (
@@ -114,7 +113,7 @@ class ChainBatch(Batch):
         return np.diff(self.unit_offsets)
 
 
-class ChainStructure(NodeLabels, BaseStructure):
+class ChainStructure(NodeLabels):
     """First-order linear chain with per-token features and label transitions.
 
     The score of a labelling ``y`` of a sequence ``x`` is::

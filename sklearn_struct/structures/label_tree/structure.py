@@ -23,7 +23,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _kernels as kernels
-from .._base import BaseStructure
 from .._batch import (
     Batch,
     check_encoded_states,
@@ -104,7 +103,7 @@ class TreeBatch(Batch):
     edge_types: np.ndarray
 
 
-class TreeStructure(NodeLabels, BaseStructure):
+class TreeStructure(NodeLabels):
     """Labels on the nodes of a tree (or forest) with typed parent-child transitions.
 
     Example ``i`` is a tuple ``(node_features, parents)`` or

@@ -258,10 +258,10 @@ class MulticlassStructure(BaseStructure):
         return w.reshape(batch.n_states, batch.n_features)
 
 
-class NodeLabels:
-    """Decoding and Hamming losses of structures with a part per node and label (chains,
-    label trees).  The structure gives ``_check_batch(batch)`` and ``_node_index(batch)``,
-    the ``(n_units_total, n_states)`` index of those parts."""
+class NodeLabels(BaseStructure):
+    """Base of structures with a part per node and label (chains, label trees): their
+    decoding and Hamming losses.  A subclass gives ``_check_batch(batch)`` and
+    ``_node_index(batch)``, the ``(n_units_total, n_states)`` index of those parts."""
 
     def decode(self, batch, z):
         self._check_batch(batch)
