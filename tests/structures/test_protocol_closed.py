@@ -72,7 +72,9 @@ def test_no_structure_type_checks_or_probes_outside_structures(path):
     found = violations(path.read_text(), str(path))
     assert not found, "\n".join(
         f"{path.relative_to(PACKAGE.parent)}:{line}: {message} -- call the structure "
-        "protocol instead (add an operation to BaseStructure if one is missing)"
+        "protocol instead; if it seems to lack an operation, first look for it among the "
+        "existing ones, the dynamic program's semirings and the output space (the protocol "
+        "should shrink, not grow)"
         for line, message in found)
 
 
