@@ -67,11 +67,12 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils import ClassifierTags
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils._param_validation import Hidden, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ._prediction import predict_marginals, predict_outputs
-from .structures import STRUCTURES, BaseStructure, MulticlassStructure
+from .structures import NEEDS_ARGUMENTS, STRUCTURES, BaseStructure, MulticlassStructure
 from .structures._batch import check_sample_weight
 from .structures._targets import _label_kind
 
@@ -79,6 +80,10 @@ __all__ = ["STRUCTURE_NAMES", "StructuredEstimator", "as_history", "resolve_stru
 
 #: Names the ``structure`` parameter takes (the registry: ``structures.STRUCTURES``).
 STRUCTURE_NAMES = tuple(STRUCTURES)
+#: The ``structure`` parameter's constraint, shared by every estimator (names that need
+#: arguments pass it, for :func:`resolve_structure` to say how to build them).
+STRUCTURE_CONSTRAINT = [None, StrOptions(set(STRUCTURE_NAMES)),
+                        Hidden(StrOptions(set(NEEDS_ARGUMENTS))), BaseStructure]
 
 _FORMS = {
     "table": "a 2-D array or sparse matrix (one row per sample)",
@@ -242,6 +247,9 @@ def resolve_structure(structure, X=None):
         structure = "multiclass" if form == "table" else "chain"
     if isinstance(structure, str) and structure in STRUCTURES:
         return STRUCTURES[structure]()
+    if isinstance(structure, str) and structure in NEEDS_ARGUMENTS:
+        raise ValueError(f"structure={structure!r} cannot be built from its name; pass "
+                         f"{NEEDS_ARGUMENTS[structure]}.")
     raise ValueError(
         f"structure must be None, one of {STRUCTURE_NAMES} or a BaseStructure instance, "
         f"got {structure!r}."

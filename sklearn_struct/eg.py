@@ -17,10 +17,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .base import STRUCTURE_NAMES, StructuredEstimator, as_history, check_path_arguments
+from .base import STRUCTURE_CONSTRAINT, StructuredEstimator, as_history, check_path_arguments
 from .solvers.eg import eg_solve
 from .solvers.working_set import working_set_solve
-from .structures import BaseStructure
 
 __all__ = ["EGCRF", "EGStructuredSVM", "eg_path"]
 
@@ -32,7 +31,7 @@ class _BaseEG(StructuredEstimator):
 
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither")],
-        "structure": [None, StrOptions(set(STRUCTURE_NAMES)), BaseStructure],
+        "structure": STRUCTURE_CONSTRAINT,
         "solver": [StrOptions({"online", "batch"})],
         "order": [StrOptions({"random", "shuffle", "cyclic", "gap"})],
         "learning_rate": [StrOptions({"adaptive"}), Interval(Real, 0, None, closed="neither")],
@@ -175,8 +174,9 @@ class EGCRF(_BaseEG):
     C : float, default=1.0
         Inverse regularisation strength (scikit-learn convention; the paper's
         ``C`` is ``1 / C``).
-    structure : {"multiclass", "chain", "dependency"}, BaseStructure or None, \
-            default=None
+    structure : str, BaseStructure or None, default=None
+        A name of the registry ``sklearn_struct.structures.STRUCTURES`` (see
+        :ref:`parameters`), a structure object, or None.
         Output structure; ``None`` picks multiclass for flat ``X`` and a chain
         (with start/end parts) for a list of sequences; ``"dependency"`` is
         :class:`~sklearn_struct.structures.DependencyTreeStructure` (sentences
@@ -342,8 +342,9 @@ class EGStructuredSVM(_BaseEG):
     ----------
     C : float, default=1.0
         Inverse regularisation strength (scikit-learn convention).
-    structure : {"multiclass", "chain", "dependency"}, BaseStructure or None, \
-            default=None
+    structure : str, BaseStructure or None, default=None
+        A name of the registry ``sklearn_struct.structures.STRUCTURES`` (see
+        :ref:`parameters`), a structure object, or None.
         See :class:`EGCRF`; the working-set solver needs no marginals.
     solver : {"online", "batch", "working_set"}, default="online"
         Online or batch EG (see :class:`EGCRF`), or ``"working_set"``: the

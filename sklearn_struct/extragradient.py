@@ -10,10 +10,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .base import STRUCTURE_NAMES, StructuredEstimator
+from .base import STRUCTURE_CONSTRAINT, StructuredEstimator
 from ._prediction import predict_outputs
 from .solvers.extragradient import dual_extragradient
-from .structures import BaseStructure
 
 __all__ = ["DualExtragradientMatcher"]
 
@@ -30,8 +29,9 @@ class DualExtragradientMatcher(StructuredEstimator):
 
     Parameters
     ----------
-    structure : {"matching", "mincut", "chain", "multiclass"}, BaseStructure or None, \
-            default="matching"
+    structure : str, BaseStructure or None, default="matching"
+        A name of the registry ``sklearn_struct.structures.STRUCTURES`` (see
+        :ref:`parameters`), a structure object, or None.
         ``"matching"``: ``X[i] = (edge_features, edges)`` and ``y[i]`` a 0/1
         vector over the edges (:class:`MatchingStructure`; pass
         ``MatchingStructure(false_positive_cost=1, false_negative_cost=3)`` for
@@ -151,8 +151,7 @@ class DualExtragradientMatcher(StructuredEstimator):
     """
 
     _parameter_constraints = {
-        "structure": [StrOptions(set(STRUCTURE_NAMES)), BaseStructure,
-                      None],
+        "structure": STRUCTURE_CONSTRAINT,
         "radius": [Interval(numbers.Real, 0, np.inf, closed="right")],
         "geometry": [StrOptions({"euclidean", "entropic"})],
         "memory": [StrOptions({"full", "low"})],

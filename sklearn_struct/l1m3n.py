@@ -12,12 +12,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .base import STRUCTURE_NAMES, StructuredEstimator, as_history, check_path_arguments
+from .base import STRUCTURE_CONSTRAINT, StructuredEstimator, as_history, check_path_arguments
 from .solvers.adaptive_m3n import adaptive_m3n
 from .solvers.cutting_plane import l1_cutting_plane
 from .solvers.loss import L1, LOSS_OPERATIONS, StructuredLoss
 from .solvers.subgradient import l1_proximal_subgradient
-from .structures import BaseStructure
 
 __all__ = ["L1M3N", "l1m3n_min_C", "l1m3n_path"]
 
@@ -102,8 +101,9 @@ class L1M3N(StructuredEstimator):
 
     Parameters
     ----------
-    structure : {"multiclass", "chain", "matching", "mincut"}, BaseStructure or None, \
-            default=None
+    structure : str, BaseStructure or None, default=None
+        A name of the registry ``sklearn_struct.structures.STRUCTURES`` (see
+        :ref:`parameters`), a structure object, or None.
         The output structure.  ``None``: multiclass when ``X`` is a 2-D array
         or sparse matrix, chain when it is a list of per-sequence 2-D arrays.
         ``"matching"`` (:class:`~sklearn_struct.structures.MatchingStructure`;
@@ -224,8 +224,7 @@ class L1M3N(StructuredEstimator):
     _weights_prunable = False  # support_ follows the zeros of the L1 solution
 
     _parameter_constraints = {
-        "structure": [BaseStructure, StrOptions(set(STRUCTURE_NAMES)),
-                      None],
+        "structure": STRUCTURE_CONSTRAINT,
         "solver": [StrOptions({"cutting_plane", "subgradient", "em"})],
         "C": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],

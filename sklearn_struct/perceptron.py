@@ -7,11 +7,10 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
-from .base import STRUCTURE_NAMES, StructuredEstimator, as_history
+from .base import STRUCTURE_CONSTRAINT, StructuredEstimator, as_history
 from .solvers.perceptron import perceptron_solve
-from .structures import BaseStructure
 
 __all__ = ["StructuredPerceptron"]
 
@@ -34,7 +33,9 @@ class StructuredPerceptron(StructuredEstimator):
 
     Parameters
     ----------
-    structure : {"multiclass", "chain", "dependency"}, BaseStructure or None, default=None
+    structure : str, BaseStructure or None, default=None
+        A name of the registry ``sklearn_struct.structures.STRUCTURES`` (see
+        :ref:`parameters`), a structure object, or None.
         Output structure; ``None`` picks multiclass for flat ``X`` and a
         chain for a list of sequences (as in :class:`~sklearn_struct.EGCRF`).
         Any structure with the four kernel operations above works, except
@@ -107,7 +108,7 @@ class StructuredPerceptron(StructuredEstimator):
     """
 
     _parameter_constraints = {
-        "structure": [None, StrOptions(set(STRUCTURE_NAMES)), BaseStructure],
+        "structure": STRUCTURE_CONSTRAINT,
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "average": ["boolean"],
         "shuffle": ["boolean"],

@@ -18,7 +18,8 @@ from .multiclass import MulticlassBatch, MulticlassStructure
 from .semimarkov import SemiMarkovBatch, SemiMarkovStructure
 from .label_tree import TreeBatch, TreeStructure
 
-#: The registry of structure names: what an estimator's ``structure="..."`` builds.
+#: The registry of structure names: what an estimator's ``structure="..."`` builds (with
+#: the structure's defaults).
 STRUCTURES = {
     "multiclass": MulticlassStructure,
     "chain": ChainStructure,
@@ -27,6 +28,12 @@ STRUCTURES = {
     "dependency": DependencyTreeStructure,
     "tree": TreeStructure,
     "semimarkov": SemiMarkovStructure,
+}
+
+#: Names of structures that no default builds, and how to build them instead.
+NEEDS_ARGUMENTS = {
+    "cfg": "WeightedCFGStructure(Grammar.from_trees(trees)): a grammar structure needs its "
+           "grammar",
 }
 
 __all__ = [

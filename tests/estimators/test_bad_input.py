@@ -992,3 +992,11 @@ def test_token_dicts_point_to_the_vectorizer(name):
         args = (TOKEN_DICTS,) if method == "predict" else (TOKEN_DICTS, [["a", "b"], ["a"]])
         with pytest.raises(TypeError, match=r"X\[0\] is a sequence of dicts"):
             getattr(fitted, method)(*args)
+
+
+@pytest.mark.parametrize("Estimator", [sklearn_struct.EGCRF, sklearn_struct.EGStructuredSVM,
+                                       sklearn_struct.L1M3N, sklearn_struct.StructuredPerceptron])
+def test_structure_name_that_needs_arguments_says_how_to_build_it(Estimator):
+    with pytest.raises(ValueError, match=r"structure='cfg' cannot be built from its name; "
+                                         r"pass WeightedCFGStructure\(Grammar.from_trees"):
+        Estimator(structure="cfg").fit([np.ones((2, 2))], [np.array(["a", "b"])])
