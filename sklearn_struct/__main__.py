@@ -83,7 +83,7 @@ def main(argv=None):
     Parameters
     ----------
     argv : list of str, optional
-        Command-line arguments (default: ``sys.argv[1:]``).
+        The demo's options; None reads ``sys.argv[1:]``.
 
     Returns
     -------
