@@ -32,7 +32,9 @@ def attachment_scores(heads_true, heads_pred, deprels_true=None, deprels_pred=No
 
 def evaluate(args):
     """``eval``: one column file (gold and predicted last), or a gold and a system CoNLL-U."""
-    conllu = args.format == "conllu" or (args.format is None and args.system is not None)
+    named_conllu = args.input.removesuffix(".gz").endswith(".conllu")
+    conllu = args.format == "conllu" or (args.format is None and (
+        args.system is not None or named_conllu))
     if conllu:
         if args.system is None:
             raise ValueError("CoNLL-U is scored against its gold file: give the gold file "
