@@ -63,7 +63,7 @@ words: conll_token_features: the word, its lower
   flags and POS of the neighbours within W
 """
 
-_FORMAT_HELP = "input format (default: columns); tag, eval and dump check it against the model"
+_FORMAT_HELP = "input format (default: columns)"
 _INPUTS_HELP = ("CoNLL-U columns the model reads, comma-separated, from\n"
                 "form, lemma, upos, xpos, feats (default: form).  Every\n"
                 "file to tag needs them filled: columns other than the\n"
@@ -240,8 +240,8 @@ def _parser():
     evaluate_.add_argument("system", nargs="?",
                            help="the CoNLL-U file written by 'tag' (CoNLL-U only)")
     evaluate_.add_argument("--format", choices=("columns", "conllu"),
-                           help="columns: one file; conllu: two (default: by the number of "
-                           "files)")
+                           help="columns: one file; conllu: a gold and a system file "
+                           "(default: conllu for two files or a .conllu name)")
     evaluate_.add_argument("--label", choices=CONLLU_LABELS,
                            help="CoNLL-U: score this column only (head: UAS and LAS)")
     evaluate_.add_argument("--labels", choices=("auto", "chunks", "tokens"), default="auto",

@@ -190,17 +190,15 @@ def learn(args):
             uas = attachment_scores(dev[2], fitted.predict(dev[0]))["UAS"]
             print(f"parser pass {n_pass}: dev UAS {uas:.2f}", flush=True)
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        started = time.perf_counter()
-        parser.fit(X_parser, [heads[i] for i in kept],
-                   callback=None if dev is None else score_dev)
-        parser_seconds = time.perf_counter() - started
-        print(f"trained the parser ({type(parser).__name__}) in {parser_seconds:.1f}s "
-              f"({parser.n_iter_} passes)", flush=True)
-        started = time.perf_counter()
-        labeller.fit(X_labeller, [np.asarray(d, dtype=str) for d in deprels])
-        labeller_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    notes = _fit(parser, X_parser, [heads[i] for i in kept],
+                 callback=None if dev is None else score_dev)
+    parser_seconds = time.perf_counter() - started
+    print(f"trained the parser ({type(parser).__name__}) in {parser_seconds:.1f}s "
+          f"({parser.n_iter_} passes)", flush=True)
+    started = time.perf_counter()
+    notes += _fit(labeller, X_labeller, [np.asarray(d, dtype=str) for d in deprels])
+    labeller_seconds = time.perf_counter() - started
     if args.prune is not None:
         parser.prune_weights(args.prune)
         labeller.prune_weights(args.prune)
@@ -217,8 +215,18 @@ def learn(args):
         scores = attachment_scores(dev[2], predicted, dev[3], relations)
         line += f"; dev UAS {scores['UAS']:.2f}, LAS {scores['LAS']:.2f}"
     print(f"{line}; model written to {args.output}", flush=True)
-    for warning in caught:
-        print(f"note: {warning.message}", file=sys.stderr)
+    for note in notes:
+        print(note, file=sys.stderr)
+
+
+def _fit(estimator, X, y, callback=None):
+    """Fit ``estimator``; its convergence warnings as notes naming the model."""
+    role = ("parser" if isinstance(estimator.structure, DependencyTreeStructure)
+            else "relation labeller")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        estimator.fit(X, y, callback=callback)
+    return [f"note ({role}): {warning.message}" for warning in caught]
 
 
 def _predict(settings, objects, inputs):
