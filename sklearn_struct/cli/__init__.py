@@ -18,7 +18,8 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 
 from .. import __version__
-from ..inspection import explain_weights
+from ..inspection import _format as _format_weights
+from ..inspection import _strongest, explain_weights
 from . import _parsing, _tagging
 from ._common import CONLLU_LABELS, ESTIMATORS, open_model
 from ._evaluation import evaluate
@@ -115,23 +116,44 @@ def _dump(args):
         print(f"input: column files of {source['n_attributes']} attribute columns "
               f"({', '.join(source['names'])}), the label last")
     if settings["task"] == "parse":
-        parser = objects["parser"]
+        parser, labeller = objects["parser"], objects["labeller"]
         print(f"parser: {type(parser).__name__} over {parser.structure_!r}: "
               f"{np.count_nonzero(parser.weights_)} of {parser.weights_.size} hashed "
-              "weights non-zero (features not named: they are hashed)")
-        model = Pipeline([("vectorizer", objects["vectorizer"]),
-                          ("estimator", objects["labeller"])])
-        title = "relation labeller"
-    else:
-        model = Pipeline([("vectorizer", objects["vectorizer"]),
-                          ("estimator", objects["estimator"])])
-        title = "tagger"
-    estimator = model[-1]
-    print(f"{title}: {type(estimator).__name__}: {len(estimator.classes_)} labels, "
+              "weights non-zero (its features are hashed, hence not named)")
+        _describe(labeller, "relation labeller")
+        print(_relation_weights(objects["vectorizer"], labeller, args.top), end="")
+        return
+    model = Pipeline([("vectorizer", objects["vectorizer"]),
+                      ("estimator", objects["estimator"])])
+    _describe(model[-1], "tagger")
+    print(explain_weights(model, top=args.top).text, end="")
+
+
+def _describe(estimator, role):
+    print(f"{role}: {type(estimator).__name__}: {len(estimator.classes_)} labels, "
           f"{estimator.n_features_in_} features, {np.count_nonzero(estimator.weights_)} of "
           f"{estimator.weights_.size} weights non-zero")
     print(f"labels: {' '.join(map(str, estimator.classes_))}\n")
-    print(explain_weights(model, top=args.top).text, end="")
+
+
+def _relation_weights(vectorizer, labeller, top):
+    """``explain_weights``' table for the relation labeller, transitions per arc direction.
+
+    Its tree has two edge types (the word left or right of its head), so a
+    transition is named by the head's relation, the word's and the side.
+    """
+    names = vectorizer.get_feature_names_out()
+    classes = labeller.classes_
+    state = []
+    for k, label in enumerate(classes):
+        items = [(names[j], float(labeller.coef_[k, j]))
+                 for j in np.flatnonzero(labeller.coef_[k])]
+        state += [(label, name, weight) for name, weight in _strongest(items, top)]
+    pairs = [((classes[a], f"{classes[b]} ({side} of its head)"), float(weights[a, b]))
+             for side, weights in zip(("left", "right"), labeller.transition_)
+             for a, b in zip(*np.nonzero(weights))]
+    transition = [(a, b, weight) for (a, b), weight in _strongest(pairs, top)]
+    return _format_weights(state, transition, top)
 
 
 def _print_notes(notes):

@@ -5,7 +5,7 @@ import os
 import sys
 import warnings
 
-from ..datasets._conllu import read_conllu_sentences
+from ..datasets._conllu import COLUMNS, read_conllu_sentences
 from ..eg import EGCRF, EGStructuredSVM
 from ..perceptron import StructuredPerceptron
 from ._model_file import load_model
@@ -15,6 +15,7 @@ ESTIMATORS = {"crf": EGCRF, "svm": EGStructuredSVM, "perceptron": StructuredPerc
 CONLLU_INPUTS = ("form", "lemma", "upos", "xpos", "feats")
 #: CoNLL-U columns a model may predict (``--label``); ``head`` parses (HEAD and DEPREL).
 CONLLU_LABELS = ("upos", "xpos", "feats", "deprel", "head")
+CONLLU_COLUMN_INDEX = {name: index for index, name in enumerate(COLUMNS)}
 
 
 def count(n, noun):
@@ -112,10 +113,6 @@ def read_conllu(path, columns):
         raise ValueError(f"{path}: no sentence (expected CoNLL-U word lines with 10 "
                          "tab-separated columns)")
     return sentences, inputs
-
-
-CONLLU_COLUMN_INDEX = {name: index for index, name in enumerate(
-    ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc"))}
 
 
 #: The fitted objects of a model file, by task.

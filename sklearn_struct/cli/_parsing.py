@@ -42,8 +42,8 @@ def relation_features(columns, names, heads):
     For the word ``m`` and its head ``h`` (the root for ``h = 0``): a bias, the
     arc's direction and length (bucketed: 1, 2, 3, 5, 10, far), and for each
     input column ``a`` (the form lower-cased): ``a``, ``h.a``, ``a|h.a``,
-    ``a|h.a|arc``, the values of the previous and next word, and of the
-    word's children (with their side).
+    ``a|h.a|arc``, the values of the previous and next word (``-1.a``,
+    ``+1.a``), and of the word's children with their side (``ch.a=L:value``).
 
     Parameters
     ----------
@@ -80,7 +80,7 @@ def relation_features(columns, names, heads):
             token[f"{name}|h.{name}|arc"] = f"{word}|{head}|{arc}"
             token[f"-1.{name}"] = value[m - 1] if m > 0 else "<s>"
             token[f"+1.{name}"] = value[m + 1] if m + 1 < n else "</s>"
-            token[f"ch.{name}"] = [("L" if c < m else "R") + value[c] for c in children[m]]
+            token[f"ch.{name}"] = [("L:" if c < m else "R:") + value[c] for c in children[m]]
         tokens.append(token)
     return tokens
 

@@ -12,8 +12,8 @@ from .._chunk_tags import is_iob_tag
 from ..datasets._io import check_file, iter_lines, malformed
 from ..metrics import chunk_f1_score
 from ..preprocessing import SequenceDictVectorizer, column_window_features, conll_token_features
-from ._common import (check_output, count, gold_inputs_note, make_estimator, output_file,
-                      parse_inputs, read_conllu)
+from ._common import (CONLLU_COLUMN_INDEX, check_output, count, gold_inputs_note,
+                      make_estimator, output_file, parse_inputs, read_conllu)
 from ._model_file import save_model
 
 TEMPLATES = ("window", "words")
@@ -79,14 +79,11 @@ def _conllu_sentences(path, source, with_labels):
     if with_labels:
         for sentence in conllu:
             for line_number, fields in sentence.words:
-                if fields[_LABEL_INDEX[source["label"]]] == "_":
+                if fields[CONLLU_COLUMN_INDEX[source["label"]]] == "_":
                     raise malformed(path, line_number, f"no {source['label'].upper()} ('_') "
                                     "to learn from")
     return conllu, [_Sentence(columns, sentence_labels)
                     for columns, sentence_labels in zip(inputs, labels)]
-
-
-_LABEL_INDEX = {"upos": 3, "xpos": 4, "feats": 5, "deprel": 7}
 
 
 def _read_training_file(path, args):

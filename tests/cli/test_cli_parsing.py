@@ -101,6 +101,13 @@ def test_tag_writes_conllu_back_byte_for_byte(tmp_path, capsys, label):
     if label == "head":
         data = load_conllu(tmp_path / "tagged.conllu")
         assert [len(h) for h in data.head] == [5, 2]
+        capsys.readouterr()
+        assert main(["dump", str(tmp_path / "m.npz"), "--top", "1"]) == 0
+        dumped = capsys.readouterr().out.splitlines()
+        assert dumped[0] == "input: CoNLL-U columns form, upos; predicts HEAD and DEPREL"
+        assert dumped[1].startswith("parser: StructuredPerceptron over DependencyTreeStructure(")
+        assert dumped[2].startswith("relation labeller: StructuredPerceptron: 6 labels,")
+        assert any(line.endswith("of its head)") for line in dumped)  # typed transitions
 
 
 def _first_sentences(source, target, n):
