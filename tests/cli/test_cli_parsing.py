@@ -130,9 +130,11 @@ def test_parsing_ewt_equals_the_python_api(shared_data, tmp_path, capsys):
     _first_sentences(corpus / "en_ewt-ud-test.conllu.gz", test, 100)
     assert main(["learn", str(train), "--format", "conllu", "--label", "head", "--inputs",
                  "form,upos,xpos", "--estimator", "perceptron", "--max-iter", "3",
-                 "--hash-bits", "16", "-o", str(tmp_path / "parser.npz")]) == 0
+                 "--hash-bits", "16", "--dev", str(test), "--dev-every", "3",
+                 "-o", str(tmp_path / "parser.npz")]) == 0
     learnt = capsys.readouterr().out
     assert "the UPOS, XPOS of" in learnt and "are gold annotation" in learnt
+    dev_scores = learnt.split("; dev ")[-1].split(";")[0]  # "UAS x, LAS y"
     assert main(["tag", str(tmp_path / "parser.npz"), str(test), "-o",
                  str(tmp_path / "parsed.conllu")]) == 0
     assert main(["eval", str(test), str(tmp_path / "parsed.conllu"), "--label", "head"]) == 0
@@ -174,4 +176,6 @@ def test_parsing_ewt_equals_the_python_api(shared_data, tmp_path, capsys):
     las = 100 * attachment_score(evaluated.head, predicted, labels_true=universal[0],
                                  labels_pred=universal[1])
     assert report[1] == (f"UAS:    {uas:6.2f}%  LAS: {las:6.2f}%  (every word, as CoNLL 2018)")
+    assert dev_scores == f"UAS {uas:.2f}, LAS {las:.2f}"  # --dev scores the same way
+    assert f"parser pass 3: dev UAS {uas:.2f}" in learnt
     assert 60 < uas < 90 and 50 < las < uas
