@@ -8,6 +8,7 @@ import warnings
 from ..datasets._conllu import COLUMNS, read_conllu_sentences
 from ..eg import EGCRF, EGStructuredSVM
 from ..perceptron import StructuredPerceptron
+from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
 from ._model_file import load_model
 
 ESTIMATORS = {"crf": EGCRF, "svm": EGStructuredSVM, "perceptron": StructuredPerceptron}
@@ -115,9 +116,15 @@ def read_conllu(path, columns):
     return sentences, inputs
 
 
-#: The fitted objects of a model file, by task.
-_MODEL_OBJECTS = {"tag": ("vectorizer", "estimator"),
-                  "parse": ("encoder", "parser", "vectorizer", "labeller")}
+#: The fitted objects of a model file by task, and their kinds.
+_MODEL_OBJECTS = {
+    "tag": {"vectorizer": (SequenceDictVectorizer,), "estimator": tuple(ESTIMATORS.values())},
+    "parse": {"encoder": (DependencyTokenEncoder,), "parser": tuple(ESTIMATORS.values()),
+              "vectorizer": (SequenceDictVectorizer,),
+              "labeller": tuple(ESTIMATORS.values())}}
+#: The settings of a model file by task, and of its input by format.
+_SETTINGS = {"tag": ("input", "template", "window", "label_kind"), "parse": ("input",)}
+_INPUT_SETTINGS = {"conllu": ("label", "columns"), "columns": ("n_attributes", "names")}
 
 
 def open_model(path, args, notes):
@@ -127,15 +134,22 @@ def open_model(path, args, notes):
     although the model fixes them: given, they must agree with it.
     """
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+        warnings.simplefilter("always", UserWarning)
         _, settings, objects = load_model(path)
     notes.extend(str(warning.message) for warning in caught)
     task = settings.get("task") if isinstance(settings, dict) else None
-    if task not in _MODEL_OBJECTS or not isinstance(settings.get("input"), dict):
-        raise ValueError(f"{path}: an incomplete model file (no valid task and input)")
-    missing = [key for key in _MODEL_OBJECTS[task] if key not in objects]
+    missing = ["task"] if task not in _SETTINGS else [
+        key for key in _SETTINGS[task] if key not in settings]
+    if not missing:
+        source = settings["input"]
+        keys = _INPUT_SETTINGS.get(source.get("format") if isinstance(source, dict) else None)
+        missing = (["input format"] if keys is None else
+                   [f"input {key}" for key in keys if key not in source])
+    if not missing:
+        missing = [key for key, kinds in _MODEL_OBJECTS[task].items()
+                   if not isinstance(objects.get(key), kinds)]
     if missing:
-        raise ValueError(f"{path}: an incomplete model file (no {', '.join(missing)})")
+        raise ValueError(f"{path}: an incomplete model file (no valid {', '.join(missing)})")
     source = settings["input"]
     given = {"--format": (getattr(args, "format", None), source["format"]),
              "--label": (getattr(args, "label", None), source.get("label")),

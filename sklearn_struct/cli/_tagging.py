@@ -90,8 +90,7 @@ def _read_training_file(path, args):
     """Sentences and the input description (stored in the model) of a training file."""
     if args.format == "conllu":
         columns = parse_inputs(args.inputs or "form", args.label)
-        source = {"format": "conllu", "label": args.label, "columns": columns,
-                  "names": columns}
+        source = {"format": "conllu", "label": args.label, "columns": columns}
         return _conllu_sentences(path, source, True)[1], source
     blocks, n_columns = read_column_file(path)
     if n_columns < 2:
@@ -147,8 +146,10 @@ def token_features(columns, names, template="window", window=2):
 
 
 def _features(sentences, settings):
-    return [token_features(s.columns, settings["input"]["names"], settings["template"],
-                           settings["window"]) for s in sentences]
+    source = settings["input"]
+    names = source["columns"] if source["format"] == "conllu" else source["names"]
+    return [token_features(s.columns, names, settings["template"], settings["window"])
+            for s in sentences]
 
 
 def label_kind(labels):

@@ -264,15 +264,34 @@ def test_unwritable_model_paths_are_refused_before_training(tmp_path, capsys):
         assert captured.err == f"sklearn-struct learn: error: -o {output}: {message}\n"
 
 
+def _no_vectorizer(header):
+    del header["objects"]["vectorizer"]
+
+
+def _input_as_text(header):
+    header["settings"]["input"] = "columns"
+
+
+def _no_template(header):
+    del header["settings"]["template"]
+
+
+def _encoder_as_estimator(header):
+    header["objects"]["estimator"] = header["objects"]["vectorizer"]
+
+
 @pytest.mark.parametrize("command", ["tag", "dump"])
-def test_model_files_without_their_parts_are_refused(tmp_path, capsys, command):
+@pytest.mark.parametrize("edit, missing", [
+    (_no_vectorizer, "vectorizer"), (_input_as_text, "input format"),
+    (_no_template, "template"), (_encoder_as_estimator, "estimator")])
+def test_model_files_without_their_parts_are_refused(tmp_path, capsys, command, edit, missing):
     (tmp_path / "train.txt").write_text(TRAIN)
     model = tmp_path / "model.npz"
-    assert main(["learn", str(tmp_path / "train.txt"), "-o", str(model)]) == 0
+    assert main(["learn", str(tmp_path / "train.txt"), "-o", str(model), "--max-iter", "2"]) == 0
     with np.load(model, allow_pickle=False) as archive:
         arrays = dict(archive)
     header = json.loads(str(arrays.pop("header")))
-    del header["objects"]["vectorizer"]
+    edit(header)
     broken = tmp_path / "broken.npz"
     with open(broken, "wb") as handle:
         np.savez(handle, header=np.array(json.dumps(header)), **arrays)
@@ -280,8 +299,8 @@ def test_model_files_without_their_parts_are_refused(tmp_path, capsys, command):
     capsys.readouterr()
     assert main([command] + args) == 2
     assert capsys.readouterr().err == (
-        f"sklearn-struct {command}: error: {broken}: an incomplete model file (no "
-        "vectorizer)\n")
+        f"sklearn-struct {command}: error: {broken}: an incomplete model file (no valid "
+        f"{missing})\n")
 
 
 def test_tag_nbest_writes_crfpp_blocks(tmp_path, capsys):
