@@ -75,8 +75,9 @@ def _learn(args):
     if args.format == "columns":
         for option in ("label", "inputs"):
             if getattr(args, option) is not None:
-                raise ValueError(f"--{option} picks CoNLL-U columns; in a column file the "
-                                 "label is the last column and the inputs all the others")
+                raise ValueError(f"--{option} picks CoNLL-U columns: add --format conllu (in "
+                                 "a column file the label is the last column and the inputs "
+                                 "all the others)")
     elif args.label is None:
         args.label = "upos"
     for option in ("hash_bits", "non_projective"):

@@ -151,6 +151,9 @@ def learn(args):
         raise ValueError("--template and --window choose the features of taggers; the "
                          "parser's are fixed (see 'Parsing' in the command-line guide)")
     columns = _parse_inputs(args)
+    parser = make_estimator(args, structure=DependencyTreeStructure(
+        projective=not args.non_projective, hash_bits=args.hash_bits))
+    labeller = make_estimator(args, structure=TreeStructure(n_edge_types=2))
     check_output(args.output)
     started = time.perf_counter()
     conllu, inputs = read_conllu(args.train, columns)
@@ -175,9 +178,6 @@ def learn(args):
     note = gold_inputs_note(columns, args.train)
     if note:
         print(note, flush=True)
-    parser = make_estimator(args, structure=DependencyTreeStructure(
-        projective=not args.non_projective, hash_bits=args.hash_bits))
-    labeller = make_estimator(args, structure=TreeStructure(n_edge_types=2))
     dev = None
     if args.dev is not None:
         dev_conllu, dev_inputs = read_conllu(args.dev, columns)

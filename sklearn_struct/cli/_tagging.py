@@ -177,6 +177,7 @@ def learn(args):
     if template == "words" and args.format == "conllu" and n_inputs > 2:
         raise ValueError("--template words reads a word and its tag: give at most two "
                          "--inputs (e.g. form,upos), or use --template window")
+    estimator = make_estimator(args)
     check_output(args.output)
     started = time.perf_counter()
     sentences, source = _read_training_file(args.train, args)
@@ -193,7 +194,6 @@ def learn(args):
         dev = (_features(dev_sentences, settings), [s.labels for s in dev_sentences])
     vectorizer = SequenceDictVectorizer()
     Xt = vectorizer.fit_transform(X)
-    estimator = make_estimator(args)
     print(f"{len(sentences)} sentences, {sum(len(labels) for labels in y)} tokens, "
           f"{len(vectorizer.vocabulary_)} features, labels: {settings['label_kind']} "
           f"(read in {time.perf_counter() - started:.1f}s)", flush=True)

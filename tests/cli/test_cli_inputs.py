@@ -78,11 +78,14 @@ def test_parser_options_are_checked(treebank, tmp_path, capsys):
             "-o", str(tmp_path / "m.npz")]
     assert main(base + ["--inputs", "form,lemma"]) == 2
     assert "the parser reads the form and the tags (upos, xpos)" in capsys.readouterr().err
+    assert main(base + ["--estimator", "perceptron", "--C", "1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "--C and --tol are for crf and svm" in captured.err
     assert main(base + ["--window", "1"]) == 2
     assert "--template and --window choose the features of taggers" in \
         capsys.readouterr().err
     assert main(["learn", str(treebank), "--label", "head", "-o", str(tmp_path / "m.npz")]) == 2
-    assert "--label picks CoNLL-U columns" in capsys.readouterr().err
+    assert "--label picks CoNLL-U columns: add --format conllu" in capsys.readouterr().err
 
 
 def test_model_options_are_accepted_when_they_agree(treebank, tmp_path, capsys):
