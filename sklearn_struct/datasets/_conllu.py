@@ -125,7 +125,8 @@ class ConlluSentence:
         Returns
         -------
         text : str
-            The sentence as CoNLL-U, ending with its blank line.
+            The sentence as CoNLL-U, ending with its blank line (lines end with
+            ``\n`` whatever the file's line ends were).
         """
         lines = list(self.lines)
         for name, values in (replace or {}).items():
