@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 
 from .. import __version__
+from ..datasets._io import check_file
 from ..inspection import _format as _format_weights
 from ..inspection import _strongest, explain_weights
 from . import _parsing, _tagging
@@ -83,6 +84,9 @@ def _learn(args):
     for option in ("hash_bits", "non_projective"):
         if args.label != "head" and getattr(args, option) not in (None, False):
             raise ValueError(f"--{option.replace('_', '-')} is for the parser (--label head)")
+    for path in (args.train, args.dev):  # a missing file is refused before any work
+        if path is not None:
+            check_file(path)
     if args.label == "head":
         if args.hash_bits is None:
             args.hash_bits = 20

@@ -81,6 +81,10 @@ def test_parser_options_are_checked(treebank, tmp_path, capsys):
     assert main(base + ["--estimator", "perceptron", "--C", "1"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "--C and --tol are for crf and svm" in captured.err
+    assert main(base + ["--dev", str(tmp_path / "missing.conllu")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        f"sklearn-struct learn: error: no such file: '{tmp_path / 'missing.conllu'}'\n")
     assert main(base + ["--window", "1"]) == 2
     assert "--template and --window choose the features of taggers" in \
         capsys.readouterr().err
