@@ -317,6 +317,23 @@ def _positive_float(text):
     return value
 
 
+#: Options of ``learn`` that decide the model: the other commands read them from it.
+_TRAINING_OPTIONS = ("--estimator", "--C", "--max-iter", "--tol", "--template", "--window",
+                     "--hash-bits", "--non-projective", "--prune", "--random-state", "--dev",
+                     "--dev-every")
+
+
+def _refuse_learn_options(parser, command, unknown):
+    """Say why a training option given to another command than ``learn`` is refused."""
+    given = [arg.split("=")[0] for arg in unknown if arg.split("=")[0] in _TRAINING_OPTIONS]
+    if not given:
+        return
+    why = ("eval compares files and reads no model" if command == "eval" else
+           "the model file fixes it (learn again to change it)")
+    parser.exit(2, f"sklearn-struct {command}: error: {given[0]} is an option of 'learn'; "
+                f"{why}\n")
+
+
 def main(argv=None):
     """Run the ``sklearn-struct`` command line.
 
@@ -331,7 +348,10 @@ def main(argv=None):
         0 on success; 2 for a bad file or bad options, after one line on
         standard error naming the file and line.
     """
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    _refuse_learn_options(parser, args.command, unknown)
+    args = parser.parse_args(argv)  # argparse's own message for anything else unknown
     try:
         args.run(args)
     except BrokenPipeError:  # the reader stopped early (| head): not an error of ours

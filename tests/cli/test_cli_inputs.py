@@ -107,3 +107,19 @@ def test_model_options_are_accepted_when_they_agree(treebank, tmp_path, capsys):
     assert "was learnt with --label upos" in capsys.readouterr().err
     assert main(["tag", str(model), str(treebank), "--marginals", "label"]) == 2
     assert "CoNLL-U has ten: it is for column files" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command, why", [
+    (["tag", "{model}", "{treebank}", "--estimator", "svm"],
+     "--estimator is an option of 'learn'; the model file fixes it (learn again to change it)"),
+    (["dump", "{model}", "--C=2"],
+     "--C is an option of 'learn'; the model file fixes it (learn again to change it)"),
+    (["eval", "{treebank}", "{treebank}", "--hash-bits", "8"],
+     "--hash-bits is an option of 'learn'; eval compares files and reads no model")])
+def test_training_options_elsewhere_say_why_they_are_refused(
+        treebank, tmp_path, capsys, command, why):
+    files = {"model": tmp_path / "m.npz", "treebank": treebank}
+    with pytest.raises(SystemExit) as exit_:
+        main([arg.format(**files) for arg in command])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == f"sklearn-struct {command[0]}: error: {why}\n"
