@@ -100,7 +100,7 @@ def _task_module(settings):
 
 def _tag(args):
     notes = []
-    settings, objects = open_model(args.model, args, notes)
+    _, settings, objects = open_model(args.model, args, notes)
     _print_notes(notes)
     return _task_module(settings).tag(args, settings, objects)
 
@@ -111,8 +111,9 @@ def _eval(args):
 
 def _dump(args):
     notes = []
-    settings, objects = open_model(args.model, args, notes)
+    version, settings, objects = open_model(args.model, args, notes)
     _print_notes(notes)
+    print(f"model written by sklearn-struct {version}, --estimator {settings['estimator']}")
     source = settings["input"]
     if source["format"] == "conllu":
         print(f"input: CoNLL-U columns {', '.join(source['columns'])}; predicts "

@@ -123,19 +123,20 @@ _MODEL_OBJECTS = {
               "vectorizer": (SequenceDictVectorizer,),
               "labeller": tuple(ESTIMATORS.values())}}
 #: The settings of a model file by task, and of its input by format.
-_SETTINGS = {"tag": ("input", "template", "window", "label_kind"), "parse": ("input",)}
+_SETTINGS = {"tag": ("estimator", "input", "template", "window", "label_kind"),
+             "parse": ("estimator", "input")}
 _INPUT_SETTINGS = {"conllu": ("label", "columns"), "columns": ("n_attributes", "names")}
 
 
 def open_model(path, args, notes):
-    """The settings and objects of a model file, checked against the options given.
+    """The version, settings and objects of a model file, checked against the options given.
 
     ``tag`` and ``dump`` accept ``--format``, ``--label`` and ``--inputs``
     although the model fixes them: given, they must agree with it.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
-        _, settings, objects = load_model(path)
+        version, settings, objects = load_model(path)
     notes.extend(str(warning.message) for warning in caught)
     task = settings.get("task") if isinstance(settings, dict) else None
     missing = ["task"] if task not in _SETTINGS else [
@@ -160,4 +161,4 @@ def open_model(path, args, notes):
             learnt_text = f"{option} {learnt}" if learnt else f"no {option}"
             raise ValueError(f"{option} {value}, but {path} was learnt with {learnt_text}; "
                              f"the model fixes it (omit {option})")
-    return settings, objects
+    return version, settings, objects

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sklearn_struct import EGCRF, StructuredPerceptron
+from sklearn_struct import EGCRF, StructuredPerceptron, __version__
 from sklearn_struct.cli import main
 from sklearn_struct.cli._model_file import load_model
 from sklearn_struct.datasets import load_conll
@@ -214,7 +214,8 @@ def test_conllu_upos_with_the_perceptron(tmp_path, capsys):
     assert main(["dump", str(model)]) == 0
     best = max(w for (f, label), w in named.items() if label == "NOUN")
     dumped = capsys.readouterr().out
-    assert dumped.startswith("input: CoNLL-U columns form; predicts UPOS\n")
+    assert dumped.startswith(f"model written by sklearn-struct {__version__}, --estimator "
+                             "perceptron\ninput: CoNLL-U columns form; predicts UPOS\n")
     assert f"  NOUN\n    {best:+10.4f}  form[" in dumped
     assert main(["eval", str(path), str(tagged), "--label", "upos"]) == 0
     assert "UPOS:   100.00%" in capsys.readouterr().out

@@ -104,9 +104,10 @@ def test_tag_writes_conllu_back_byte_for_byte(tmp_path, capsys, label):
         capsys.readouterr()
         assert main(["dump", str(tmp_path / "m.npz"), "--top", "1"]) == 0
         dumped = capsys.readouterr().out.splitlines()
-        assert dumped[0] == "input: CoNLL-U columns form, upos; predicts HEAD and DEPREL"
-        assert dumped[1].startswith("parser: StructuredPerceptron over DependencyTreeStructure(")
-        assert dumped[2].startswith("relation labeller: StructuredPerceptron: 6 labels,")
+        assert dumped[0].endswith(", --estimator perceptron")
+        assert dumped[1] == "input: CoNLL-U columns form, upos; predicts HEAD and DEPREL"
+        assert dumped[2].startswith("parser: StructuredPerceptron over DependencyTreeStructure(")
+        assert dumped[3].startswith("relation labeller: StructuredPerceptron: 6 labels,")
         assert any(line.endswith("of its head)") for line in dumped)  # typed transitions
 
 
