@@ -7,9 +7,10 @@ from sklearn.utils import Bunch
 
 from ._io import check_file, iter_lines, malformed
 
-__all__ = ["check_heads", "filter_projective", "is_projective", "load_conllu", "projectivize"]
+__all__ = ["ConlluSentence", "check_heads", "filter_projective", "is_projective", "load_conllu",
+           "projectivize", "read_conllu_sentences"]
 
-_COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
+COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 
 
 def load_conllu(path, *, encoding="utf-8"):
@@ -62,58 +63,139 @@ def load_conllu(path, *, encoding="utf-8"):
     path = check_file(path)
     keys = ("form", "lemma", "upos", "xpos", "deprel")
     data = Bunch(**{key: [] for key in keys}, head=[], sent_id=[], text=[])
-    words, comments, first_line = [], {}, None
-
-    def finish():
-        heads = np.array([head for head, _ in words], dtype=np.int64)
+    for sentence in read_conllu_sentences(path, encoding=encoding):
+        if not sentence.words:
+            continue
+        heads = []
+        for line_number, fields in sentence.words:
+            if not _HEAD.fullmatch(fields[6]):
+                raise malformed(path, line_number, f"head {fields[6]!r} is not an integer "
+                                "(this file has no trees?)")
+            heads.append(int(fields[6]))
+        heads = np.array(heads, dtype=np.int64)
         n = len(heads)
         bad = np.flatnonzero((heads < 0) | (heads > n))
         if bad.size:
-            raise malformed(path, words[bad[0]][1],
+            raise malformed(path, sentence.words[bad[0]][0],
                             f"head {heads[bad[0]]} is outside 0..{n} (the sentence's words)")
         cycle = _cycle_member(heads)
         if cycle:
-            raise malformed(path, first_line, f"the heads form a cycle through word {cycle}")
-        for index, key in enumerate(keys):
-            data[key].append([fields[index] for fields in fields_of])
+            raise malformed(path, sentence.words[0][0],
+                            f"the heads form a cycle through word {cycle}")
+        for key in keys:
+            data[key].append(sentence.column(key))
         data.head.append(heads)
-        data.sent_id.append(comments.get("sent_id"))
-        data.text.append(comments.get("text"))
+        data.sent_id.append(sentence.comments.get("sent_id"))
+        data.text.append(sentence.comments.get("text"))
+    return data
 
-    fields_of = []
+
+class ConlluSentence:
+    """One sentence of a CoNLL-U file as read, every line kept, to be written back.
+
+    Attributes
+    ----------
+    lines : list of str
+        The sentence's lines as in the file (comments, multiword-token lines,
+        empty nodes and word lines), without their newline.
+    words : list of (int, list of str)
+        The line number and the 10 fields of each syntactic word, in order.
+    comments : dict of str to str
+        The ``# key = value`` comments.
+    """
+
+    def __init__(self):
+        self.lines, self.words, self.comments = [], [], {}
+        self._word_lines = []  # index in ``lines`` of each word
+
+    def column(self, name):
+        """The values of one column (``"form"``, ``"upos"``, ...) over the words."""
+        index = COLUMNS.index(name)
+        return [fields[index] for _, fields in self.words]
+
+    def text(self, replace=None):
+        """The sentence's lines and its blank line, ``replace``'s columns rewritten.
+
+        Parameters
+        ----------
+        replace : dict of str to list of str, default=None
+            New values of whole columns of the words (e.g. ``{"upos": [...]}``);
+            every other field of every line is written as it was read.
+
+        Returns
+        -------
+        text : str
+            The sentence as CoNLL-U, ending with its blank line (lines end with
+            ``\n`` whatever the file's line ends were).
+        """
+        lines = list(self.lines)
+        for name, values in (replace or {}).items():
+            index = COLUMNS.index(name)
+            if len(values) != len(self.words):
+                raise ValueError(f"{len(values)} values of {name} for a sentence of "
+                                 f"{len(self.words)} words")
+            for (_, fields), position, value in zip(self.words, self._word_lines, values):
+                fields = lines[position].split("\t")
+                fields[index] = str(value)
+                lines[position] = "\t".join(fields)
+        return "\n".join(lines) + "\n\n"
+
+
+def read_conllu_sentences(path, *, encoding="utf-8"):
+    """The sentences of a CoNLL-U file with all their lines, for a reader that writes them back.
+
+    Unlike :func:`load_conllu`, the columns are not interpreted: a file whose
+    heads are ``_`` (not parsed yet) is read.  A block of comments without
+    words is a sentence without words (``load_conllu`` skips it).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``.conllu`` file (plain text or gzip).
+    encoding : str, default="utf-8"
+        Text encoding of the file.
+
+    Returns
+    -------
+    sentences : list of ConlluSentence
+        In file order.
+
+    Raises
+    ------
+    ValueError
+        If a line has other than 10 tab-separated columns or word ids do not
+        run ``1..n``, naming the file and the line.
+    """
+    path = check_file(path)
+    sentences, current = [], ConlluSentence()
     for line_number, line in iter_lines(path, encoding=encoding):
         if not line.strip():
-            if words:
-                finish()
-            words, fields_of, comments, first_line = [], [], {}, None
+            if current.lines:
+                sentences.append(current)
+                current = ConlluSentence()
             continue
+        current.lines.append(line)
         if line.startswith("#"):
             key, _, value = line[1:].partition("=")
             if value:
-                comments[key.strip()] = value.strip()
+                current.comments[key.strip()] = value.strip()
             continue
-        columns = line.split("\t")
-        if len(columns) != len(_COLUMNS):
+        fields = line.split("\t")
+        if len(fields) != len(COLUMNS):
             raise malformed(path, line_number,
-                            f"expected 10 tab-separated columns, got {len(columns)}")
-        word_id = columns[0]
-        if _SKIPPED_ID.fullmatch(word_id):  # multiword token or empty node
+                            f"expected 10 tab-separated columns, got {len(fields)}")
+        word_id = fields[0]
+        if _SKIPPED_ID.fullmatch(word_id):  # multiword token or empty node: kept as read
             continue
-        if not _WORD_ID.fullmatch(word_id) or int(word_id) != len(words) + 1:
+        if not _WORD_ID.fullmatch(word_id) or int(word_id) != len(current.words) + 1:
             raise malformed(path, line_number,
-                            f"word id {word_id!r} where {len(words) + 1} was expected (or a "
-                            "range like 1-2 or an empty node like 1.1)")
-        head = columns[6]
-        if not _HEAD.fullmatch(head):
-            raise malformed(path, line_number,
-                            f"head {head!r} is not an integer (this file has no trees?)")
-        if first_line is None:
-            first_line = line_number
-        words.append((int(head), line_number))
-        fields_of.append([columns[1], columns[2], columns[3], columns[4], columns[7]])
-    if words:
-        finish()
-    return data
+                            f"word id {word_id!r} where {len(current.words) + 1} was expected "
+                            "(or a range like 1-2 or an empty node like 1.1)")
+        current.words.append((line_number, fields))
+        current._word_lines.append(len(current.lines) - 1)
+    if current.lines:
+        sentences.append(current)
+    return sentences
 
 
 # ASCII digits only: str.isdigit also accepts superscripts such as '\u00b2', which int() refuses

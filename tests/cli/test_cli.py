@@ -1,17 +1,18 @@
 """The sklearn-struct command line, run as a user runs it (subprocess) and in-process."""
 
 import gzip
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-import joblib
 import numpy as np
 import pytest
 
-from sklearn_struct import EGCRF, StructuredPerceptron
+from sklearn_struct import EGCRF, StructuredPerceptron, __version__
 from sklearn_struct.cli import main
+from sklearn_struct.cli._model_file import load_model
 from sklearn_struct.datasets import load_conll
 from sklearn_struct.metrics import chunk_precision_recall_fscore_support
 from sklearn_struct.preprocessing import SequenceDictVectorizer, column_window_features
@@ -74,11 +75,11 @@ def test_learn_tag_eval_reproduce_the_api(shared_data, tmp_path, capsys):
     _first_sentences(corpus / "train.txt.gz", train, 300)
     _first_sentences(corpus / "test.txt.gz", test, 100)
 
-    learnt = run_cli("learn", train, "-o", "model.joblib", "--C", 2, "--max-iter", 4,
+    learnt = run_cli("learn", train, "-o", "model.npz", "--C", 2, "--max-iter", 4,
                      "--dev", test, "--dev-every", 2, cwd=tmp_path)
     assert learnt.returncode == 0, learnt.stderr
     assert "pass 2: dev F1" in learnt.stdout and "pass 4: dev F1" in learnt.stdout
-    tagged = run_cli("tag", "model.joblib", test, "-o", "tagged.txt", cwd=tmp_path)
+    tagged = run_cli("tag", "model.npz", test, "-o", "tagged.txt", cwd=tmp_path)
     assert tagged.returncode == 0, tagged.stderr
     scored = run_cli("eval", "tagged.txt", cwd=tmp_path)
     assert scored.returncode == 0, scored.stderr
@@ -97,7 +98,7 @@ def test_learn_tag_eval_reproduce_the_api(shared_data, tmp_path, capsys):
     assert f"dev F1 {100 * f1:.2f}" in learnt.stdout.splitlines()[-1]
 
     capsys.readouterr()
-    assert main(["dump", str(tmp_path / "model.joblib"), "--top", "2"]) == 0
+    assert main(["dump", str(tmp_path / "model.npz"), "--top", "2"]) == 0
     dumped = capsys.readouterr().out
     top = max(crf.transition_features_.items(), key=lambda item: item[1])
     assert f"{top[1]:+10.4f}  {top[0][0]} -> {top[0][1]}" in dumped
@@ -132,7 +133,7 @@ def test_errors_are_one_line_naming_file_and_line(tmp_path, capsys):
     assert main(["tag", bad, bad]) == 2
     assert capsys.readouterr().err == (
         f"sklearn-struct tag: error: {bad}: not a model file written by 'sklearn-struct "
-        "learn' (joblib cannot read it)\n")
+        "learn' (expected an .npz archive of arrays and a JSON header)\n")
 
 
 TRAIN = """\
@@ -151,7 +152,7 @@ home NN B-NP
 
 def test_tag_input_checks_and_marginals(tmp_path, capsys):
     (tmp_path / "train.txt").write_text(TRAIN)
-    model = tmp_path / "model.joblib"
+    model = tmp_path / "model.npz"
     assert main(["learn", str(tmp_path / "train.txt"), "-o", str(model)]) == 0
     # without the label column, separators and -DOCSTART- written back
     (tmp_path / "plain.txt").write_text("-DOCSTART- -X-\n\nThe DT\ndog NN\nsat VBD\n")
@@ -196,32 +197,35 @@ def test_conllu_upos_with_the_perceptron(tmp_path, capsys):
     text += "\n1\tA\t_\tDET\t_\t_\t0\troot\t_\t_\n2\tdog\t_\tNOUN\t_\t_\t1\tdep\t_\t_\n\n"
     path = tmp_path / "tiny.conllu"
     path.write_text("# sent_id = 1\n" + text)
-    model = tmp_path / "model.joblib"
+    model = tmp_path / "model.npz"
     assert main(["learn", str(path), "--format", "conllu", "--estimator", "perceptron",
                  "-o", str(model)]) == 0
     vectorizer = SequenceDictVectorizer()
     api = StructuredPerceptron(random_state=0).fit(
         vectorizer.fit_transform(
-            [column_window_features([["The", "cat", "sat"]], ["w"]),
-             column_window_features([["A", "dog"]], ["w"])]),
+            [column_window_features([["The", "cat", "sat"]], ["form"]),
+             column_window_features([["A", "dog"]], ["form"])]),
         [np.array(["DET", "NOUN", "VERB"]), np.array(["DET", "NOUN"])])
     named = api.named_weights(vectorizer.get_feature_names_out())["state_features_"]
     capsys.readouterr()
-    assert main(["tag", str(model), str(path), "-o", str(tmp_path / "tagged.txt")]) == 0
-    assert (tmp_path / "tagged.txt").read_text() == (
-        "The DET DET\ncat NOUN NOUN\nsat VERB VERB\n\nA DET DET\ndog NOUN NOUN\n\n")
+    tagged = tmp_path / "tagged.conllu"
+    assert main(["tag", str(model), str(path), "-o", str(tagged), "--format", "conllu"]) == 0
+    assert tagged.read_text() == path.read_text()  # every UPOS right: the file as read
     assert main(["dump", str(model)]) == 0
     best = max(w for (f, label), w in named.items() if label == "NOUN")
-    assert f"  NOUN\n    {best:+10.4f}  w[" in capsys.readouterr().out
-    assert main(["eval", str(tmp_path / "tagged.txt")]) == 0
-    assert "accuracy: 100.00%" in capsys.readouterr().out
+    dumped = capsys.readouterr().out
+    assert dumped.startswith(f"model written by sklearn-struct {__version__}, --estimator "
+                             "perceptron\ninput: CoNLL-U columns form; predicts UPOS\n")
+    assert f"  NOUN\n    {best:+10.4f}  form[" in dumped
+    assert main(["eval", str(path), str(tagged), "--label", "upos"]) == 0
+    assert "UPOS:   100.00%" in capsys.readouterr().out
 
 
 def test_learn_option_errors(tmp_path, capsys):
     (tmp_path / "train.txt").write_text(TRAIN)
     train = str(tmp_path / "train.txt")
     assert main(["learn", train, "-o", "m", "--label", "xpos"]) == 2
-    assert "--label picks a CoNLL-U column" in capsys.readouterr().err
+    assert "--label picks CoNLL-U columns" in capsys.readouterr().err
     assert main(["learn", train, "-o", "m", "--estimator", "perceptron", "--C", "2"]) == 2
     assert "--C and --tol are for crf and svm" in capsys.readouterr().err
     with pytest.raises(SystemExit):
@@ -238,7 +242,7 @@ def test_a_byte_order_mark_is_dropped_by_every_command(tmp_path, capsys):
         model = tmp_path / f"{path.stem}.joblib"
         assert main(["learn", str(path), "-o", str(model), "--max-iter", "3"]) == 0
         assert capsys.readouterr().out.startswith("2 sentences, 9 tokens,")
-        weights.append(joblib.load(model)["pipeline"][-1].weights_)
+        weights.append(load_model(model)[2]["estimator"].weights_)
         assert main(["tag", str(model), str(path), "-o", str(tmp_path / "tagged.txt")]) == 0
         assert (tmp_path / "tagged.txt").read_text().splitlines()[:3] == [
             "-DOCSTART- -X- O", "", "The DT B-NP B-NP"]
@@ -261,32 +265,48 @@ def test_unwritable_model_paths_are_refused_before_training(tmp_path, capsys):
         assert captured.err == f"sklearn-struct learn: error: -o {output}: {message}\n"
 
 
+def _no_vectorizer(header):
+    del header["objects"]["vectorizer"]
+
+
+def _input_as_text(header):
+    header["settings"]["input"] = "columns"
+
+
+def _no_template(header):
+    del header["settings"]["template"]
+
+
+def _encoder_as_estimator(header):
+    header["objects"]["estimator"] = header["objects"]["vectorizer"]
+
+
 @pytest.mark.parametrize("command", ["tag", "dump"])
-def test_model_files_without_their_keys_are_refused(tmp_path, capsys, command):
+@pytest.mark.parametrize("edit, missing", [
+    (_no_vectorizer, "vectorizer"), (_input_as_text, "input format"),
+    (_no_template, "template"), (_encoder_as_estimator, "estimator")])
+def test_model_files_without_their_parts_are_refused(tmp_path, capsys, command, edit, missing):
     (tmp_path / "train.txt").write_text(TRAIN)
-    model = tmp_path / "model.joblib"
-    assert main(["learn", str(tmp_path / "train.txt"), "-o", str(model)]) == 0
-    complete = joblib.load(model)
-    broken = [({k: v for k, v in complete.items() if k != "pipeline"}, "'pipeline'"),
-              ({**complete, "input": {"format": "columns"}}, "'input n_attributes', 'input names'"),
-              ({**complete, "input": "columns"}, "'input dict'"),
-              ({**complete, "pipeline": "a pipeline"}, "'pipeline'")]
-    for content, missing in broken:
-        joblib.dump(content, tmp_path / "broken.joblib")
-        args = [str(tmp_path / "broken.joblib")]
-        if command == "tag":
-            args.append(str(tmp_path / "train.txt"))
-        capsys.readouterr()
-        assert main([command] + args) == 2
-        assert capsys.readouterr().err == (
-            f"sklearn-struct {command}: error: {tmp_path / 'broken.joblib'}: an incomplete "
-            f"model file (no valid {missing}); expected a file written by 'sklearn-struct "
-            "learn'\n")
+    model = tmp_path / "model.npz"
+    assert main(["learn", str(tmp_path / "train.txt"), "-o", str(model), "--max-iter", "2"]) == 0
+    with np.load(model, allow_pickle=False) as archive:
+        arrays = dict(archive)
+    header = json.loads(str(arrays.pop("header")))
+    edit(header)
+    broken = tmp_path / "broken.npz"
+    with open(broken, "wb") as handle:
+        np.savez(handle, header=np.array(json.dumps(header)), **arrays)
+    args = [str(broken)] + ([str(tmp_path / "train.txt")] if command == "tag" else [])
+    capsys.readouterr()
+    assert main([command] + args) == 2
+    assert capsys.readouterr().err == (
+        f"sklearn-struct {command}: error: {broken}: an incomplete model file (no valid "
+        f"{missing})\n")
 
 
 def test_tag_nbest_writes_crfpp_blocks(tmp_path, capsys):
     (tmp_path / "train.txt").write_text(TRAIN)
-    model = tmp_path / "model.joblib"
+    model = tmp_path / "model.npz"
     assert main(["learn", str(tmp_path / "train.txt"), "-o", str(model)]) == 0
     (tmp_path / "plain.txt").write_text("-DOCSTART- -X-\n\nThe DT\ndog NN\nsat VBD\n\nran VBD\n")
     capsys.readouterr()
@@ -309,12 +329,11 @@ def test_tag_nbest_writes_crfpp_blocks(tmp_path, capsys):
     assert [line.split()[-1] for line in lines[3:6] + lines[18:19]] == best
     from sklearn_struct.cli import token_features
 
-    data = joblib.load(model)
-    pipeline = data["pipeline"]
-    X = pipeline[:-1].transform([token_features([["The", "dog", "sat"], ["DT", "NN", "VBD"]],
-                                                data["input"]["names"], data["template"],
-                                                data["window"])])
-    _, _, proba = pipeline[-1].predict_k_best(X, 3, return_proba=True)
+    _, settings, objects = load_model(model)
+    X = objects["vectorizer"].transform([token_features(
+        [["The", "dog", "sat"], ["DT", "NN", "VBD"]], settings["input"]["names"],
+        settings["template"], settings["window"])])
+    _, _, proba = objects["estimator"].predict_k_best(X, 3, return_proba=True)
     np.testing.assert_allclose(p[:3], proba[0], atol=5e-7)
     # labellings distinct within a sentence
     labellings = [tuple(line.split()[-1] for line in lines[n + 1:n + 4]) for n in headers[:3]]

@@ -13,6 +13,7 @@ from sklearn_struct.datasets import (
     load_conllu,
     projectivize,
 )
+from sklearn_struct.datasets._conllu import read_conllu_sentences
 from sklearn_struct.metrics import attachment_score
 
 LINE = "{id}\t{form}\t{form}\tX\tXX\t_\t{head}\tdep\t_\t_"
@@ -161,3 +162,30 @@ def test_shared_treebanks_match_their_readme(shared_data, name):
     assert sum(len(heads) for heads in data.head) == n_words
     assert sum(is_projective(heads) for heads in data.head) == n_projective
     assert all(len(f) == len(h) for f, h in zip(data.form, data.head))
+
+
+def test_sentences_are_written_back_as_read(tmp_path):
+    text = ("# newdoc id = d1\n\n# sent_id = a\n1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n"
+            + LINE.format(id=1, form="do", head=0) + "\n"
+            + LINE.format(id=2, form="n't", head=1) + "\n"
+            + "1.1\tgo\t_\t_\t_\t_\t_\t_\t1:dep\tSpaceAfter=No\n\n")
+    sentences = read_conllu_sentences(_write(tmp_path / "a.conllu", text))
+    # a block of comments without words is kept, to be written back; load_conllu skips it
+    assert [len(s.words) for s in sentences] == [0, 2]
+    assert "".join(s.text() for s in sentences) == text
+    assert sentences[1].comments == {"sent_id": "a"} and sentences[1].column("form") == [
+        "do", "n't"]
+    replaced = sentences[1].text({"upos": ["AUX", "PART"], "head": [0, 1]}).split("\n")
+    assert replaced[1] == "1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_"
+    assert replaced[2] == "1\tdo\tdo\tAUX\tXX\t_\t0\tdep\t_\t_"
+    assert replaced[4] == "1.1\tgo\t_\t_\t_\t_\t_\t_\t1:dep\tSpaceAfter=No"
+    with pytest.raises(ValueError, match="1 values of upos for a sentence of 2 words"):
+        sentences[1].text({"upos": ["AUX"]})
+    assert len(load_conllu(tmp_path / "a.conllu").form) == 1
+
+
+def test_a_treebank_is_written_back_byte_for_byte(shared_data):
+    path = shared_data / "ud_en_ewt_r2.16" / "en_ewt-ud-dev.conllu.gz"
+    sentences = read_conllu_sentences(path)
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        assert "".join(s.text() for s in sentences) == handle.read()

@@ -1,0 +1,164 @@
+"""What the commands share: estimators, CoNLL-U input columns, model files, outputs."""
+
+import contextlib
+import os
+import sys
+import warnings
+
+from ..datasets._conllu import COLUMNS, read_conllu_sentences
+from ..eg import EGCRF, EGStructuredSVM
+from ..perceptron import StructuredPerceptron
+from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
+from ._model_file import load_model
+
+ESTIMATORS = {"crf": EGCRF, "svm": EGStructuredSVM, "perceptron": StructuredPerceptron}
+#: CoNLL-U columns a model may read (``--inputs``); everything but the form is an annotation.
+CONLLU_INPUTS = ("form", "lemma", "upos", "xpos", "feats")
+#: CoNLL-U columns a model may predict (``--label``); ``head`` parses (HEAD and DEPREL).
+CONLLU_LABELS = ("upos", "xpos", "feats", "deprel", "head")
+CONLLU_COLUMN_INDEX = {name: index for index, name in enumerate(COLUMNS)}
+
+
+def count(n, noun):
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def make_estimator(args, **params):
+    """The ``--estimator`` with the options of the command line (and ``params``)."""
+    params.update(random_state=args.random_state, n_jobs=args.n_jobs,
+                  verbose=int(args.verbose))
+    if args.max_iter is not None:
+        params["max_iter"] = args.max_iter
+    if args.estimator == "perceptron":
+        if args.C is not None or args.tol is not None:
+            raise ValueError("--C and --tol are for crf and svm; the perceptron has none "
+                             "(its only control is --max-iter, the number of epochs)")
+    else:
+        if args.C is not None:
+            params["C"] = args.C
+        if args.tol is not None:
+            params["tol"] = args.tol
+    return ESTIMATORS[args.estimator](**params)
+
+
+def check_output(path):
+    """Refuse a model path that cannot be written before training, not after."""
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise ValueError(f"-o {path}: the folder '{folder}' does not exist (nothing trained)")
+    if os.path.isdir(path):
+        raise ValueError(f"-o {path}: is a folder; expected a model file name")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise ValueError(f"-o {path}: not writable (nothing trained)")
+
+
+@contextlib.contextmanager
+def output_file(path):
+    """The file ``-o`` names, or standard output."""
+    if path is None:
+        yield sys.stdout
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        yield handle
+
+
+def parse_inputs(text, label):
+    """The CoNLL-U columns of ``--inputs`` (comma-separated), checked against the label."""
+    columns = [name.strip() for name in text.split(",")]
+    unknown = [name for name in columns if name not in CONLLU_INPUTS]
+    if unknown:
+        raise ValueError(f"--inputs {text}: {unknown[0]!r} is not a CoNLL-U input column; "
+                         f"expected some of {', '.join(CONLLU_INPUTS)}, comma-separated")
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"--inputs {text}: a column is named twice")
+    if label in columns:
+        raise ValueError(f"--inputs {text}: {label} is the label (--label {label}); a model "
+                         "cannot read what it predicts")
+    return columns
+
+
+def gold_inputs_note(columns, path):
+    """The ``learn`` line saying which annotation columns of the training file are inputs."""
+    annotations = [name for name in columns if name != "form"]
+    if not annotations:
+        return None
+    names = ", ".join(name.upper() for name in annotations)
+    return (f"inputs: {', '.join(columns)}; the {names} of {path} "
+            f"{'is' if len(annotations) == 1 else 'are'} gold annotation: every file to tag "
+            f"needs {'that column' if len(annotations) == 1 else 'those columns'} filled "
+            "(gold, or predicted by a tagger first)")
+
+
+def read_conllu(path, columns):
+    """The sentences of a CoNLL-U file and, per sentence with words, its input columns.
+
+    An input column other than the form must be filled: a ``_`` there (a file
+    not tagged yet) is an error naming the line, not an unknown value.
+    """
+    sentences = read_conllu_sentences(path)
+    inputs = []
+    for sentence in sentences:
+        if not sentence.words:
+            continue
+        for name in columns:
+            if name == "form":
+                continue
+            index = CONLLU_COLUMN_INDEX[name]
+            for line_number, fields in sentence.words:
+                if fields[index] == "_":
+                    raise ValueError(
+                        f"{path}, line {line_number}: no {name.upper()} ('_'), but the model "
+                        f"reads it (inputs: {', '.join(columns)}); fill that column first")
+        inputs.append([sentence.column(name) for name in columns])
+    if not inputs:
+        raise ValueError(f"{path}: no sentence (expected CoNLL-U word lines with 10 "
+                         "tab-separated columns)")
+    return sentences, inputs
+
+
+#: The fitted objects of a model file by task, and their kinds.
+_MODEL_OBJECTS = {
+    "tag": {"vectorizer": (SequenceDictVectorizer,), "estimator": tuple(ESTIMATORS.values())},
+    "parse": {"encoder": (DependencyTokenEncoder,), "parser": tuple(ESTIMATORS.values()),
+              "vectorizer": (SequenceDictVectorizer,),
+              "labeller": tuple(ESTIMATORS.values())}}
+#: The settings of a model file by task, and of its input by format.
+_SETTINGS = {"tag": ("estimator", "input", "template", "window", "label_kind"),
+             "parse": ("estimator", "input")}
+_INPUT_SETTINGS = {"conllu": ("label", "columns"), "columns": ("n_attributes", "names")}
+
+
+def open_model(path, args, notes):
+    """The version, settings and objects of a model file, checked against the options given.
+
+    ``tag`` and ``dump`` accept ``--format``, ``--label`` and ``--inputs``
+    although the model fixes them: given, they must agree with it.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        version, settings, objects = load_model(path)
+    notes.extend(str(warning.message) for warning in caught)
+    task = settings.get("task") if isinstance(settings, dict) else None
+    missing = ["task"] if task not in _SETTINGS else [
+        key for key in _SETTINGS[task] if key not in settings]
+    if not missing:
+        source = settings["input"]
+        keys = _INPUT_SETTINGS.get(source.get("format") if isinstance(source, dict) else None)
+        missing = (["input format"] if keys is None else
+                   [f"input {key}" for key in keys if key not in source])
+    if not missing:
+        missing = [key for key, kinds in _MODEL_OBJECTS[task].items()
+                   if not isinstance(objects.get(key), kinds)]
+    if missing:
+        raise ValueError(f"{path}: an incomplete model file (no valid {', '.join(missing)})")
+    source = settings["input"]
+    given = {"--format": (getattr(args, "format", None), source["format"]),
+             "--label": (getattr(args, "label", None), source.get("label")),
+             "--inputs": (getattr(args, "inputs", None),
+                          ",".join(source["columns"]) if "columns" in source else None)}
+    for option, (value, learnt) in given.items():
+        if value is not None and value.replace(" ", "") != learnt:
+            learnt_text = f"{option} {learnt}" if learnt else f"no {option}"
+            raise ValueError(f"{option} {value}, but {path} was learnt with {learnt_text}; "
+                             f"the model fixes it (omit {option})")
+    return version, settings, objects

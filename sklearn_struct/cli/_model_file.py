@@ -1,0 +1,181 @@
+"""Model files that are safe to open: arrays in an ``.npz`` archive, the rest as JSON.
+
+A model file is read with ``numpy.load(allow_pickle=False)`` and ``json``: no
+byte of it is ever unpickled, so a file from an untrusted source cannot run
+code.  The fitted objects (estimators, vectorizers, structures and their
+target codecs) are written as their state (``__getstate__``): JSON values,
+arrays (stored in the archive, referred to by name) and further objects, each
+tagged with its class name.  Only the classes of :data:`_CLASSES` are rebuilt;
+any other name is an error, as is any other kind of value when writing.
+"""
+
+import json
+import warnings
+import zipfile
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import __version__
+from ..base import _WeightView
+from ..eg import EGCRF, EGStructuredSVM
+from ..perceptron import StructuredPerceptron
+from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
+from ..structures import ChainStructure, DependencyTreeStructure, TreeStructure
+from ..structures._targets import UnitLabelCodec, _Labels
+from ..structures.dependency.structure import HeadsCodec
+
+#: Version of the file layout; a file of another version is refused.
+MODEL_FORMAT = 2
+#: The classes a model file may name: what ``learn`` fits, and the objects they hold.
+_CLASSES = {cls.__name__: cls for cls in (
+    EGCRF, EGStructuredSVM, StructuredPerceptron, SequenceDictVectorizer,
+    DependencyTokenEncoder, ChainStructure, DependencyTreeStructure, TreeStructure,
+    UnitLabelCodec, _Labels, HeadsCodec, _WeightView)}
+#: Keys marking an encoded non-JSON value; a dict of the state may not use them.
+_MARKERS = ("__array__", "__object__", "__tuple__", "__csr__")
+_NOT_A_MODEL = "not a model file written by 'sklearn-struct learn'"
+
+
+def save_model(path, settings, objects):
+    """Write a model file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write (written as named: no ``.npz`` is appended).
+    settings : dict
+        JSON values describing the model (task, input columns, features).
+    objects : dict of str to object
+        The fitted objects (instances of the classes of ``_CLASSES``).
+    """
+    arrays = {}
+    header = {"sklearn_struct_model": MODEL_FORMAT, "version": __version__,
+              "settings": settings,
+              "objects": {name: _encode(obj, arrays, name) for name, obj in objects.items()}}
+    with open(path, "wb") as handle:  # a file object: numpy would append .npz to a name
+        np.savez_compressed(handle, header=np.array(json.dumps(header)), **arrays)
+
+
+def load_model(path):
+    """Read a model file written by :func:`save_model`.
+
+    Returns
+    -------
+    version : str
+        The sklearn-struct version that wrote it.
+    settings : dict
+        Its settings.
+    objects : dict of str to object
+        The fitted objects, rebuilt.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a model file (a pickle among them: refused without
+        being run), or is one of another layout version.
+    """
+    with open(path, "rb") as handle:
+        start = handle.read(2)
+    if start[:1] == b"\x80" or start[:1] == b"x":  # a pickle, or a zlib stream (joblib's)
+        raise ValueError(f"{path}: {_NOT_A_MODEL} (a pickle, perhaps the model file of an "
+                         "earlier sklearn-struct: pickles are not opened, since opening one "
+                         "can run any code; learn the model again)")
+    try:
+        with np.load(path, allow_pickle=False) as archive:  # refuses pickles, unread
+            if not isinstance(archive, np.lib.npyio.NpzFile) or "header" not in archive:
+                raise ValueError("no header")
+            header = json.loads(str(archive["header"]))
+            arrays = {name: archive[name] for name in archive.files if name != "header"}
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{path}: {_NOT_A_MODEL} (expected an .npz archive of arrays and "
+                         "a JSON header)") from exc
+    if not isinstance(header, dict) or "sklearn_struct_model" not in header:
+        raise ValueError(f"{path}: {_NOT_A_MODEL} (its header has no model marker)")
+    if header["sklearn_struct_model"] != MODEL_FORMAT:
+        raise ValueError(f"{path}: a model file of layout {header['sklearn_struct_model']} "
+                         f"(sklearn-struct {header.get('version')}); this sklearn-struct "
+                         f"({__version__}) reads layout {MODEL_FORMAT}: learn the model again")
+    missing = [key for key in ("version", "settings", "objects") if key not in header]
+    if missing:
+        raise ValueError(f"{path}: an incomplete model file (no {', '.join(missing)})")
+    if header["version"] != __version__:
+        warnings.warn(f"{path}: written by sklearn-struct {header['version']}, read by "
+                      f"{__version__}; the layout is the same, but predictions may differ "
+                      "if the models changed: learn it again if they matter", UserWarning)
+    try:
+        objects = {name: _decode(value, arrays) for name, value in header["objects"].items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{path}: a damaged model file ({exc})") from exc
+    return header["version"], header["settings"], objects
+
+
+def _encode(value, arrays, where):
+    """A JSON value for ``value``; its arrays go to ``arrays`` under new names."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (np.bool_, np.integer, np.floating)):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        if value.dtype == object:
+            raise TypeError(f"{where}: an array of Python objects cannot be saved safely")
+        name = f"a{len(arrays)}"
+        arrays[name] = value
+        return {"__array__": name}
+    if sp.issparse(value) and value.format == "csr":
+        return {"__csr__": [_encode(part, arrays, where) for part in
+                            (value.data, value.indices, value.indptr)],
+                "shape": list(value.shape), "matrix": isinstance(value, sp.spmatrix)}
+    if isinstance(value, dict):
+        if any(not isinstance(key, str) or key in _MARKERS for key in value):
+            raise TypeError(f"{where}: a dict with keys other than plain strings cannot be "
+                            "saved as JSON")
+        return {key: _encode(item, arrays, f"{where}.{key}") for key, item in value.items()}
+    if isinstance(value, list):
+        return [_encode(item, arrays, f"{where}[{i}]") for i, item in enumerate(value)]
+    name = type(value).__name__
+    if _CLASSES.get(name) is type(value):
+        if isinstance(value, tuple):  # a named tuple: its fields
+            return {"__object__": name, "fields": _encode(list(value), arrays, where)}
+        state = value.__getstate__()
+        return {"__object__": name, "state": _encode(state, arrays, f"{where}.{name}")}
+    if type(value) is tuple:
+        return {"__tuple__": [_encode(item, arrays, f"{where}[{i}]")
+                              for i, item in enumerate(value)]}
+    raise TypeError(f"{where}: a {type(value).__module__}.{name} cannot be saved in a model "
+                    "file (not among the classes a model file may name)")
+
+
+def _decode(value, arrays):
+    """The value :func:`_encode` encoded, objects rebuilt from the allowed classes only."""
+    if isinstance(value, list):
+        return [_decode(item, arrays) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if "__array__" in value:
+        return arrays[value["__array__"]]
+    if "__tuple__" in value:
+        return tuple(_decode(item, arrays) for item in value["__tuple__"])
+    if "__csr__" in value:
+        data, indices, indptr = (_decode(part, arrays) for part in value["__csr__"])
+        kind = sp.csr_matrix if value["matrix"] else sp.csr_array
+        return kind((data, indices, indptr), shape=tuple(value["shape"]))
+    if "__object__" in value:
+        name = value["__object__"]
+        if name not in _CLASSES:
+            raise ValueError(f"it names the class {name!r}, which a model file may not hold")
+        cls = _CLASSES[name]
+        if "fields" in value:
+            return cls(*_decode(value["fields"], arrays))
+        obj = cls.__new__(cls)
+        state = _decode(value["state"], arrays)
+        if state is None:
+            return obj
+        if not isinstance(state, dict):
+            raise ValueError(f"the state of a {name} is not a dict")
+        if hasattr(obj, "__setstate__"):
+            obj.__setstate__(state)
+        else:
+            obj.__dict__.update(state)
+        return obj
+    return {key: _decode(item, arrays) for key, item in value.items()}

@@ -1,0 +1,257 @@
+"""``learn --label head`` and ``tag`` for dependency parsing: heads, then their relations.
+
+Two models, as in the user guide's dependency chapter: a first-order parser
+(:class:`~sklearn_struct.structures.DependencyTreeStructure` over the
+:class:`~sklearn_struct.preprocessing.DependencyTokenEncoder` ids) predicts
+the heads; a relation labeller (the same estimator over
+:class:`~sklearn_struct.structures.TreeStructure`, whose label graph is the
+dependency tree itself, its edges typed by the arc's direction) labels the
+predicted tree's arcs with DEPREL.  The labeller learns on the gold trees.
+"""
+
+import sys
+import time
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from ..datasets import check_heads, filter_projective
+from ..datasets._io import malformed
+from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
+from ..structures import DependencyTreeStructure, TreeStructure
+from ._common import (CONLLU_COLUMN_INDEX, check_output, gold_inputs_note, make_estimator,
+                      output_file, parse_inputs, read_conllu)
+from ._evaluation import attachment_scores
+from ._model_file import save_model
+
+#: The tag columns the parser's templates read (as ``DependencyTokenEncoder(pos=...)``).
+_TAG_COLUMNS = ("upos", "xpos")
+
+
+def _distance_bucket(distance):
+    for bound in (1, 2, 3, 5, 10):
+        if distance <= bound:
+            return str(bound)
+    return "far"
+
+
+def relation_features(columns, names, heads):
+    """Feature dicts of the arcs of one sentence's tree, for the relation labeller.
+
+    For the word ``m`` and its head ``h`` (the root for ``h = 0``): a bias, the
+    arc's direction and length (bucketed: 1, 2, 3, 5, 10, far), and for each
+    input column ``a`` (the form lower-cased): ``a``, ``h.a``, ``a|h.a``,
+    ``a|h.a|arc``, the values of the previous and next word (``-1.a``,
+    ``+1.a``), and of the word's children with their side (``ch.a=L:value``).
+
+    Parameters
+    ----------
+    columns : list of list of str
+        The input columns of the sentence (``form`` first).
+    names : list of str
+        Their CoNLL-U names (``form``, ``upos``, ``xpos``).
+    heads : array-like of int of shape (n_words,)
+        ``heads[m - 1]`` is the head of word ``m`` (0 the root).
+
+    Returns
+    -------
+    features : list of dict
+        One dict per word, for :class:`~sklearn_struct.preprocessing.SequenceDictVectorizer`.
+    """
+    n = len(heads)
+    values = {name: [w.lower() for w in column] if name == "form" else list(column)
+              for name, column in zip(names, columns)}
+    children = [[] for _ in range(n)]
+    for m, h in enumerate(heads):
+        if h > 0:
+            children[h - 1].append(m)
+    tokens = []
+    for m in range(n):
+        h = int(heads[m]) - 1
+        arc = "root" if h < 0 else ("L" if m < h else "R") + _distance_bucket(abs(m - h))
+        token = {"bias": 1.0, "arc": arc}
+        for name, value in values.items():
+            word = value[m]
+            head = "<root>" if h < 0 else value[h]
+            token[name] = word
+            token[f"h.{name}"] = head
+            token[f"{name}|h.{name}"] = f"{word}|{head}"
+            token[f"{name}|h.{name}|arc"] = f"{word}|{head}|{arc}"
+            token[f"-1.{name}"] = value[m - 1] if m > 0 else "<s>"
+            token[f"+1.{name}"] = value[m + 1] if m + 1 < n else "</s>"
+            token[f"ch.{name}"] = [("L:" if c < m else "R:") + value[c] for c in children[m]]
+        tokens.append(token)
+    return tokens
+
+
+def relation_inputs(columns_list, names, heads_list, vectorizer):
+    """The labeller's input: per sentence ``(features, parents, arc directions)``."""
+    X = vectorizer.transform([relation_features(columns, names, heads)
+                              for columns, heads in zip(columns_list, heads_list)])
+    trees = []
+    for x, heads in zip(X, heads_list):
+        parents = np.asarray(heads, dtype=np.int64) - 1  # the root word has none (-1)
+        trees.append((x, parents, (np.arange(len(parents)) > parents).astype(np.int64)))
+    return trees
+
+
+def parser_sentences(columns_list, names):
+    """Sentence dicts for :class:`DependencyTokenEncoder` and its ``pos`` setting.
+
+    Without a tag column, every word gets one constant tag: the parser's
+    templates then see the words, their prefixes and the distances only.
+    """
+    tags = [name for name in names if name in _TAG_COLUMNS]
+    pos = "both" if len(tags) == 2 else (tags[0] if tags else "upos")
+    sentences = []
+    for columns in columns_list:
+        sentence = dict(zip(names, columns))
+        if not tags:
+            sentence["upos"] = ["_"] * len(sentence["form"])
+        sentences.append(sentence)
+    return sentences, pos
+
+
+def _parse_inputs(args):
+    columns = parse_inputs(args.inputs or "form", "head")
+    others = [name for name in columns if name not in ("form",) + _TAG_COLUMNS]
+    if "form" not in columns or others:
+        raise ValueError(f"--inputs {args.inputs}: the parser reads the form and the tags "
+                         "(upos, xpos): give form and any of upos, xpos")
+    return columns
+
+
+def _gold_trees(path, sentences):
+    """Heads and relations of every sentence with words, checked to be trees."""
+    heads, deprels = [], []
+    for sentence in sentences:
+        if not sentence.words:
+            continue
+        values = []
+        for line_number, fields in sentence.words:
+            head = fields[CONLLU_COLUMN_INDEX["head"]]
+            if not head.isascii() or not head.isdigit():
+                raise malformed(path, line_number, f"head {head!r} is not a word number: "
+                                "learning a parser needs the trees")
+            values.append(int(head))
+        try:
+            heads.append(check_heads(values, where="the heads"))
+        except ValueError as exc:
+            raise malformed(path, sentence.words[0][0], str(exc)) from None
+        deprels.append(sentence.column("deprel"))
+    return heads, deprels
+
+
+def learn(args):
+    """``learn --label head``: fit the parser and the relation labeller, write both."""
+    if args.format != "conllu":
+        raise ValueError("--label head parses CoNLL-U files: add --format conllu")
+    if args.template is not None or args.window is not None:
+        raise ValueError("--template and --window choose the features of taggers; the "
+                         "parser's are fixed (see 'Parsing' in the command-line guide)")
+    columns = _parse_inputs(args)
+    parser = make_estimator(args, structure=DependencyTreeStructure(
+        projective=not args.non_projective, hash_bits=args.hash_bits))
+    labeller = make_estimator(args, structure=TreeStructure(n_edge_types=2))
+    check_output(args.output)
+    started = time.perf_counter()
+    conllu, inputs = read_conllu(args.train, columns)
+    heads, deprels = _gold_trees(args.train, conllu)
+    sentences, pos = parser_sentences(inputs, columns)
+    encoder = DependencyTokenEncoder(pos=pos).fit(sentences)
+    kept = list(range(len(heads)))
+    if not args.non_projective:  # Eisner's trees are projective: so must the examples be
+        kept, _, _ = filter_projective(kept, heads)
+    X_parser = encoder.transform([sentences[i] for i in kept])
+    vectorizer = SequenceDictVectorizer().fit(
+        [relation_features(columns_i, columns, heads_i)
+         for columns_i, heads_i in zip(inputs, heads)])
+    X_labeller = relation_inputs(inputs, columns, heads, vectorizer)
+    n_words = sum(len(h) for h in heads)
+    print(f"{len(heads)} sentences, {n_words} words; parser: "
+          f"{'all' if args.non_projective else len(kept)} "
+          f"{'' if args.non_projective else 'projective '}sentences, 2^{args.hash_bits} hashed "
+          f"weights; relation labeller: {len(vectorizer.vocabulary_)} features, "
+          f"{len(set(np.concatenate(deprels)))} relations "
+          f"(read in {time.perf_counter() - started:.1f}s)", flush=True)
+    note = gold_inputs_note(columns, args.train)
+    if note:
+        print(note, flush=True)
+    dev = None
+    if args.dev is not None:
+        dev_conllu, dev_inputs = read_conllu(args.dev, columns)
+        dev_heads, dev_deprels = _gold_trees(args.dev, dev_conllu)
+        dev = (encoder.transform(parser_sentences(dev_inputs, columns)[0]), dev_inputs,
+               dev_heads, dev_deprels)
+
+    def score_dev(n_pass, fitted):
+        if n_pass % args.dev_every == 0:
+            uas = attachment_scores(dev[2], fitted.predict(dev[0]))["UAS"]
+            print(f"parser pass {n_pass}: dev UAS {uas:.2f}", flush=True)
+
+    started = time.perf_counter()
+    notes = _fit(parser, X_parser, [heads[i] for i in kept],
+                 callback=None if dev is None else score_dev)
+    parser_seconds = time.perf_counter() - started
+    print(f"trained the parser ({type(parser).__name__}) in {parser_seconds:.1f}s "
+          f"({parser.n_iter_} passes)", flush=True)
+    started = time.perf_counter()
+    notes += _fit(labeller, X_labeller, [np.asarray(d, dtype=str) for d in deprels])
+    labeller_seconds = time.perf_counter() - started
+    if args.prune is not None:
+        parser.prune_weights(args.prune)
+        labeller.prune_weights(args.prune)
+    settings = {"task": "parse", "estimator": args.estimator,
+                "input": {"format": "conllu", "label": "head", "columns": columns}}
+    save_model(args.output, settings, {"encoder": encoder, "parser": parser,
+                                       "vectorizer": vectorizer, "labeller": labeller})
+    line = (f"trained the relation labeller ({type(labeller).__name__}) in "
+            f"{labeller_seconds:.1f}s ({labeller.n_iter_} passes)")
+    if dev is not None:
+        predicted, relations = _predict(settings, {"encoder": encoder, "parser": parser,
+                                                   "vectorizer": vectorizer,
+                                                   "labeller": labeller}, dev[1])
+        scores = attachment_scores(dev[2], predicted, dev[3], relations)
+        line += f"; dev UAS {scores['UAS']:.2f}, LAS {scores['LAS']:.2f}"
+    print(f"{line}; model written to {args.output}", flush=True)
+    for note in notes:
+        print(note, file=sys.stderr)
+
+
+def _fit(estimator, X, y, callback=None):
+    """Fit ``estimator``; its convergence warnings as notes naming the model."""
+    role = ("parser" if isinstance(estimator.structure, DependencyTreeStructure)
+            else "relation labeller")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        estimator.fit(X, y, callback=callback)
+    return [f"note ({role}): {warning.message}" for warning in caught]
+
+
+def _predict(settings, objects, inputs):
+    """Predicted heads and relations of sentences given by their input columns."""
+    columns = settings["input"]["columns"]
+    sentences, _ = parser_sentences(inputs, columns)
+    heads = objects["parser"].predict(objects["encoder"].transform(sentences))
+    trees = relation_inputs(inputs, columns, heads, objects["vectorizer"])
+    return heads, objects["labeller"].predict(trees)
+
+
+def tag(args, settings, objects):
+    """``tag`` with a parser: the input file with HEAD and DEPREL predicted."""
+    if args.marginals != "none" or args.nbest is not None:
+        raise ValueError("--marginals and --nbest are for taggers; this model parses")
+    if args.n_jobs is not None:
+        for key in ("parser", "labeller"):
+            objects[key].set_params(n_jobs=args.n_jobs)
+    conllu, inputs = read_conllu(args.input, settings["input"]["columns"])
+    heads, relations = _predict(settings, objects, inputs)
+    predicted = iter(zip(heads, relations))
+    with output_file(args.output) as out:
+        for sentence in conllu:
+            replace = None
+            if sentence.words:
+                sentence_heads, sentence_relations = next(predicted)
+                replace = {"head": sentence_heads, "deprel": sentence_relations}
+            out.write(sentence.text(replace))
