@@ -258,7 +258,8 @@ class LabelledUnits(OutputSpace):
     ``transition_``.  Named weights are ``state_features_``, ``{(feature_name,
     label): weight}`` for every non-zero input weight, and
     ``transition_features_``, ``{(label_from, label_to): weight}``, in the keys
-    of sklearn-crfsuite.
+    of sklearn-crfsuite (``{(edge_type, label_from, label_to): weight}`` for a
+    label tree with typed edges).
 
     Parameters
     ----------
@@ -312,8 +313,13 @@ class LabelledUnits(OutputSpace):
         named = {"state_features_": {(names[j], labels[k]): float(W[k, j])
                                      for j, k in zip(features.tolist(), states.tolist())}}
         transition = attributes.get("transition_")
-        if transition is not None:
+        if transition is not None and np.ndim(transition) == 2:
             named["transition_features_"] = {
                 (labels[a], labels[b]): float(transition[a, b])
+                for a in range(len(labels)) for b in range(len(labels))}
+        elif transition is not None:  # typed edges: one matrix per edge type
+            named["transition_features_"] = {
+                (edge_type, labels[a], labels[b]): float(transition[edge_type, a, b])
+                for edge_type in range(transition.shape[0])
                 for a in range(len(labels)) for b in range(len(labels))}
         return named

@@ -905,12 +905,12 @@ COMMAND_CASES = {
     "learn: binary garbage": (
         ["learn", "{garbage}", "-o", "{tmp}/m.joblib"], "undecodable bytes",
         "{garbage}, line 1: not valid utf-8 text"),
-    "tag: a model file without its pipeline": (
-        ["tag", "{incomplete}", "{train}"], "incomplete model files",
-        "{incomplete}: an incomplete model file (no valid 'pipeline')"),
-    "dump: a model file without its pipeline": (
-        ["dump", "{incomplete}"], "incomplete model files",
-        "{incomplete}: an incomplete model file (no valid 'pipeline')"),
+    "tag: a pickled model file": (
+        ["tag", "{incomplete}", "{train}"], "pickles are never opened",
+        "{incomplete}: not a model file written by 'sklearn-struct learn' (a pickle"),
+    "dump: a pickled model file": (
+        ["dump", "{incomplete}"], "pickles are never opened",
+        "{incomplete}: not a model file written by 'sklearn-struct learn' (a pickle"),
     "tag: a file that is no model": (
         ["tag", "{train}", "{train}"], "not a model file",
         "{train}: not a model file written by 'sklearn-struct learn'"),

@@ -402,3 +402,14 @@ def test_integral_float_parents_and_batch_checks():
     chain_batch = ChainStructure().make_batch([np.ones((3, 2))], n_states=2)
     with pytest.raises(TypeError, match="expected a TreeBatch"):
         structure.marginals(chain_batch, np.zeros(chain_batch.part_offsets[-1]))
+
+
+def test_named_weights_of_typed_edges_key_each_transition_by_its_edge_type():
+    structure = TreeStructure(n_edge_types=2)
+    space = structure.output_space()
+    attributes = {"coef_": np.array([[0.0, 1.5], [0.0, 0.0]]),
+                  "transition_": np.arange(8.0).reshape(2, 2, 2)}
+    named = space.named_weights(attributes, np.array(["f0", "f1"]), np.array(["A", "B"]))
+    assert named["state_features_"] == {("f1", "A"): 1.5}
+    assert named["transition_features_"][(1, "B", "A")] == 6.0
+    assert len(named["transition_features_"]) == 8
