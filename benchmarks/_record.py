@@ -109,7 +109,7 @@ def read_record(topic, directory=RESULTS):
         Title -> ``{"command", "date", "text", "tables"}``: the command line of
         the run, its date (ISO string), the section's markdown, and its tables
         in order, each a list of rows, each row a dict from column header to
-        cell text.
+        cell text (a header repeated in a table gets " (2)", " (3)", ...).
     """
     text = (directory / f"{topic}.md").read_text()
     sections = {}
@@ -126,7 +126,7 @@ def _markdown_tables(text):
     for k in range(len(lines) - 1):
         if lines[k].startswith("|") and re.fullmatch(r"\|(---\|)+", lines[k + 1]) and (
                 k == 0 or not lines[k - 1].startswith("|")):
-            header = _cells(lines[k])
+            header = _unique(_cells(lines[k]))
             rows = []
             for line in lines[k + 2:]:
                 if not line.startswith("|"):
@@ -138,6 +138,16 @@ def _markdown_tables(text):
 
 def _cells(line):
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _unique(header):
+    """Column names made unique: the second ``slowdown`` becomes ``slowdown (2)``."""
+    seen = {}
+    names = []
+    for name in header:
+        seen[name] = seen.get(name, 0) + 1
+        names.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
+    return names
 
 
 def record(section, body, command):
