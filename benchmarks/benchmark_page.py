@@ -299,10 +299,10 @@ def draw(item):
 
     fig = DRAWINGS[item.name](plt, item.data)
     stamps = item.stamps()
-    fig.text(0.01, 0.01, "\n".join(stamps), fontsize=6.5, color="0.35", va="bottom")
+    fig.text(0.01, 0.01, "\n".join(stamps), fontsize=7.5, color="0.3", va="bottom")
     fig.tight_layout(rect=(0, 0.035 * len(stamps) + 0.02, 1, 1))
     FIGURES.mkdir(parents=True, exist_ok=True)
-    fig.savefig(FIGURES / f"{item.name}.png", dpi=80, metadata={DIGEST_KEY: item.digest()})
+    fig.savefig(FIGURES / f"{item.name}.png", dpi=90, metadata={DIGEST_KEY: item.digest()})
     plt.close(fig)
 
 
