@@ -121,7 +121,16 @@ def read_record(topic, directory=RESULTS):
 
 
 def _markdown_tables(text):
-    """Every markdown table of ``text`` as a list of row dicts keyed by the header."""
+    """Every markdown table of ``text`` as a list of row dicts keyed by the header.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    tables : list of list of dict
+    """
     tables, lines = [], text.splitlines()
     for k in range(len(lines) - 1):
         if lines[k].startswith("|") and re.fullmatch(r"\|(---\|)+", lines[k + 1]) and (
@@ -137,11 +146,21 @@ def _markdown_tables(text):
 
 
 def _cells(line):
+    """The stripped cells of a markdown table row."""
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
 def _unique(header):
-    """Column names made unique: the second ``slowdown`` becomes ``slowdown (2)``."""
+    """Column names made unique: the second ``slowdown`` becomes ``slowdown (2)``.
+
+    Parameters
+    ----------
+    header : list of str
+
+    Returns
+    -------
+    names : list of str
+    """
     seen = {}
     names = []
     for name in header:

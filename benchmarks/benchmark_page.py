@@ -56,26 +56,60 @@ class Headline:
         self.sections = [read_record(topic)[title] for topic, title in self.sources]
 
     def digest(self):
-        """Digest of the source sections' text: changes when any of them is re-recorded."""
+        """Digest of the source sections' text: changes when any of them is re-recorded.
+
+        Returns
+        -------
+        digest : str
+            16 hexadecimal digits.
+        """
         sha = hashlib.sha1()
         for section in self.sections:
             sha.update(section["text"].encode())
         return sha.hexdigest()[:16]
 
     def stamps(self):
-        """One line per source command: record, command and date."""
+        """One line per source command: record, command and date.
+
+        Returns
+        -------
+        lines : list of str
+        """
         lines = [f"results/{topic}.md: {section['command']} ({section['date']})"
                  for (topic, _), section in zip(self.sources, self.sections)]
         return list(dict.fromkeys(lines))  # the dask jobs share a record, not a command
 
 
 def _table_with(section, column):
-    """The first table of ``section`` that has ``column``."""
+    """The first table of ``section`` that has ``column``.
+
+    Parameters
+    ----------
+    section : dict
+        A section as :func:`_record.read_record` returns it.
+    column : str
+        A column header.
+
+    Returns
+    -------
+    rows : list of dict
+    """
     return next(table for table in section["tables"] if table and column in table[0])
 
 
 def _bold_test_uas(section):
-    """Test UAS (punctuation excluded) at the pass with the best dev UAS, as the record states."""
+    """Test UAS (punctuation excluded) at the pass with the best dev UAS, as the record states.
+
+    Parameters
+    ----------
+    section : dict
+        A ``bench_dependency_ewt.py`` section.
+
+    Returns
+    -------
+    uas : str
+        As written in the record.
+    """
     return re.search(r"where test UAS is \*\*([\d.]+)\*\*", section["text"]).group(1)
 
 
@@ -227,13 +261,27 @@ def scaling():
 
 
 def headlines():
-    """Every question of the page, in order, from the current records."""
+    """Every question of the page, in order, from the current records.
+
+    Returns
+    -------
+    items : list of Headline
+    """
     return [speed_against_crfsuite(), speed_against_bcfw(), accuracy_against_papers(),
             parsing_against_perceptron(), scaling()]
 
 
 def readme_table(items):
-    """The README's headline table (markdown), between its markers."""
+    """The README's headline table (markdown), between its markers.
+
+    Parameters
+    ----------
+    items : list of Headline
+
+    Returns
+    -------
+    text : str
+    """
     lines = [README_START, "", "| question | answer | plot | record |", "|---|---|---|---|"]
     for item in items:
         topics = dict.fromkeys(topic for topic, _ in item.sources)
@@ -245,7 +293,17 @@ def readme_table(items):
 
 
 def page_text(items):
-    """``doc/benchmarks.rst``: per question, a figure, the answer and links to the records."""
+    """``doc/benchmarks.rst``: per question, a figure, the answer and links to the records.
+
+    Parameters
+    ----------
+    items : list of Headline
+
+    Returns
+    -------
+    text : str
+        The page's reStructuredText.
+    """
     head = ("Benchmarks\n==========\n\n"
             "Five questions about speed and accuracy, each answered by one figure and one "
             "sentence.  Both come from the current records of the benchmark scripts "
@@ -267,7 +325,12 @@ def page_text(items):
 
 
 def write_readme(items):
-    """Replace the headline table of README.md (between its markers)."""
+    """Replace the headline table of README.md (between its markers).
+
+    Parameters
+    ----------
+    items : list of Headline
+    """
     text = README.read_text()
     pattern = re.compile(re.escape(README_START) + ".*?" + re.escape(README_END), re.S)
     if not pattern.search(text):
@@ -276,7 +339,17 @@ def write_readme(items):
 
 
 def png_digest(path):
-    """The ``DIGEST_KEY`` text of a PNG written by this script (None when absent)."""
+    """The ``DIGEST_KEY`` text of a PNG written by this script.
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    digest : str or None
+        None when the PNG has no such text chunk.
+    """
     data = Path(path).read_bytes()
     position = 8  # after the signature: chunks of length, type, data, CRC
     while position < len(data):
@@ -291,7 +364,12 @@ def png_digest(path):
 
 
 def draw(item):
-    """Draw ``item``'s figure into ``FIGURES`` (stamped with its sources and their digest)."""
+    """Draw ``item``'s figure into ``FIGURES`` (stamped with its sources and their digest).
+
+    Parameters
+    ----------
+    item : Headline
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -307,6 +385,19 @@ def draw(item):
 
 
 def _draw_speed_crfsuite(plt, data):
+    """Figure: seconds to 0.1% of the optimum, per method.
+
+    Parameters
+    ----------
+    plt : module
+        ``matplotlib.pyplot``.
+    data : dict
+        The headline's ``data``.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    """
     fig, ax = plt.subplots(figsize=(7, 2.8))
     names = list(data["seconds"])
     ax.barh(names, [data["seconds"][n] for n in names], color=["C0", "C0", "C7"])
@@ -320,6 +411,19 @@ def _draw_speed_crfsuite(plt, data):
 
 
 def _draw_speed_bcfw(plt, data):
+    """Figure: time to 0.5% (medians) and the final gap per C.
+
+    Parameters
+    ----------
+    plt : module
+        ``matplotlib.pyplot``.
+    data : dict
+        The headline's ``data``.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    """
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
     names = list(data["medians"])
     left.barh(names, [data["medians"][n] for n in names], color=["C0", "C0", "C7"])
@@ -340,6 +444,19 @@ def _draw_speed_bcfw(plt, data):
 
 
 def _draw_accuracy_papers(plt, data):
+    """Figure: Table 2's errors and Table 5's accuracies, ours against the papers'.
+
+    Parameters
+    ----------
+    plt : module
+        ``matplotlib.pyplot``.
+    data : dict
+        The headline's ``data``.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    """
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
     left.semilogx(data["C"], data["paper_error"], "o-", color="C7", label="paper (Table 2)")
     left.semilogx(data["C"], data["path_error"], "s-", color="C0", label="sklearn_struct")
@@ -364,6 +481,19 @@ def _draw_accuracy_papers(plt, data):
 
 
 def _draw_parsing_perceptron(plt, data):
+    """Figure: test UAS per pass and per training minute.
+
+    Parameters
+    ----------
+    plt : module
+        ``matplotlib.pyplot``.
+    data : dict
+        The headline's ``data``.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    """
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
     for (name, curve), colour in zip(data["curves"].items(), ("C7", "C0", "C1")):
         left.plot(curve["passes"], curve["test_uas"], ".-", color=colour, label=name)
@@ -378,6 +508,19 @@ def _draw_parsing_perceptron(plt, data):
 
 
 def _draw_scaling(plt, data):
+    """Figure: time per pass against edges; speed-up on two cores.
+
+    Parameters
+    ----------
+    plt : module
+        ``matplotlib.pyplot``.
+    data : dict
+        The headline's ``data``.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    """
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
     for memory, points in data["sizes"].items():
         edges, seconds = zip(*points)
