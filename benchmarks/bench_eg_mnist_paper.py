@@ -45,9 +45,9 @@ for CI).
 ``--table2-causes`` runs only Table 2's path with the gap checked after every pass, once
 per variant of ``TABLE2_VARIANTS`` (the package's rate growth of 1.02 or the paper's 1.05,
 per-example rates carried over from the previous C or reset to eta0), each in a process
-of its own, and records where the passes per C differ from the paper's and why: 2
-minutes per variant on a quiet machine, 7 at a load average of 5 (over 10 minutes in
-all: not for CI).
+of its own, and ``eg_path`` with an int seed against a continued ``RandomState``, and
+records where the passes per C differ from the paper's and why: 29 minutes at a load
+average of 5.6 (over 10 minutes: not for CI).
 
 Run from benchmarks/:  python bench_eg_mnist_paper.py [--passes 50] [--data PATH]
                        python bench_eg_mnist_paper.py --table2-causes
