@@ -81,9 +81,9 @@ def eg_solve(
     order="shuffle", learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100,
     annealing=False, smoothing=False, state=None, random_state=None, n_jobs=None, verbose=0,
     callback=None,
-    feature_scale=None, keep_dual=True,
+    feature_scale=None, keep_dual=True, center=None,
 ):
-    """Minimise ``1/2||w||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
+    """Minimise ``1/2||w - center||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
 
     Parameters
     ----------
@@ -150,6 +150,15 @@ def eg_solve(
         Return the dual variables ``theta`` and ``mu`` in the state (what a
         warm start needs).  With False they are None, and batch EG does not
         bring them back from its chunks (on a cluster, from the workers).
+    center : ndarray of shape (n_weights,), optional
+        The center ``v`` of the L2 penalty (None: 0): the proximal step
+        ``argmin_w 1/2 ||w - v||^2 + C sum_i s_i loss_i(w)``, whose dual is the
+        dual above with ``w(alpha) = v + C sum_i s_i (phi(x_i, y_i) - E_{alpha_i}
+        phi(x_i, y))`` and ``||v||^2 / 2`` added.  It is the full dual of a larger
+        data set with the dual variables of the examples not given here frozen
+        inside ``v`` (block-coordinate ascent), what ``partial_fit`` solves.  The
+        distributions near the truth give ``w = v``, a sensible start at any
+        ``C``: ``C`` is not annealed with a center (``annealing`` is ignored).
 
     Returns
     -------
@@ -165,8 +174,10 @@ def eg_solve(
     adaptive = isinstance(learning_rate, str)
     eta = eta0 if adaptive else float(learning_rate)
     rng = random_state if random_state is not None else np.random.RandomState(0)
-    datafit = StructuredLoss(structure, batch, Y, loss, sample_weight, feature_scale, n_jobs)
+    datafit = StructuredLoss(structure, batch, Y, loss, sample_weight, feature_scale, n_jobs,
+                             center)
     n = datafit.n_samples
+    annealing = annealing and center is None  # w(alpha) is not linear in C about a center
 
     cold_start = state is None
     smoothed = smoothing and loss == "hinge" and solver == "online"
@@ -175,7 +186,7 @@ def eg_solve(
         epoch_runner, marginals, expected = BatchPasses.uniform(datafit)
         state = initial_state(datafit, eta0, marginals=marginals)
     elif cold_start:
-        state = initial_state(datafit, eta0, near_truth=smoothed)
+        state = initial_state(datafit, eta0, near_truth=smoothed or center is not None)
         if smoothed:
             state.beta = min(1.0, BETA_START_C / C)
     elif not np.array_equal(state.part_offsets, batch.part_offsets):
