@@ -54,8 +54,8 @@ import numpy as np
 
 from ..structures._base import require_kernel
 from ._eg_dual import (AVERAGE_WINDOW, BETA_GATE, BETA_GROWTH, BETA_START_C, EGState, LOSSES,
-                       attach_state, example_gaps, hinge_dual, initial_state, l2_dual,
-                       sharpened_rates)
+                       attach_state, example_gaps, hinge_dual, initial_state, joined_states,
+                       l2_dual, sharpened_rates)
 from ._eg_execution import ONLINE_KERNEL_OPERATIONS, BatchPasses, OnlineEpoch, online_threads
 from ._eg_schedule import (ANNEALING_GROWTH, ANNEALING_MAX_GROWTH, ORDERS, gap_rate,
                            gap_visit_probabilities, next_annealed_C, passes_to_next_check,
@@ -63,7 +63,8 @@ from ._eg_schedule import (ANNEALING_GROWTH, ANNEALING_MAX_GROWTH, ORDERS, gap_r
 from .loss import StructuredLoss
 
 
-__all__ = ["EGResult", "EGState", "eg_solve", "next_annealed_C", "uniform_start_C"]
+__all__ = ["EGResult", "EGState", "eg_solve", "new_examples_state", "next_annealed_C",
+           "uniform_start_C"]
 
 
 @dataclass
@@ -295,3 +296,23 @@ def eg_solve(
     state.schedule = (C, C_start, epoch0 + epoch, C_next) if C_now != C else None
     return EGResult(state=state, history={k: np.asarray(v) for k, v in history.items()},
                     n_iter=epoch, converged=converged)
+
+
+def new_examples_state(structure, batch, Y, *, loss="log", C=1.0, sample_weight=None,
+                       eta0=0.5, smoothing=False, kept=None):
+    """Dual variables for new examples, after those ``kept`` of earlier ones (``partial_fit``).
+
+    The new examples' distributions start near the truth (see
+    :func:`initial_state`): their share of ``w(alpha)`` is about 0, so the
+    weights start at the center of the proximal step (:func:`eg_solve`'s
+    ``center``), a sensible dual point at any ``C``.  The smoothed hinge
+    (``smoothing``) continues ``kept``'s temperature, or starts one as a cold
+    fit does.
+    """
+    datafit = StructuredLoss(structure, batch, Y, loss, sample_weight)
+    state = initial_state(datafit, eta0, near_truth=True)
+    if kept is not None:
+        return joined_states(kept, state)
+    if smoothing and loss == "hinge":
+        state.beta = min(1.0, BETA_START_C / C)
+    return state
