@@ -207,12 +207,13 @@ class _BaseEG(StructuredEstimator):
         those of the kept examples where the last call left them; ``C`` is
         not annealed.  This is exact block-coordinate ascent on the dual of
         the objective over every example seen, the dual variables of the
-        examples no longer kept frozen (see the user guide): with
-        ``partial_fit_memory`` at least the number of examples, calls repeated
-        over the same examples converge to ``fit``'s solution; with 0 each
-        call is the proximal step from the last weights.  ``history_``,
-        ``duality_gap_`` and the objectives are those of the call's proximal
-        problem.
+        examples no longer kept frozen (see :ref:`partial_fit`): with
+        ``partial_fit_memory=None`` (every example kept) the calls over the
+        chunks of a data set give ``fit``'s solution on it; with 0 each call
+        is the proximal step from the last weights.  Every call adds its
+        examples to the objective: an example given twice counts twice.
+        ``history_``, ``duality_gap_`` and the objectives are those of the
+        call's proximal problem; no ``ConvergenceWarning`` is raised.
 
         Parameters
         ----------
@@ -374,6 +375,14 @@ class EGCRF(_BaseEG):
         finish an interrupted annealing).  Without it, at
         large ``C`` the uniform start gives ``w(alpha)`` of size
         ``C * n_samples``, every example saturates and EG crawls.
+    partial_fit_memory : int or None, default=1000
+        The number of most recent examples whose inputs and dual variables
+        :meth:`partial_fit` keeps and revisits with each new chunk (the dual
+        variables of older examples stay frozen, their share folded into the
+        weights); ``None`` keeps every example, so that the calls over chunks
+        solve the problem over all of them, as ``fit`` does, in memory that
+        grows with the data; 0 makes each call the proximal step from the last
+        weights over its chunk alone.  See :ref:`partial_fit`.
     n_jobs : int, default=None
         joblib workers over chunks of examples, for batch marginals,
         objective evaluation and prediction (works with
@@ -516,6 +525,9 @@ class EGStructuredSVM(_BaseEG):
     annealing : bool, default=True
         Anneal ``C``, as :class:`EGCRF` does; not while ``smoothing`` applies,
         whose start near the truth is sensible at any ``C``.
+    partial_fit_memory : int or None, default=1000
+        Examples whose dual variables :meth:`partial_fit` keeps and revisits
+        (see :class:`EGCRF`).
     smoothing : bool, default=True
         With the online solver: anneal a temperature instead.  A cold fit
         starts near the truth (``w`` near 0) and ascends the dual of the hinge
