@@ -407,19 +407,29 @@ class StructuredEstimator(BaseEstimator):
         batch = structure.make_batch(X, n_states=codec.n_states)
         Y = codec.encode(batch, y)
         structure.training_structure().check_outputs(batch, Y)
+        self._check_sign_constraints(structure, batch)
+        sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
+        self._set_data_attributes(structure, codec, batch, table)
+        return batch, Y, sample_weight
+
+    def _check_sign_constraints(self, structure, batch):
+        """Refuse a structure with non-negative weights if the learner cannot keep them."""
+        name = type(self).__name__
         if not self._sign_constraints and np.any(structure.nonnegative_weights(batch)):
             raise ValueError(
                 f"{name}: {type(structure).__name__} needs some weights non-negative (for its "
                 f"inference), a constraint that {name} cannot keep; use L1M3N or "
                 "DualExtragradientMatcher, which keep it.")
-        sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
+
+    def _set_data_attributes(self, structure, codec, batch, table):
+        """``structure_``, ``classes_``, ``n_features_in_`` and what prediction checks."""
+        space = structure.output_space()
         self.structure_ = structure
         self.classes_ = codec.classes_
         self.n_features_in_ = int(space.n_features_in(batch))
         self._input_layout = space.input_layout(batch)
         self._codec = codec
         self._table_input = table
-        return batch, Y, sample_weight
 
     def _validate_partial_fit_data(self, X, y, classes=None, sample_weight=None):
         """:meth:`_validate_fit_data` for ``partial_fit``: the first call fixes the model.
@@ -478,30 +488,13 @@ class StructuredEstimator(BaseEstimator):
             self._check_known_labels(y, space.flat, name)
         batch = structure.make_batch(X, n_states=codec.n_states)
         if not first:
-            n_features = int(space.n_features_in(batch))
-            if n_features != self.n_features_in_:
-                raise ValueError(
-                    f"{name}: X has {n_features} features, but the model is expecting "
-                    f"{self.n_features_in_} features as input (it was fitted with "
-                    f"{self.n_features_in_}).")
-            layout = space.input_layout(batch)
-            if layout != self._input_layout:
-                raise ValueError(f"{name}: X has {layout}, but the model was fitted on "
-                                 f"{self._input_layout}.")
+            self._check_input_shape(batch, name)
         Y = codec.encode(batch, y)
         structure.training_structure().check_outputs(batch, Y)
-        if not self._sign_constraints and np.any(structure.nonnegative_weights(batch)):
-            raise ValueError(
-                f"{name}: {type(structure).__name__} needs some weights non-negative (for its "
-                f"inference), a constraint that {type(self).__name__} cannot keep.")
+        self._check_sign_constraints(structure, batch)
         sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
         if first:
-            self.structure_ = structure
-            self.classes_ = codec.classes_
-            self.n_features_in_ = int(space.n_features_in(batch))
-            self._input_layout = space.input_layout(batch)
-            self._codec = codec
-            self._table_input = table
+            self._set_data_attributes(structure, codec, batch, table)
         return X, batch, Y, sample_weight
 
     @staticmethod
@@ -730,6 +723,11 @@ class StructuredEstimator(BaseEstimator):
             _check_finite_rows(X, name)
             X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=np.float64)
         batch = self.structure_.make_batch(X, n_states=self._codec.n_states)
+        self._check_input_shape(batch, name)
+        return batch
+
+    def _check_input_shape(self, batch, name):
+        """Refuse a batch whose input width or layout is not that of the fitted model."""
         space = self.structure_.output_space()
         n_features = int(space.n_features_in(batch))
         if n_features != self.n_features_in_:
@@ -740,7 +738,6 @@ class StructuredEstimator(BaseEstimator):
         layout = space.input_layout(batch)
         if layout != self._input_layout:
             raise ValueError(f"X has {layout}, but {name} was fitted on {self._input_layout}.")
-        return batch
 
     def _part_scores(self, batch):
         return self.structure_.part_scores(batch, self.weights_)
