@@ -18,6 +18,7 @@ from sklearn.base import _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 
 from .base import STRUCTURE_CONSTRAINT, StructuredEstimator, as_history, check_path_arguments
 from .solvers._eg_dual import dual_weights, last_examples_state
@@ -193,6 +194,11 @@ class _BaseEG(StructuredEstimator):
         self.dual_objective_ = float(self.history_["dual"][-1])
         self.duality_gap_ = self.primal_objective_ - self.dual_objective_
 
+    def _has_dual_variables(self):
+        """Whether the solver is EG's, whose dual variables ``partial_fit`` keeps."""
+        return self.solver != "working_set"
+
+    @available_if(_has_dual_variables)
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learn from a chunk of new examples, keeping what was learnt before.
@@ -213,7 +219,8 @@ class _BaseEG(StructuredEstimator):
         is the proximal step from the last weights.  Every call adds its
         examples to the objective: an example given twice counts twice.
         ``history_``, ``duality_gap_`` and the objectives are those of the
-        call's proximal problem; no ``ConvergenceWarning`` is raised.
+        call's proximal problem; no ``ConvergenceWarning`` is raised.  Only
+        for the EG solvers (``solver="online"`` or ``"batch"``).
 
         Parameters
         ----------
@@ -236,10 +243,6 @@ class _BaseEG(StructuredEstimator):
         self : object
             The estimator, fitted on everything seen so far.
         """
-        if self.solver == "working_set":
-            raise ValueError(f"{type(self).__name__}.partial_fit needs solver='online' or "
-                             "'batch' (EG's dual variables); the working-set solver has no "
-                             "incremental fit.")
         fitted = "weights_" in self.__dict__
         X, batch, Y, sample_weight = self._validate_partial_fit_data(X, y, classes,
                                                                      sample_weight)
