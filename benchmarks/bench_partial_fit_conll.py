@@ -58,7 +58,7 @@ def measured(call):
 
 def kept_megabytes(model):
     """The memory ``EGCRF.partial_fit`` keeps between calls: inputs and dual variables."""
-    memory = model.__dict__.get("_partial_fit_memory")
+    memory = model.__dict__.get("_partial_fit_kept")
     if memory is None:
         return 0.0
     size = memory.center.nbytes

@@ -30,7 +30,7 @@ __all__ = ["EGCRF", "EGStructuredSVM", "eg_path"]
 
 
 @dataclass
-class _PartialFitMemory:
+class _PartialFitKept:
     """What ``partial_fit`` keeps between calls.
 
     ``center``: the weights of every example no longer kept (their dual
@@ -165,7 +165,7 @@ class _BaseEG(StructuredEstimator):
             state = previous
         result = self._solve(batch, Y, sample_weight, state, on_pass)
         self._set_fit_results(batch, result)
-        self.__dict__.pop("_partial_fit_memory", None)  # a later partial_fit starts from here
+        self.__dict__.pop("_partial_fit_kept", None)  # a later partial_fit starts from here
         # the dual variables are as large as the training set: kept only for warm starts
         self._dual_state = result.state if self.warm_start else None
         self._dual_state_classes = self.classes_
@@ -251,32 +251,32 @@ class _BaseEG(StructuredEstimator):
             X = list(X)
         if sample_weight is None:
             sample_weight = np.ones(batch.n_samples)
-        memory = self.__dict__.get("_partial_fit_memory")
-        if memory is None:
-            memory = _PartialFitMemory(center=self.weights_.copy() if fitted
-                                       else np.zeros(batch.n_weights))
+        kept = self.__dict__.get("_partial_fit_kept")
+        if kept is None:
+            kept = _PartialFitKept(center=self.weights_.copy() if fitted
+                                   else np.zeros(batch.n_weights))
         C = float(self.C)
         smoothing = self._smoothing() and self.solver == "online"
         state = new_examples_state(structure, batch, Y, loss=self._loss, C=C,
                                    sample_weight=sample_weight, eta0=self.eta0,
-                                   smoothing=smoothing, kept=memory.state)
-        if memory.X is not None:  # the kept examples come first
-            X = _stacked(memory.X, X)
-            Y = np.concatenate([memory.Y, Y])
-            sample_weight = np.concatenate([memory.sample_weight, sample_weight])
+                                   smoothing=smoothing, kept=kept.state)
+        if kept.X is not None:  # the kept examples come first
+            X = _stacked(kept.X, X)
+            Y = np.concatenate([kept.Y, Y])
+            sample_weight = np.concatenate([kept.sample_weight, sample_weight])
             batch = self.structure_.make_batch(X, n_states=self._codec.n_states)
         result = eg_solve(
             structure, batch, Y, loss=self._loss, solver=self.solver, order=self.order,
             learning_rate=self.learning_rate, eta0=self.eta0, max_iter=self.max_iter,
-            smoothing=smoothing, n_jobs=self.n_jobs, center=memory.center,
+            smoothing=smoothing, n_jobs=self.n_jobs, center=kept.center,
             **self._solver_arguments(sample_weight, state, None))
         self._set_fit_results(batch, result)
-        self._partial_fit_memory = self._kept_memory(structure, batch, X, Y, sample_weight,
-                                                     result.state, memory.center)
+        self._partial_fit_kept = self._kept_after(structure, batch, X, Y, sample_weight,
+                                                  result.state, kept.center)
         self._dual_state = None  # fit's warm start does not follow partial_fit
         return self
 
-    def _kept_memory(self, structure, batch, X, Y, sample_weight, state, center):
+    def _kept_after(self, structure, batch, X, Y, sample_weight, state, center):
         """The last ``partial_fit_memory`` examples and their dual variables; the weights of
         the others folded into the center."""
         n = batch.n_samples
@@ -289,9 +289,9 @@ class _BaseEG(StructuredEstimator):
             center = center + dual_weights(
                 dropped, state.mu[:int(state.part_offsets[n_dropped])], float(self.C))
         if n_kept == 0:
-            return _PartialFitMemory(center=center)
+            return _PartialFitKept(center=center)
         units = int(batch.unit_offsets[n_dropped])
-        return _PartialFitMemory(
+        return _PartialFitKept(
             center=center, X=X[n_dropped:], Y=Y[units:],
             sample_weight=sample_weight[n_dropped:],
             state=last_examples_state(state, n_dropped))

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.optimize
+import scipy.sparse
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import InvalidParameterError
 
@@ -265,3 +266,13 @@ def test_perceptron_sample_weight_scales_the_updates():
     for (X_chunk, y_chunk), w_chunk in zip(_chunks(X, y, 2), np.split(weight, 2)):
         model.partial_fit(X_chunk, y_chunk, classes=CLASSES, sample_weight=w_chunk)
     np.testing.assert_allclose(model.weights_, full.weights_, atol=1e-12)
+
+
+def test_sparse_and_dense_tables_give_the_same_model():
+    X, y = _flat_data()
+    dense = _tight(partial_fit_memory=None)
+    sparse = _tight(partial_fit_memory=None)
+    for X_chunk, y_chunk in _chunks(X, y, 3):
+        dense.partial_fit(X_chunk, y_chunk, classes=CLASSES)
+        sparse.partial_fit(scipy.sparse.csr_matrix(X_chunk), y_chunk, classes=CLASSES)
+    np.testing.assert_allclose(sparse.weights_, dense.weights_, atol=1e-12)
