@@ -59,6 +59,116 @@ def write_section(topic, section, block):
         fh.write(text)
 
 
+def archive_section(topic, section, reason):
+    """Move ``section`` of ``results/<topic>.md`` to ``results/archive/<topic>.md``.
+
+    For a section superseded by a later run: the archive keeps it (with
+    ``reason`` above it) out of the summary and the documentation, which read
+    only ``results/*.md``.
+
+    Parameters
+    ----------
+    topic : str
+        Record name, e.g. ``"dependency_ewt"``.
+    section : str
+        Title of the section, as recorded.
+    reason : str
+        One sentence: which section supersedes it, or why it no longer holds.
+    """
+    path = RESULTS / f"{topic}.md"
+    text = path.read_text()
+    start, end = f"<!-- begin {section} -->", f"<!-- end {section} -->"
+    found = re.search(re.escape(start) + ".*?" + re.escape(end) + "\n?", text, re.S)
+    if found is None:
+        raise ValueError(f"results/{topic}.md has no section {section!r}")
+    rest = text[:found.start()] + text[found.end():]
+    path.write_text(re.sub(r"\n{3,}", "\n\n", rest).rstrip("\n") + "\n")
+    archive = RESULTS / "archive" / f"{topic}.md"
+    archive.parent.mkdir(exist_ok=True)
+    head = archive.read_text() if archive.is_file() else (
+        f"# bench_{topic}.py: superseded sections\n\nMoved here from `results/{topic}.md` "
+        "when a later run superseded them; not shown in the documentation.\n")
+    block = found.group(0).replace(f"## {section}\n", f"## {section}\n\n*Archived: {reason}*\n",
+                                   1)
+    archive.write_text(head.rstrip("\n") + "\n\n" + block.rstrip("\n") + "\n")
+    write_summary()
+
+
+def read_record(topic, directory=RESULTS):
+    """The sections of ``results/<topic>.md``, parsed.
+
+    Parameters
+    ----------
+    topic : str
+        Record name, e.g. ``"eg_conll"``.
+    directory : Path, default=RESULTS
+
+    Returns
+    -------
+    sections : dict
+        Title -> ``{"command", "date", "text", "tables"}``: the command line of
+        the run, its date (ISO string), the section's markdown, and its tables
+        in order, each a list of rows, each row a dict from column header to
+        cell text (a header repeated in a table gets " (2)", " (3)", ...).
+    """
+    text = (directory / f"{topic}.md").read_text()
+    sections = {}
+    for title, body in re.findall(r"<!-- begin (.*?) -->\n(.*?)<!-- end \1 -->", text, re.S):
+        stamp = re.search(r"^`(.*?)` — .*; (\d{4}-\d{2}-\d{2})$", body, re.M)
+        sections[title] = {"command": stamp.group(1), "date": stamp.group(2), "text": body,
+                           "tables": _markdown_tables(body)}
+    return sections
+
+
+def _markdown_tables(text):
+    """Every markdown table of ``text`` as a list of row dicts keyed by the header.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    tables : list of list of dict
+    """
+    tables, lines = [], text.splitlines()
+    for k in range(len(lines) - 1):
+        if lines[k].startswith("|") and re.fullmatch(r"\|(---\|)+", lines[k + 1]) and (
+                k == 0 or not lines[k - 1].startswith("|")):
+            header = _unique(_cells(lines[k]))
+            rows = []
+            for line in lines[k + 2:]:
+                if not line.startswith("|"):
+                    break
+                rows.append(dict(zip(header, _cells(line))))
+            tables.append(rows)
+    return tables
+
+
+def _cells(line):
+    """The stripped cells of a markdown table row."""
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _unique(header):
+    """Column names made unique: the second ``slowdown`` becomes ``slowdown (2)``.
+
+    Parameters
+    ----------
+    header : list of str
+
+    Returns
+    -------
+    names : list of str
+    """
+    seen = {}
+    names = []
+    for name in header:
+        seen[name] = seen.get(name, 0) + 1
+        names.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
+    return names
+
+
 def record(section, body, command):
     """Replace (or append) ``section`` of the command's topic file with ``body``."""
     block = (
@@ -76,7 +186,9 @@ Each script in this folder runs one comparison side by side and records its tabl
 the machine, the library versions and the date of each table. Run a script from this
 folder, for example `python bench_eg_conll.py`; the ones that need the shared corpora read
 them from `../../shared/data`. Timings are taken on a quiet machine unless the record says
-otherwise; numba's first compilation is timed apart.
+otherwise; numba's first compilation is timed apart. Sections superseded by a later run
+move to `results/archive/` (`_record.archive_section`), which is neither listed here nor
+shown in the documentation.
 
 | topic | script | what it measures | sections |
 |---|---|---|---|

@@ -1,9 +1,10 @@
 """Exact flow projections (matching polytope, relaxed min-cut polytope) vs a generic QP.
 
 Ours: semismooth Newton on the small dual flow problem with an exact projected
-path search (sklearn_struct.structures._flow_kernels), through the public
-``structure.project``.  Reference: clarabel (generic interior-point conic
-solver) on the same QP, constraint matrices built beforehand and not timed.
+path search (sklearn_struct.structures.matching._projection and
+mincut._projection), through the public ``structure.project``.  Reference:
+clarabel (generic interior-point conic solver) on the same QP, constraint
+matrices built beforehand and not timed.
 
 Timings are the best of ``--repeat`` consecutive runs of each method (as
 ``timeit`` does), which is robust to the load of a shared machine; numba is compiled (or loaded from

@@ -27,7 +27,7 @@ extensions = [
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-# benchmarks.rst includes every record of benchmarks/results/ below its own title (see
+# benchmark_records.rst includes every record of benchmarks/results/ below its title (see
 # _benchmark_records): MyST nests their sections under the title but reports that the
 # included text does not start at H1.
 suppress_warnings = ["myst.header"]
@@ -114,8 +114,8 @@ def _examples_without_secondary_sidebar(app, pagename, templatename, context, do
 
 
 def _benchmark_records(app, docname, source):
-    """Append every record of ``benchmarks/results/`` to the benchmarks page, by name."""
-    if docname != "benchmarks":
+    """Append every record of ``benchmarks/results/`` to the records page, by name."""
+    if docname != "benchmark_records":
         return
     records = Path(app.srcdir).parent / "benchmarks" / "results"
     for path in sorted(records.glob("*.md")):

@@ -191,13 +191,14 @@ def learn(args):
             print(f"parser pass {n_pass}: dev UAS {uas:.2f}", flush=True)
 
     started = time.perf_counter()
-    notes = _fit(parser, X_parser, [heads[i] for i in kept],
+    notes = _fit(parser, "parser", X_parser, [heads[i] for i in kept],
                  callback=None if dev is None else score_dev)
     parser_seconds = time.perf_counter() - started
     print(f"trained the parser ({type(parser).__name__}) in {parser_seconds:.1f}s "
           f"({parser.n_iter_} passes)", flush=True)
     started = time.perf_counter()
-    notes += _fit(labeller, X_labeller, [np.asarray(d, dtype=str) for d in deprels])
+    notes += _fit(labeller, "relation labeller", X_labeller,
+                  [np.asarray(d, dtype=str) for d in deprels])
     labeller_seconds = time.perf_counter() - started
     if args.prune is not None:
         parser.prune_weights(args.prune)
@@ -219,10 +220,8 @@ def learn(args):
         print(note, file=sys.stderr)
 
 
-def _fit(estimator, X, y, callback=None):
-    """Fit ``estimator``; its convergence warnings as notes naming the model."""
-    role = ("parser" if isinstance(estimator.structure, DependencyTreeStructure)
-            else "relation labeller")
+def _fit(estimator, role, X, y, callback=None):
+    """Fit ``estimator``; its convergence warnings as notes naming the model (its ``role``)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         estimator.fit(X, y, callback=callback)

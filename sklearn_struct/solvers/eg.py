@@ -188,6 +188,8 @@ def eg_solve(
         state = initial_state(datafit, eta0, marginals=marginals)
     elif cold_start:
         state = initial_state(datafit, eta0, near_truth=smoothed or center is not None)
+        # F mu once, for both the annealing's start and w
+        expected = datafit.features(batch, state.mu, datafit.sample_weight)
         if smoothed:
             state.beta = min(1.0, BETA_START_C / C)
     elif not np.array_equal(state.part_offsets, batch.part_offsets):

@@ -101,14 +101,14 @@ class StructuredLoss:
         structure.check_supports(*LOSS_OPERATIONS[kind], needed_by=f"the {kind} loss")
         self.structure = structure
         self.batch = batch
-        self.Y = structure.check_outputs(batch, Y)
+        self.truth = structure.encode(batch, Y)  # checks Y
+        self.Y = np.ascontiguousarray(Y, dtype=np.int64)
         self.kind = kind
         self.n_samples = int(batch.n_samples)
         self.n_weights = int(batch.n_weights)
         self.sample_weight = (np.ones(self.n_samples) if sample_weight is None
                               else np.ascontiguousarray(sample_weight, dtype=np.float64))
         self.feature_scale = feature_scale
-        self.truth = structure.encode(batch, self.Y)
         self.part_losses = structure.part_losses(batch, self.Y)
         self.loss_offsets = (np.asarray(structure.loss_offsets(batch, self.Y), dtype=np.float64)
                              if kind == "hinge" else np.zeros(self.n_samples))

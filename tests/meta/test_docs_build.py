@@ -72,9 +72,15 @@ def test_pages_hold_their_content(site):
     assert "Adding a structure" in structures_page
     assert "gen_modules/sklearn_struct.structures.BaseStructure.html#" in structures_page
     benchmarks = _page(site, "benchmarks.html")
-    assert "<table" in benchmarks  # the records' tables, every record on the page
+    for figure in sorted((ROOT / "doc" / "_static" / "benchmarks").glob("*.png")):
+        assert f'src="_images/{figure.name}"' in benchmarks, figure.name
+    records = _page(site, "benchmark_records.html")
+    assert "<table" in records  # the records' tables, every current record on the page
     for record in sorted((ROOT / "benchmarks" / "results").glob("*.md")):
-        assert f'id="bench-{record.stem.replace("_", "-")}-py"' in benchmarks, record.name
+        assert f'id="bench-{record.stem.replace("_", "-")}-py"' in records, record.name
+    for anchor in re.findall(r'href="benchmark_records\.html#([\w-]+)"', benchmarks):
+        assert f'id="{anchor}"' in records, anchor  # each "Full record" link lands
+    assert "superseded sections" not in records  # results/archive/ stays off the site
     assert "0.1.0" in _page(site, "changelog.html")
     assert "Examples" in _page(site, "auto_examples/index.html")
 

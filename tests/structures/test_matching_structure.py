@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn_struct.structures import BaseStructure, UnsupportedOperation
 from sklearn_struct.structures.matching import structure as matching
 from sklearn_struct.structures import _generic_kernels
-from sklearn_struct.structures._graph_kernels import max_weight_matching
+from sklearn_struct.structures.matching._kernels import max_weight_matching
 from sklearn_struct.structures._kernel import specialize
 from sklearn_struct.structures.matching.structure import MatchingStructure
 

@@ -6,7 +6,7 @@ from functools import partial
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from .. import _flow_kernels as kernels
+from ._projection import matching_project_batch
 from .._base import BaseStructure
 from .._batch import (
     Batch,
@@ -29,7 +29,7 @@ from .._graph import (
     check_geometry,
     newton_projection,
 )
-from .._graph_kernels import MATCHING_KERNEL_OPS, matching_kernel_data
+from ._kernels import MATCHING_KERNEL_OPS, matching_kernel_data
 from .._output_space import OutputSpace
 from .._targets import BinaryUnitCodec
 
@@ -343,7 +343,7 @@ class MatchingStructure(BaseStructure):
         # warm_start keeps the node prices ("duals") and the KKT residual reached
         v = check_part_vector(v, batch.part_offsets[-1], "MatchingStructure", "v")
         return newton_projection(
-            "MatchingStructure", kernels.matching_project_batch, v,
+            "MatchingStructure", matching_project_batch, v,
             (batch.edges, batch.unit_offsets, batch.node_counts),
             int(batch.node_counts.sum()), warm_start, MAX_NEWTON_ITER,
         )

@@ -6,7 +6,8 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from .. import _flow_kernels as kernels
+from ._maxflow import mincut_argmax_batch
+from ._projection import mincut_project_batch
 from .._base import BaseStructure
 from .._batch import (
     check_binary_outputs,
@@ -28,7 +29,7 @@ from .._graph import (
     check_geometry,
     newton_projection,
 )
-from .._graph_kernels import MINCUT_KERNEL_OPS, mincut_kernel_data
+from ._kernels import MINCUT_KERNEL_OPS, mincut_kernel_data
 from .._output_space import OutputSpace
 from .._targets import BinaryUnitCodec
 
@@ -365,15 +366,15 @@ class MinCutStructure(BaseStructure):
         scores = scores.copy()
         scores[self._edge_parts(batch)] = np.minimum(edge_scores, 0.0)
         Y = np.empty(batch.unit_offsets[-1], dtype=np.int64)
-        kernels.mincut_argmax_batch(scores, batch.part_offsets, batch.unit_offsets,
-                                    batch.edges, batch.edge_offsets, Y)
+        mincut_argmax_batch(scores, batch.part_offsets, batch.unit_offsets, batch.edges,
+                            batch.edge_offsets, Y)
         return Y
 
     def project(self, batch, v, warm_start=None):
         # warm_start keeps the node prices ("duals") and the KKT residual reached
         v = check_part_vector(v, batch.part_offsets[-1], "MinCutStructure", "v")
         return newton_projection(
-            "MinCutStructure", kernels.mincut_project_batch, v,
+            "MinCutStructure", mincut_project_batch, v,
             (batch.part_offsets, batch.unit_offsets, batch.edges, batch.edge_offsets),
             int(batch.edge_offsets[-1]), warm_start, MAX_NEWTON_ITER,
         )
