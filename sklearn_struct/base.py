@@ -322,6 +322,28 @@ def _check_two_classes(y, owner):
         )
 
 
+def _check_known_labels(codec, y, flat, name):
+    """Refuse a label outside the codec's classes (``partial_fit``), naming the example and
+    the label."""
+    if codec.n_states is None:
+        return  # outputs that are not labels: the codec checks them
+    known = set(codec.classes_.tolist())
+    examples = [np.asarray(y)] if flat else y
+    for i, labels in enumerate(examples):
+        try:
+            values = np.asarray(labels).tolist()
+            unseen = [(k, v) for k, v in enumerate(values) if v not in known]
+        except TypeError:  # not label arrays or unhashable labels: the codec explains
+            return
+        if unseen:
+            k, label = unseen[0]
+            where = f"sample {k}" if flat else f"example {i} (position {k})"
+            raise ValueError(
+                f"{name}: {where} has label {label!r}, which is not among the classes "
+                f"{codec.classes_.tolist()!r} fixed by the first call; pass every label to "
+                "classes on the first call.")
+
+
 class StructuredEstimator(BaseEstimator):
     """Base of the structured estimators: the scikit-learn contract over the structure protocol.
 
@@ -476,8 +498,6 @@ class StructuredEstimator(BaseEstimator):
             self.__dict__.pop("feature_names_in_", None)
         if first:
             codec = self._partial_fit_codec(space, y, classes, name)
-            structure = space.for_classes(codec.classes_, y)
-            space = structure.output_space()
         else:
             codec = self._codec
             if (classes is not None and codec.n_states is not None
@@ -485,7 +505,10 @@ class StructuredEstimator(BaseEstimator):
                 raise ValueError(
                     f"{name}: classes={np.asarray(classes).tolist()!r} is not the same as "
                     f"the classes_ fixed by the first call, {self.classes_.tolist()!r}.")
-            self._check_known_labels(y, space.flat, name)
+        _check_known_labels(codec, y, space.flat, name)
+        if first:
+            structure = space.for_classes(codec.classes_, y)
+            space = structure.output_space()
         batch = structure.make_batch(X, n_states=codec.n_states)
         if not first:
             self._check_input_shape(batch, name)
@@ -516,26 +539,6 @@ class StructuredEstimator(BaseEstimator):
             raise ValueError(f"{name}: the outputs of this structure are not labels; classes "
                              "does not apply (pass classes=None).")
         return codec
-
-    def _check_known_labels(self, y, flat, name):
-        """Refuse a label outside ``classes_``, naming the example and the label."""
-        if self._codec.n_states is None:
-            return  # outputs that are not labels: the codec checks them
-        known = set(self.classes_.tolist())
-        examples = [np.asarray(y)] if flat else y
-        for i, labels in enumerate(examples):
-            try:
-                values = np.asarray(labels).tolist()
-                unseen = [(k, v) for k, v in enumerate(values) if v not in known]
-            except TypeError:  # not label arrays or unhashable labels: the codec explains
-                return
-            if unseen:
-                k, label = unseen[0]
-                where = f"sample {k}" if flat else f"example {i} (position {k})"
-                raise ValueError(
-                    f"{name}: {where} has label {label!r}, which is not among the classes "
-                    f"{self.classes_.tolist()!r} fixed by the first call; pass every label to "
-                    "classes on the first call.")
 
     def _check_sample_weight(self, sample_weight, n_samples):
         """``None`` or finite non-negative per-example weights with at least one positive."""

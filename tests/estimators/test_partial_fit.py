@@ -276,3 +276,10 @@ def test_sparse_and_dense_tables_give_the_same_model():
         dense.partial_fit(X_chunk, y_chunk, classes=CLASSES)
         sparse.partial_fit(scipy.sparse.csr_matrix(X_chunk), y_chunk, classes=CLASSES)
     np.testing.assert_allclose(sparse.weights_, dense.weights_, atol=1e-12)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+def test_first_call_labels_must_be_among_its_classes(estimator):
+    X, y = _flat_data()
+    with pytest.raises(ValueError, match=r"sample 1 has label 'z', which is not among"):
+        estimator().partial_fit(X[:3], ["a", "z", "b"], classes=["a", "b"])
