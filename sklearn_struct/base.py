@@ -322,6 +322,28 @@ def _check_two_classes(y, owner):
         )
 
 
+def _check_known_labels(codec, y, flat, name):
+    """Refuse a label outside the codec's classes (``partial_fit``), naming the example and
+    the label."""
+    if codec.n_states is None:
+        return  # outputs that are not labels: the codec checks them
+    known = set(codec.classes_.tolist())
+    examples = [np.asarray(y)] if flat else y
+    for i, labels in enumerate(examples):
+        try:
+            values = np.asarray(labels).tolist()
+            unseen = [(k, v) for k, v in enumerate(values) if v not in known]
+        except TypeError:  # not label arrays or unhashable labels: the codec explains
+            return
+        if unseen:
+            k, label = unseen[0]
+            where = f"sample {k}" if flat else f"example {i} (position {k})"
+            raise ValueError(
+                f"{name}: {where} has label {label!r}, which is not among the classes "
+                f"{codec.classes_.tolist()!r} fixed by the first call; pass every label to "
+                "classes on the first call.")
+
+
 class StructuredEstimator(BaseEstimator):
     """Base of the structured estimators: the scikit-learn contract over the structure protocol.
 
@@ -407,19 +429,116 @@ class StructuredEstimator(BaseEstimator):
         batch = structure.make_batch(X, n_states=codec.n_states)
         Y = codec.encode(batch, y)
         structure.training_structure().check_outputs(batch, Y)
+        self._check_sign_constraints(structure, batch)
+        sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
+        self._set_data_attributes(structure, codec, batch, table)
+        return batch, Y, sample_weight
+
+    def _check_sign_constraints(self, structure, batch):
+        """Refuse a structure with non-negative weights if the learner cannot keep them."""
+        name = type(self).__name__
         if not self._sign_constraints and np.any(structure.nonnegative_weights(batch)):
             raise ValueError(
                 f"{name}: {type(structure).__name__} needs some weights non-negative (for its "
                 f"inference), a constraint that {name} cannot keep; use L1M3N or "
                 "DualExtragradientMatcher, which keep it.")
-        sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
+
+    def _set_data_attributes(self, structure, codec, batch, table):
+        """``structure_``, ``classes_``, ``n_features_in_`` and what prediction checks."""
+        space = structure.output_space()
         self.structure_ = structure
         self.classes_ = codec.classes_
         self.n_features_in_ = int(space.n_features_in(batch))
         self._input_layout = space.input_layout(batch)
         self._codec = codec
         self._table_input = table
-        return batch, Y, sample_weight
+
+    def _validate_partial_fit_data(self, X, y, classes=None, sample_weight=None):
+        """:meth:`_validate_fit_data` for ``partial_fit``: the first call fixes the model.
+
+        The first call on an unfitted estimator resolves the structure and sets
+        the data attributes as ``fit`` does, its classes from ``classes``
+        (required when the outputs carry labels, as scikit-learn's incremental
+        classifiers require it); later calls (or calls after ``fit``) check
+        ``X`` against the fitted input width and layout, ``classes`` against
+        ``classes_``, and every label of ``y`` against ``classes_``, naming the
+        example and the label outside them.
+
+        Returns
+        -------
+        X : ndarray, sparse matrix or list
+            The validated inputs (a table as scikit-learn's validation returns
+            it, or the list of examples), for a learner that keeps some of them.
+        batch, Y, sample_weight
+            As :meth:`_validate_fit_data` returns them.
+        """
+        name = f"{type(self).__name__}.partial_fit"
+        first = "structure_" not in self.__dict__
+        if first:
+            structure = resolve_structure(self.structure, X)
+            structure.check_supports(*self._operations_needed(structure), needed_by=name)
+        else:
+            structure = self.structure_
+        _check_data_set(X, name)
+        _reject_token_dicts(X, name)
+        space = structure.output_space()
+        table = space.flat and _input_form(X) == "table"
+        if not first and table != self._table_input:
+            raise ValueError(
+                f"{name}: the model was fitted on "
+                f"{_FORMS['table' if self._table_input else 'examples']}; got "
+                f"{type(X).__name__}.")
+        if table:
+            _check_label_kinds(y)
+            _check_finite_rows(X, name)
+            X, y = validate_data(self, X, y, reset=first, accept_sparse="csr",
+                                 dtype=np.float64)
+            check_classification_targets(y)
+        elif first:
+            self.__dict__.pop("feature_names_in_", None)
+        if first:
+            codec = self._partial_fit_codec(space, y, classes, name)
+        else:
+            codec = self._codec
+            if (classes is not None and codec.n_states is not None
+                    and set(np.asarray(classes).tolist()) != set(self.classes_.tolist())):
+                raise ValueError(
+                    f"{name}: classes={np.asarray(classes).tolist()!r} is not the same as "
+                    f"the classes_ fixed by the first call, {self.classes_.tolist()!r}.")
+        _check_known_labels(codec, y, space.flat, name)
+        if first:
+            structure = space.for_classes(codec.classes_, y)
+            space = structure.output_space()
+        batch = structure.make_batch(X, n_states=codec.n_states)
+        if not first:
+            self._check_input_shape(batch, name)
+        Y = codec.encode(batch, y)
+        structure.training_structure().check_outputs(batch, Y)
+        self._check_sign_constraints(structure, batch)
+        sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
+        if first:
+            self._set_data_attributes(structure, codec, batch, table)
+        return X, batch, Y, sample_weight
+
+    @staticmethod
+    def _partial_fit_codec(space, y, classes, name):
+        """The target codec of a first ``partial_fit`` call: its classes are ``classes``."""
+        if classes is None:
+            first_call = (f"{name}: classes must be passed on the first call to partial_fit "
+                          "(every label the model will see, as for scikit-learn's incremental "
+                          "classifiers).")
+            if space.flat:
+                raise ValueError(first_call)
+            codec = space.codec(y)
+            if codec.n_states is not None:  # outputs that carry labels
+                raise ValueError(first_call)
+            return codec
+        classes = np.asarray(classes)
+        codec = space.codec(classes if space.flat else [classes])
+        if codec.n_states is None:
+            raise ValueError(f"{name}: the outputs of this structure are not labels; classes "
+                             "does not apply (pass classes=None).")
+        return codec
 
     def _check_sample_weight(self, sample_weight, n_samples):
         """``None`` or finite non-negative per-example weights with at least one positive."""
@@ -607,6 +726,11 @@ class StructuredEstimator(BaseEstimator):
             _check_finite_rows(X, name)
             X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=np.float64)
         batch = self.structure_.make_batch(X, n_states=self._codec.n_states)
+        self._check_input_shape(batch, name)
+        return batch
+
+    def _check_input_shape(self, batch, name):
+        """Refuse a batch whose input width or layout is not that of the fitted model."""
         space = self.structure_.output_space()
         n_features = int(space.n_features_in(batch))
         if n_features != self.n_features_in_:
@@ -617,7 +741,6 @@ class StructuredEstimator(BaseEstimator):
         layout = space.input_layout(batch)
         if layout != self._input_layout:
             raise ValueError(f"X has {layout}, but {name} was fitted on {self._input_layout}.")
-        return batch
 
     def _part_scores(self, batch):
         return self.structure_.part_scores(batch, self.weights_)

@@ -9,19 +9,53 @@ The mathematics lives in :mod:`sklearn_struct.solvers.eg`.
 
 import copy
 import warnings
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 
 from .base import STRUCTURE_CONSTRAINT, StructuredEstimator, as_history, check_path_arguments
-from .solvers.eg import eg_solve
+from .solvers._eg_dual import dual_weights, last_examples_state
+from .solvers.eg import EGState, eg_solve, new_examples_state
+from .solvers.loss import StructuredLoss
 from .solvers.working_set import working_set_solve
 
 __all__ = ["EGCRF", "EGStructuredSVM", "eg_path"]
+
+
+@dataclass
+class _PartialFitKept:
+    """What ``partial_fit`` keeps between calls.
+
+    ``center``: the weights of every example no longer kept (their dual
+    variables frozen inside it), the center of the next call's proximal step;
+    ``X``, ``Y``, ``sample_weight`` and ``state``: the inputs, encoded outputs,
+    weights and dual variables of the examples kept, revisited with the next
+    chunk (``X`` None when none is kept).
+    """
+
+    center: np.ndarray
+    X: object = None
+    Y: np.ndarray = None
+    sample_weight: np.ndarray = None
+    state: EGState = None
+
+
+def _stacked(first, second):
+    """The examples of ``first`` followed by those of ``second`` (tables or lists)."""
+    if first is None:
+        return second
+    if isinstance(first, list):
+        return first + list(second)
+    if sp.issparse(first) or sp.issparse(second):
+        return sp.vstack([sp.csr_matrix(first), sp.csr_matrix(second)], format="csr")
+    return np.vstack([first, second])
 
 
 class _BaseEG(StructuredEstimator):
@@ -40,6 +74,7 @@ class _BaseEG(StructuredEstimator):
         "max_iter": [Interval(Real, 0, None, closed="neither")],
         "warm_start": ["boolean"],
         "annealing": ["boolean"],
+        "partial_fit_memory": [None, Interval(Integral, 0, None, closed="left")],
         "n_jobs": [None, Integral],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -48,7 +83,7 @@ class _BaseEG(StructuredEstimator):
     def __init__(
         self, *, C=1.0, structure=None, solver="online", order="gap",
         learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100, warm_start=False,
-        annealing=True, n_jobs=None, random_state=None, verbose=0,
+        annealing=True, partial_fit_memory=1000, n_jobs=None, random_state=None, verbose=0,
     ):
         self.C = C
         self.structure = structure
@@ -60,6 +95,7 @@ class _BaseEG(StructuredEstimator):
         self.max_iter = max_iter
         self.warm_start = warm_start
         self.annealing = annealing
+        self.partial_fit_memory = partial_fit_memory
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -128,12 +164,8 @@ class _BaseEG(StructuredEstimator):
                 and self.__dict__.get("_dual_state_kind") == self._state_kind()):
             state = previous
         result = self._solve(batch, Y, sample_weight, state, on_pass)
-        self._set_weights(batch, result.state.primal_weights)
-        self.n_iter_ = result.n_iter
-        self.history_ = as_history(result.history)
-        self.primal_objective_ = float(self.history_["primal"][-1])
-        self.dual_objective_ = float(self.history_["dual"][-1])
-        self.duality_gap_ = self.primal_objective_ - self.dual_objective_
+        self._set_fit_results(batch, result)
+        self.__dict__.pop("_partial_fit_kept", None)  # a later partial_fit starts from here
         # the dual variables are as large as the training set: kept only for warm starts
         self._dual_state = result.state if self.warm_start else None
         self._dual_state_classes = self.classes_
@@ -152,6 +184,117 @@ class _BaseEG(StructuredEstimator):
     def _convergence_advice(self):
         """What the warning of a fit stopped by ``max_iter`` advises."""
         return "increase max_iter"
+
+    def _set_fit_results(self, batch, result):
+        """The weights, passes, history and objectives of a solver's result."""
+        self._set_weights(batch, result.state.primal_weights)
+        self.n_iter_ = result.n_iter
+        self.history_ = as_history(result.history)
+        self.primal_objective_ = float(self.history_["primal"][-1])
+        self.dual_objective_ = float(self.history_["dual"][-1])
+        self.duality_gap_ = self.primal_objective_ - self.dual_objective_
+
+    def _has_dual_variables(self):
+        """Whether the solver is EG's, whose dual variables ``partial_fit`` keeps."""
+        return self.solver != "working_set"
+
+    @available_if(_has_dual_variables)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Learn from a chunk of new examples, keeping what was learnt before.
+
+        Each call solves the proximal step ``argmin_w 1/2 ||w - v||^2 + C sum_i
+        s_i loss_i(w)`` over the new examples and the last
+        ``partial_fit_memory`` examples of earlier calls, ``v`` holding the
+        weights of every older example (zero before the first call, the
+        fitted weights after ``fit``), by EG on its dual to ``tol`` within
+        ``max_iter`` passes (over the new and the kept examples), the new
+        examples' dual variables starting near the truth (``w = v``) and
+        those of the kept examples where the last call left them; ``C`` is
+        not annealed.  This is exact block-coordinate ascent on the dual of
+        the objective over every example seen, the dual variables of the
+        examples no longer kept frozen (see :ref:`partial_fit`): with
+        ``partial_fit_memory=None`` (every example kept) the calls over the
+        chunks of a data set give ``fit``'s solution on it; with 0 each call
+        is the proximal step from the last weights.  Every call adds its
+        examples to the objective: an example given twice counts twice.
+        ``history_``, ``duality_gap_`` and the objectives are those of the
+        call's proximal problem; no ``ConvergenceWarning`` is raised.  Only
+        for the EG solvers (``solver="online"`` or ``"batch"``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features), or list
+            of arrays / sparse matrices of shape (T_i, n_features)
+            New examples, in the form of the first call (flat samples or one
+            feature matrix per sequence) with as many features.
+        y : array-like of shape (n_samples,), or list of array-like of shape (T_i,)
+            Their labels, all among ``classes_``.
+        classes : array-like of shape (n_classes,), default=None
+            Every label the model will ever see.  Required on the first call
+            when the outputs are labels (flat samples, labelled tokens), as
+            for scikit-learn's incremental classifiers; later calls may omit
+            it, or must give the same labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each new example's loss term.
+
+        Returns
+        -------
+        self : object
+            The estimator, fitted on everything seen so far.
+        """
+        fitted = "weights_" in self.__dict__
+        X, batch, Y, sample_weight = self._validate_partial_fit_data(X, y, classes,
+                                                                     sample_weight)
+        structure = self.structure_.training_structure()
+        if not self._table_input:
+            X = list(X)
+        if sample_weight is None:
+            sample_weight = np.ones(batch.n_samples)
+        kept = self.__dict__.get("_partial_fit_kept")
+        if kept is None:
+            kept = _PartialFitKept(center=self.weights_.copy() if fitted
+                                   else np.zeros(batch.n_weights))
+        C = float(self.C)
+        smoothing = self._smoothing() and self.solver == "online"
+        state = new_examples_state(structure, batch, Y, loss=self._loss, C=C,
+                                   sample_weight=sample_weight, eta0=self.eta0,
+                                   smoothing=smoothing, kept=kept.state)
+        if kept.X is not None:  # the kept examples come first
+            X = _stacked(kept.X, X)
+            Y = np.concatenate([kept.Y, Y])
+            sample_weight = np.concatenate([kept.sample_weight, sample_weight])
+            batch = self.structure_.make_batch(X, n_states=self._codec.n_states)
+        result = eg_solve(
+            structure, batch, Y, loss=self._loss, solver=self.solver, order=self.order,
+            learning_rate=self.learning_rate, eta0=self.eta0, max_iter=self.max_iter,
+            smoothing=smoothing, n_jobs=self.n_jobs, center=kept.center,
+            **self._solver_arguments(sample_weight, state, None))
+        self._set_fit_results(batch, result)
+        self._partial_fit_kept = self._kept_after(structure, batch, X, Y, sample_weight,
+                                                  result.state, kept.center)
+        self._dual_state = None  # fit's warm start does not follow partial_fit
+        return self
+
+    def _kept_after(self, structure, batch, X, Y, sample_weight, state, center):
+        """The last ``partial_fit_memory`` examples and their dual variables; the weights of
+        the others folded into the center."""
+        n = batch.n_samples
+        n_kept = n if self.partial_fit_memory is None else min(n, self.partial_fit_memory)
+        n_dropped = n - n_kept
+        if n_dropped:
+            units = int(batch.unit_offsets[n_dropped])
+            dropped = StructuredLoss(structure, structure.take(batch, np.arange(n_dropped)),
+                                     Y[:units], self._loss, sample_weight[:n_dropped])
+            center = center + dual_weights(
+                dropped, state.mu[:int(state.part_offsets[n_dropped])], float(self.C))
+        if n_kept == 0:
+            return _PartialFitKept(center=center)
+        units = int(batch.unit_offsets[n_dropped])
+        return _PartialFitKept(
+            center=center, X=X[n_dropped:], Y=Y[units:],
+            sample_weight=sample_weight[n_dropped:],
+            state=last_examples_state(state, n_dropped))
 
 
 class EGCRF(_BaseEG):
@@ -235,6 +378,14 @@ class EGCRF(_BaseEG):
         finish an interrupted annealing).  Without it, at
         large ``C`` the uniform start gives ``w(alpha)`` of size
         ``C * n_samples``, every example saturates and EG crawls.
+    partial_fit_memory : int or None, default=1000
+        The number of most recent examples whose inputs and dual variables
+        :meth:`partial_fit` keeps and revisits with each new chunk (the dual
+        variables of older examples stay frozen, their share folded into the
+        weights); ``None`` keeps every example, so that the calls over chunks
+        solve the problem over all of them, as ``fit`` does, in memory that
+        grows with the data; 0 makes each call the proximal step from the last
+        weights over its chunk alone.  See :ref:`partial_fit`.
     n_jobs : int, default=None
         joblib workers over chunks of examples, for batch marginals,
         objective evaluation and prediction (works with
@@ -377,6 +528,9 @@ class EGStructuredSVM(_BaseEG):
     annealing : bool, default=True
         Anneal ``C``, as :class:`EGCRF` does; not while ``smoothing`` applies,
         whose start near the truth is sensible at any ``C``.
+    partial_fit_memory : int or None, default=1000
+        Examples whose dual variables :meth:`partial_fit` keeps and revisits
+        (see :class:`EGCRF`).
     smoothing : bool, default=True
         With the online solver: anneal a temperature instead.  A cold fit
         starts near the truth (``w`` near 0) and ascends the dual of the hinge
@@ -455,13 +609,14 @@ dual_objective_, duality_gap_
     def __init__(
         self, *, C=1.0, structure=None, solver="online", order="shuffle",
         learning_rate="adaptive", eta0=0.5, tol=1e-3, max_iter=100, warm_start=False,
-        annealing=True, smoothing=True, accelerate=True, n_jobs=None, random_state=None,
-        verbose=0,
+        annealing=True, smoothing=True, accelerate=True, partial_fit_memory=1000, n_jobs=None,
+        random_state=None, verbose=0,
     ):
         super().__init__(
             C=C, structure=structure, solver=solver, order=order, learning_rate=learning_rate,
             eta0=eta0, tol=tol, max_iter=max_iter, warm_start=warm_start, annealing=annealing,
-            n_jobs=n_jobs, random_state=random_state, verbose=verbose,
+            partial_fit_memory=partial_fit_memory, n_jobs=n_jobs, random_state=random_state,
+            verbose=verbose,
         )
         self.smoothing = smoothing
         self.accelerate = accelerate

@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from .base import STRUCTURE_CONSTRAINT, StructuredEstimator, as_history
-from .solvers.perceptron import perceptron_solve
+from .solvers.perceptron import PerceptronState, perceptron_solve
 
 __all__ = ["StructuredPerceptron"]
 
@@ -171,7 +171,8 @@ class StructuredPerceptron(StructuredEstimator):
         self._set_weights(batch, w)
         self.n_iter_ = len(history["mistakes"])
         self.history_ = as_history(history)
-        # the running sum is as large as the weights: kept only for warm starts
+        # the running sum is as large as the weights: kept only for warm starts (and
+        # partial_fit, which keeps its own)
         self._perceptron_state = state if self.warm_start else None
         self._state_parts = batch.part_offsets[-1]
         self._state_classes = self.classes_
@@ -181,4 +182,57 @@ class StructuredPerceptron(StructuredEstimator):
                 f"{history['mistakes'][-1]} training examples wrong (max_iter={self.max_iter}); "
                 "the data may not be separable: increase max_iter or accept the (averaged) "
                 "weights as they are.", ConvergenceWarning)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Run one perceptron epoch over new examples, continuing the weights and their average.
+
+        As scikit-learn's ``Perceptron.partial_fit``: one epoch per call (in a
+        new random order with ``shuffle``), whatever ``max_iter``; the current
+        weights, their running sum and the visit count carry over from call
+        to call, so that calls on consecutive chunks visited in order
+        (``shuffle=False``) give the weights of one ``fit`` epoch over their
+        concatenation.  After ``fit`` the epoch continues from the fitted
+        weights, the average restarting there (unless ``warm_start`` kept
+        ``fit``'s running sum, which then carries on).  No
+        ``ConvergenceWarning``: one epoch is what was asked for.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features), or list
+            of examples
+            New examples, in the form of the first call with as many features.
+        y : array-like of shape (n_samples,), or list of array-like
+            Their labels (all among ``classes_``) or outputs.
+        classes : array-like of shape (n_classes,), default=None
+            Every label the model will ever see.  Required on the first call
+            when the outputs are labels (flat samples, labelled tokens); later
+            calls may omit it, or must give the same labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Scales every update made on an example.
+
+        Returns
+        -------
+        self : object
+            The estimator, updated by the epoch.
+        """
+        fitted = "weights_" in self.__dict__
+        _, batch, Y, sample_weight = self._validate_partial_fit_data(X, y, classes,
+                                                                     sample_weight)
+        structure = self.structure_.training_structure()
+        state = self.__dict__.get("_perceptron_state")
+        if state is None and fitted:  # after fit without warm_start: from the fitted weights
+            w = structure.kernel_weights(batch, self.weights_)
+            state = PerceptronState(w=w, w_sum=np.zeros_like(w))
+        w, state, history, _ = perceptron_solve(
+            structure, batch, Y, max_iter=1, average=self.average, shuffle=self.shuffle,
+            sample_weight=sample_weight, state=state,
+            random_state=check_random_state(self.random_state), verbose=self.verbose)
+        self._set_weights(batch, w)
+        self.n_iter_ = 1
+        self.history_ = as_history(history)
+        self._perceptron_state = state
+        self._state_parts = batch.part_offsets[-1]
+        self._state_classes = self.classes_
         return self

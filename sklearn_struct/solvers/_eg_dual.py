@@ -108,14 +108,16 @@ def dual_terms(loss, mu, log_partition, theta, part_losses, part_offsets):
 
 # ------------------------------------------------------------------ the solver
 def dual_weights(datafit, mu, C, expected=None):
-    """``w(alpha) = C sum_i s_i (phi(x_i, y_i) - F_i mu_i)`` (features scaled).
+    """``w(alpha) = center + C sum_i s_i (phi(x_i, y_i) - F_i mu_i)`` (features scaled).
 
-    ``expected``: ``scale * sum_i s_i F_i mu_i`` when already known (batch EG's
-    chunks compute it where they keep ``mu``).
+    ``center``: that of the datafit's L2 penalty (None: 0).  ``expected``:
+    ``scale * sum_i s_i F_i mu_i`` when already known (batch EG's chunks compute
+    it where they keep ``mu``).
     """
     if expected is None:
         expected = datafit.features(datafit.batch, mu, datafit.sample_weight)
-    return C * (datafit.observed - expected)
+    w = C * (datafit.observed - expected)
+    return w if datafit.center is None else datafit.center + w
 
 
 def chunk_expected(datafit, summaries):
@@ -126,10 +128,14 @@ def chunk_expected(datafit, summaries):
 
 def l2_dual(datafit, terms, w, C):
     """The dual objective of the L2 penalty: ``C sum_i s_i (term_i + offset_i) - ||w||^2 / 2``
-    (the hinge's per-example dual terms are kept without the loss offsets, constant in alpha).
+    (the hinge's per-example dual terms are kept without the loss offsets, constant in alpha),
+    plus ``||center||^2 / 2`` when the penalty has a center: the dual of
+    ``1/2 ||w - center||^2 + C sum_i s_i loss_i(w)``, at ``w = w(alpha)``.
     """
-    return (C * (float(datafit.sample_weight @ terms)
+    dual = (C * (float(datafit.sample_weight @ terms)
                  + float(datafit.sample_weight @ datafit.loss_offsets)) - 0.5 * float(w @ w))
+    center = datafit.center
+    return dual if center is None else dual + 0.5 * float(center @ center)
 
 
 def initial_state(datafit, eta0, near_truth=False, marginals=None):
@@ -212,3 +218,31 @@ def sharpened_rates(etas, growth):
     rate that was not limited.
     """
     return etas / (growth - (growth - 1.0) * np.minimum(etas, 1.0))
+
+
+# ------------------------------------------------- incremental fits (partial_fit)
+def last_examples_state(state, first):
+    """The dual variables of the examples ``first, first + 1, ...`` of ``state``.
+
+    What ``partial_fit`` keeps of its last problem (the examples it revisits with
+    the next chunk); ``w`` is rebuilt by :func:`attach_state` with the next datafit.
+    """
+    start = int(state.part_offsets[first])
+    return EGState(
+        theta=state.theta[start:].copy(), mu=state.mu[start:].copy(),
+        terms=state.terms[first:].copy(), etas=state.etas[first:].copy(), eta=state.eta,
+        part_offsets=state.part_offsets[first:] - start, beta=state.beta)
+
+
+def joined_states(kept, new):
+    """The dual variables of the examples of ``kept`` followed by those of ``new``.
+
+    ``kept``'s inverse temperature (smoothed hinge) and global rate carry on.
+    """
+    return EGState(
+        theta=np.concatenate([kept.theta, new.theta]), mu=np.concatenate([kept.mu, new.mu]),
+        terms=np.concatenate([kept.terms, new.terms]),
+        etas=np.concatenate([kept.etas, new.etas]), eta=kept.eta,
+        part_offsets=np.concatenate([kept.part_offsets[:-1],
+                                     kept.part_offsets[-1] + new.part_offsets]),
+        beta=kept.beta)

@@ -54,8 +54,8 @@ import numpy as np
 
 from ..structures._base import require_kernel
 from ._eg_dual import (AVERAGE_WINDOW, BETA_GATE, BETA_GROWTH, BETA_START_C, EGState, LOSSES,
-                       attach_state, example_gaps, hinge_dual, initial_state, l2_dual,
-                       sharpened_rates)
+                       attach_state, example_gaps, hinge_dual, initial_state, joined_states,
+                       l2_dual, sharpened_rates)
 from ._eg_execution import ONLINE_KERNEL_OPERATIONS, BatchPasses, OnlineEpoch, online_threads
 from ._eg_schedule import (ANNEALING_GROWTH, ANNEALING_MAX_GROWTH, ORDERS, gap_rate,
                            gap_visit_probabilities, next_annealed_C, passes_to_next_check,
@@ -63,7 +63,8 @@ from ._eg_schedule import (ANNEALING_GROWTH, ANNEALING_MAX_GROWTH, ORDERS, gap_r
 from .loss import StructuredLoss
 
 
-__all__ = ["EGResult", "EGState", "eg_solve", "next_annealed_C", "uniform_start_C"]
+__all__ = ["EGResult", "EGState", "eg_solve", "new_examples_state", "next_annealed_C",
+           "uniform_start_C"]
 
 
 @dataclass
@@ -81,9 +82,9 @@ def eg_solve(
     order="shuffle", learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100,
     annealing=False, smoothing=False, state=None, random_state=None, n_jobs=None, verbose=0,
     callback=None,
-    feature_scale=None, keep_dual=True,
+    feature_scale=None, keep_dual=True, center=None,
 ):
-    """Minimise ``1/2||w||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
+    """Minimise ``1/2||w - center||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
 
     Parameters
     ----------
@@ -150,6 +151,15 @@ def eg_solve(
         Return the dual variables ``theta`` and ``mu`` in the state (what a
         warm start needs).  With False they are None, and batch EG does not
         bring them back from its chunks (on a cluster, from the workers).
+    center : ndarray of shape (n_weights,), optional
+        The center ``v`` of the L2 penalty (None: 0): the proximal step
+        ``argmin_w 1/2 ||w - v||^2 + C sum_i s_i loss_i(w)``, whose dual is the
+        dual above with ``w(alpha) = v + C sum_i s_i (phi(x_i, y_i) - E_{alpha_i}
+        phi(x_i, y))`` and ``||v||^2 / 2`` added.  It is the full dual of a larger
+        data set with the dual variables of the examples not given here frozen
+        inside ``v`` (block-coordinate ascent), what ``partial_fit`` solves.  The
+        distributions near the truth give ``w = v``, a sensible start at any
+        ``C``: ``C`` is not annealed with a center (``annealing`` is ignored).
 
     Returns
     -------
@@ -165,8 +175,10 @@ def eg_solve(
     adaptive = isinstance(learning_rate, str)
     eta = eta0 if adaptive else float(learning_rate)
     rng = random_state if random_state is not None else np.random.RandomState(0)
-    datafit = StructuredLoss(structure, batch, Y, loss, sample_weight, feature_scale, n_jobs)
+    datafit = StructuredLoss(structure, batch, Y, loss, sample_weight, feature_scale, n_jobs,
+                             center)
     n = datafit.n_samples
+    annealing = annealing and center is None  # w(alpha) is not linear in C about a center
 
     cold_start = state is None
     smoothed = smoothing and loss == "hinge" and solver == "online"
@@ -175,7 +187,7 @@ def eg_solve(
         epoch_runner, marginals, expected = BatchPasses.uniform(datafit)
         state = initial_state(datafit, eta0, marginals=marginals)
     elif cold_start:
-        state = initial_state(datafit, eta0, near_truth=smoothed)
+        state = initial_state(datafit, eta0, near_truth=smoothed or center is not None)
         # F mu once, for both the annealing's start and w
         expected = datafit.features(batch, state.mu, datafit.sample_weight)
         if smoothed:
@@ -286,3 +298,23 @@ def eg_solve(
     state.schedule = (C, C_start, epoch0 + epoch, C_next) if C_now != C else None
     return EGResult(state=state, history={k: np.asarray(v) for k, v in history.items()},
                     n_iter=epoch, converged=converged)
+
+
+def new_examples_state(structure, batch, Y, *, loss="log", C=1.0, sample_weight=None,
+                       eta0=0.5, smoothing=False, kept=None):
+    """Dual variables for new examples, after those ``kept`` of earlier ones (``partial_fit``).
+
+    The new examples' distributions start near the truth (see
+    :func:`initial_state`): their share of ``w(alpha)`` is about 0, so the
+    weights start at the center of the proximal step (:func:`eg_solve`'s
+    ``center``), a sensible dual point at any ``C``.  The smoothed hinge
+    (``smoothing``) continues ``kept``'s temperature, or starts one as a cold
+    fit does.
+    """
+    datafit = StructuredLoss(structure, batch, Y, loss, sample_weight)
+    state = initial_state(datafit, eta0, near_truth=True)
+    if kept is not None:
+        return joined_states(kept, state)
+    if smoothing and loss == "hinge":
+        state.beta = min(1.0, BETA_START_C / C)
+    return state

@@ -2,9 +2,10 @@
 
 A solver minimises ``penalty(w) + C sum_i s_i loss_i(w)``.  :class:`StructuredLoss`
 holds what stays fixed while it does (the true outputs' encodings, the part losses
-and their per-example offsets, the observed features) and evaluates the loss at a
-``w``; :class:`L2` and :class:`L1` are the penalties.  EG, the working-set solver,
-the subgradient method, the cutting plane and EM all take the same loss object.
+and their per-example offsets, the observed features, the L2 penalty's center) and
+evaluates the loss at a ``w``; :class:`L2` and :class:`L1` are the penalties.  EG, the
+working-set solver, the subgradient method, the cutting plane and EM all take the same
+loss object.
 """
 
 import numpy as np
@@ -23,11 +24,18 @@ LOSS_OPERATIONS = {
 
 
 class L2:
-    """``1/2 ||w||^2``, the penalty of CRFs and max-margin Markov networks."""
+    """``1/2 ||w - center||^2``, the penalty of CRFs and max-margin Markov networks.
 
-    @staticmethod
-    def value(w):
-        return 0.5 * float(w @ w)
+    ``center`` None is 0; another center makes the problem a proximal step from it
+    (what ``partial_fit`` solves: the weights stay near those learnt so far).
+    """
+
+    def __init__(self, center=None):
+        self.center = center
+
+    def value(self, w):
+        d = w if self.center is None else w - self.center
+        return 0.5 * float(d @ d)
 
 
 class L1:
@@ -66,6 +74,8 @@ class StructuredLoss:
         Features rescaled weight-wise: scores are ``F^T (feature_scale * w)``.
     n_jobs : int or None, default=None
         Inference over this many chunks of examples in parallel through joblib.
+    center : ndarray of shape (n_weights,) or None, default=None
+        The center of the L2 penalty, ``1/2 ||w - center||^2`` (None: 0).
 
     Attributes
     ----------
@@ -80,10 +90,12 @@ class StructuredLoss:
         Weights the structure needs non-negative (the edge weights of a min-cut model).
     chunks : ExampleChunks
         The batch's chunks for parallel inference.
+    penalty : L2
+        The L2 penalty with its center, the default of :meth:`primal`.
     """
 
     def __init__(self, structure, batch, Y, kind="hinge", sample_weight=None, feature_scale=None,
-                 n_jobs=None):
+                 n_jobs=None, center=None):
         if kind not in LOSS_OPERATIONS:
             raise ValueError(f"kind must be 'log' or 'hinge', got {kind!r}.")
         structure.check_supports(*LOSS_OPERATIONS[kind], needed_by=f"the {kind} loss")
@@ -103,7 +115,13 @@ class StructuredLoss:
         self.nonnegative = np.asarray(structure.nonnegative_weights(batch), dtype=bool)
         self.chunks = ExampleChunks(structure, batch, n_jobs)
         self.observed = self.features(batch, self.truth, self.sample_weight)
+        self.penalty = L2(None if center is None else np.asarray(center, dtype=np.float64))
         self._example_batches = {}
+
+    @property
+    def center(self):
+        """The L2 penalty's center (None: 0)."""
+        return self.penalty.center
 
     def scores(self, batch, w):
         """Part scores ``F^T (feature_scale * w)``."""
@@ -121,10 +139,14 @@ class StructuredLoss:
                               self.feature_scale, return_worst=return_worst,
                               margins_of=margins_of)
 
-    def primal(self, w, C, penalty=L2, losses=None):
-        """``penalty(w) + C sum_i s_i loss_i(w)``; ``losses``: the losses at ``w`` if known."""
+    def primal(self, w, C, penalty=None, losses=None):
+        """``penalty(w) + C sum_i s_i loss_i(w)``; ``losses``: the losses at ``w`` if known.
+
+        ``penalty`` None is :attr:`penalty` (L2 about the center).
+        """
         if losses is None:
             losses = self.example_losses(w)
+        penalty = self.penalty if penalty is None else penalty
         return penalty.value(w) + C * float(self.sample_weight @ losses)
 
     def evaluate(self, w):
