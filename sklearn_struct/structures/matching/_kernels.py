@@ -152,22 +152,18 @@ MatchingData = namedtuple("MatchingData", (
 
 @njit(cache=True, nogil=True)
 def matching_example_part_scores(data, i, w, scale, out):
-    values, indices = data.values, data.indices
-    indptr, width = data.indptr, data.width
-    offsets = data.edge_offsets
-    lo = offsets[i]
+    lo = data.edge_offsets[i]
     for e in range(out.shape[0]):
-        out[e] = _row_dot(values, indices, indptr, width, lo + e, w, 0, scale)
+        out[e] = _row_dot(data.values, data.indices, data.indptr, data.width, lo + e, w, 0,
+                          scale)
 
 
 @njit(cache=True, nogil=True)
 def matching_example_add_features(data, i, coef, scale, w):
-    values, indices = data.values, data.indices
-    indptr, width = data.indptr, data.width
-    offsets = data.edge_offsets
-    lo = offsets[i]
+    lo = data.edge_offsets[i]
     for e in range(coef.shape[0]):
-        _row_add(values, indices, indptr, width, lo + e, coef[e], w, 0, scale)
+        _row_add(data.values, data.indices, data.indptr, data.width, lo + e, coef[e], w, 0,
+                 scale)
 
 
 @njit(cache=True, nogil=True)

@@ -28,38 +28,26 @@ MinCutData = namedtuple("MinCutData", (
 
 @njit(cache=True, nogil=True)
 def mincut_example_part_scores(data, i, w, scale, out):
-    node_values, node_indices = data.node_values, data.node_indices
-    node_indptr, node_width = data.node_indptr, data.node_width
-    edge_values, edge_indices = data.edge_values, data.edge_indices
-    edge_indptr, edge_width = data.edge_indptr, data.edge_width
-    n_node_features, node_offsets = data.n_node_features, data.node_offsets
-    edge_offsets = data.edge_offsets
-    n0, e0 = node_offsets[i], edge_offsets[i]
-    n = node_offsets[i + 1] - n0
+    n0, e0 = data.node_offsets[i], data.edge_offsets[i]
+    n = data.node_offsets[i + 1] - n0
     for j in range(n):
-        out[j] = _row_dot(node_values, node_indices, node_indptr, node_width, n0 + j, w, 0,
-                          scale)
-    for e in range(edge_offsets[i + 1] - e0):
-        out[n + e] = -_row_dot(edge_values, edge_indices, edge_indptr, edge_width, e0 + e, w,
-                               n_node_features, scale)
+        out[j] = _row_dot(data.node_values, data.node_indices, data.node_indptr,
+                          data.node_width, n0 + j, w, 0, scale)
+    for e in range(data.edge_offsets[i + 1] - e0):  # edge parts score -(w_edge . x_jk)
+        out[n + e] = -_row_dot(data.edge_values, data.edge_indices, data.edge_indptr,
+                               data.edge_width, e0 + e, w, data.n_node_features, scale)
 
 
 @njit(cache=True, nogil=True)
 def mincut_example_add_features(data, i, coef, scale, w):
-    node_values, node_indices = data.node_values, data.node_indices
-    node_indptr, node_width = data.node_indptr, data.node_width
-    edge_values, edge_indices = data.edge_values, data.edge_indices
-    edge_indptr, edge_width = data.edge_indptr, data.edge_width
-    n_node_features, node_offsets = data.n_node_features, data.node_offsets
-    edge_offsets = data.edge_offsets
-    n0, e0 = node_offsets[i], edge_offsets[i]
-    n = node_offsets[i + 1] - n0
+    n0, e0 = data.node_offsets[i], data.edge_offsets[i]
+    n = data.node_offsets[i + 1] - n0
     for j in range(n):
-        _row_add(node_values, node_indices, node_indptr, node_width, n0 + j, coef[j], w, 0,
-                 scale)
-    for e in range(edge_offsets[i + 1] - e0):
-        _row_add(edge_values, edge_indices, edge_indptr, edge_width, e0 + e, -coef[n + e], w,
-                 n_node_features, scale)
+        _row_add(data.node_values, data.node_indices, data.node_indptr, data.node_width,
+                 n0 + j, coef[j], w, 0, scale)
+    for e in range(data.edge_offsets[i + 1] - e0):
+        _row_add(data.edge_values, data.edge_indices, data.edge_indptr, data.edge_width,
+                 e0 + e, -coef[n + e], w, data.n_node_features, scale)
 
 
 @njit(cache=True, nogil=True)
