@@ -25,7 +25,6 @@ Run from benchmarks/:  python bench_core_inference_ab.py [--baseline REV] [--rou
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -96,21 +95,6 @@ def worker(args):
     print(json.dumps({"rates": out, "first": first}))
 
 
-def run_version(source, args, cache_dir):
-    env = dict(os.environ, PYTHONPATH=str(source), NUMBA_CACHE_DIR=str(cache_dir))
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(args)]
-    result = subprocess.run(command, env=env, cwd=str(source), capture_output=True, text=True,
-                            check=True)
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-def checkout(revision, folder):
-    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(folder), revision],
-                   check=True, capture_output=True)
-    return subprocess.run(["git", "-C", str(folder), "rev-parse", "--short", "HEAD"],
-                          check=True, capture_output=True, text=True).stdout.strip()
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default="38b44e2",
@@ -123,6 +107,7 @@ def main():
         return worker(json.loads(cli.worker))
 
     sys.path.insert(0, str(HERE))
+    from _ab import checkout, remove, run_worker
     from _record import markdown_table, record
 
     args = {"repeat": cli.repeat}
@@ -135,11 +120,11 @@ def main():
             base_rev = checkout(cli.baseline, base_dir)
             for round_ in range(cli.rounds):
                 for side, source in (("baseline", base_dir), ("candidate", REPO)):
-                    results[side].append(run_version(source, args, caches[side]))
+                    results[side].append(run_worker(__file__, source, args,
+                                                    NUMBA_CACHE_DIR=caches[side]))
                     print(f"round {round_ + 1} {side}: done", flush=True)
         finally:
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
-                            str(base_dir)], capture_output=True)
+            remove(base_dir)
     end_load = os.getloadavg()[0]
 
     rows = []

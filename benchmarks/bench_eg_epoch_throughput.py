@@ -21,7 +21,6 @@ Run from benchmarks/:  python bench_eg_epoch_throughput.py [--baseline REV] [--c
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -84,21 +83,6 @@ def worker(args):
     print(json.dumps(out))
 
 
-def run_version(source, args):
-    env = dict(os.environ, PYTHONPATH=str(source))
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(args)]
-    result = subprocess.run(command, env=env, cwd=str(source), capture_output=True, text=True,
-                            check=True)
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-def checkout(revision, folder):
-    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(folder), revision],
-                   check=True, capture_output=True)
-    return subprocess.run(["git", "-C", str(folder), "rev-parse", "--short", "HEAD"],
-                          check=True, capture_output=True, text=True).stdout.strip()
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--baseline", default="7cbc097",
@@ -117,6 +101,7 @@ def main():
         return worker(json.loads(cli.worker))
 
     sys.path.insert(0, str(HERE))
+    from _ab import checkout, remove, run_worker
     from _record import markdown_table, record
 
     args = dict(problems=PROBLEMS, repeat=cli.repeat, passes=cli.passes, C=cli.C,
@@ -134,13 +119,11 @@ def main():
             results = {"baseline": [], "candidate": []}
             for round_ in range(cli.rounds):
                 for side, source in (("baseline", base_dir), ("candidate", cand_dir)):
-                    results[side].append(run_version(source, args))
+                    results[side].append(run_worker(__file__, source, args))
                     print(f"round {round_ + 1} {side}: {results[side][-1]}", flush=True)
         finally:
             for folder in (base_dir, Path(tmp) / "candidate"):
-                if folder.exists():
-                    subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
-                                    str(folder)], capture_output=True)
+                remove(folder)
 
     rows = []
     for name in PROBLEMS:

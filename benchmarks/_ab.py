@@ -1,0 +1,38 @@
+"""Side-by-side runs of two versions of the package: a baseline commit and this tree.
+
+A script checks the baseline out into a temporary folder (``git worktree``) and runs
+itself as a worker in fresh processes, alternating between the versions, so that the
+machine's load falls on both alike.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def checkout(revision, folder):
+    """Check ``revision`` out into ``folder``; return its short hash."""
+    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(folder), revision],
+                   check=True, capture_output=True)
+    return subprocess.run(["git", "-C", str(folder), "rev-parse", "--short", "HEAD"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def remove(folder):
+    """Remove a checkout made by :func:`checkout` (if it exists)."""
+    if Path(folder).exists():
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(folder)],
+                       capture_output=True)
+
+
+def run_worker(script, source, args, **env):
+    """Run ``script --worker ARGS`` with the package of ``source``; return its last JSON line."""
+    environment = dict(os.environ, PYTHONPATH=str(source), **{k: str(v) for k, v in env.items()})
+    command = [sys.executable, str(Path(script).resolve()), "--worker", json.dumps(args)]
+    result = subprocess.run(command, env=environment, cwd=str(source), capture_output=True,
+                            text=True, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
