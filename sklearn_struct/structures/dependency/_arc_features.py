@@ -48,9 +48,9 @@ WORD, POS, PREFIX, PUNCTUATION, SECOND_POS = 0, 1, 2, 3, 4
 
 
 #: Kernel data of dependency trees: the token attribute rows and offsets, the weight
-#: vector's ``2 ** hash_bits`` and the output space's settings.
-ArcData = namedtuple("ArcData", ("attrs", "unit_offsets", "hash_bits", "projective",
-                                 "single_root"))
+#: vector's ``2 ** hash_bits`` and whether one word alone attaches to the root (whether
+#: trees are projective picks the kernel operations instead).
+ArcData = namedtuple("ArcData", ("attrs", "unit_offsets", "hash_bits", "single_root"))
 
 
 @njit(cache=True, nogil=True)

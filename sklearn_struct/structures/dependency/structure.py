@@ -185,28 +185,45 @@ def _score_matrix(scores, n):
     return S
 
 
-@njit(cache=True, nogil=True)
-def dependency_marginals(data, i, theta, mu):
-    n = data.unit_offsets[i + 1] - data.unit_offsets[i]
-    marginals = np.empty((n + 1, n + 1))
-    if data.projective:
-        log_z = projective_marginals(_score_matrix(theta, n), data.single_root, marginals)
-    else:
-        log_z = matrix_tree_marginals(_score_matrix(theta, n), data.single_root, marginals)
+@njit(cache=True, nogil=True, inline="always")
+def _arc_marginals(marginals, n, mu):
+    """The arc marginals of an ``(n + 1, n + 1)`` head-by-word matrix, as part values."""
     for c in range(1, n + 1):
         for h in range(n + 1):
             if h != c:
                 mu[arc_index(h, c, n)] = marginals[h, c]
+
+
+# One function per algorithm (not a branch on data.projective): a kernel then compiles the
+# inference of its own trees only.
+@njit(cache=True, nogil=True)
+def projective_arc_marginals(data, i, theta, mu):
+    n = data.unit_offsets[i + 1] - data.unit_offsets[i]
+    marginals = np.empty((n + 1, n + 1))
+    log_z = projective_marginals(_score_matrix(theta, n), data.single_root, marginals)
+    _arc_marginals(marginals, n, mu)
     return log_z
 
 
 @njit(cache=True, nogil=True)
-def dependency_argmax(data, i, scores, y_out):
-    S = _score_matrix(scores, data.unit_offsets[i + 1] - data.unit_offsets[i])
-    if data.projective:
-        eisner(S, data.single_root, y_out)
-    else:
-        chu_liu_edmonds(S, data.single_root, y_out)
+def matrix_tree_arc_marginals(data, i, theta, mu):
+    n = data.unit_offsets[i + 1] - data.unit_offsets[i]
+    marginals = np.empty((n + 1, n + 1))
+    log_z = matrix_tree_marginals(_score_matrix(theta, n), data.single_root, marginals)
+    _arc_marginals(marginals, n, mu)
+    return log_z
+
+
+@njit(cache=True, nogil=True)
+def eisner_argmax(data, i, scores, y_out):
+    eisner(_score_matrix(scores, data.unit_offsets[i + 1] - data.unit_offsets[i]),
+           data.single_root, y_out)
+
+
+@njit(cache=True, nogil=True)
+def chu_liu_edmonds_argmax(data, i, scores, y_out):
+    chu_liu_edmonds(_score_matrix(scores, data.unit_offsets[i + 1] - data.unit_offsets[i]),
+                    data.single_root, y_out)
 
 
 @njit(cache=True, nogil=True)
@@ -217,16 +234,17 @@ def dependency_encode(data, i, y, z_out):
         z_out[arc_index(y[c - 1], c, n)] = 1.0
 
 
-_NON_PROJECTIVE_OPS = KernelOps(
-    part_scores=arc_part_scores, add_features=arc_add_features, marginals=dependency_marginals,
-    argmax=dependency_argmax, encode=dependency_encode, change_sq_norm=arc_change_sq_norm,
-    part_scores_at=arc_part_scores_at, add_features_at=arc_add_features_at)
+_ARC_OPS = dict(
+    part_scores=arc_part_scores, add_features=arc_add_features, encode=dependency_encode,
+    change_sq_norm=arc_change_sq_norm, part_scores_at=arc_part_scores_at,
+    add_features_at=arc_add_features_at)
+_NON_PROJECTIVE_OPS = KernelOps(**_ARC_OPS, marginals=matrix_tree_arc_marginals,
+                                argmax=chu_liu_edmonds_argmax)
 # The hand-written Eisner and inside-outside stay as overrides: the generic program gives
 # k-best outputs and samples, and check_structure holds the two against each other.
-_PROJECTIVE_OPS = KernelOps(
-    **{name: _NON_PROJECTIVE_OPS.functions[name] for name in _NON_PROJECTIVE_OPS.given},
-    hypergraph_size=projective_hypergraph_size, hypergraph=projective_hypergraph,
-    decode=heads_decode)
+_PROJECTIVE_OPS = KernelOps(**_ARC_OPS, marginals=projective_arc_marginals,
+                            argmax=eisner_argmax, hypergraph_size=projective_hypergraph_size,
+                            hypergraph=projective_hypergraph, decode=heads_decode)
 
 
 class DependencyTreeStructure(BaseStructure):
@@ -394,7 +412,7 @@ class DependencyTreeStructure(BaseStructure):
         return ArcOutputs(self, codec=HeadsCodec, unit="word")
 
     def kernel_data(self, batch, training=False):
-        return ArcData(batch.attrs, batch.unit_offsets, int(self.hash_bits), bool(self.projective),
+        return ArcData(batch.attrs, batch.unit_offsets, int(self.hash_bits),
                        bool(self.single_root))
 
     # ----------------------------------------------------------------- parts
