@@ -180,41 +180,9 @@ def eg_solve(
     n = datafit.n_samples
     annealing = annealing and center is None  # w(alpha) is not linear in C about a center
 
-    cold_start = state is None
     smoothed = smoothing and loss == "hinge" and solver == "online"
-    expected = None  # scale * F mu of the state's marginals, when known
-    if cold_start and solver == "batch":  # created where batch EG keeps it, on the chunks
-        epoch_runner, marginals, expected = BatchPasses.uniform(datafit)
-        state = initial_state(datafit, eta0, marginals=marginals)
-    elif cold_start:
-        state = initial_state(datafit, eta0, near_truth=smoothed or center is not None)
-        # F mu once, for both the annealing's start and w
-        expected = datafit.features(batch, state.mu, datafit.sample_weight)
-        if smoothed:
-            state.beta = min(1.0, BETA_START_C / C)
-    elif not np.array_equal(state.part_offsets, batch.part_offsets):
-        raise ValueError(
-            f"warm start: the stored dual variables cover {len(state.part_offsets) - 1} "
-            f"examples with {state.part_offsets[-1]} parts but this training set has {n} "
-            f"examples with {batch.part_offsets[-1]} parts; fit on the same examples or set "
-            "warm_start=False."
-        )
-    # annealing starts a cold fit (uniform duals) where they make sense; a warm
-    # start already has a good dual point, unless it stopped while annealing
-    C_now = C_next = C_start = C
-    epoch0 = 0
-    if annealing and cold_start and not smoothed:
-        C_now = C_next = C_start = min(C, uniform_start_C(datafit, state, expected))
-    elif annealing and state.schedule is not None and state.schedule[0] == C:
-        _, C_start, epoch0, C_next = state.schedule
-        C_now = state.C
-    attach_state(datafit, state, C_now, expected)
-    state.w_average = state.w.copy() if state.beta is not None and AVERAGE_WINDOW > 0 else None
-
-    if solver == "online":
-        epoch_runner = OnlineEpoch(datafit, online_threads(n_jobs, n))
-    elif not cold_start:
-        epoch_runner = BatchPasses.from_state(datafit, state)
+    state, epoch_runner, (C_now, C_next, C_start, epoch0) = _starting_point(
+        datafit, state, solver, C, eta0, annealing, smoothed, online_threads(n_jobs, n))
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds",
                                "eval_seconds", "beta")}
     total_tries, epoch, converged = 0, 0, False
@@ -250,17 +218,10 @@ def eg_solve(
                 or total_tries >= check_at):
             continue
         start = time.perf_counter()
-        if loss == "hinge":
-            dual, entropy_term = hinge_dual(datafit, state, C_now)
-        else:
-            dual = l2_dual(datafit, state.terms, state.w, C_now)
+        primal, dual, entropy_term = _objectives(datafit, state, epoch_runner, C_now,
+                                                 gap_sampling)
         if gap_sampling:
-            primal, losses, margins = epoch_runner.primal(state.primal_weights, C_now,
-                                                          margins_of=state.mu)
-            state.gaps = example_gaps(datafit, state, C_now, losses, margins)
             visit_probabilities = gap_visit_probabilities(state.gaps, part_counts)
-        else:
-            primal = epoch_runner.primal(state.primal_weights, C_now)
         gap = primal - dual
         for key, value in (("passes", passes), ("C", C_now), ("dual", dual), ("primal", primal),
                            ("gap", gap), ("seconds", pass_seconds),
@@ -278,11 +239,7 @@ def eg_solve(
             converged = True
             break
         if state.beta is not None and entropy_term >= BETA_GATE * gap:
-            # sharpen: the dual terms keep their expected losses, the entropies weigh less
-            expected = datafit.expected_losses(state.mu)
-            state.terms = expected + (state.terms - expected) / BETA_GROWTH
-            state.beta *= BETA_GROWTH
-            state.etas = sharpened_rates(state.etas, BETA_GROWTH)
+            _sharpen(datafit, state)
         check = (passes, gap / max(abs(primal), 1e-300))
         rate = gap_rate(last_check, check, rate)
         check_at = total_tries + n * passes_to_next_check(passes, check[1], rate, tol)
@@ -298,6 +255,73 @@ def eg_solve(
     state.schedule = (C, C_start, epoch0 + epoch, C_next) if C_now != C else None
     return EGResult(state=state, history={k: np.asarray(v) for k, v in history.items()},
                     n_iter=epoch, converged=converged)
+
+
+def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, threads):
+    """The dual point a fit starts from, the runner of its passes and its ``C`` schedule.
+
+    Returns ``(state, epoch_runner, (C_now, C_next, C_start, epoch0))``.  Annealing starts a
+    cold fit (uniform duals) where they make sense; a warm start already has a good dual
+    point, unless it stopped while annealing.
+    """
+    batch, cold_start = datafit.batch, state is None
+    epoch_runner = None
+    expected = None  # scale * F mu of the state's marginals, when known
+    if cold_start and solver == "batch":  # created where batch EG keeps it, on the chunks
+        epoch_runner, marginals, expected = BatchPasses.uniform(datafit)
+        state = initial_state(datafit, eta0, marginals=marginals)
+    elif cold_start:
+        state = initial_state(datafit, eta0, near_truth=smoothed or datafit.center is not None)
+        # F mu once, for both the annealing's start and w
+        expected = datafit.features(batch, state.mu, datafit.sample_weight)
+        if smoothed:
+            state.beta = min(1.0, BETA_START_C / C)
+    elif not np.array_equal(state.part_offsets, batch.part_offsets):
+        raise ValueError(
+            f"warm start: the stored dual variables cover {len(state.part_offsets) - 1} "
+            f"examples with {state.part_offsets[-1]} parts but this training set has "
+            f"{datafit.n_samples} examples with {batch.part_offsets[-1]} parts; fit on the same "
+            "examples or set warm_start=False."
+        )
+    C_now = C_next = C_start = C
+    epoch0 = 0
+    if annealing and cold_start and not smoothed:
+        C_now = C_next = C_start = min(C, uniform_start_C(datafit, state, expected))
+    elif annealing and state.schedule is not None and state.schedule[0] == C:
+        _, C_start, epoch0, C_next = state.schedule
+        C_now = state.C
+    attach_state(datafit, state, C_now, expected)
+    state.w_average = state.w.copy() if state.beta is not None and AVERAGE_WINDOW > 0 else None
+    if solver == "online":
+        epoch_runner = OnlineEpoch(datafit, threads)
+    elif not cold_start:
+        epoch_runner = BatchPasses.from_state(datafit, state)
+    return state, epoch_runner, (C_now, C_next, C_start, epoch0)
+
+
+def _objectives(datafit, state, epoch_runner, C, gap_sampling):
+    """Primal, dual and (smoothed hinge) entropy term at ``C``; with ``gap_sampling``, also
+    every example's gap, into ``state.gaps``."""
+    entropy_term = 0.0
+    if datafit.kind == "hinge":
+        dual, entropy_term = hinge_dual(datafit, state, C)
+    else:
+        dual = l2_dual(datafit, state.terms, state.w, C)
+    if gap_sampling:
+        primal, losses, margins = epoch_runner.primal(state.primal_weights, C,
+                                                      margins_of=state.mu)
+        state.gaps = example_gaps(datafit, state, C, losses, margins)
+    else:
+        primal = epoch_runner.primal(state.primal_weights, C)
+    return primal, dual, entropy_term
+
+
+def _sharpen(datafit, state):
+    """Smoothed hinge: the dual terms keep their expected losses, the entropies weigh less."""
+    expected = datafit.expected_losses(state.mu)
+    state.terms = expected + (state.terms - expected) / BETA_GROWTH
+    state.beta *= BETA_GROWTH
+    state.etas = sharpened_rates(state.etas, BETA_GROWTH)
 
 
 def new_examples_state(structure, batch, Y, *, loss="log", C=1.0, sample_weight=None,

@@ -186,12 +186,14 @@ def _score_matrix(scores, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _arc_marginals(marginals, n, mu):
-    """The arc marginals of an ``(n + 1, n + 1)`` head-by-word matrix, as part values."""
+def _arc_marginals(log_z, marginals, n, mu):
+    """The arc marginals of an ``(n + 1, n + 1)`` head-by-word matrix, as part values;
+    returns ``log_z``."""
     for c in range(1, n + 1):
         for h in range(n + 1):
             if h != c:
                 mu[arc_index(h, c, n)] = marginals[h, c]
+    return log_z
 
 
 # One function per algorithm (not a branch on data.projective): a kernel then compiles the
@@ -199,19 +201,17 @@ def _arc_marginals(marginals, n, mu):
 @njit(cache=True, nogil=True)
 def projective_arc_marginals(data, i, theta, mu):
     n = data.unit_offsets[i + 1] - data.unit_offsets[i]
-    marginals = np.empty((n + 1, n + 1))
-    log_z = projective_marginals(_score_matrix(theta, n), data.single_root, marginals)
-    _arc_marginals(marginals, n, mu)
-    return log_z
+    m = np.empty((n + 1, n + 1))
+    return _arc_marginals(projective_marginals(_score_matrix(theta, n), data.single_root, m),
+                          m, n, mu)
 
 
 @njit(cache=True, nogil=True)
 def matrix_tree_arc_marginals(data, i, theta, mu):
     n = data.unit_offsets[i + 1] - data.unit_offsets[i]
-    marginals = np.empty((n + 1, n + 1))
-    log_z = matrix_tree_marginals(_score_matrix(theta, n), data.single_root, marginals)
-    _arc_marginals(marginals, n, mu)
-    return log_z
+    m = np.empty((n + 1, n + 1))
+    return _arc_marginals(matrix_tree_marginals(_score_matrix(theta, n), data.single_root, m),
+                          m, n, mu)
 
 
 @njit(cache=True, nogil=True)
