@@ -679,8 +679,9 @@ def _kernel_ops(inst):
     :class:`BaseStructure`) are compared with the structure's batch methods;
     ``change_sq_norm`` is compared with ``||scale * F_i dmu||^2`` from
     ``expected_features``, ``part_scores_at`` and ``add_features_at`` with
-    ``part_scores`` and ``add_features`` on the listed parts; ``kernel_weights``
-    and ``contract_weights`` are inverse.
+    ``part_scores`` and ``add_features`` on the listed parts, all of them on the
+    kernel data for prediction and on that for training (where a structure may
+    cache features); ``kernel_weights`` and ``contract_weights`` are inverse.
     """
     s, b = inst.structure, inst.batch
     ops = s.kernel_ops
@@ -719,68 +720,72 @@ def _kernel_ops(inst):
             raise AssertionError(f"the kernel operation {name} modified {difference}.")
         return result
 
-    # part_scores and add_features: the maps F_i^T and F_i, with and without a scale
-    for what, scale in scales.items():
-        scaled = w_kernel * scale if scale.size else w_kernel
-        if s.supports("part_scores"):
-            expected = s.part_scores(b, s.contract_weights(b, scaled.copy()))
-            for i in range(n):
-                out = np.full(inst.n_parts_of(i), np.nan)
-                op("part_scores", data, i, w_kernel, scale, out)
-                _assert_close(out, expected[inst.parts[i]],
-                              f"kernel part_scores of example {i} ({what})")
-        if s.supports("expected_features"):
-            for i in range(n):
-                coef = rng.randn(inst.n_parts_of(i))
-                start = rng.randn(n_weights)
-                out = start.copy()
-                op("add_features", data, i, coef, scale, out)
+    # part_scores and add_features: the maps F_i^T and F_i, with and without a scale, on
+    # kernel data for prediction and for training (which may cache features)
+    for purpose, kdata in (("", data), (", training data", data_training)):
+        for what, scale in scales.items():
+            what = what + purpose
+            scaled = w_kernel * scale if scale.size else w_kernel
+            if s.supports("part_scores"):
+                expected = s.part_scores(b, s.contract_weights(b, scaled.copy()))
+                for i in range(n):
+                    out = np.full(inst.n_parts_of(i), np.nan)
+                    op("part_scores", kdata, i, w_kernel, scale, out)
+                    _assert_close(out, expected[inst.parts[i]],
+                                  f"kernel part_scores of example {i} ({what})")
+            if s.supports("expected_features"):
+                for i in range(n):
+                    coef = rng.randn(inst.n_parts_of(i))
+                    start = rng.randn(n_weights)
+                    out = start.copy()
+                    op("add_features", kdata, i, coef, scale, out)
+                    z = np.zeros(inst.n_parts)
+                    z[inst.parts[i]] = coef
+                    added = np.asarray(s.kernel_weights(b, s.expected_features(b, z)))
+                    _assert_close(out, start + (scale * added if scale.size else added),
+                                  f"kernel add_features of example {i} ({what})")
+            # change_sq_norm: ||scale * F_i dmu||^2, a training operation (its kernel data
+            # may be built for training only)
+            max_parts = max(inst.n_parts_of(i) for i in range(n))
+            for i in range(n if kdata is data_training else 0):
+                dmu = rng.randn(inst.n_parts_of(i))
+                w_scratch = np.zeros(n_weights)
+                part_scratch = np.zeros(3 * max_parts)
+                value = op("change_sq_norm", kdata, i, dmu, scale, w_scratch, part_scratch)
                 z = np.zeros(inst.n_parts)
-                z[inst.parts[i]] = coef
-                added = np.asarray(s.kernel_weights(b, s.expected_features(b, z)))
-                _assert_close(out, start + (scale * added if scale.size else added),
-                              f"kernel add_features of example {i} ({what})")
-        # change_sq_norm: ||scale * F_i dmu||^2 with kernel data built for training
-        max_parts = max(inst.n_parts_of(i) for i in range(n))
-        for i in range(n):
-            dmu = rng.randn(inst.n_parts_of(i))
-            w_scratch = np.zeros(n_weights)
-            part_scratch = np.zeros(3 * max_parts)
-            value = op("change_sq_norm", data_training, i, dmu, scale, w_scratch, part_scratch)
-            z = np.zeros(inst.n_parts)
-            z[inst.parts[i]] = dmu
-            change = np.asarray(s.kernel_weights(b, s.expected_features(b, z)))
-            if scale.size:
-                change = change * scale
-            _assert_close(value, change @ change, f"change_sq_norm of example {i} ({what}) "
-                          "against ||scale * F_i dmu||^2")
-            _assert_close(w_scratch, np.zeros(n_weights),
-                          f"change_sq_norm's w_scratch after example {i} ({what}): zero on "
-                          "entry, it must be zero on exit", atol=1e-10)
-        # part_scores_at and add_features_at: the listed parts (some repeated) alone
-        for i in range(n):
-            n_parts = inst.n_parts_of(i)
-            if n_parts == 0:
-                continue
-            parts = rng.randint(0, n_parts, size=n_parts // 2 + 2).astype(np.int64)
-            full = np.full(n_parts, np.nan)
-            op("part_scores", data, i, w_kernel, scale, full)
-            out = np.full(len(parts), np.nan)
-            op("part_scores_at", data, i, w_kernel, scale, parts, out, np.zeros(n_parts))
-            _assert_close(out, full[parts], f"part_scores_at of example {i} ({what}) against "
-                          "part_scores")
-            coef = rng.randn(len(parts))
-            dense = np.zeros(n_parts)
-            np.add.at(dense, parts, coef)
-            start = rng.randn(n_weights)
-            expected, out = start.copy(), start.copy()
-            op("add_features", data, i, dense, scale, expected)
-            scratch = np.zeros(n_parts)
-            op("add_features_at", data, i, parts, coef, scale, out, scratch)
-            _assert_close(out, expected, f"add_features_at of example {i} ({what}) against "
-                          "add_features")
-            _assert_close(scratch, np.zeros(n_parts), f"add_features_at's scratch after "
-                          f"example {i} ({what}): zero on entry, it must be zero on exit")
+                z[inst.parts[i]] = dmu
+                change = np.asarray(s.kernel_weights(b, s.expected_features(b, z)))
+                if scale.size:
+                    change = change * scale
+                _assert_close(value, change @ change, f"change_sq_norm of example {i} ({what}) "
+                              "against ||scale * F_i dmu||^2")
+                _assert_close(w_scratch, np.zeros(n_weights),
+                              f"change_sq_norm's w_scratch after example {i} ({what}): zero on "
+                              "entry, it must be zero on exit", atol=1e-10)
+            # part_scores_at and add_features_at: the listed parts (some repeated) alone
+            for i in range(n):
+                n_parts = inst.n_parts_of(i)
+                if n_parts == 0:
+                    continue
+                parts = rng.randint(0, n_parts, size=n_parts // 2 + 2).astype(np.int64)
+                full = np.full(n_parts, np.nan)
+                op("part_scores", kdata, i, w_kernel, scale, full)
+                out = np.full(len(parts), np.nan)
+                op("part_scores_at", kdata, i, w_kernel, scale, parts, out, np.zeros(n_parts))
+                _assert_close(out, full[parts], f"part_scores_at of example {i} ({what}) against "
+                              "part_scores")
+                coef = rng.randn(len(parts))
+                dense = np.zeros(n_parts)
+                np.add.at(dense, parts, coef)
+                start = rng.randn(n_weights)
+                expected, out = start.copy(), start.copy()
+                op("add_features", kdata, i, dense, scale, expected)
+                scratch = np.zeros(n_parts)
+                op("add_features_at", kdata, i, parts, coef, scale, out, scratch)
+                _assert_close(out, expected, f"add_features_at of example {i} ({what}) against "
+                              "add_features")
+                _assert_close(scratch, np.zeros(n_parts), f"add_features_at's scratch after "
+                              f"example {i} ({what}): zero on entry, it must be zero on exit")
     # the generic batch loops (BaseStructure's defaults) against the structure's batch methods
     z = rng.randn(inst.n_parts)
     sample_weight = rng.rand(n) + 0.5

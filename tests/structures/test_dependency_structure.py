@@ -43,6 +43,37 @@ def _instances(rng):
     return X, y
 
 
+def test_training_feature_cache_gives_the_hashed_features():
+    """The ids a fit caches (distinct per sentence, localised) give the same scores, feature
+    sums and squared norms as hashing every arc again, on sentences long enough to repeat
+    in-between templates within an arc and ids across arcs."""
+    rng = np.random.default_rng(3)
+    X = [np.column_stack([rng.integers(4, 12, size=(n, 3)), np.zeros(n, dtype=np.int64),
+                          rng.integers(4, 9, size=n)]) for n in (1, 2, 7, 40)]
+    structure = DependencyTreeStructure(hash_bits=10)
+    batch = structure.make_batch(X)
+    hashed, cached = structure.kernel_data(batch), structure.kernel_data(batch, training=True)
+    assert hashed.local_ids.size == 0 and cached.local_ids.size > 0
+    assert cached.distinct_ids.size < cached.local_ids.size  # ids repeat within a sentence
+    ops = structure.kernel_ops.functions
+    w = rng.normal(size=batch.n_weights)
+    for scale in (np.empty(0), rng.uniform(0.5, 2.0, size=batch.n_weights)):
+        for i in range(len(X)):
+            n_parts = batch.part_offsets[i + 1] - batch.part_offsets[i]
+            scores = [np.empty(n_parts), np.empty(n_parts)]
+            coef = rng.normal(size=n_parts) * (rng.random(n_parts) < 0.7)
+            added = [w.copy(), w.copy()]
+            norms = []
+            for data, out, target in zip((hashed, cached), scores, added):
+                ops["part_scores"](data, i, w, scale, out)
+                ops["add_features"](data, i, coef, scale, target)
+                norms.append(ops["change_sq_norm"](data, i, coef, scale,
+                                                   np.zeros(batch.n_weights), np.empty(0)))
+            np.testing.assert_allclose(scores[1], scores[0], rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(added[1], added[0], rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(norms[1], norms[0], rtol=1e-12)
+
+
 @pytest.mark.parametrize("projective", [True, False])
 @pytest.mark.parametrize("single_root", [True, False])
 def test_conforms(projective, single_root):

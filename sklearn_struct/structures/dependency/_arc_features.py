@@ -27,8 +27,14 @@ feature is a hash of its template id, its attribute ids and the conjunction
 code (one multiply-xorshift round per 64-bit id and the MurmurHash3 finaliser:
 a tenth of the work of byte-wise FNV-1a, which dominated training), cut to
 ``hash_bits`` bits; its value is 1.
-Features are generated on the fly: the arcs of a sentence are never stored as a
-feature matrix.
+Outside training, features are generated on the fly: the arcs of a sentence are
+never stored as a feature matrix.  For a fit, :func:`arc_feature_cache` hashes
+every arc once and keeps, per sentence, the distinct ids it uses and, per arc,
+the positions of its ids among them.  A visit then gathers the sentence's
+weights once into a vector small enough for the processor's cache, and sums,
+accumulates and scatters there: an online EG visit reads every arc three to
+four times, and random reads of the large weight vector, not the arithmetic,
+are what it costs.
 """
 
 from collections import namedtuple
@@ -49,8 +55,11 @@ WORD, POS, PREFIX, PUNCTUATION, SECOND_POS = 0, 1, 2, 3, 4
 
 #: Kernel data of dependency trees: the token attribute rows and offsets, the weight
 #: vector's ``2 ** hash_bits`` and whether one word alone attaches to the root (whether
-#: trees are projective picks the kernel operations instead).
-ArcData = namedtuple("ArcData", ("attrs", "unit_offsets", "hash_bits", "single_root"))
+#: trees are projective picks the kernel operations instead), then the feature ids cached
+#: for a fit (:func:`arc_feature_cache`; arrays of length 0 without them).
+ArcData = namedtuple("ArcData", ("attrs", "unit_offsets", "hash_bits", "single_root",
+                                 "distinct_ids", "distinct_offsets", "local_ids", "id_offsets",
+                                 "arc_offsets"))
 
 
 @njit(cache=True, nogil=True)
@@ -211,6 +220,91 @@ def arc_of_index(r, n):
     return (h + 1 if h >= c else h), c
 
 
+def no_feature_cache():
+    """The empty cache fields of :data:`ArcData` (features hashed on every visit)."""
+    empty = np.empty(0, dtype=np.int64)
+    return np.empty(0, dtype=np.int32), empty, np.empty(0, dtype=np.int32), empty, empty
+
+
+@njit(cache=True, nogil=True)
+def _hash_arcs(attrs, tok0, n, hash_bits, id_offsets, a0, out):
+    """Every arc's ids of one sentence in part order into ``out``; with ``out`` empty,
+    only their counts into ``id_offsets[a0 + 1:a0 + n * n + 1]`` (as offsets)."""
+    values = np.zeros(8, dtype=np.int64)
+    ids = np.empty(max_arc_features(n), dtype=np.int32)
+    for r in range(n * n):
+        h, c = arc_of_index(r, n)
+        count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
+        if out.shape[0] == 0:
+            id_offsets[a0 + r + 1] = id_offsets[a0 + r] + count
+        else:
+            start = id_offsets[a0 + r] - id_offsets[a0]
+            out[start:start + count] = ids[:count]
+
+
+@njit(cache=True, nogil=True)
+def _localize(ids, local_out):
+    """The distinct values of ``ids`` in order of appearance; each id's position among
+    them into ``local_out`` (an open-addressing table: sorting cost 20 times as long)."""
+    size = 1
+    while size < 2 * ids.shape[0]:
+        size *= 2
+    keys = np.full(size, -1, dtype=np.int32)
+    slots = np.empty(size, dtype=np.int32)
+    distinct = np.empty(ids.shape[0], dtype=np.int32)
+    count = 0
+    for j in range(ids.shape[0]):
+        slot = (ids[j] * 2654435761) & (size - 1)  # Knuth's multiplicative hash
+        while keys[slot] != -1 and keys[slot] != ids[j]:
+            slot = (slot + 1) & (size - 1)
+        if keys[slot] == -1:
+            keys[slot] = ids[j]
+            slots[slot] = count
+            distinct[count] = ids[j]
+            count += 1
+        local_out[j] = slots[slot]
+    return distinct[:count].copy()
+
+
+@njit(cache=True, nogil=True)
+def arc_feature_cache(attrs, unit_offsets, hash_bits):
+    """Hash every arc of every sentence once, for a fit.
+
+    Returns ``(distinct_ids, distinct_offsets, local_ids, id_offsets,
+    arc_offsets)``: sentence ``i`` uses the distinct ids
+    ``distinct = distinct_ids[distinct_offsets[i]:distinct_offsets[i + 1]]``;
+    its arc at part position ``r`` has the ids ``distinct[local_ids[
+    id_offsets[a]:id_offsets[a + 1]]]`` with ``a = arc_offsets[i] + r``.
+    """
+    n_sentences = unit_offsets.shape[0] - 1
+    arc_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
+    for i in range(n_sentences):
+        n = unit_offsets[i + 1] - unit_offsets[i]
+        arc_offsets[i + 1] = arc_offsets[i] + n * n
+    id_offsets = np.zeros(arc_offsets[-1] + 1, dtype=np.int64)
+    no_output = np.empty(0, dtype=np.int32)
+    for i in range(n_sentences):  # counts first, to allocate exactly
+        tok0 = unit_offsets[i]
+        _hash_arcs(attrs, tok0, unit_offsets[i + 1] - tok0, hash_bits, id_offsets,
+                   arc_offsets[i], no_output)
+    local_ids = np.empty(id_offsets[-1], dtype=np.int32)
+    distinct_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
+    distinct_of = []
+    for i in range(n_sentences):
+        tok0 = unit_offsets[i]
+        first, last = id_offsets[arc_offsets[i]], id_offsets[arc_offsets[i + 1]]
+        ids = np.empty(last - first, dtype=np.int32)
+        _hash_arcs(attrs, tok0, unit_offsets[i + 1] - tok0, hash_bits, id_offsets,
+                   arc_offsets[i], ids)
+        distinct = _localize(ids, local_ids[first:last])
+        distinct_of.append(distinct)
+        distinct_offsets[i + 1] = distinct_offsets[i] + distinct.shape[0]
+    distinct_ids = np.empty(distinct_offsets[-1], dtype=np.int32)
+    for i in range(n_sentences):
+        distinct_ids[distinct_offsets[i]:distinct_offsets[i + 1]] = distinct_of[i]
+    return distinct_ids, distinct_offsets, local_ids, id_offsets, arc_offsets
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _sentence(data, i):
     """Sentence ``i``'s attributes, first token, length and hash bits, with buffers for
@@ -219,12 +313,12 @@ def _sentence(data, i):
     tok0 = unit_offsets[i]
     n = unit_offsets[i + 1] - tok0
     return (attrs, tok0, n, hash_bits, np.zeros(8, dtype=np.int64),
-            np.empty(max_arc_features(n), dtype=np.int64))
+            np.empty(max_arc_features(n), dtype=np.int32))
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _arc_score(attrs, tok0, n, h, c, hash_bits, values, ids, w, scale):
-    """``(scale * w) . phi(arc (h, c))``."""
+    """``(scale * w) . phi(arc (h, c))``, hashing its features."""
     count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
     total = 0.0
     for j in range(count):
@@ -234,37 +328,87 @@ def _arc_score(attrs, tok0, n, h, c, hash_bits, values, ids, w, scale):
 
 @njit(cache=True, nogil=True, inline="always")
 def _add_arc(attrs, tok0, n, h, c, hash_bits, values, ids, value, scale, w):
-    """``w += value * scale * phi(arc (h, c))``."""
+    """``w += value * scale * phi(arc (h, c))``, hashing its features."""
     count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
     for j in range(count):
         w[ids[j]] += value * scale[ids[j]] if scale.shape[0] > 0 else value
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _distinct(data, i):
+    """Cached sentence ``i``'s distinct ids (empty without a cache)."""
+    if data.arc_offsets.shape[0] == 0:
+        return data.distinct_ids[:0]
+    return data.distinct_ids[data.distinct_offsets[i]:data.distinct_offsets[i + 1]]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _local(data, i, r):
+    """Cached sentence ``i``'s arc at part position ``r``: its ids' positions among the
+    sentence's distinct ids."""
+    a = data.arc_offsets[i] + r
+    return data.local_ids[data.id_offsets[a]:data.id_offsets[a + 1]]
+
+
+@njit(cache=True, nogil=True)
+def _local_features(data, i, n_distinct, coef):
+    """``F_i coef`` of cached sentence ``i``, on its distinct ids."""
+    local = np.zeros(n_distinct)
+    for r in range(coef.shape[0]):
+        if coef[r] != 0.0:
+            for k in _local(data, i, r):
+                local[k] += coef[r]
+    return local
+
+
 @njit(cache=True, nogil=True)
 def arc_part_scores(data, i, w, scale, out):
+    distinct = _distinct(data, i)
+    if distinct.shape[0] > 0:
+        scaled = scale.shape[0] > 0
+        local_w = np.empty(distinct.shape[0])
+        for j in range(distinct.shape[0]):
+            local_w[j] = w[distinct[j]] * scale[distinct[j]] if scaled else w[distinct[j]]
+        for r in range(out.shape[0]):
+            total = 0.0
+            for k in _local(data, i, r):
+                total += local_w[k]
+            out[r] = total
+        return
     attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
-    for c in range(1, n + 1):
-        for h in range(n + 1):
-            if h != c:
-                out[arc_index(h, c, n)] = _arc_score(attrs, tok0, n, h, c, hash_bits, values,
-                                                     ids, w, scale)
+    for r in range(out.shape[0]):
+        h, c = arc_of_index(r, n)
+        out[r] = _arc_score(attrs, tok0, n, h, c, hash_bits, values, ids, w, scale)
 
 
 @njit(cache=True, nogil=True)
 def arc_add_features(data, i, coef, scale, w):
+    distinct = _distinct(data, i)
+    if distinct.shape[0] > 0:
+        scaled = scale.shape[0] > 0
+        local = _local_features(data, i, distinct.shape[0], coef)
+        for j in range(distinct.shape[0]):
+            w[distinct[j]] += local[j] * scale[distinct[j]] if scaled else local[j]
+        return
     attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
-    for c in range(1, n + 1):
-        for h in range(n + 1):
-            if h == c:
-                continue
-            value = coef[arc_index(h, c, n)]
-            if value != 0.0:
-                _add_arc(attrs, tok0, n, h, c, hash_bits, values, ids, value, scale, w)
+    for r in range(coef.shape[0]):
+        if coef[r] != 0.0:
+            h, c = arc_of_index(r, n)
+            _add_arc(attrs, tok0, n, h, c, hash_bits, values, ids, coef[r], scale, w)
 
 
 @njit(cache=True, nogil=True)
 def arc_part_scores_at(data, i, w, scale, parts, out, scratch):
     """Scores of the listed arcs alone (``scratch`` unused)."""
+    distinct = _distinct(data, i)
+    if distinct.shape[0] > 0:
+        scaled = scale.shape[0] > 0
+        for j in range(parts.shape[0]):
+            total = 0.0
+            for k in _local(data, i, parts[j]):
+                total += w[distinct[k]] * scale[distinct[k]] if scaled else w[distinct[k]]
+            out[j] = total
+        return
     attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
     for j in range(parts.shape[0]):
         h, c = arc_of_index(parts[j], n)
@@ -274,6 +418,14 @@ def arc_part_scores_at(data, i, w, scale, parts, out, scratch):
 @njit(cache=True, nogil=True)
 def arc_add_features_at(data, i, parts, coef, scale, w, scratch):
     """The listed arcs' features alone (``scratch`` unused)."""
+    distinct = _distinct(data, i)
+    if distinct.shape[0] > 0:
+        scaled = scale.shape[0] > 0
+        for j in range(parts.shape[0]):
+            if coef[j] != 0.0:
+                for k in _local(data, i, parts[j]):
+                    w[distinct[k]] += coef[j] * scale[distinct[k]] if scaled else coef[j]
+        return
     attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
     for j in range(parts.shape[0]):
         if coef[j] != 0.0:
@@ -283,25 +435,32 @@ def arc_add_features_at(data, i, parts, coef, scale, w, scratch):
 
 @njit(cache=True, nogil=True)
 def arc_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
-    """``||scale * F_i dmu||^2`` in two feature passes instead of the default's four.
+    """``||scale * F_i dmu||^2``: on a cached sentence from ``F_i dmu`` on its distinct
+    ids, otherwise in two hashing passes instead of the default's four.
 
-    Accumulates ``F_i dmu`` in ``w_scratch`` (zero on entry), then reads each
-    touched weight once, squaring and clearing it (zero on exit).
+    Without the cache, accumulates ``F_i dmu`` in ``w_scratch`` (zero on
+    entry), then reads each touched weight once, squaring and clearing it (zero
+    on exit).
     """
-    attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
+    distinct = _distinct(data, i)
     scaled = scale.shape[0] > 0
-    for c in range(1, n + 1):
-        for h in range(n + 1):
-            if h == c or dmu[arc_index(h, c, n)] == 0.0:
-                continue
+    total = 0.0
+    if distinct.shape[0] > 0:
+        local = _local_features(data, i, distinct.shape[0], dmu)
+        for j in range(distinct.shape[0]):
+            value = local[j] * scale[distinct[j]] if scaled else local[j]
+            total += value * value
+        return total
+    attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
+    for r in range(dmu.shape[0]):
+        if dmu[r] != 0.0:
+            h, c = arc_of_index(r, n)
             count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
             for j in range(count):
-                w_scratch[ids[j]] += dmu[arc_index(h, c, n)]
-    total = 0.0
-    for c in range(1, n + 1):
-        for h in range(n + 1):
-            if h == c or dmu[arc_index(h, c, n)] == 0.0:
-                continue
+                w_scratch[ids[j]] += dmu[r]
+    for r in range(dmu.shape[0]):
+        if dmu[r] != 0.0:
+            h, c = arc_of_index(r, n)
             count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
             for j in range(count):
                 value = w_scratch[ids[j]]

@@ -1,0 +1,178 @@
+"""Parsing speed: one online EG pass against one averaged-perceptron epoch, on the same features.
+
+Both learners train ``DependencyTreeStructure`` (projective, single root,
+hashed first-order templates, ``2 ** 23`` weights) on the same sentences:
+
+* ``ancora``: UD Spanish-AnCora r2.8, the dev file as training data (its
+  projective sentences, about 30 words each), gold UPOS;
+* ``ewt``: UD English-EWT r2.16 train (projective sentences), gold UPOS+XPOS.
+
+EGCRF runs ``--passes`` effective passes at C = 0.1 (the EWT record's C, with
+the estimator's default annealing) and ``tol=1e-12``, so that the duality gap
+is evaluated on its schedule (after each of the first eight passes, then every
+quarter of the passes done) and the fit never stops early; its cost per pass
+is the online epoch plus the gap evaluations (``history_["seconds"]`` and
+``history_["eval_seconds"]``), divided by the passes.  The perceptron runs
+``--passes`` epochs; its cost per epoch is ``history_["seconds"]``.  A warm-up
+fit on five sentences compiles (or loads) the kernels first, so no column
+includes compilation.
+
+The script checks out a baseline commit (``--baseline``, before the training
+feature cache) and runs the same fits with both versions, alternating between
+them in fresh processes so that the machine's load falls on both alike; it
+reports each version's seconds per pass and epoch (medians over the rounds),
+the EG / perceptron ratio, each process's peak RSS and, for the working tree,
+the size of the feature cache.
+
+Run from benchmarks/:  python bench_parsing_speed.py [--treebanks ancora ewt] [--passes 10]
+"""
+
+import argparse
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+DATA = REPO.parent / "shared" / "data"
+TREEBANKS = {
+    "ancora": ("ud_es_ancora_r2.8_devtest", "es_ancora-ud-dev.conllu.gz", "upos"),
+    "ewt": ("ud_en_ewt_r2.16", "en_ewt-ud-train.conllu.gz", "both"),
+}
+C = 0.1
+
+
+def load(treebank):
+    """The projective training sentences of ``treebank`` as encoded inputs and heads."""
+    from sklearn_struct.datasets import filter_projective, load_conllu
+    from sklearn_struct.preprocessing import DependencyTokenEncoder
+
+    folder, file, pos = TREEBANKS[treebank]
+    data = load_conllu(DATA / folder / file)
+    sentences = [{"form": f, "upos": u, "xpos": x}
+                 for f, u, x in zip(data.form, data.upos, data.xpos)]
+    sentences, heads, _ = filter_projective(sentences, data.head)
+    return DependencyTokenEncoder(pos=pos).fit_transform(sentences), heads
+
+
+def cache_bytes(structure, X):
+    """Bytes of the feature ids a fit keeps (0 for a version without the cache)."""
+    data = structure.kernel_data(structure.make_batch(X), training=True)
+    fields = [name for name in getattr(data, "_fields", ())
+              if name not in ("attrs", "unit_offsets", "hash_bits", "single_root")]
+    return int(sum(getattr(data, name).nbytes for name in fields))
+
+
+def worker(args):
+    """Fit both learners with the imported version; print JSON timings."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_struct import EGCRF, StructuredPerceptron
+    from sklearn_struct.structures import DependencyTreeStructure
+
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    X, y = load(args["treebank"])
+    structure = DependencyTreeStructure(hash_bits=23)
+    passes = args["passes"]
+    perceptron = StructuredPerceptron(structure=structure, max_iter=passes, random_state=0)
+    eg = EGCRF(structure=structure, C=C, max_iter=passes, tol=1e-12, random_state=0)
+    for model in (perceptron, eg):  # compile, or load the compiled kernels
+        model.fit(X[:5], y[:5])
+    start = time.perf_counter()
+    perceptron.fit(X, y)
+    perceptron_fit = time.perf_counter() - start
+    start = time.perf_counter()
+    eg.fit(X, y)
+    eg_fit = time.perf_counter() - start
+    history = eg.history_
+    n_passes = history["passes"][-1]
+    print(json.dumps({
+        "sentences": len(X), "words": int(sum(len(x) for x in X)),
+        "epoch": float(np.mean(perceptron.history_["seconds"])),
+        "perceptron_fit": perceptron_fit,
+        "eg_epoch": float(np.sum(history["seconds"]) / n_passes),
+        "eg_pass": float((np.sum(history["seconds"]) + np.sum(history["eval_seconds"]))
+                         / n_passes),
+        "eg_fit": eg_fit, "evaluations": int(len(history["eval_seconds"])),
+        "passes": float(n_passes),
+        "cache_gb": cache_bytes(structure, X) / 1e9,
+        "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
+    }))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--baseline", default="ff36a35",
+                        help="commit before the feature cache (default: the last one)")
+    parser.add_argument("--treebanks", nargs="+", choices=sorted(TREEBANKS),
+                        default=["ancora", "ewt"])
+    parser.add_argument("--passes", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    cli = parser.parse_args()
+    if cli.worker is not None:
+        return worker(json.loads(cli.worker))
+
+    sys.path.insert(0, str(HERE))
+    from _ab import checkout, remove, run_worker
+    from _record import markdown_table, record
+
+    load_start = os.getloadavg()[0]
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        base_dir = Path(tmp) / "baseline"
+        try:
+            base_rev = checkout(cli.baseline, base_dir)
+            sides = (("baseline", base_dir), ("working tree", REPO))
+            for round_ in range(cli.rounds):
+                for treebank in cli.treebanks:
+                    for side, source in sides:
+                        run = run_worker(__file__, source,
+                                         {"treebank": treebank, "passes": cli.passes})
+                        results.setdefault((treebank, side), []).append(run)
+                        print(f"round {round_ + 1} {treebank} {side}: {run}", flush=True)
+        finally:
+            remove(base_dir)
+    load_end = os.getloadavg()[0]
+
+    rows = []
+    for (treebank, side), runs in results.items():
+        def median(key):
+            return float(np.median([run[key] for run in runs]))
+        first = runs[0]
+        rows.append([
+            treebank, base_rev if side == "baseline" else side,
+            f"{first['sentences']} ({first['words'] / first['sentences']:.1f} words)",
+            f"{median('epoch'):.2f}", f"{median('eg_epoch'):.2f}", f"{median('eg_pass'):.2f}",
+            f"{median('eg_pass') / median('epoch'):.2f}",
+            f"{median('perceptron_fit'):.1f}", f"{median('eg_fit'):.1f}",
+            f"{first['cache_gb']:.2f}", f"{max(run['peak_rss_gb'] for run in runs):.2f}"])
+    header = ["treebank", "version", "training sentences", "perceptron s/epoch",
+              "EG s/pass (epoch alone)", "EG s/pass (with gap evaluations)",
+              "EG pass / perceptron epoch", f"perceptron fit s ({cli.passes} epochs)",
+              f"EGCRF fit s ({cli.passes} passes)", "feature cache GB", "peak RSS GB"]
+    table = markdown_table(header, rows)
+    print(table)
+    body = (
+        f"{table}\n\nMedians over {cli.rounds} rounds of fresh processes, alternating "
+        f"between the versions. EGCRF at C = {C} (annealed), {cli.passes} passes with the "
+        "gap evaluated on its schedule; averaged perceptron, the same number of epochs; "
+        "hashed first-order features, 2^23 weights, projective single-root trees; "
+        "compilation excluded (a warm-up fit on five sentences first). "
+        f"Load average {load_start:.2f} at the start and {load_end:.2f} at the end."
+    )
+    command = "cd benchmarks && python bench_parsing_speed.py" + "".join(
+        f" {a}" for a in sys.argv[1:])
+    record("Parsing speed: an EG pass against a perceptron epoch", body, command)
+
+
+if __name__ == "__main__":
+    main()
