@@ -61,17 +61,20 @@ def test_training_feature_cache_gives_the_hashed_features():
         for i in range(len(X)):
             n_parts = batch.part_offsets[i + 1] - batch.part_offsets[i]
             scores = [np.empty(n_parts), np.empty(n_parts)]
-            coef = rng.normal(size=n_parts) * (rng.random(n_parts) < 0.7)
-            added = [w.copy(), w.copy()]
-            norms = []
-            for data, out, target in zip((hashed, cached), scores, added):
+            for data, out in zip((hashed, cached), scores):
                 ops["part_scores"](data, i, w, scale, out)
-                ops["add_features"](data, i, coef, scale, target)
-                norms.append(ops["change_sq_norm"](data, i, coef, scale,
-                                                   np.zeros(batch.n_weights), np.empty(0)))
             np.testing.assert_allclose(scores[1], scores[0], rtol=1e-12, atol=1e-12)
-            np.testing.assert_allclose(added[1], added[0], rtol=1e-12, atol=1e-12)
-            np.testing.assert_allclose(norms[1], norms[0], rtol=1e-12)
+            one_arc = np.zeros(n_parts)  # (added id by id, not through the distinct ids)
+            one_arc[rng.integers(n_parts)] = 1.5
+            for coef in (rng.normal(size=n_parts) * (rng.random(n_parts) < 0.7), one_arc):
+                added = [w.copy(), w.copy()]
+                norms = []
+                for data, target in zip((hashed, cached), added):
+                    ops["add_features"](data, i, coef, scale, target)
+                    norms.append(ops["change_sq_norm"](data, i, coef, scale,
+                                                       np.zeros(batch.n_weights), np.empty(0)))
+                np.testing.assert_allclose(added[1], added[0], rtol=1e-12, atol=1e-12)
+                np.testing.assert_allclose(norms[1], norms[0], rtol=1e-12)
 
 
 @pytest.mark.parametrize("projective", [True, False])

@@ -386,6 +386,16 @@ def arc_add_features(data, i, coef, scale, w):
     distinct = _distinct(data, i)
     if distinct.shape[0] > 0:
         scaled = scale.shape[0] > 0
+        touched = 0  # ids of the non-zero arcs: a perceptron's update has a few arcs only
+        for r in range(coef.shape[0]):
+            if coef[r] != 0.0:
+                touched += _local(data, i, r).shape[0]
+        if touched < distinct.shape[0]:
+            for r in range(coef.shape[0]):
+                if coef[r] != 0.0:
+                    for k in _local(data, i, r):
+                        w[distinct[k]] += coef[r] * scale[distinct[k]] if scaled else coef[r]
+            return
         local = _local_features(data, i, distinct.shape[0], coef)
         for j in range(distinct.shape[0]):
             w[distinct[j]] += local[j] * scale[distinct[j]] if scaled else local[j]

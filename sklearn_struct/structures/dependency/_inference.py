@@ -6,9 +6,10 @@ the diagonal are never read).  A tree is a head array ``heads`` of length
 ``n``: ``heads[m - 1]`` is the head of token ``m``.  ``single_root=True`` admits
 only trees in which exactly one token hangs from the root (the UD convention).
 
-Projective trees (Eisner 1996, first order, O(n^3)): :func:`eisner` (argmax)
-and :func:`projective_marginals` (inside in log space, arc marginals as the
-gradient of ``log Z`` by a reverse pass over the same recursions).  The
+Projective trees (Eisner 1996, first order, O(n^3)): :func:`eisner` (argmax),
+:func:`projective_marginals` (inside in log space, arc marginals as the
+gradient of ``log Z`` by a reverse pass over the same recursions) and
+:func:`projective_log_partition` (the inside pass alone).  The
 spans are the classic ones: ``I`` incomplete spans ``[s, t]`` headed at one end
 with the arc between the ends, ``C`` complete spans headed at one end.  With a
 single root the recursions run over tokens ``1..n`` only and the root picks the
@@ -46,12 +47,15 @@ def _span_tables(N):
 
 
 @njit(cache=True, nogil=True)
-def _inside(S, first, last, CL, CR, IL, IR):
+def _inside(S, first, last, CL, CR, IL, IR, inner_out):
     """Inside log-scores of all spans over positions ``first..last`` (tables indexed by position).
 
     ``first == 0`` lets the root head spans (never be a modifier); ``first == 1``
     leaves it out.  Each log-sum-exp is taken in two passes (maximum, then a
-    sum of exponentials): one logarithm per span instead of one per term.
+    sum of exponentials): one logarithm per span instead of one per term.  The
+    log-sum over split points that both incomplete spans of ``s..t`` share goes
+    into ``inner_out[s, t]`` for the outside pass (not ``IR - S``: a forbidden
+    arc, ``S = -inf``, would give NaN).
     """
     N = S.shape[0]
     terms = np.empty(N)
@@ -64,6 +68,7 @@ def _inside(S, first, last, CL, CR, IL, IR):
             for r in range(s, t):
                 terms[r - s] = CR[s, r] + CL[r + 1, t]
             inner = _log_sum_exp(terms, k)
+            inner_out[s, t] = inner
             IR[s, t] = inner + S[s, t]
             IL[s, t] = inner + S[t, s] if s > 0 else NEG_INF
             for r in range(s, t):
@@ -98,9 +103,8 @@ def _share(grad_out, total, value):
 
 
 @njit(cache=True, nogil=True)
-def _outside(S, first, last, CL, CR, IL, IR, gCL, gCR, gIL, gIR, gS):
+def _outside(S, first, last, CL, CR, IL, IR, inner, gCL, gCR, gIL, gIR, gS):
     """Reverse pass of :func:`_inside`: adds d(log Z)/d(table) into the ``g`` arrays and gS."""
-    terms = np.empty(S.shape[0])
     for k in range(last - first, 0, -1):
         for s in range(first, last - k + 1):
             t = s + k
@@ -122,14 +126,33 @@ def _outside(S, first, last, CL, CR, IL, IR, gCL, gCR, gIL, gIR, gS):
                 gS[t, s] += gIL[s, t]
                 g_inner += gIL[s, t]
             if g_inner != 0.0:
-                # recomputed, not IR - S: a forbidden arc (S = -inf) would give NaN
                 for r in range(s, t):
-                    terms[r - s] = CR[s, r] + CL[r + 1, t]
-                inner = _log_sum_exp(terms, t - s)
-                for r in range(s, t):
-                    share = _share(g_inner, inner, CR[s, r] + CL[r + 1, t])
+                    share = _share(g_inner, inner[s, t], CR[s, r] + CL[r + 1, t])
                     gCR[s, r] += share
                     gCL[r + 1, t] += share
+
+
+@njit(cache=True, nogil=True)
+def _projective_inside(S, single_root):
+    """``log Z`` over projective trees and the inside tables of :func:`_inside`."""
+    N = S.shape[0]
+    n = N - 1
+    CL, CR, IL, IR = _span_tables(N)
+    inner = np.full((N, N), NEG_INF)
+    if not single_root:
+        _inside(S, 0, n, CL, CR, IL, IR, inner)
+        return CR[0, n], CL, CR, IL, IR, inner
+    _inside(S, 1, n, CL, CR, IL, IR, inner)
+    log_z = NEG_INF
+    for m in range(1, n + 1):
+        log_z = _log_add(log_z, S[0, m] + CL[1, m] + CR[m, n])
+    return log_z, CL, CR, IL, IR, inner
+
+
+@njit(cache=True, nogil=True)
+def projective_log_partition(S, single_root):
+    """``log Z`` over projective trees (the inside pass of :func:`projective_marginals`)."""
+    return _projective_inside(S, single_root)[0]
 
 
 @njit(cache=True, nogil=True)
@@ -151,28 +174,22 @@ def projective_marginals(S, single_root, marginals_out):
     """
     N = S.shape[0]
     n = N - 1
-    CL, CR, IL, IR = _span_tables(N)
+    log_z, CL, CR, IL, IR, inner = _projective_inside(S, single_root)
     gCL = np.zeros((N, N))
     gCR = np.zeros((N, N))
     gIL = np.zeros((N, N))
     gIR = np.zeros((N, N))
     marginals_out[:, :] = 0.0
     if not single_root:
-        _inside(S, 0, n, CL, CR, IL, IR)
-        log_z = CR[0, n]
         gCR[0, n] = 1.0
-        _outside(S, 0, n, CL, CR, IL, IR, gCL, gCR, gIL, gIR, marginals_out)
+        _outside(S, 0, n, CL, CR, IL, IR, inner, gCL, gCR, gIL, gIR, marginals_out)
         return log_z
-    _inside(S, 1, n, CL, CR, IL, IR)
-    log_z = NEG_INF
-    for m in range(1, n + 1):
-        log_z = _log_add(log_z, S[0, m] + CL[1, m] + CR[m, n])
     for m in range(1, n + 1):
         share = _share(1.0, log_z, S[0, m] + CL[1, m] + CR[m, n])
         marginals_out[0, m] += share
         gCL[1, m] += share
         gCR[m, n] += share
-    _outside(S, 1, n, CL, CR, IL, IR, gCL, gCR, gIL, gIR, marginals_out)
+    _outside(S, 1, n, CL, CR, IL, IR, inner, gCL, gCR, gIL, gIR, marginals_out)
     return log_z
 
 

@@ -14,7 +14,9 @@ from .._targets import check_lengths
 from .._batch import Batch, check_part_vector, check_take_indices, offsets_from_lengths
 from .._kernel import KernelOps
 from ._projective import heads_decode, projective_hypergraph, projective_hypergraph_size
-from ._inference import chu_liu_edmonds, eisner, matrix_tree_marginals, projective_marginals
+from ._inference import (
+    chu_liu_edmonds, eisner, matrix_tree_marginals, projective_log_partition,
+    projective_marginals)
 
 __all__ = ["DependencyBatch", "DependencyTreeStructure", "HeadsCodec"]
 
@@ -206,6 +208,13 @@ def projective_arc_marginals(data, i, theta, mu):
 
 
 @njit(cache=True, nogil=True)
+def projective_arc_log_partition(data, i, theta, scratch):
+    """``log Z`` alone (a gap evaluation's need): the inside pass without the outside."""
+    return projective_log_partition(
+        _score_matrix(theta, data.unit_offsets[i + 1] - data.unit_offsets[i]), data.single_root)
+
+
+@njit(cache=True, nogil=True)
 def matrix_tree_arc_marginals(data, i, theta, mu):
     n = data.unit_offsets[i + 1] - data.unit_offsets[i]
     m = np.empty((n + 1, n + 1))
@@ -242,7 +251,8 @@ _NON_PROJECTIVE_OPS = KernelOps(**_ARC_OPS, marginals=matrix_tree_arc_marginals,
 # The hand-written Eisner and inside-outside stay as overrides: the generic program gives
 # k-best outputs and samples, and check_structure holds the two against each other.
 _PROJECTIVE_OPS = KernelOps(**_ARC_OPS, marginals=projective_arc_marginals,
-                            argmax=eisner_argmax, hypergraph_size=projective_hypergraph_size,
+                            log_partition=projective_arc_log_partition, argmax=eisner_argmax,
+                            hypergraph_size=projective_hypergraph_size,
                             hypergraph=projective_hypergraph, decode=heads_decode)
 
 
