@@ -1,7 +1,10 @@
 """Parsing speed: one online EG pass against one averaged-perceptron epoch, on the same features.
 
-Both learners train ``DependencyTreeStructure`` (projective, single root,
-hashed first-order templates, ``2 ** 23`` weights) on the same sentences:
+Both learners train the same structure on the same sentences: first order,
+``DependencyTreeStructure`` (projective, single root, hashed first-order
+templates, ``2 ** 23`` weights), or second order, ``SiblingDependencyStructure``
+(the same arcs and adjacent siblings; working tree only, the baseline has no
+such structure):
 
 * ``ancora``: UD Spanish-AnCora r2.8, the dev file as training data (its
   projective sentences, about 30 words each), gold UPOS;
@@ -24,7 +27,8 @@ reports each version's seconds per pass and epoch (medians over the rounds),
 the EG / perceptron ratio, each process's peak RSS and, for the working tree,
 the size of the feature cache.
 
-Run from benchmarks/:  python bench_parsing_speed.py [--treebanks ancora ewt] [--passes 10]
+Run from benchmarks/:
+    python bench_parsing_speed.py [--treebanks ancora ewt] [--orders 1 2] [--passes 10]
 """
 
 import argparse
@@ -76,11 +80,13 @@ def worker(args):
     from sklearn.exceptions import ConvergenceWarning
 
     from sklearn_struct import EGCRF, StructuredPerceptron
-    from sklearn_struct.structures import DependencyTreeStructure
+    from sklearn_struct import structures
 
     warnings.simplefilter("ignore", ConvergenceWarning)
     X, y = load(args["treebank"])
-    structure = DependencyTreeStructure(hash_bits=23)
+    Structure = (structures.DependencyTreeStructure if args["order"] == 1
+                 else structures.SiblingDependencyStructure)
+    structure = Structure(hash_bits=23)
     passes = args["passes"]
     perceptron = StructuredPerceptron(structure=structure, max_iter=passes, random_state=0)
     eg = EGCRF(structure=structure, C=C, max_iter=passes, tol=1e-12, random_state=0)
@@ -114,6 +120,7 @@ def main():
                         help="commit before the feature cache (default: the last one)")
     parser.add_argument("--treebanks", nargs="+", choices=sorted(TREEBANKS),
                         default=["ancora", "ewt"])
+    parser.add_argument("--orders", nargs="+", type=int, choices=(1, 2), default=[1, 2])
     parser.add_argument("--passes", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -134,28 +141,30 @@ def main():
             sides = (("baseline", base_dir), ("working tree", REPO))
             for round_ in range(cli.rounds):
                 for treebank in cli.treebanks:
-                    for side, source in sides:
-                        run = run_worker(__file__, source,
-                                         {"treebank": treebank, "passes": cli.passes})
-                        results.setdefault((treebank, side), []).append(run)
-                        print(f"round {round_ + 1} {treebank} {side}: {run}", flush=True)
+                    for order in cli.orders:
+                        for side, source in sides[order - 1:]:
+                            run = run_worker(__file__, source, {
+                                "treebank": treebank, "order": order, "passes": cli.passes})
+                            results.setdefault((treebank, order, side), []).append(run)
+                            print(f"round {round_ + 1} {treebank} order {order} {side}: {run}",
+                                  flush=True)
         finally:
             remove(base_dir)
     load_end = os.getloadavg()[0]
 
     rows = []
-    for (treebank, side), runs in results.items():
+    for (treebank, order, side), runs in results.items():
         def median(key):
             return float(np.median([run[key] for run in runs]))
         first = runs[0]
         rows.append([
-            treebank, base_rev if side == "baseline" else side,
+            treebank, order, base_rev if side == "baseline" else side,
             f"{first['sentences']} ({first['words'] / first['sentences']:.1f} words)",
             f"{median('epoch'):.2f}", f"{median('eg_epoch'):.2f}", f"{median('eg_pass'):.2f}",
             f"{median('eg_pass') / median('epoch'):.2f}",
             f"{median('perceptron_fit'):.1f}", f"{median('eg_fit'):.1f}",
             f"{first['cache_gb']:.2f}", f"{max(run['peak_rss_gb'] for run in runs):.2f}"])
-    header = ["treebank", "version", "training sentences", "perceptron s/epoch",
+    header = ["treebank", "order", "version", "training sentences", "perceptron s/epoch",
               "EG s/pass (epoch alone)", "EG s/pass (with gap evaluations)",
               "EG pass / perceptron epoch", f"perceptron fit s ({cli.passes} epochs)",
               f"EGCRF fit s ({cli.passes} passes)", "feature cache GB", "peak RSS GB"]
@@ -165,7 +174,7 @@ def main():
         f"{table}\n\nMedians over {cli.rounds} rounds of fresh processes, alternating "
         f"between the versions. EGCRF at C = {C} (annealed), {cli.passes} passes with the "
         "gap evaluated on its schedule; averaged perceptron, the same number of epochs; "
-        "hashed first-order features, 2^23 weights, projective single-root trees; "
+        "hashed features, 2^23 weights, projective single-root trees; "
         "compilation excluded (a warm-up fit on five sentences first). "
         f"Load average {load_start:.2f} at the start and {load_end:.2f} at the end."
     )
