@@ -1,0 +1,191 @@
+"""Second-order sibling parts and their features (McDonald & Pereira 2006), hashed in numba.
+
+A sibling part ``(h, s, m)`` says that ``s`` is the closest child of head
+``h`` between ``h`` and its modifier ``m`` (on the same side of ``h``), that
+is, ``s`` and ``m`` are adjacent siblings; ``s == h`` (the *null sibling*)
+says that ``m`` is ``h``'s innermost child on that side.  A tree has exactly
+one sibling part per word, as it has one arc per word.
+
+Indexing
+--------
+The sibling parts of a sentence of ``n`` words are every ``(h, s, m)`` with
+``h`` in ``0..n`` (0 the root), ``m`` in ``1..n``, ``m != h`` and ``s = h`` or
+``s`` strictly between ``h`` and ``m``: ``|h - m|`` of them per arc,
+``n (n + 1) (2 n + 1) / 6`` in all.  They are ordered like the arcs
+(:func:`~._arc_features.arc_index`: by modifier ``m``, then head ``h``), then
+by ``k = |s - h|`` (0 the null sibling): :func:`sibling_index`.
+
+Templates
+---------
+With ``w`` the word id, ``p`` the POS and the null sibling given the
+reserved id ``BOUNDARY`` in every column, a sibling part has the templates
+
+* hp + sp + mp (the head's POS with both siblings');
+* sp + mp, sw + mw, sw + mp, sp + mw (the two siblings);
+
+with a second tag set, the four holding a POS once more with its tags.  Each
+one is conjoined twice: with the direction of the arc ``h -> m``, and with the
+direction and a bin of the distance between the siblings (the bins of
+:func:`~._arc_features.distance_bin`, an eighth bin for the null sibling).
+Their template ids (301 to 305, 401 to 405 for the second tag set) are not
+first-order ids (1 to 183), so no sibling feature shares a hash with an arc
+feature but by collision of the hash itself.  A feature is hashed as the
+first-order ones are (:func:`~._arc_features.feature_hash`: template id,
+attribute ids, then the conjunction code), and its value is 1.
+"""
+
+import numpy as np
+from numba import njit
+
+from .._hashing import SEED, absorb, finish
+from ._arc_features import BOUNDARY, POS, ROOT, SECOND_POS, WORD, distance_bin
+
+__all__ = ["MAX_SIBLING_FEATURES", "n_sibling_parts", "sibling_feature_ids", "sibling_index",
+           "sibling_of_index"]
+
+#: Sibling templates' ids: ``SIBLING_TEMPLATES + 100 * tag set + (1 .. 5)``.
+SIBLING_TEMPLATES = 300
+#: The most ids of one sibling part (two tag sets: 9 templates, each conjoined twice).
+MAX_SIBLING_FEATURES = 18
+#: Distance bin of the null sibling (those of real siblings are 0 to 6).
+NULL_BIN = 7
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _triangle(m):
+    """``sum_{j=1..m} j (j + 1) / 2``, the sibling parts of arcs shorter than ``m`` on a side."""
+    return m * (m + 1) * (m + 2) // 6
+
+
+@njit(cache=True, nogil=True)
+def n_sibling_parts(n):
+    """Number of sibling parts of a sentence of ``n`` words: ``n (n + 1) (2 n + 1) / 6``."""
+    return n * (n + 1) * (2 * n + 1) // 6
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _modifier_start(m, n):
+    """First sibling part of modifier ``m``: the parts of modifiers ``1..m - 1``."""
+    return _triangle(m - 1) + _triangle(n - 1) - _triangle(n - m)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _arc_start(h, m):
+    """First sibling part of arc ``(h, m)`` among those of modifier ``m``."""
+    if h < m:
+        return h * m - h * (h - 1) // 2
+    return m * (m + 1) // 2 + (h - m - 1) * (h - m) // 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sibling_index(h, s, m, n):
+    """Position of sibling part ``(h, s, m)`` among the sibling parts of a sentence."""
+    return _modifier_start(m, n) + _arc_start(h, m) + abs(s - h)
+
+
+@njit(cache=True, nogil=True)
+def sibling_of_index(r, n):
+    """The sibling part ``(h, s, m)`` at position ``r`` (the inverse of :func:`sibling_index`)."""
+    m = 1
+    while m < n and _modifier_start(m + 1, n) <= r:
+        m += 1
+    r -= _modifier_start(m, n)
+    for h in range(n + 1):
+        if h != m and r < _arc_start(h, m) + abs(h - m):
+            k = r - _arc_start(h, m)
+            return h, (h + k if h < m else h - k), m
+    return -1, -1, -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _token(attrs, tok0, position, column):
+    return ROOT if position == 0 else attrs[tok0 + position - 1, column]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _emit_pair(out, count, template, a, b, c, n_values, direction, full, hash_bits):
+    """Hash template ``(a, b[, c])`` conjoined with ``direction`` and with ``full``."""
+    h = absorb(absorb(absorb(SEED, template), a), b)
+    if n_values == 3:
+        h = absorb(h, c)
+    out[count] = finish(absorb(h, direction), hash_bits)
+    out[count + 1] = finish(absorb(h, full), hash_bits)
+    return count + 2
+
+
+@njit(cache=True, nogil=True)
+def sibling_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out):
+    """Hashed ids of every template instance of sibling part ``(h, s, m)``; returns how many.
+
+    ``attrs`` stacks the token rows of all sentences; the sentence starts at
+    row ``tok0`` and has ``n`` tokens.  ``out`` holds at least
+    :data:`MAX_SIBLING_FEATURES` ids.
+    """
+    right = 1 if h < m else 0
+    direction = 1 + right
+    full = 3 + 8 * right + (NULL_BIN if s == h else distance_bin(s, m))
+    count = 0
+    for tag_set in range(2 if attrs.shape[1] > SECOND_POS else 1):
+        column = POS if tag_set == 0 else SECOND_POS
+        base = SIBLING_TEMPLATES + 100 * tag_set
+        hp = _token(attrs, tok0, h, column)
+        mp = attrs[tok0 + m - 1, column]
+        mw = attrs[tok0 + m - 1, WORD]
+        if s == h:
+            sp = BOUNDARY
+            sw = BOUNDARY
+        else:
+            sp = attrs[tok0 + s - 1, column]
+            sw = attrs[tok0 + s - 1, WORD]
+        count = _emit_pair(out, count, base + 1, hp, sp, mp, 3, direction, full, hash_bits)
+        count = _emit_pair(out, count, base + 2, sp, mp, 0, 2, direction, full, hash_bits)
+        if tag_set == 0:
+            count = _emit_pair(out, count, base + 3, sw, mw, 0, 2, direction, full, hash_bits)
+        count = _emit_pair(out, count, base + 4, sw, mp, 0, 2, direction, full, hash_bits)
+        count = _emit_pair(out, count, base + 5, sp, mw, 0, 2, direction, full, hash_bits)
+    return count
+
+
+@njit(cache=True, nogil=True)
+def sibling_part_scores(data, i, w, scale, out):
+    """``out[sibling_index(h, s, m)] = (scale * w) . phi(h, s, m)`` for every sibling part."""
+    attrs, tok0 = data.attrs, data.unit_offsets[i]
+    n = data.unit_offsets[i + 1] - tok0
+    ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
+    scaled = scale.shape[0] > 0
+    r = 0
+    for m in range(1, n + 1):  # the order of sibling_index
+        for h in range(n + 1):
+            if h == m:
+                continue
+            step = 1 if h < m else -1
+            for s in range(h, m, step):
+                count = sibling_feature_ids(attrs, tok0, n, h, s, m, data.hash_bits, ids)
+                total = 0.0
+                for j in range(count):
+                    total += w[ids[j]] * scale[ids[j]] if scaled else w[ids[j]]
+                out[r] = total
+                r += 1
+
+
+@njit(cache=True, nogil=True)
+def sibling_add_features(data, i, coef, scale, w):
+    """``w += scale * sum_r coef[r] phi(r)`` over the sibling parts ``r``."""
+    attrs, tok0 = data.attrs, data.unit_offsets[i]
+    n = data.unit_offsets[i + 1] - tok0
+    ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
+    scaled = scale.shape[0] > 0
+    r = 0
+    for m in range(1, n + 1):
+        for h in range(n + 1):
+            if h == m:
+                continue
+            step = 1 if h < m else -1
+            for s in range(h, m, step):
+                value = coef[r]
+                r += 1
+                if value == 0.0:
+                    continue
+                count = sibling_feature_ids(attrs, tok0, n, h, s, m, data.hash_bits, ids)
+                for j in range(count):
+                    w[ids[j]] += value * scale[ids[j]] if scaled else value
