@@ -194,26 +194,19 @@ def test_parameters_and_registry():
 
 
 def _sibling_data(n_sentences, seed):
-    """Sentences whose trees are the argmax of a random second-order model whose sibling
-    weights are strong: a first-order model cannot represent them."""
+    """Sentences of 3 tags whose trees are the argmax of a random model of sibling parts alone
+    (arc scores zero): a first-order model can only approximate them."""
     rng = np.random.RandomState(seed)
     X = []
     for _ in range(n_sentences):
-        n = rng.randint(4, 11)
-        x = np.column_stack([rng.randint(4, 12, size=n), rng.randint(4, 8, size=n),
-                             np.full(n, NO_PREFIX)])
-        X.append(x)
+        tags = rng.randint(4, 7, size=rng.randint(4, 11))
+        X.append(np.column_stack([tags, tags, np.full(len(tags), NO_PREFIX)]))
     truth = SiblingDependencyStructure(hash_bits=14)
     batch = truth.make_batch(X)
-    w = rng.randn(batch.n_weights)
-    scores = truth.part_scores(batch, w)
-    # stronger sibling parts
+    scores = truth.part_scores(batch, rng.randn(batch.n_weights))
     for i in range(batch.n_samples):
-        n = len(X[i])
-        block = slice(batch.part_offsets[i] + n * n, batch.part_offsets[i + 1])
-        scores[block] *= 3.0
-    y = np.split(truth.argmax(batch, scores), batch.unit_offsets[1:-1])
-    return X, y
+        scores[batch.part_offsets[i]:batch.part_offsets[i] + len(X[i]) ** 2] = 0.0
+    return X, np.split(truth.argmax(batch, scores), batch.unit_offsets[1:-1])
 
 
 @pytest.fixture(scope="module")
@@ -237,7 +230,8 @@ def test_second_order_learns_what_the_first_order_cannot(sibling_data, Model, op
         predicted = model.predict(X[200:])
         assert all(is_projective(heads) and (heads == 0).sum() == 1 for heads in predicted)
         uas[name] = attachment_score(y[200:], predicted)
-    assert uas["second"] > uas["first"] + 0.03, uas
+    # measured: EGCRF 0.67 against 0.80, perceptron 0.75 against 0.83
+    assert uas["second"] > uas["first"] + 0.04, uas
 
 
 def test_trains_inside_a_pipeline_on_english(shared_data):

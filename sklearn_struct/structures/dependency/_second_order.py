@@ -39,8 +39,8 @@ from ._arc_features import (
     arc_part_scores, arc_part_scores_at, max_arc_features)
 from ._projective import heads_decode
 from ._sibling_features import (
-    MAX_SIBLING_FEATURES, sibling_add_features, sibling_feature_ids, sibling_index,
-    sibling_of_index, sibling_part_scores)
+    MAX_SIBLING_FEATURES, pair_row, row_feature_ids, sibling_add_features, sibling_feature_ids,
+    sibling_index, sibling_of_index, sibling_part_scores, triple_feature_ids)
 
 __all__ = ["second_order_hypergraph", "second_order_hypergraph_size", "sibling_parts_of"]
 
@@ -260,15 +260,22 @@ def _feature_pass(data, i, dmu, scale, w_scratch, read):
             count = arc_feature_ids(attrs, tok0, n, h, m, hash_bits, values, ids)
             total += _touch(ids, count, dmu[r], scale, w_scratch, read)
     r = n * n
+    pair = np.zeros((n + 1, n + 1))  # the head-free templates' coefficients, summed over heads
     for m in range(1, n + 1):  # the order of sibling_index
         for h in range(n + 1):
             if h == m:
                 continue
             for s in range(h, m, 1 if h < m else -1):
                 if dmu[r] != 0.0:
-                    count = sibling_feature_ids(attrs, tok0, n, h, s, m, hash_bits, ids)
+                    count = triple_feature_ids(attrs, tok0, h, s, m, hash_bits, ids)
                     total += _touch(ids, count, dmu[r], scale, w_scratch, read)
+                    pair[pair_row(h, s, m), m] += dmu[r]
                 r += 1
+    for m in range(1, n + 1):
+        for row in range(n + 1):
+            if pair[row, m] != 0.0:
+                count = row_feature_ids(attrs, tok0, row, m, hash_bits, ids)
+                total += _touch(ids, count, pair[row, m], scale, w_scratch, read)
     return total
 
 

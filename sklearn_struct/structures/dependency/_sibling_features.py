@@ -40,8 +40,9 @@ from numba import njit
 from .._hashing import SEED, absorb, finish
 from ._arc_features import BOUNDARY, POS, ROOT, SECOND_POS, WORD, distance_bin
 
-__all__ = ["MAX_SIBLING_FEATURES", "n_sibling_parts", "sibling_feature_ids", "sibling_index",
-           "sibling_of_index"]
+__all__ = ["MAX_SIBLING_FEATURES", "n_sibling_parts", "pair_feature_ids", "pair_row",
+           "row_feature_ids", "sibling_add_features", "sibling_feature_ids", "sibling_index",
+           "sibling_of_index", "sibling_part_scores", "triple_feature_ids"]
 
 #: Sibling templates' ids: ``SIBLING_TEMPLATES + 100 * tag set + (1 .. 5)``.
 SIBLING_TEMPLATES = 300
@@ -113,31 +114,30 @@ def _emit_pair(out, count, template, a, b, c, n_values, direction, full, hash_bi
     return count + 2
 
 
-@njit(cache=True, nogil=True)
-def sibling_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out):
-    """Hashed ids of every template instance of sibling part ``(h, s, m)``; returns how many.
+@njit(cache=True, nogil=True, inline="always")
+def _codes(right, s, m, null):
+    """The conjunction codes: direction, then direction and the siblings' distance bin."""
+    return 1 + right, 3 + 8 * right + (NULL_BIN if null else distance_bin(s, m))
 
-    ``attrs`` stacks the token rows of all sentences; the sentence starts at
-    row ``tok0`` and has ``n`` tokens.  ``out`` holds at least
-    :data:`MAX_SIBLING_FEATURES` ids.
+
+@njit(cache=True, nogil=True)
+def pair_feature_ids(attrs, tok0, s, m, right, hash_bits, out):
+    """Ids of the templates of a sibling part that do not read its head; returns how many.
+
+    They read the siblings ``s`` and ``m`` (``s = -1`` the null sibling) and the
+    direction (``right``: the head is left of ``m``), which ``s`` and ``m``
+    fix unless ``s`` is null: the scores of these templates are shared by the
+    sibling parts of every head.  At most 14 ids.
     """
-    right = 1 if h < m else 0
-    direction = 1 + right
-    full = 3 + 8 * right + (NULL_BIN if s == h else distance_bin(s, m))
+    direction, full = _codes(right, s, m, s < 0)
     count = 0
+    mw = attrs[tok0 + m - 1, WORD]
+    sw = BOUNDARY if s < 0 else attrs[tok0 + s - 1, WORD]
     for tag_set in range(2 if attrs.shape[1] > SECOND_POS else 1):
         column = POS if tag_set == 0 else SECOND_POS
         base = SIBLING_TEMPLATES + 100 * tag_set
-        hp = _token(attrs, tok0, h, column)
         mp = attrs[tok0 + m - 1, column]
-        mw = attrs[tok0 + m - 1, WORD]
-        if s == h:
-            sp = BOUNDARY
-            sw = BOUNDARY
-        else:
-            sp = attrs[tok0 + s - 1, column]
-            sw = attrs[tok0 + s - 1, WORD]
-        count = _emit_pair(out, count, base + 1, hp, sp, mp, 3, direction, full, hash_bits)
+        sp = BOUNDARY if s < 0 else attrs[tok0 + s - 1, column]
         count = _emit_pair(out, count, base + 2, sp, mp, 0, 2, direction, full, hash_bits)
         if tag_set == 0:
             count = _emit_pair(out, count, base + 3, sw, mw, 0, 2, direction, full, hash_bits)
@@ -147,12 +147,62 @@ def sibling_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out):
 
 
 @njit(cache=True, nogil=True)
+def triple_feature_ids(attrs, tok0, h, s, m, hash_bits, out):
+    """Ids of the template hp + sp + mp of sibling part ``(h, s, m)``; returns how many (2 or 4)."""
+    right = 1 if h < m else 0
+    direction, full = _codes(right, s, m, s == h)
+    count = 0
+    for tag_set in range(2 if attrs.shape[1] > SECOND_POS else 1):
+        column = POS if tag_set == 0 else SECOND_POS
+        sp = BOUNDARY if s == h else attrs[tok0 + s - 1, column]
+        count = _emit_pair(out, count, SIBLING_TEMPLATES + 100 * tag_set + 1,
+                           _token(attrs, tok0, h, column), sp, attrs[tok0 + m - 1, column], 3,
+                           direction, full, hash_bits)
+    return count
+
+
+@njit(cache=True, nogil=True)
+def sibling_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out):
+    """Hashed ids of every template instance of sibling part ``(h, s, m)``; returns how many.
+
+    ``attrs`` stacks the token rows of all sentences; the sentence starts at
+    row ``tok0`` and has ``n`` tokens.  ``out`` holds at least
+    :data:`MAX_SIBLING_FEATURES` ids.
+    """
+    count = triple_feature_ids(attrs, tok0, h, s, m, hash_bits, out)
+    return count + pair_feature_ids(attrs, tok0, -1 if s == h else s, m, 1 if h < m else 0,
+                                    hash_bits, out[count:])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _dot(w, scale, ids, count):
+    total = 0.0
+    for j in range(count):
+        total += w[ids[j]] * scale[ids[j]] if scale.shape[0] > 0 else w[ids[j]]
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add(w, scale, ids, count, value):
+    for j in range(count):
+        w[ids[j]] += value * scale[ids[j]] if scale.shape[0] > 0 else value
+
+
+@njit(cache=True, nogil=True)
 def sibling_part_scores(data, i, w, scale, out):
-    """``out[sibling_index(h, s, m)] = (scale * w) . phi(h, s, m)`` for every sibling part."""
-    attrs, tok0 = data.attrs, data.unit_offsets[i]
+    """``out[sibling_index(h, s, m)] = (scale * w) . phi(h, s, m)`` for every sibling part.
+
+    The templates that do not read the head are scored once per pair of
+    siblings (``n^2``), the head's template once per part.
+    """
+    attrs, tok0, hash_bits = data.attrs, data.unit_offsets[i], data.hash_bits
     n = data.unit_offsets[i + 1] - tok0
     ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
-    scaled = scale.shape[0] > 0
+    pair = np.zeros((n + 1, n + 1))  # pair[s, m]; the null sibling at s = 0 (right) and m (left)
+    for m in range(1, n + 1):
+        for row in range(n + 1 if m < n else n):  # (row m: the null sibling left of a head)
+            count = row_feature_ids(attrs, tok0, row, m, hash_bits, ids)
+            pair[row, m] = _dot(w, scale, ids, count)
     r = 0
     for m in range(1, n + 1):  # the order of sibling_index
         for h in range(n + 1):
@@ -160,21 +210,38 @@ def sibling_part_scores(data, i, w, scale, out):
                 continue
             step = 1 if h < m else -1
             for s in range(h, m, step):
-                count = sibling_feature_ids(attrs, tok0, n, h, s, m, data.hash_bits, ids)
-                total = 0.0
-                for j in range(count):
-                    total += w[ids[j]] * scale[ids[j]] if scaled else w[ids[j]]
-                out[r] = total
+                count = triple_feature_ids(attrs, tok0, h, s, m, hash_bits, ids)
+                out[r] = _dot(w, scale, ids, count) + pair[pair_row(h, s, m), m]
                 r += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pair_row(h, s, m):
+    """Row of ``(h, s, m)``'s head-free templates in the ``pair`` tables: ``s``, or for the
+    null sibling 0 (right of its head) and ``m`` (left)."""
+    if s != h:
+        return s
+    return 0 if h < m else m
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_feature_ids(attrs, tok0, row, m, hash_bits, out):
+    """:func:`pair_feature_ids` of the head-free templates at ``pair`` row ``row`` of ``m``."""
+    return pair_feature_ids(attrs, tok0, -1 if row == 0 or row == m else row, m,
+                            1 if row < m else 0, hash_bits, out)
 
 
 @njit(cache=True, nogil=True)
 def sibling_add_features(data, i, coef, scale, w):
-    """``w += scale * sum_r coef[r] phi(r)`` over the sibling parts ``r``."""
-    attrs, tok0 = data.attrs, data.unit_offsets[i]
+    """``w += scale * sum_r coef[r] phi(r)`` over the sibling parts ``r``.
+
+    The coefficients of the templates that do not read the head are summed
+    over the heads first, then added once per pair of siblings.
+    """
+    attrs, tok0, hash_bits = data.attrs, data.unit_offsets[i], data.hash_bits
     n = data.unit_offsets[i + 1] - tok0
     ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
-    scaled = scale.shape[0] > 0
+    pair = np.zeros((n + 1, n + 1))
     r = 0
     for m in range(1, n + 1):
         for h in range(n + 1):
@@ -186,6 +253,11 @@ def sibling_add_features(data, i, coef, scale, w):
                 r += 1
                 if value == 0.0:
                     continue
-                count = sibling_feature_ids(attrs, tok0, n, h, s, m, data.hash_bits, ids)
-                for j in range(count):
-                    w[ids[j]] += value * scale[ids[j]] if scaled else value
+                count = triple_feature_ids(attrs, tok0, h, s, m, hash_bits, ids)
+                _add(w, scale, ids, count, value)
+                pair[pair_row(h, s, m), m] += value
+    for m in range(1, n + 1):
+        for s in range(n + 1):
+            if pair[s, m] != 0.0:
+                count = row_feature_ids(attrs, tok0, s, m, hash_bits, ids)
+                _add(w, scale, ids, count, pair[s, m])
