@@ -5,11 +5,15 @@ import numpy as np
 from .._batch import check_part_vector, offsets_from_lengths
 from .._kernel import KernelOps
 from . import _second_order as second
+from ._second_order_inference import second_order_eisner, second_order_marginals
 from ._sibling_features import n_sibling_parts
 from .structure import ArcOutputs, DependencyTreeStructure, HeadsCodec
 
 __all__ = ["SiblingDependencyStructure"]
 
+# The hand-written second-order Eisner and inside-outside override the generic program's
+# argmax and marginals (k-best outputs and samples stay generic); check_structure holds
+# them against it.
 _SIBLING_OPS = KernelOps(
     part_scores=second.second_order_part_scores, add_features=second.second_order_add_features,
     encode=second.second_order_encode, decode=second.second_order_decode,
@@ -17,7 +21,8 @@ _SIBLING_OPS = KernelOps(
     part_scores_at=second.second_order_part_scores_at,
     add_features_at=second.second_order_add_features_at,
     hypergraph_size=second.second_order_hypergraph_size,
-    hypergraph=second.second_order_hypergraph)
+    hypergraph=second.second_order_hypergraph, marginals=second_order_marginals,
+    argmax=second_order_eisner)
 
 
 class SiblingDependencyStructure(DependencyTreeStructure):
