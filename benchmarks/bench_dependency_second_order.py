@@ -119,12 +119,13 @@ def train(args):
                          f"{uas['dev']:.2f}", f"{uas['test']:.2f}"])
             print(" | ".join(map(str, rows[-1])), flush=True)
             if best is None or uas["dev"] > best[0]:
-                best = (uas["dev"], uas["test"], epoch, C)
+                best = (uas["dev"], uas["test"], epoch,
+                        history["C"][-1] if "C" in history else None)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
     n_parts = parts(structure, X_train)
     Cs = ", ".join(f"{C:g}" for C in args.C)
     name = NAMES[args.model] + ("" if args.model == "perceptron" else f" C={Cs}")
-    chosen = "" if best[3] is None else f" (C={best[3]:g})"
+    chosen = "" if best[3] is None else f" (at C={best[3]:.3g})"
     summary = (f"**{name}, order {args.order}**: best dev UAS {best[0]:.2f} at pass "
                f"{best[2]}{chosen}, where test UAS is **{best[1]:.2f}** (punctuation "
                f"excluded). {len(X_train)} training sentences ({dropped} non-projective "
@@ -132,6 +133,8 @@ def train(args):
                f"one mu per part), 2^{args.hash_bits} hashed weights, peak RSS {peak:.2f} GB, "
                f"load average {args.load:.2f} at the start.")
     print(summary)
+    if args.no_record:
+        return
     table = markdown_table(["pass", "primal / mistakes", "relative gap", "C (annealed)",
                             "fit s", "predict dev+test s", "dev UAS", "test UAS"], rows)
     subset = "" if args.n_train is None else f", first {args.n_train} training sentences"
@@ -170,6 +173,8 @@ def timing(args):
     table = markdown_table(["model", "first order s/pass", "second order s/pass",
                             "ratio second / first"], rows)
     print(table)
+    if args.no_record:
+        return
     subset = "all" if args.n_train is None else f"first {args.n_train}"
     record(f"Seconds per pass, second against first order ({subset} training sentences)",
            f"{summary}\n\n{table}",
@@ -196,6 +201,8 @@ def main():
                         help="time passes of the first and second order instead of training")
     parser.add_argument("--models", nargs="+", choices=sorted(MODELS),
                         default=["egcrf", "egssvm", "perceptron"], help="--timing: the models")
+    parser.add_argument("--no-record", action="store_true",
+                        help="print the tables without recording them in results/")
     args = parser.parse_args()
     args.load = os.getloadavg()[0]
     warnings.simplefilter("ignore", ConvergenceWarning)
