@@ -55,16 +55,16 @@ class SiblingDependencyStructure(DependencyTreeStructure):
         Loss of a wrong head on a word flagged as punctuation (the optional
         fourth input column).
 
+    See Also
+    --------
+    DependencyTreeStructure : First-order trees (arcs only), projective or not.
+
     Notes
     -----
     A sentence of ``n`` words has ``n^2 + n (n + 1) (2 n + 1) / 6`` parts,
     O(n^3): dual methods (EG) keep a few numbers per part of every training
     sentence (about 64 million parts on the projective sentences of UD
     English-EWT's training set, against 4.9 million arcs).
-
-    See Also
-    --------
-    DependencyTreeStructure : First-order trees (arcs only), projective or not.
 
     Examples
     --------
