@@ -256,3 +256,36 @@ def test_trains_inside_a_pipeline_on_english(shared_data):
         n = len(sentence["form"])
         assert matrix.shape == (n + 1, n)
         np.testing.assert_allclose(matrix.sum(axis=0), 1.0, atol=1e-9)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("scale, forbidden", [(1.0, 0.3), (1e3, 0.0), (1e6, 0.1)])
+def test_inference_on_confident_and_forbidden_parts_matches_enumeration(single_root, scale,
+                                                                        forbidden):
+    # the hand-written overrides and the generic program per sentence (the batch methods
+    # refuse infinite scores), against every tree
+    structure = SiblingDependencyStructure(single_root=single_root, hash_bits=8)
+    ops = {"hand-written": structure.kernel_ops.functions,
+           "generic": structure.kernel_ops.generic().functions}
+    rng = np.random.RandomState(int(scale) % 97)
+    for n in (1, 3, 5):
+        batch = structure.make_batch([np.full((n, 3), 5)])
+        data = structure.kernel_data(batch)
+        trees = np.array(list(_projective_trees(n, single_root)))
+        Z = np.array([structure.encode(batch, heads) for heads in trees])
+        for _ in range(3):
+            theta = scale * rng.randn(batch.part_offsets[-1])
+            keep = Z[rng.randint(len(trees))]  # one tree stays allowed
+            theta[(rng.rand(theta.size) < forbidden) & (keep == 0)] = -np.inf
+            values = np.array([theta[z > 0].sum() for z in Z])
+            expected = np.logaddexp.reduce(values)
+            p = np.exp(values - expected)
+            for what, functions in ops.items():
+                mu = np.empty_like(theta)
+                log_z = functions["marginals"](data, 0, theta, mu)
+                assert log_z == pytest.approx(expected, rel=1e-12), what
+                np.testing.assert_allclose(mu, p @ Z, atol=1e-10, err_msg=what)
+                heads = np.zeros(n, dtype=np.int64)
+                functions["argmax"](data, 0, theta, heads)
+                best = [k for k, tree in enumerate(trees) if np.array_equal(tree, heads)]
+                assert best and values[best[0]] == pytest.approx(values.max(), rel=1e-12), what
