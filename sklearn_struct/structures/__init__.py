@@ -10,7 +10,8 @@ from ._kernel import KernelOps
 from ._output_space import LabelledUnits, OutputSpace
 from ._targets import BinaryUnitCodec, FlatLabelCodec, UnitLabelCodec
 from .chain import ChainBatch, ChainStructure
-from .dependency import DependencyBatch, DependencyTreeStructure, HeadsCodec
+from .dependency import (DependencyBatch, DependencyTreeStructure, HeadsCodec,
+                         SiblingDependencyStructure)
 from .grammar import Grammar, ParseBatch, TreeCodec, WeightedCFGStructure
 from .matching import MatchingBatch, MatchingStructure
 from .mincut import MinCutBatch, MinCutStructure
@@ -26,6 +27,7 @@ STRUCTURES = {
     "matching": MatchingStructure,
     "mincut": MinCutStructure,
     "dependency": DependencyTreeStructure,
+    "sibling_dependency": SiblingDependencyStructure,
     "tree": TreeStructure,
     "semimarkov": SemiMarkovStructure,
 }
@@ -58,6 +60,7 @@ __all__ = [
     "ParseBatch",
     "SemiMarkovBatch",
     "SemiMarkovStructure",
+    "SiblingDependencyStructure",
     "TreeBatch",
     "TreeCodec",
     "TreeStructure",

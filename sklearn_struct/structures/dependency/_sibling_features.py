@@ -1,0 +1,263 @@
+"""Second-order sibling parts and their features (McDonald & Pereira 2006), hashed in numba.
+
+A sibling part ``(h, s, m)`` says that ``s`` is the closest child of head
+``h`` between ``h`` and its modifier ``m`` (on the same side of ``h``), that
+is, ``s`` and ``m`` are adjacent siblings; ``s == h`` (the *null sibling*)
+says that ``m`` is ``h``'s innermost child on that side.  A tree has exactly
+one sibling part per word, as it has one arc per word.
+
+Indexing
+--------
+The sibling parts of a sentence of ``n`` words are every ``(h, s, m)`` with
+``h`` in ``0..n`` (0 the root), ``m`` in ``1..n``, ``m != h`` and ``s = h`` or
+``s`` strictly between ``h`` and ``m``: ``|h - m|`` of them per arc,
+``n (n + 1) (2 n + 1) / 6`` in all.  They are ordered like the arcs
+(:func:`~._arc_features.arc_index`: by modifier ``m``, then head ``h``), then
+by ``k = |s - h|`` (0 the null sibling): :func:`sibling_index`.
+
+Templates
+---------
+With ``w`` the word id, ``p`` the POS and the null sibling given the
+reserved id ``BOUNDARY`` in every column, a sibling part has the templates
+
+* hp + sp + mp (the head's POS with both siblings');
+* sp + mp, sw + mw, sw + mp, sp + mw (the two siblings);
+
+with a second tag set, the four holding a POS once more with its tags.  Each
+one is conjoined twice: with the direction of the arc ``h -> m``, and with the
+direction and a bin of the distance between the siblings (the bins of
+:func:`~._arc_features.distance_bin`, an eighth bin for the null sibling).
+Their template ids (301 to 305, 401 to 405 for the second tag set) are not
+first-order ids (1 to 183), so no sibling feature shares a hash with an arc
+feature but by collision of the hash itself.  A feature is hashed as the
+first-order ones are (:func:`~._arc_features.feature_hash`: template id,
+attribute ids, then the conjunction code), and its value is 1.
+"""
+
+import numpy as np
+from numba import njit
+
+from .._hashing import SEED, absorb, finish
+from ._arc_features import BOUNDARY, POS, ROOT, SECOND_POS, WORD, distance_bin
+
+__all__ = ["MAX_SIBLING_FEATURES", "n_sibling_parts", "pair_feature_ids", "pair_row",
+           "row_feature_ids", "sibling_add_features", "sibling_feature_ids", "sibling_index",
+           "sibling_of_index", "sibling_part_scores", "triple_feature_ids"]
+
+#: Sibling templates' ids: ``SIBLING_TEMPLATES + 100 * tag set + (1 .. 5)``.
+SIBLING_TEMPLATES = 300
+#: The most ids of one sibling part (two tag sets: 9 templates, each conjoined twice).
+MAX_SIBLING_FEATURES = 18
+#: Distance bin of the null sibling (those of real siblings are 0 to 6).
+NULL_BIN = 7
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _triangle(m):
+    """``sum_{j=1..m} j (j + 1) / 2``, the sibling parts of arcs shorter than ``m`` on a side."""
+    return m * (m + 1) * (m + 2) // 6
+
+
+@njit(cache=True, nogil=True)
+def n_sibling_parts(n):
+    """Number of sibling parts of a sentence of ``n`` words: ``n (n + 1) (2 n + 1) / 6``."""
+    return n * (n + 1) * (2 * n + 1) // 6
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _modifier_start(m, n):
+    """First sibling part of modifier ``m``: the parts of modifiers ``1..m - 1``."""
+    return _triangle(m - 1) + _triangle(n - 1) - _triangle(n - m)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _arc_start(h, m):
+    """First sibling part of arc ``(h, m)`` among those of modifier ``m``."""
+    if h < m:
+        return h * m - h * (h - 1) // 2
+    return m * (m + 1) // 2 + (h - m - 1) * (h - m) // 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sibling_index(h, s, m, n):
+    """Position of sibling part ``(h, s, m)`` among the sibling parts of a sentence."""
+    return _modifier_start(m, n) + _arc_start(h, m) + abs(s - h)
+
+
+@njit(cache=True, nogil=True)
+def sibling_of_index(r, n):
+    """The sibling part ``(h, s, m)`` at position ``r`` (the inverse of :func:`sibling_index`)."""
+    m = 1
+    while m < n and _modifier_start(m + 1, n) <= r:
+        m += 1
+    r -= _modifier_start(m, n)
+    for h in range(n + 1):
+        if h != m and r < _arc_start(h, m) + abs(h - m):
+            k = r - _arc_start(h, m)
+            return h, (h + k if h < m else h - k), m
+    return -1, -1, -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _token(attrs, tok0, position, column):
+    return ROOT if position == 0 else attrs[tok0 + position - 1, column]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _emit_pair(out, count, template, a, b, c, n_values, direction, full, hash_bits):
+    """Hash template ``(a, b[, c])`` conjoined with ``direction`` and with ``full``."""
+    h = absorb(absorb(absorb(SEED, template), a), b)
+    if n_values == 3:
+        h = absorb(h, c)
+    out[count] = finish(absorb(h, direction), hash_bits)
+    out[count + 1] = finish(absorb(h, full), hash_bits)
+    return count + 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _codes(right, s, m, null):
+    """The conjunction codes: direction, then direction and the siblings' distance bin."""
+    return 1 + right, 3 + 8 * right + (NULL_BIN if null else distance_bin(s, m))
+
+
+@njit(cache=True, nogil=True)
+def pair_feature_ids(attrs, tok0, s, m, right, hash_bits, out):
+    """Ids of the templates of a sibling part that do not read its head; returns how many.
+
+    They read the siblings ``s`` and ``m`` (``s = -1`` the null sibling) and the
+    direction (``right``: the head is left of ``m``), which ``s`` and ``m``
+    fix unless ``s`` is null: the scores of these templates are shared by the
+    sibling parts of every head.  At most 14 ids.
+    """
+    direction, full = _codes(right, s, m, s < 0)
+    count = 0
+    mw = attrs[tok0 + m - 1, WORD]
+    sw = BOUNDARY if s < 0 else attrs[tok0 + s - 1, WORD]
+    for tag_set in range(2 if attrs.shape[1] > SECOND_POS else 1):
+        column = POS if tag_set == 0 else SECOND_POS
+        base = SIBLING_TEMPLATES + 100 * tag_set
+        mp = attrs[tok0 + m - 1, column]
+        sp = BOUNDARY if s < 0 else attrs[tok0 + s - 1, column]
+        count = _emit_pair(out, count, base + 2, sp, mp, 0, 2, direction, full, hash_bits)
+        if tag_set == 0:
+            count = _emit_pair(out, count, base + 3, sw, mw, 0, 2, direction, full, hash_bits)
+        count = _emit_pair(out, count, base + 4, sw, mp, 0, 2, direction, full, hash_bits)
+        count = _emit_pair(out, count, base + 5, sp, mw, 0, 2, direction, full, hash_bits)
+    return count
+
+
+@njit(cache=True, nogil=True)
+def triple_feature_ids(attrs, tok0, h, s, m, hash_bits, out):
+    """Ids of the template hp + sp + mp of sibling part ``(h, s, m)``; returns how many (2 or 4)."""
+    right = 1 if h < m else 0
+    direction, full = _codes(right, s, m, s == h)
+    count = 0
+    for tag_set in range(2 if attrs.shape[1] > SECOND_POS else 1):
+        column = POS if tag_set == 0 else SECOND_POS
+        sp = BOUNDARY if s == h else attrs[tok0 + s - 1, column]
+        count = _emit_pair(out, count, SIBLING_TEMPLATES + 100 * tag_set + 1,
+                           _token(attrs, tok0, h, column), sp, attrs[tok0 + m - 1, column], 3,
+                           direction, full, hash_bits)
+    return count
+
+
+@njit(cache=True, nogil=True)
+def sibling_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out):
+    """Hashed ids of every template instance of sibling part ``(h, s, m)``; returns how many.
+
+    ``attrs`` stacks the token rows of all sentences; the sentence starts at
+    row ``tok0`` and has ``n`` tokens.  ``out`` holds at least
+    :data:`MAX_SIBLING_FEATURES` ids.
+    """
+    count = triple_feature_ids(attrs, tok0, h, s, m, hash_bits, out)
+    return count + pair_feature_ids(attrs, tok0, -1 if s == h else s, m, 1 if h < m else 0,
+                                    hash_bits, out[count:])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _dot(w, scale, ids, count):
+    total = 0.0
+    for j in range(count):
+        total += w[ids[j]] * scale[ids[j]] if scale.shape[0] > 0 else w[ids[j]]
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add(w, scale, ids, count, value):
+    for j in range(count):
+        w[ids[j]] += value * scale[ids[j]] if scale.shape[0] > 0 else value
+
+
+@njit(cache=True, nogil=True)
+def sibling_part_scores(data, i, w, scale, out):
+    """``out[sibling_index(h, s, m)] = (scale * w) . phi(h, s, m)`` for every sibling part.
+
+    The templates that do not read the head are scored once per pair of
+    siblings (``n^2``), the head's template once per part.
+    """
+    attrs, tok0, hash_bits = data.attrs, data.unit_offsets[i], data.hash_bits
+    n = data.unit_offsets[i + 1] - tok0
+    ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
+    pair = np.zeros((n + 1, n + 1))  # pair[s, m]; the null sibling at s = 0 (right) and m (left)
+    for m in range(1, n + 1):
+        for row in range(n + 1 if m < n else n):  # (row m: the null sibling left of a head)
+            count = row_feature_ids(attrs, tok0, row, m, hash_bits, ids)
+            pair[row, m] = _dot(w, scale, ids, count)
+    r = 0
+    for m in range(1, n + 1):  # the order of sibling_index
+        for h in range(n + 1):
+            if h == m:
+                continue
+            step = 1 if h < m else -1
+            for s in range(h, m, step):
+                count = triple_feature_ids(attrs, tok0, h, s, m, hash_bits, ids)
+                out[r] = _dot(w, scale, ids, count) + pair[pair_row(h, s, m), m]
+                r += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pair_row(h, s, m):
+    """Row of ``(h, s, m)``'s head-free templates in the ``pair`` tables: ``s``, or for the
+    null sibling 0 (right of its head) and ``m`` (left)."""
+    if s != h:
+        return s
+    return 0 if h < m else m
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_feature_ids(attrs, tok0, row, m, hash_bits, out):
+    """:func:`pair_feature_ids` of the head-free templates at ``pair`` row ``row`` of ``m``."""
+    return pair_feature_ids(attrs, tok0, -1 if row == 0 or row == m else row, m,
+                            1 if row < m else 0, hash_bits, out)
+
+
+@njit(cache=True, nogil=True)
+def sibling_add_features(data, i, coef, scale, w):
+    """``w += scale * sum_r coef[r] phi(r)`` over the sibling parts ``r``.
+
+    The coefficients of the templates that do not read the head are summed
+    over the heads first, then added once per pair of siblings.
+    """
+    attrs, tok0, hash_bits = data.attrs, data.unit_offsets[i], data.hash_bits
+    n = data.unit_offsets[i + 1] - tok0
+    ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
+    pair = np.zeros((n + 1, n + 1))
+    r = 0
+    for m in range(1, n + 1):
+        for h in range(n + 1):
+            if h == m:
+                continue
+            step = 1 if h < m else -1
+            for s in range(h, m, step):
+                value = coef[r]
+                r += 1
+                if value == 0.0:
+                    continue
+                count = triple_feature_ids(attrs, tok0, h, s, m, hash_bits, ids)
+                _add(w, scale, ids, count, value)
+                pair[pair_row(h, s, m), m] += value
+    for m in range(1, n + 1):
+        for s in range(n + 1):
+            if pair[s, m] != 0.0:
+                count = row_feature_ids(attrs, tok0, s, m, hash_bits, ids)
+                _add(w, scale, ids, count, pair[s, m])
