@@ -81,9 +81,12 @@ def _learn(args):
                                  "all the others)")
     elif args.label is None:
         args.label = "upos"
-    for option in ("hash_bits", "non_projective"):
+    for option in ("hash_bits", "non_projective", "second_order"):
         if args.label != "head" and getattr(args, option) not in (None, False):
             raise ValueError(f"--{option.replace('_', '-')} is for the parser (--label head)")
+    if args.second_order and args.non_projective:
+        raise ValueError("--second-order parses with the second-order Eisner algorithm, whose "
+                         "trees are projective: drop --non-projective")
     for path in (args.train, args.dev):  # a missing file is refused before any work
         if path is not None:
             check_file(path)
@@ -221,6 +224,9 @@ def _parser():
     learn.add_argument("--non-projective", action="store_true",
                        help="parser: Chu-Liu-Edmonds on every training tree instead\n"
                        "of Eisner on the projective ones")
+    learn.add_argument("--second-order", action="store_true",
+                       help="parser: score adjacent siblings as well as arcs\n"
+                       "(McDonald & Pereira 2006; projective trees)")
     learn.add_argument("--prune", type=_non_negative_float, metavar="T",
                        help="set the weights of magnitude below T to zero\n"
                        "(a smaller model file; EG weights are dense)")
@@ -320,8 +326,8 @@ def _positive_float(text):
 
 #: Options of ``learn`` that decide the model: the other commands read them from it.
 _TRAINING_OPTIONS = ("--estimator", "--C", "--max-iter", "--tol", "--template", "--window",
-                     "--hash-bits", "--non-projective", "--prune", "--random-state", "--dev",
-                     "--dev-every")
+                     "--hash-bits", "--non-projective", "--second-order", "--prune",
+                     "--random-state", "--dev", "--dev-every")
 
 
 def _refuse_learn_options(parser, command, unknown):

@@ -21,7 +21,8 @@ from ..base import _WeightView
 from ..eg import EGCRF, EGStructuredSVM
 from ..perceptron import StructuredPerceptron
 from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
-from ..structures import ChainStructure, DependencyTreeStructure, TreeStructure
+from ..structures import (
+    ChainStructure, DependencyTreeStructure, SiblingDependencyStructure, TreeStructure)
 from ..structures._targets import UnitLabelCodec, _Labels
 from ..structures.dependency.structure import HeadsCodec
 
@@ -30,8 +31,8 @@ MODEL_FORMAT = 2
 #: The classes a model file may name: what ``learn`` fits, and the objects they hold.
 _CLASSES = {cls.__name__: cls for cls in (
     EGCRF, EGStructuredSVM, StructuredPerceptron, SequenceDictVectorizer,
-    DependencyTokenEncoder, ChainStructure, DependencyTreeStructure, TreeStructure,
-    UnitLabelCodec, _Labels, HeadsCodec, _WeightView)}
+    DependencyTokenEncoder, ChainStructure, DependencyTreeStructure, SiblingDependencyStructure,
+    TreeStructure, UnitLabelCodec, _Labels, HeadsCodec, _WeightView)}
 #: Keys marking an encoded non-JSON value; a dict of the state may not use them.
 _MARKERS = ("__array__", "__object__", "__tuple__", "__csr__")
 _NOT_A_MODEL = "not a model file written by 'sklearn-struct learn'"

@@ -19,7 +19,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..datasets import check_heads, filter_projective
 from ..datasets._io import malformed
 from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
-from ..structures import DependencyTreeStructure, TreeStructure
+from ..structures import DependencyTreeStructure, SiblingDependencyStructure, TreeStructure
 from ._common import (CONLLU_COLUMN_INDEX, check_output, gold_inputs_note, make_estimator,
                       output_file, parse_inputs, read_conllu)
 from ._evaluation import attachment_scores
@@ -151,8 +151,10 @@ def learn(args):
         raise ValueError("--template and --window choose the features of taggers; the "
                          "parser's are fixed (see 'Parsing' in the command-line guide)")
     columns = _parse_inputs(args)
-    parser = make_estimator(args, structure=DependencyTreeStructure(
-        projective=not args.non_projective, hash_bits=args.hash_bits))
+    parser = make_estimator(args, structure=(
+        SiblingDependencyStructure(hash_bits=args.hash_bits) if args.second_order
+        else DependencyTreeStructure(projective=not args.non_projective,
+                                     hash_bits=args.hash_bits)))
     labeller = make_estimator(args, structure=TreeStructure(n_edge_types=2))
     check_output(args.output)
     started = time.perf_counter()
@@ -171,8 +173,10 @@ def learn(args):
     n_words = sum(len(h) for h in heads)
     print(f"{len(heads)} sentences, {n_words} words; parser: "
           f"{'all' if args.non_projective else len(kept)} "
-          f"{'' if args.non_projective else 'projective '}sentences, 2^{args.hash_bits} hashed "
-          f"weights; relation labeller: {len(vectorizer.vocabulary_)} features, "
+          f"{'' if args.non_projective else 'projective '}sentences, "
+          f"{'second-order (arcs and siblings), ' if args.second_order else ''}"
+          f"2^{args.hash_bits} hashed weights; relation labeller: "
+          f"{len(vectorizer.vocabulary_)} features, "
           f"{len(set(np.concatenate(deprels)))} relations "
           f"(read in {time.perf_counter() - started:.1f}s)", flush=True)
     note = gold_inputs_note(columns, args.train)

@@ -10,7 +10,8 @@ from sklearn_struct.cli import main, relation_features
 from sklearn_struct.datasets import filter_projective, load_conllu
 from sklearn_struct.metrics import attachment_score
 from sklearn_struct.preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
-from sklearn_struct.structures import DependencyTreeStructure, TreeStructure
+from sklearn_struct.structures import (
+    DependencyTreeStructure, SiblingDependencyStructure, TreeStructure)
 
 GOLD = """\
 # sent_id = a
@@ -180,3 +181,43 @@ def test_parsing_ewt_equals_the_python_api(shared_data, tmp_path, capsys):
     assert dev_scores == f"UAS {uas:.2f}, LAS {las:.2f}"  # --dev scores the same way
     assert f"parser pass 3: dev UAS {uas:.2f}" in learnt
     assert 60 < uas < 90 and 50 < las < uas
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_second_order_parsing_equals_the_python_api(shared_data, tmp_path, capsys):
+    corpus = shared_data / "ud_en_ewt_r2.16"
+    train, test = tmp_path / "train.conllu", tmp_path / "test.conllu"
+    _first_sentences(corpus / "en_ewt-ud-train.conllu.gz", train, 80)
+    _first_sentences(corpus / "en_ewt-ud-test.conllu.gz", test, 30)
+    model = str(tmp_path / "parser.npz")
+    assert main(["learn", str(train), "--format", "conllu", "--label", "head", "--inputs",
+                 "form,upos,xpos", "--estimator", "perceptron", "--max-iter", "2",
+                 "--hash-bits", "14", "--second-order", "-o", model]) == 0
+    assert "second-order (arcs and siblings)" in capsys.readouterr().out
+    assert main(["tag", model, str(test), "-o", str(tmp_path / "parsed.conllu")]) == 0
+
+    def sentences(data):
+        return [{"form": f, "upos": u, "xpos": x}
+                for f, u, x in zip(data.form, data.upos, data.xpos)]
+
+    gold, evaluated = load_conllu(train), load_conllu(test)
+    encoder = DependencyTokenEncoder(pos="both").fit(sentences(gold))
+    X, heads, _ = filter_projective(encoder.transform(sentences(gold)), gold.head)
+    parser = StructuredPerceptron(structure=SiblingDependencyStructure(hash_bits=14),
+                                  max_iter=2, random_state=0).fit(X, heads)
+    predicted = parser.predict(encoder.transform(sentences(evaluated)))
+    for ours, api in zip(load_conllu(tmp_path / "parsed.conllu").head, predicted):
+        np.testing.assert_array_equal(ours, api)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--label", "head", "--non-projective"], "drop --non-projective"),
+    (["--label", "upos"], "--second-order is for the parser"),
+])
+def test_second_order_option_is_refused_where_it_has_no_meaning(tmp_path, capsys, extra,
+                                                                message):
+    train = tmp_path / "train.conllu"
+    train.write_text(GOLD, encoding="utf-8")
+    assert main(["learn", str(train), "--format", "conllu", "--second-order", *extra,
+                 "-o", str(tmp_path / "model.npz")]) == 2
+    assert message in capsys.readouterr().err
