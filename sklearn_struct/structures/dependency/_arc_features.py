@@ -443,39 +443,57 @@ def arc_add_features_at(data, i, parts, coef, scale, w, scratch):
             _add_arc(attrs, tok0, n, h, c, hash_bits, values, ids, coef[j], scale, w)
 
 
-@njit(cache=True, nogil=True)
-def arc_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
-    """``||scale * F_i dmu||^2``: on a cached sentence from ``F_i dmu`` on its distinct
-    ids, otherwise in two hashing passes instead of the default's four.
+@njit(cache=True, nogil=True, inline="always")
+def _touch(w_scratch, index, value, scale, read):
+    """Add ``value`` into ``w_scratch[index]``, or (``read``) return its scaled square and
+    clear it (once: later reads of the same index find 0)."""
+    if not read:
+        w_scratch[index] += value
+        return 0.0
+    total = w_scratch[index]
+    if total == 0.0:
+        return 0.0
+    w_scratch[index] = 0.0
+    total = total * scale[index] if scale.shape[0] > 0 else total
+    return total * total
 
-    Without the cache, accumulates ``F_i dmu`` in ``w_scratch`` (zero on
-    entry), then reads each touched weight once, squaring and clearing it (zero
-    on exit).
-    """
+
+@njit(cache=True, nogil=True)
+def arc_feature_pass(data, i, dmu, scale, w_scratch, read):
+    """One pass over the features of the arcs with ``dmu != 0``: add ``dmu`` into
+    ``w_scratch`` at their ids, or (``read``) sum the scaled squares of ``w_scratch`` there
+    and clear it.  Two passes give ``||scale * F_i dmu||^2`` with ``w_scratch`` zero on
+    entry and on exit, also when other parts (siblings) add to it between them."""
     distinct = _distinct(data, i)
-    scaled = scale.shape[0] > 0
     total = 0.0
     if distinct.shape[0] > 0:
-        local = _local_features(data, i, distinct.shape[0], dmu)
-        for j in range(distinct.shape[0]):
-            value = local[j] * scale[distinct[j]] if scaled else local[j]
-            total += value * value
+        for r in range(dmu.shape[0]):
+            if dmu[r] != 0.0:
+                for k in _local(data, i, r):
+                    total += _touch(w_scratch, distinct[k], dmu[r], scale, read)
         return total
     attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
     for r in range(dmu.shape[0]):
         if dmu[r] != 0.0:
             h, c = arc_of_index(r, n)
-            count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
-            for j in range(count):
-                w_scratch[ids[j]] += dmu[r]
-    for r in range(dmu.shape[0]):
-        if dmu[r] != 0.0:
-            h, c = arc_of_index(r, n)
-            count = arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)
-            for j in range(count):
-                value = w_scratch[ids[j]]
-                if value != 0.0:
-                    value = value * scale[ids[j]] if scaled else value
-                    total += value * value
-                    w_scratch[ids[j]] = 0.0
+            for j in range(arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)):
+                total += _touch(w_scratch, ids[j], dmu[r], scale, read)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def arc_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
+    """``||scale * F_i dmu||^2``: on a cached sentence from ``F_i dmu`` on its distinct
+    ids, otherwise in two passes of :func:`arc_feature_pass` (instead of the default's
+    four)."""
+    distinct = _distinct(data, i)
+    if distinct.shape[0] == 0:
+        arc_feature_pass(data, i, dmu, scale, w_scratch, False)
+        return arc_feature_pass(data, i, dmu, scale, w_scratch, True)
+    scaled = scale.shape[0] > 0
+    local = _local_features(data, i, distinct.shape[0], dmu)
+    total = 0.0
+    for j in range(distinct.shape[0]):
+        value = local[j] * scale[distinct[j]] if scaled else local[j]
+        total += value * value
     return total
