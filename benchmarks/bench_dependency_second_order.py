@@ -9,7 +9,7 @@ are reported).  ``--order 2`` is :class:`SiblingDependencyStructure` (arcs and
 adjacent siblings, McDonald & Pereira 2006, second-order Eisner), ``--order
 1`` :class:`DependencyTreeStructure` with the same arc features.
 
-Two modes:
+Three modes:
 
 * training (default): one model (``--model``) of one order, one effective
   pass per ``fit`` with ``warm_start=True`` (EG: several C are solved in turn,
@@ -23,14 +23,15 @@ Two modes:
   second order's generic dynamic program in place of its hand-written
   second-order Eisner and inside-outside.
 
-Run from benchmarks/ (full experiment; each run is one process):
-    python bench_dependency_second_order.py --model egcrf --order 2 --C 0.1 0.2 0.4 --passes 8
-    python bench_dependency_second_order.py --model egssvm --order 2 --C 0.03 0.1 --passes 8
+Run from benchmarks/ (full experiment; each run is one process, and each with
+``--order 1`` too for the first-order baseline; the C values are those that
+were best in the first order, ``results/dependency_ewt.md``):
+    python bench_dependency_second_order.py --model egcrf --order 2 --C 0.07 0.1 0.15 --passes 20
+    python bench_dependency_second_order.py --model egssvm --order 2 --C 0.03 0.1 --passes 16
     python bench_dependency_second_order.py --model perceptron --order 2 --passes 10
     python bench_dependency_second_order.py --timing --passes 2
     python bench_dependency_second_order.py --inference --n-train 1000
-and with ``--order 1`` for the first-order baselines; ``--n-train 500`` for a
-quick check on the first 500 training sentences.
+``--n-train 500`` runs any of them on the first 500 training sentences.
 """
 
 import argparse
