@@ -9,7 +9,7 @@ are reported).  ``--order 2`` is :class:`SiblingDependencyStructure` (arcs and
 adjacent siblings, McDonald & Pereira 2006, second-order Eisner), ``--order
 1`` :class:`DependencyTreeStructure` with the same arc features.
 
-Two modes:
+Three modes:
 
 * training (default): one model (``--model``) of one order, one effective
   pass per ``fit`` with ``warm_start=True`` (EG: several C are solved in turn,
@@ -18,18 +18,24 @@ Two modes:
   per part of every training sentence) and the peak RSS;
 * ``--timing``: for each model of ``--models``, ``--passes`` passes of the
   first-order and of the second-order structure on the same sentences, after
-  a warm-up fit (numba's cache loaded), and the ratio of seconds per pass.
+  a warm-up fit (numba's cache loaded), and the ratio of seconds per pass;
+* ``--inference``: seconds of the batch operations of both orders, and of the
+  second order's generic dynamic program in place of its hand-written
+  second-order Eisner and inside-outside.
 
-Run from benchmarks/ (full experiment; each run is one process):
-    python bench_dependency_second_order.py --model egcrf --order 2 --C 0.1 0.2 0.4 --passes 8
-    python bench_dependency_second_order.py --model egssvm --order 2 --C 0.03 0.1 --passes 8
+Run from benchmarks/ (full experiment; each run is one process, and each with
+``--order 1`` too for the first-order baseline; the C values are those that
+were best in the first order, ``results/dependency_ewt.md``):
+    python bench_dependency_second_order.py --model egcrf --order 2 --C 0.07 0.1 0.15 --passes 20
+    python bench_dependency_second_order.py --model egssvm --order 2 --C 0.03 0.1 --passes 16
     python bench_dependency_second_order.py --model perceptron --order 2 --passes 10
     python bench_dependency_second_order.py --timing --passes 2
-and with ``--order 1`` for the first-order baselines; ``--n-train 500`` for a
-quick check on the first 500 training sentences.
+    python bench_dependency_second_order.py --inference --n-train 1000
+``--n-train 500`` runs any of them on the first 500 training sentences.
 """
 
 import argparse
+import copy
 import os
 import resource
 import sys
@@ -181,6 +187,52 @@ def timing(args):
            f"cd benchmarks && python bench_dependency_second_order.py {' '.join(sys.argv[1:])}")
 
 
+def _seconds(function, repeats=5):
+    """The fastest of ``repeats`` calls, after one call that loads numba's cache."""
+    function()
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def inference(args):
+    """Seconds of each batch operation over the training sentences, first and second order,
+    and the second order's generic dynamic program in place of its hand-written overrides."""
+    _, X_train, _, dropped, _ = load(args)
+    first, second = structure_of(1, args.hash_bits), structure_of(2, args.hash_bits)
+    generic = copy.copy(second)
+    generic.kernel_ops = second.kernel_ops.generic()  # the hypergraph's marginals and argmax
+    rows = []
+    for name, structure in (("first order", first), ("second order", second),
+                            ("second order, generic program", generic)):
+        batch = structure.make_batch(X_train)
+        w = np.random.RandomState(0).randn(batch.n_weights) * 0.01
+        scores = structure.part_scores(batch, w)
+        mu = structure.marginals(batch, scores)[0]
+        rows.append([name, batch.part_offsets[-1]] + [f"{_seconds(call):.3f}" for call in (
+            lambda: structure.part_scores(batch, w),
+            lambda: structure.marginals(batch, scores),
+            lambda: structure.argmax(batch, scores),
+            lambda: structure.expected_features(batch, mu))])
+        print(" | ".join(map(str, rows[-1])), flush=True)
+    summary = (f"Seconds of one call over {len(X_train)} projective training sentences "
+               f"({dropped} dropped), 2^{args.hash_bits} hashed weights, random weights; the "
+               f"fastest of 5 calls; load average {args.load:.2f} at the start.")
+    table = markdown_table(["structure", "parts", "part_scores", "marginals", "argmax",
+                            "expected_features"], rows)
+    print(summary)
+    print(table)
+    if args.no_record:
+        return
+    subset = "all" if args.n_train is None else f"first {args.n_train}"
+    record(f"Inference and features, second against first order ({subset} training sentences)",
+           f"{summary}\n\n{table}",
+           f"cd benchmarks && python bench_dependency_second_order.py {' '.join(sys.argv[1:])}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -199,6 +251,9 @@ def main():
                         "non-projective ones)")
     parser.add_argument("--timing", action="store_true",
                         help="time passes of the first and second order instead of training")
+    parser.add_argument("--inference", action="store_true",
+                        help="time the batch operations (scores, marginals, argmax, features) "
+                        "of both orders, and the second order's generic dynamic program")
     parser.add_argument("--models", nargs="+", choices=sorted(MODELS),
                         default=["egcrf", "egssvm", "perceptron"], help="--timing: the models")
     parser.add_argument("--no-record", action="store_true",
@@ -206,7 +261,7 @@ def main():
     args = parser.parse_args()
     args.load = os.getloadavg()[0]
     warnings.simplefilter("ignore", ConvergenceWarning)
-    (timing if args.timing else train)(args)
+    (timing if args.timing else inference if args.inference else train)(args)
 
 
 if __name__ == "__main__":

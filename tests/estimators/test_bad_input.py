@@ -38,6 +38,7 @@ from sklearn_struct.datasets import Tree, load_cachopo_text, load_conll, load_co
 from sklearn_struct.structures import (
     DependencyTreeStructure,
     Grammar,
+    SiblingDependencyStructure,
     UnsupportedOperation,
     WeightedCFGStructure,
 )
@@ -53,6 +54,7 @@ STRUCTURES = {  # the value of the ``structure`` parameter
     "mincut": lambda: "mincut",
     "tree": lambda: "tree",
     "dependency": lambda: DependencyTreeStructure(hash_bits=8),
+    "sibling_dependency": lambda: SiblingDependencyStructure(hash_bits=8),
     "cfg": lambda: WeightedCFGStructure(GRAMMAR, hash_bits=8),
 }
 
@@ -80,6 +82,7 @@ SUPPORTED = {
     "matching": ("L1M3N", "DualExtragradientMatcher", "StructuredPerceptron"),
     "mincut": ("L1M3N", "DualExtragradientMatcher"),
     "dependency": ("EGCRF", "EGStructuredSVM", "L1M3N", "StructuredPerceptron"),
+    "sibling_dependency": ("EGCRF", "EGStructuredSVM", "L1M3N", "StructuredPerceptron"),
     "cfg": ("EGCRF", "EGStructuredSVM", "L1M3N", "StructuredPerceptron"),
 }
 
@@ -103,7 +106,7 @@ def valid(structure):
     if structure == "tree":
         return ([(rng.randn(3, 2), np.array([-1, 0, 0])), (rng.randn(2, 2), np.array([-1, 0]))],
                 [np.array([0, 1, 0]), np.array([1, 1])])
-    if structure == "dependency":
+    if structure in ("dependency", "sibling_dependency"):
         return ([rng.randint(4, 9, size=(3, 3)), rng.randint(4, 9, size=(2, 3))],
                 [np.array([0, 1, 1]), np.array([2, 0])])
     return ([[("w1", "a"), ("w2", "b")], [("w3", "b"), ("w2", "a")]],
@@ -596,6 +599,8 @@ UNSUPPORTED = {  # (estimator, structure): why it cannot learn it
     ("EGStructuredSVM", "mincut"): (UnsupportedOperation, "does not support marginals"),
     ("DualExtragradientMatcher", "dependency"): (
         UnsupportedOperation, "DependencyTreeStructure does not support feature_bounds"),
+    ("DualExtragradientMatcher", "sibling_dependency"): (
+        UnsupportedOperation, "SiblingDependencyStructure does not support feature_bounds"),
     ("DualExtragradientMatcher", "cfg"): (
         UnsupportedOperation, "WeightedCFGStructure does not support feature_bounds"),
     ("StructuredPerceptron", "mincut"): (

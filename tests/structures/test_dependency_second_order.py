@@ -289,3 +289,10 @@ def test_inference_on_confident_and_forbidden_parts_matches_enumeration(single_r
                 functions["argmax"](data, 0, theta, heads)
                 best = [k for k, tree in enumerate(trees) if np.array_equal(tree, heads)]
                 assert best and values[best[0]] == pytest.approx(values.max(), rel=1e-12), what
+
+
+def test_the_outputs_stay_projective():
+    structure = SiblingDependencyStructure()
+    assert structure.projective
+    with pytest.raises(AttributeError):
+        structure.projective = False

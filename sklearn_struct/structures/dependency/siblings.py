@@ -80,8 +80,11 @@ class SiblingDependencyStructure(DependencyTreeStructure):
     """
 
     kernel_ops = _SIBLING_OPS
-    #: The outputs are projective trees (the recursion is Eisner's).
-    projective = True
+
+    @property
+    def projective(self):
+        """Always True: the outputs are projective trees (the recursion is Eisner's)."""
+        return True
 
     def __init__(self, single_root=True, hash_bits=20, punctuation_weight=1.0):
         self.single_root = single_root
