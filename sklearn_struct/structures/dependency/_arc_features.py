@@ -444,7 +444,7 @@ def arc_add_features_at(data, i, parts, coef, scale, w, scratch):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _touch(w_scratch, index, value, scale, read):
+def touch_feature(w_scratch, index, value, scale, read):
     """Add ``value`` into ``w_scratch[index]``, or (``read``) return its scaled square and
     clear it (once: later reads of the same index find 0)."""
     if not read:
@@ -470,14 +470,14 @@ def arc_feature_pass(data, i, dmu, scale, w_scratch, read):
         for r in range(dmu.shape[0]):
             if dmu[r] != 0.0:
                 for k in _local(data, i, r):
-                    total += _touch(w_scratch, distinct[k], dmu[r], scale, read)
+                    total += touch_feature(w_scratch, distinct[k], dmu[r], scale, read)
         return total
     attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
     for r in range(dmu.shape[0]):
         if dmu[r] != 0.0:
             h, c = arc_of_index(r, n)
             for j in range(arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, ids)):
-                total += _touch(w_scratch, ids[j], dmu[r], scale, read)
+                total += touch_feature(w_scratch, ids[j], dmu[r], scale, read)
     return total
 
 

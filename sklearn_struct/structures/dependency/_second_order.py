@@ -35,8 +35,8 @@ import numpy as np
 from numba import njit
 
 from ._arc_features import (
-    arc_add_features, arc_add_features_at, arc_feature_ids, arc_index, arc_of_index,
-    arc_part_scores, arc_part_scores_at, max_arc_features)
+    arc_add_features, arc_add_features_at, arc_feature_pass, arc_index, arc_part_scores,
+    arc_part_scores_at, touch_feature)
 from ._projective import heads_decode
 from ._sibling_features import (
     MAX_SIBLING_FEATURES, pair_row, row_feature_ids, sibling_add_features, sibling_feature_ids,
@@ -232,33 +232,21 @@ def second_order_add_features_at(data, i, parts, coef, scale, w, scratch):
 
 @njit(cache=True, nogil=True, inline="always")
 def _touch(ids, count, value, scale, w_scratch, read):
-    """Add ``value`` at the ids into ``w_scratch`` or (``read``) square, sum and clear them."""
+    """:func:`~._arc_features.touch_feature` at each of the ids ``ids[:count]``."""
     total = 0.0
     for j in range(count):
-        if not read:
-            w_scratch[ids[j]] += value
-            continue
-        v = w_scratch[ids[j]]
-        if v != 0.0:
-            v = v * scale[ids[j]] if scale.shape[0] > 0 else v
-            total += v * v
-            w_scratch[ids[j]] = 0.0
+        total += touch_feature(w_scratch, ids[j], value, scale, read)
     return total
 
 
 @njit(cache=True, nogil=True)
 def _feature_pass(data, i, dmu, scale, w_scratch, read):
-    """One pass over the features of the parts with ``dmu != 0`` (see :func:`_touch`)."""
+    """One pass over the features of the parts with ``dmu != 0`` (see
+    :func:`~._arc_features.arc_feature_pass`)."""
     attrs, tok0, hash_bits = data.attrs, data.unit_offsets[i], data.hash_bits
     n = _length(data, i)
-    values = np.zeros(8, dtype=np.int64)
-    ids = np.empty(max(max_arc_features(n), MAX_SIBLING_FEATURES), dtype=np.int64)
-    total = 0.0
-    for r in range(n * n):
-        if dmu[r] != 0.0:
-            h, m = arc_of_index(r, n)
-            count = arc_feature_ids(attrs, tok0, n, h, m, hash_bits, values, ids)
-            total += _touch(ids, count, dmu[r], scale, w_scratch, read)
+    ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
+    total = arc_feature_pass(data, i, dmu[:n * n], scale, w_scratch, read)
     r = n * n
     pair = np.zeros((n + 1, n + 1))  # the head-free templates' coefficients, summed over heads
     for m in range(1, n + 1):  # the order of sibling_index
