@@ -180,7 +180,8 @@ def main():
     )
     command = "cd benchmarks && python bench_parsing_speed.py" + "".join(
         f" {a}" for a in sys.argv[1:])
-    record("Parsing speed: an EG pass against a perceptron epoch", body, command)
+    record(f"Parsing speed: an EG pass against a perceptron epoch ({', '.join(cli.treebanks)})",
+           body, command)
 
 
 if __name__ == "__main__":
