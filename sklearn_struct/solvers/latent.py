@@ -30,9 +30,12 @@ does not depend on the imputed output.  CCCP imputes ``h_i``, the constrained
 argmax under the current ``w`` (the concave part linearised), and solves the
 convex structured SVM whose truth is ``h_i``; ``J`` does not increase.
 
-Every outer step records ``J`` at its end; the loop stops when ``J`` decreases by
-less than ``tol * |J|``, or when an (inexact) convex step would raise ``J``
-(its solution is then not taken), or after ``max_outer_iter`` steps.
+The convex steps start inexact (``INITIAL_INNER_TOL``) and tighten as ``J``
+settles; a step whose solution would raise ``J`` is solved further (its dual
+variables kept) at a tighter tolerance, and only at ``tol`` is its solution
+refused.  Every outer step records ``J`` at its end; the loop stops when ``J``
+decreases by less than ``tol * |J|``, or when a convex step solved to ``tol``
+would raise ``J``, or after ``max_outer_iter`` steps.
 Nothing here knows scikit-learn.
 """
 
@@ -45,6 +48,13 @@ from ._objective import segment_sums
 from .eg import eg_solve
 
 __all__ = ["LatentResult", "latent_objective", "latent_solve"]
+
+#: The convex steps are solved inexactly at first (a generalised EM / CCCP): the first to
+#: a relative duality gap of ``INITIAL_INNER_TOL``, each next one to ``INNER_TOL_SHARE``
+#: times the last relative decrease of ``J`` (never looser than before, never tighter
+#: than ``tol``); a step that would raise ``J`` is continued at a tenth of its tolerance.
+INITIAL_INNER_TOL = 0.1
+INNER_TOL_SHARE = 0.1
 
 
 @dataclass
@@ -164,8 +174,9 @@ def latent_solve(structure, batch, Y, constraint_scores, *, loss="log", C=1.0,
     max_outer_iter : int
         Outer steps (E-steps or imputations, each followed by one EG solve).
     tol : float
-        The EG solves' relative duality gap, and the outer stopping rule:
-        ``J`` decreased by less than ``tol * |J|``.
+        The last convex steps' relative duality gap (the first ones looser, see
+        ``INITIAL_INNER_TOL``), and the outer stopping rule: ``J`` decreased by
+        less than ``tol * |J|``.
     verbose : int
         One line per outer step (and the EG solves' own lines when above 1).
     callback : callable, optional
@@ -201,12 +212,15 @@ def latent_solve(structure, batch, Y, constraint_scores, *, loss="log", C=1.0,
 
     record(objective, np.nan, np.nan, 0.0, time.perf_counter() - start)
     state, inner, passes, converged, step = None, None, 0.0, False, 0
-    for step in range(1, max_outer_iter + 1):
+    inner_tol = max(tol, INITIAL_INNER_TOL)
+    step = 0
+    while step < max_outer_iter:
+        step += 1
         start = time.perf_counter()
         result = eg_solve(structure, batch, Y if labels is None else labels, loss=loss, C=C,
                           sample_weight=sample_weight, truth=target, part_losses=losses,
                           state=state, keep_dual=True, verbose=max(verbose - 1, 0),
-                          callback=callback, tol=tol, **eg_arguments)
+                          callback=callback, tol=inner_tol, **eg_arguments)
         passes += float(result.history["passes"][-1]) if len(result.history["passes"]) else 0.0
         w_new = result.state.primal_weights.copy()
         scores_new = structure.part_scores(batch, w_new)
@@ -214,17 +228,24 @@ def latent_solve(structure, batch, Y, constraint_scores, *, loss="log", C=1.0,
                                                         constraint_scores, loss)
         full_new = _unconstrained(structure, batch, scores_new, loss, losses)
         objective_new = 0.5 * float(w_new @ w_new) + C * float(s @ (full_new - value_new))
+        state = result.state  # the dual variables go on (same targets, or the next ones')
         if objective_new > objective:  # an inexact convex step that did not help: keep w
+            if inner_tol > tol:  # solve the same convex step more precisely
+                inner_tol = max(tol, inner_tol / 10)
+                step -= 1
+                continue
             converged, step = True, step - 1
             break
-        state, inner = result.state, result
+        inner = result
         w, target, labels, previous, objective = (w_new, target_new, labels_new, objective,
                                                   objective_new)
         record(objective, float(result.history["primal"][-1]),
                float(result.history["dual"][-1]), passes, time.perf_counter() - start)
-        if previous - objective <= tol * abs(objective):
+        decrease = (previous - objective) / max(abs(objective), 1e-300)
+        if decrease <= tol:
             converged = True
             break
+        inner_tol = min(inner_tol, max(tol, INNER_TOL_SHARE * decrease))
     return LatentResult(weights=w, inner=inner,
                         history={k: np.asarray(v) for k, v in history.items()},
                         n_iter=step, converged=converged)
