@@ -56,8 +56,8 @@ SETTINGS = {"crf": (EGCRF, 5.0), "svm": (EGStructuredSVM, 0.1)}
 
 def removed_labels(tags, fraction, rng):
     """The tags with each token's label replaced by None with probability ``fraction``."""
-    return [[None if u < fraction else t for t, u in zip(sentence, rng.random_sample(len(sentence)))]
-            for sentence in tags]
+    return [[None if u < fraction else t
+             for t, u in zip(sentence, rng.random_sample(len(sentence)))] for sentence in tags]
 
 
 def labelled_subset(tags, budget, rng):
