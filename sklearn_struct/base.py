@@ -332,7 +332,9 @@ def _check_known_labels(codec, y, flat, name):
     for i, labels in enumerate(examples):
         try:
             values = np.asarray(labels).tolist()
-            unseen = [(k, v) for k, v in enumerate(values) if v not in known]
+            # (None and sets of labels are partial labels: the codec explains)
+            unseen = [(k, v) for k, v in enumerate(values)
+                      if v is not None and not isinstance(v, (set, frozenset)) and v not in known]
         except TypeError:  # not label arrays or unhashable labels: the codec explains
             return
         if unseen:

@@ -373,7 +373,8 @@ class UnitLabelCodec:
             allowed label (a stand-in).
         allowed : ndarray of bool of shape (n_units_total, n_states) or None
             ``allowed[u, k]``: whether unit ``u`` may take label ``k``; None
-            when every unit has exactly one label.
+            when every unit has exactly one label (sets of one label
+            included).
 
         Raises
         ------
@@ -432,7 +433,9 @@ class UnitLabelCodec:
                     mask[t, code] = True
             codes.append(np.argmax(mask, axis=1).astype(np.int64))
             masks.append(mask)
-        return np.concatenate(codes), np.concatenate(masks)
+        allowed = np.concatenate(masks)
+        # sets of one label each: the targets are fully known after all
+        return np.concatenate(codes), None if (allowed.sum(axis=1) == 1).all() else allowed
 
     def decode(self, batch, Y):
         """One label array per example.
