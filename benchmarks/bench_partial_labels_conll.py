@@ -84,7 +84,7 @@ def fitted(name, X, y, args):
 def row(setting, name, p, n_sentences, n_labelled, model, seconds, load, X_test, y_test):
     f1 = chunk_f1_score(y_test, model.predict(X_test))
     latent = "objective" in model.history_
-    steps = f"{model.n_iter_}" if latent else "-"
+    steps = f"{len(model.history_['objective']) - 1}" if latent else "-"
     passes = model.history_["passes"][-1]
     print(f"  {setting} {name} p={p}: F1 {f1:.4f}  {seconds:.1f} s  outer steps {steps}",
           flush=True)

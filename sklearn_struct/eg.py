@@ -438,6 +438,17 @@ class EGCRF(_BaseEG):
         solve the problem over all of them, as ``fit`` does, in memory that
         grows with the data; 0 makes each call the proximal step from the last
         weights over its chunk alone.  See :ref:`partial_fit`.
+    max_latent_iter : int, default=30
+        Outer steps of a fit on partially labelled sequences (``None`` or a
+        set of labels among a sequence's labels, see :ref:`partial_labels`):
+        the latent-variable CRF (Tsuboi et al., 2008) by EM, each step the
+        marginals of the outputs consistent with the known labels (E-step),
+        then EG on the CRF with those expected targets (M-step, to a relative
+        gap that tightens to ``tol`` as the objective settles, within
+        ``max_iter`` passes).  The latent objective ``1/2 ||w||^2 + C sum_i s_i
+        (log Z_i - log Z_i^c)`` never increases; the fit stops when it decreases
+        by less than ``tol`` times its value.  ``history_`` then holds one entry
+        per outer step.  No effect on fully labelled targets.
     n_jobs : int, default=None
         joblib workers over chunks of examples, for batch marginals,
         objective evaluation and prediction (works with
@@ -486,7 +497,13 @@ class EGCRF(_BaseEG):
         temperature of :class:`EGStructuredSVM`'s smoothed hinge, NaN
         otherwise).
     primal_objective_, dual_objective_, duality_gap_ : float
-        At the end of training.
+        At the end of training (partial labels: of the last convex step).
+    latent_objective_ : float
+        Only after a fit on partial labels: the latent objective at the end
+        (``history_`` then has, per outer step and first at ``w = 0``:
+        ``objective``, the latent objective; ``primal``, ``dual`` and ``gap``
+        of that step's convex problem; ``passes``, cumulative; ``seconds``;
+        and ``n_iter_`` counts the passes of every step).
 
     See Also
     --------
@@ -583,6 +600,14 @@ class EGStructuredSVM(_BaseEG):
     partial_fit_memory : int or None, default=1000
         Examples whose dual variables :meth:`partial_fit` keeps and revisits
         (see :class:`EGCRF`).
+    max_latent_iter : int, default=30
+        Outer steps of a fit on partially labelled sequences (see
+        :ref:`partial_labels`): the latent structured SVM (Yu and Joachims,
+        2009) by CCCP, each step imputing the best output consistent with the
+        known labels (the constrained argmax; the first, at ``w = 0``, breaks
+        ties by the known labels' frequencies), then solving the structured SVM
+        on the imputed outputs with the Hamming loss of the known tokens only.
+        The latent objective never increases (see :class:`EGCRF`).
     smoothing : bool, default=True
         With the online solver: anneal a temperature instead.  A cold fit
         starts near the truth (``w`` near 0) and ascends the dual of the hinge
@@ -617,7 +642,7 @@ class EGStructuredSVM(_BaseEG):
     ----------
     classes_, weights_, coef_, transition_, start_transition_, end_transition_, \
 structure_, n_features_in_, feature_names_in_, n_iter_, history_, primal_objective_, \
-dual_objective_, duality_gap_
+dual_objective_, duality_gap_, latent_objective_
         As in :class:`EGCRF`.
 
     See Also

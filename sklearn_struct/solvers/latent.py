@@ -75,14 +75,16 @@ class LatentResult:
     ``weights``: the final weights; ``inner``: the last convex step's
     :class:`~sklearn_struct.solvers.eg.EGResult` (its state, objectives and
     passes); ``history``: one entry per outer step (the first at ``w = 0``);
-    ``n_iter``: outer steps taken; ``converged``: whether ``J`` stopped decreasing
-    before ``max_outer_iter``.
+    ``n_iter``: the EG passes (epochs) of every convex step, retries included;
+    ``n_steps``: outer steps taken; ``converged``: whether ``J`` stopped
+    decreasing before ``max_outer_iter``.
     """
 
     weights: np.ndarray
     inner: object = None
     history: dict = field(default_factory=dict)
     n_iter: int = 0
+    n_steps: int = 0
     converged: bool = False
 
 
@@ -224,7 +226,7 @@ def latent_solve(structure, batch, Y, constraint_scores, *, loss="log", C=1.0,
     record(objective, np.nan, np.nan, 0.0, time.perf_counter() - start)
     state, inner, passes, converged, step = None, None, 0.0, False, 0
     inner_tol, retries = max(tol, INITIAL_INNER_TOL), 0
-    step = 0
+    step = epochs = 0
     while step < max_outer_iter:
         step += 1
         start = time.perf_counter()
@@ -233,6 +235,7 @@ def latent_solve(structure, batch, Y, constraint_scores, *, loss="log", C=1.0,
                           state=state, keep_dual=True, verbose=max(verbose - 1, 0),
                           callback=callback, tol=inner_tol, **eg_arguments)
         passes += float(result.history["passes"][-1]) if len(result.history["passes"]) else 0.0
+        epochs += result.n_iter
         w_new = result.state.primal_weights.copy()
         scores_new = structure.part_scores(batch, w_new)
         target_new, value_new, labels_new = _consistent(structure, batch, scores_new,
@@ -264,4 +267,4 @@ def latent_solve(structure, batch, Y, constraint_scores, *, loss="log", C=1.0,
                                        / max(abs(current), 1e-300)))
     return LatentResult(weights=w, inner=inner,
                         history={k: np.asarray(v) for k, v in history.items()},
-                        n_iter=step, converged=converged)
+                        n_iter=epochs, n_steps=step, converged=converged)

@@ -156,7 +156,7 @@ def test_objective_never_increases(estimator):
     X, _, partial = _data(fraction=0.6)
     model = _fit(estimator(C=2.0, random_state=0, max_latent_iter=15), X, partial)
     objective = model.history_["objective"]
-    assert len(objective) == model.n_iter_ + 1 >= 3
+    assert len(objective) >= 3 and model.n_iter_ >= len(objective) - 1
     assert np.all(np.diff(objective) <= 1e-9 * np.abs(objective[1:]))
     assert model.latent_objective_ == objective[-1]
     assert set(model.history_) >= {"objective", "primal", "dual", "gap", "passes", "seconds"}
