@@ -385,6 +385,7 @@ class LabelledUnits(OutputSpace):
         Returns
         -------
         v : ndarray of shape (n_parts_total,)
+            The values on the units' parts, 0 on every other part.
         """
         v = np.zeros(int(batch.part_offsets[-1]))
         v[self._unit_parts(batch)] = values
