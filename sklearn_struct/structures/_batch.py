@@ -327,7 +327,8 @@ def check_part_vector(v, n_parts, owner, name="scores", forbidden=False):
             f"got shape {v.shape}."
         )
     if not np.isfinite(v).all() and not (forbidden and not np.any(np.isnan(v) | (v == np.inf))):
-        raise ValueError(f"{owner}: {name} contain NaN or {'+' if forbidden else ''}infinity.")
+        other = " other than -inf (a forbidden part)" if forbidden else ""
+        raise ValueError(f"{owner}: {name} contain NaN or infinity{other}.")
     return v
 
 
