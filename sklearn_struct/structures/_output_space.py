@@ -46,6 +46,9 @@ class OutputSpace:
         Whether an example has exactly one output unit whose label is the
         target, so that ``y`` is one label per sample and an estimator over
         the structure is a scikit-learn classifier.
+    partial_labels : bool
+        Whether the targets may be partial labels (``None`` or sets of labels,
+        see :meth:`partial_label_scores`): chains.
 
     See Also
     --------
@@ -62,6 +65,9 @@ class OutputSpace:
     """
 
     flat = False
+    #: Whether partial labels are supported (the structure's inference takes parts scored
+    #: ``-inf``): chains.
+    partial_labels = False
 
     def __init__(self, structure, codec=None, unit="unit"):
         self.structure = structure
@@ -254,7 +260,7 @@ class OutputSpace:
             By default: the structure's outputs are not labelled units.
         """
         raise ValueError(f"{type(self.structure).__name__}: partial labels (None or sets of "
-                         "labels in the targets) need outputs whose units carry labels.")
+                         "labels in the targets) are learnt on chains (ChainStructure) only.")
 
     def named_weights(self, attributes, feature_names, classes):
         """Weights keyed by feature and label names (``state_features_``, ...).
@@ -360,6 +366,8 @@ class LabelledUnits(OutputSpace):
         scores : ndarray of shape (n_parts_total,)
             0 on allowed parts, ``-inf`` on forbidden ones.
         """
+        if not self.partial_labels:
+            return super().partial_label_scores(batch, allowed, structure)
         structure = self.structure if structure is None else structure
         index = self._unit_parts(batch)
         scores = np.zeros(int(batch.part_offsets[-1]))

@@ -128,6 +128,13 @@ def test_contradiction_with_the_scheme_names_example_and_token():
         model.fit(X, y)
 
 
+def test_structures_other_than_chains_refuse_partial_labels():
+    rng = np.random.RandomState(0)
+    X = [(rng.randn(3, 2), np.array([-1, 0, 0])) for _ in range(3)]
+    with pytest.raises(ValueError, match="TreeStructure: partial labels .* on chains"):
+        EGCRF(structure="tree").fit(X, [["a", None, "b"]] * 3)
+
+
 def test_label_outside_classes_is_refused():
     codec = UnitLabelCodec([["a", "b"]])
     batch = ChainStructure().make_batch([np.ones((2, 1))], n_states=2)
