@@ -90,12 +90,12 @@ def _partial_positions(labels):
 def _known_labels(pairs):
     """The ``(labels, raw)`` pairs with partial entries replaced by the labels they name."""
     known = []
-    for i, (labels, raw) in enumerate(pairs):
+    for labels, raw in pairs:
         if not _partial_positions(labels).size:
             known.append((labels, raw))
             continue
         values = []
-        for t, value in enumerate(labels.tolist()):
+        for value in labels.tolist():
             if value is None:
                 continue
             if isinstance(value, _PARTIAL):
