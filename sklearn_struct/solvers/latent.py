@@ -224,7 +224,7 @@ def latent_solve(structure, batch, Y, constraint_scores, *, loss="log", C=1.0,
                   f"({seconds:.2f}s)")
 
     record(objective, np.nan, np.nan, 0.0, time.perf_counter() - start)
-    state, inner, passes, converged, step = None, None, 0.0, False, 0
+    state, inner, passes, converged = None, None, 0.0, False
     inner_tol, retries = max(tol, INITIAL_INNER_TOL), 0
     step = epochs = 0
     while step < max_outer_iter:
