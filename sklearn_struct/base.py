@@ -332,7 +332,9 @@ def _check_known_labels(codec, y, flat, name):
     for i, labels in enumerate(examples):
         try:
             values = np.asarray(labels).tolist()
-            unseen = [(k, v) for k, v in enumerate(values) if v not in known]
+            # (None and sets of labels are partial labels: the codec explains)
+            unseen = [(k, v) for k, v in enumerate(values)
+                      if v is not None and not isinstance(v, (set, frozenset)) and v not in known]
         except TypeError:  # not label arrays or unhashable labels: the codec explains
             return
         if unseen:
@@ -390,7 +392,7 @@ class StructuredEstimator(BaseEstimator):
         """Parts operations ``fit`` needs from ``structure`` (default: the class attribute)."""
         return self._required_operations
 
-    def _validate_fit_data(self, X, y, sample_weight=None):
+    def _validate_fit_data(self, X, y, sample_weight=None, partial=False):
         """Resolve the structure, validate and encode the training data; set the data attributes.
 
         Sets ``structure_`` (the structure resolved for the classes, see
@@ -407,6 +409,13 @@ class StructuredEstimator(BaseEstimator):
             Encoded targets.
         sample_weight : ndarray of shape (n_samples,) or None
             Validated non-negative weights with a positive one.
+        constraint_scores : ndarray of shape (n_parts_total,) or None
+            Only with ``partial`` (a learner of partial labels): None when every
+            unit has one label; else 0 on the parts consistent with the partial
+            labels and ``-inf`` elsewhere (the output space's
+            ``partial_label_scores`` under the training structure), ``Y`` then
+            holding a stand-in at every partial unit.  Without ``partial``,
+            partial labels are refused, naming the example and the unit.
         """
         name = type(self).__name__
         structure = resolve_structure(self.structure, X)
@@ -427,11 +436,22 @@ class StructuredEstimator(BaseEstimator):
         structure = space.for_classes(codec.classes_, y)
         space = structure.output_space()
         batch = structure.make_batch(X, n_states=codec.n_states)
-        Y = codec.encode(batch, y)
-        structure.training_structure().check_outputs(batch, Y)
+        allowed = None
+        if partial and hasattr(codec, "encode_partial"):
+            Y, allowed = codec.encode_partial(batch, y)
+        else:
+            Y = codec.encode(batch, y)
+        constraint_scores = None
+        if allowed is None:
+            structure.training_structure().check_outputs(batch, Y)
+        else:
+            constraint_scores = space.partial_label_scores(
+                batch, allowed, structure.training_structure())
         self._check_sign_constraints(structure, batch)
         sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
         self._set_data_attributes(structure, codec, batch, table)
+        if partial:
+            return batch, Y, sample_weight, constraint_scores
         return batch, Y, sample_weight
 
     def _check_sign_constraints(self, structure, batch):

@@ -23,6 +23,7 @@ from sklearn.utils.metaestimators import available_if
 from .base import STRUCTURE_CONSTRAINT, StructuredEstimator, as_history, check_path_arguments
 from .solvers._eg_dual import dual_weights, last_examples_state
 from .solvers.eg import EGState, eg_solve, new_examples_state
+from .solvers.latent import latent_solve
 from .solvers.loss import StructuredLoss
 from .solvers.working_set import working_set_solve
 
@@ -75,6 +76,7 @@ class _BaseEG(StructuredEstimator):
         "warm_start": ["boolean"],
         "annealing": ["boolean"],
         "partial_fit_memory": [None, Interval(Integral, 0, None, closed="left")],
+        "max_latent_iter": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [None, Integral],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -83,7 +85,8 @@ class _BaseEG(StructuredEstimator):
     def __init__(
         self, *, C=1.0, structure=None, solver="online", order="gap",
         learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100, warm_start=False,
-        annealing=True, partial_fit_memory=1000, n_jobs=None, random_state=None, verbose=0,
+        annealing=True, partial_fit_memory=1000, max_latent_iter=30, n_jobs=None,
+        random_state=None, verbose=0,
     ):
         self.C = C
         self.structure = structure
@@ -96,6 +99,7 @@ class _BaseEG(StructuredEstimator):
         self.warm_start = warm_start
         self.annealing = annealing
         self.partial_fit_memory = partial_fit_memory
+        self.max_latent_iter = max_latent_iter
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -141,6 +145,11 @@ class _BaseEG(StructuredEstimator):
             one row per token (chain).
         y : array-like of shape (n_samples,), or list of array-like of shape (T_i,)
             Labels of any hashable type (one kind: all strings, all numbers, ...).
+            Sequences may be partially labelled: an entry ``None`` is an unknown
+            label, a ``set`` (or ``frozenset``) of labels the labels allowed
+            there; the fit then marginalises (CRF, by EM) or imputes (SVM, by
+            CCCP) the outputs consistent with them (see ``max_latent_iter`` and
+            :ref:`partial_labels`).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weight of each example's loss term.
         callback : callable, default=None
@@ -154,8 +163,12 @@ class _BaseEG(StructuredEstimator):
         self : object
             The fitted estimator.
         """
-        batch, Y, sample_weight = self._validate_fit_data(X, y, sample_weight)
+        batch, Y, sample_weight, constraint_scores = self._validate_fit_data(
+            X, y, sample_weight, partial=True)
         on_pass = self._pass_callback(callback, batch, lambda state: state.primal_weights)
+        if constraint_scores is not None:
+            return self._fit_partial_labels(batch, Y, sample_weight, constraint_scores, on_pass)
+        self.__dict__.pop("latent_objective_", None)
         state = None
         previous = self.__dict__.get("_dual_state") if self.warm_start else None
         # (classes_ is None for outputs that are not labels; the working-set solver keeps
@@ -184,6 +197,45 @@ class _BaseEG(StructuredEstimator):
     def _convergence_advice(self):
         """What the warning of a fit stopped by ``max_iter`` advises."""
         return "increase max_iter"
+
+    def _fit_partial_labels(self, batch, Y, sample_weight, constraint_scores, on_pass):
+        """``fit`` on partially labelled targets: EM (log loss) or CCCP (hinge), EG inside."""
+        name = type(self).__name__
+        if self.solver != "online":
+            raise ValueError(f"{name}: partial labels (None or sets of labels in y) are learnt "
+                             f"with solver='online' only; got solver={self.solver!r}.")
+        space = self.structure_.output_space()
+        start_scores = None
+        if self._loss == "hinge":  # the first imputation's tie-break: the known labels' frequencies
+            allowed = np.isfinite(np.concatenate(
+                [np.atleast_2d(v) for v in space.unit_values(batch, constraint_scores)]))
+            counts = allowed[allowed.sum(axis=1) == 1].sum(axis=0) + 1.0
+            start_scores = space.unit_part_vector(
+                batch, np.broadcast_to(np.log(counts / counts.sum()), allowed.shape))
+        result = latent_solve(
+            self.structure_.training_structure(), batch, Y, constraint_scores, loss=self._loss,
+            C=float(self.C), sample_weight=sample_weight, start_scores=start_scores,
+            max_outer_iter=self.max_latent_iter, tol=self.tol, verbose=self.verbose,
+            callback=on_pass, solver="online", order=self.order,
+            learning_rate=self.learning_rate, eta0=self.eta0, max_iter=self.max_iter,
+            annealing=self.annealing, smoothing=self._smoothing(), n_jobs=self.n_jobs,
+            random_state=check_random_state(self.random_state))
+        self._set_weights(batch, result.weights)
+        self.n_iter_ = result.n_iter
+        self.history_ = as_history(result.history)
+        self.latent_objective_ = float(self.history_["objective"][-1])
+        inner = result.inner.history if result.inner is not None else None
+        self.primal_objective_ = float(inner["primal"][-1]) if inner else np.nan
+        self.dual_objective_ = float(inner["dual"][-1]) if inner else np.nan
+        self.duality_gap_ = self.primal_objective_ - self.dual_objective_
+        self.__dict__.pop("_partial_fit_kept", None)
+        self._dual_state = None
+        if not result.converged:
+            warnings.warn(
+                f"{name}: the latent objective was still decreasing after "
+                f"max_latent_iter={self.max_latent_iter} outer steps; increase max_latent_iter.",
+                ConvergenceWarning)
+        return self
 
     def _set_fit_results(self, batch, result):
         """The weights, passes, history and objectives of a solver's result."""
@@ -386,6 +438,17 @@ class EGCRF(_BaseEG):
         solve the problem over all of them, as ``fit`` does, in memory that
         grows with the data; 0 makes each call the proximal step from the last
         weights over its chunk alone.  See :ref:`partial_fit`.
+    max_latent_iter : int, default=30
+        Outer steps of a fit on partially labelled sequences (``None`` or a
+        set of labels among a sequence's labels, see :ref:`partial_labels`):
+        the latent-variable CRF (Tsuboi et al., 2008) by EM, each step the
+        marginals of the outputs consistent with the known labels (E-step),
+        then EG on the CRF with those expected targets (M-step, to a relative
+        gap that tightens to ``tol`` as the objective settles, within
+        ``max_iter`` passes).  The latent objective ``1/2 ||w||^2 + C sum_i s_i
+        (log Z_i - log Z_i^c)`` never increases; the fit stops when it decreases
+        by less than ``tol`` times its value.  ``history_`` then holds one entry
+        per outer step.  No effect on fully labelled targets.
     n_jobs : int, default=None
         joblib workers over chunks of examples, for batch marginals,
         objective evaluation and prediction (works with
@@ -434,7 +497,13 @@ class EGCRF(_BaseEG):
         temperature of :class:`EGStructuredSVM`'s smoothed hinge, NaN
         otherwise).
     primal_objective_, dual_objective_, duality_gap_ : float
-        At the end of training.
+        At the end of training (partial labels: of the last convex step).
+    latent_objective_ : float
+        Only after a fit on partial labels: the latent objective at the end
+        (``history_`` then has, per outer step and first at ``w = 0``:
+        ``objective``, the latent objective; ``primal``, ``dual`` and ``gap``
+        of that step's convex problem; ``passes``, cumulative; ``seconds``;
+        and ``n_iter_`` counts the passes of every step).
 
     See Also
     --------
@@ -531,6 +600,14 @@ class EGStructuredSVM(_BaseEG):
     partial_fit_memory : int or None, default=1000
         Examples whose dual variables :meth:`partial_fit` keeps and revisits
         (see :class:`EGCRF`).
+    max_latent_iter : int, default=30
+        Outer steps of a fit on partially labelled sequences (see
+        :ref:`partial_labels`): the latent structured SVM (Yu and Joachims,
+        2009) by CCCP, each step imputing the best output consistent with the
+        known labels (the constrained argmax; the first, at ``w = 0``, breaks
+        ties by the known labels' frequencies), then solving the structured SVM
+        on the imputed outputs with the Hamming loss of the known tokens only.
+        The latent objective never increases (see :class:`EGCRF`).
     smoothing : bool, default=True
         With the online solver: anneal a temperature instead.  A cold fit
         starts near the truth (``w`` near 0) and ascends the dual of the hinge
@@ -565,7 +642,7 @@ class EGStructuredSVM(_BaseEG):
     ----------
     classes_, weights_, coef_, transition_, start_transition_, end_transition_, \
 structure_, n_features_in_, feature_names_in_, n_iter_, history_, primal_objective_, \
-dual_objective_, duality_gap_
+dual_objective_, duality_gap_, latent_objective_
         As in :class:`EGCRF`.
 
     See Also
@@ -609,14 +686,14 @@ dual_objective_, duality_gap_
     def __init__(
         self, *, C=1.0, structure=None, solver="online", order="shuffle",
         learning_rate="adaptive", eta0=0.5, tol=1e-3, max_iter=100, warm_start=False,
-        annealing=True, smoothing=True, accelerate=True, partial_fit_memory=1000, n_jobs=None,
-        random_state=None, verbose=0,
+        annealing=True, smoothing=True, accelerate=True, partial_fit_memory=1000,
+        max_latent_iter=30, n_jobs=None, random_state=None, verbose=0,
     ):
         super().__init__(
             C=C, structure=structure, solver=solver, order=order, learning_rate=learning_rate,
             eta0=eta0, tol=tol, max_iter=max_iter, warm_start=warm_start, annealing=annealing,
-            partial_fit_memory=partial_fit_memory, n_jobs=n_jobs, random_state=random_state,
-            verbose=verbose,
+            partial_fit_memory=partial_fit_memory, max_latent_iter=max_latent_iter,
+            n_jobs=n_jobs, random_state=random_state, verbose=verbose,
         )
         self.smoothing = smoothing
         self.accelerate = accelerate

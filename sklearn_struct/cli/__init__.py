@@ -257,6 +257,11 @@ def _parser():
                      help="crf and column files only: write the K best labellings of every "
                      "sentence as CRF++'s -n does, each after a line '# RANK PROBABILITY' "
                      "and followed by a blank line")
+    tag.add_argument("--nbest-layout", choices=("crfpp", "wapiti"), default="crfpp",
+                     help="with --nbest: CRF++'s blocks (crf_test -n: '# RANK PROBABILITY', "
+                     "the label as a new last column) or Wapiti's (label -n -s: '# RANK "
+                     "SCORE', the score unnormalised, then per token LINE<tab>LABEL<tab>"
+                     "LABEL/SCORE, the token's share of the score; any sequence model)")
     tag.add_argument("--n-jobs", type=int, metavar="N", help="joblib workers (prediction)")
     tag.set_defaults(run=_tag)
 

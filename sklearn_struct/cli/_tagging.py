@@ -277,13 +277,21 @@ def tag(args, settings, objects):
 
 
 def _tag_nbest(args, settings, objects):
-    """The ``nbest`` best labellings of every sentence, as CRF++'s ``crf_test -n`` writes them.
+    """The ``nbest`` best labellings of every sentence, in CRF++'s or Wapiti's layout.
 
-    Per sentence and rank ``i`` (from 0, best first): a line ``# i p`` with the
-    labelling's conditional probability ``p``, the sentence's lines with that
-    labelling's label as a new last column, and a blank line.  A sentence with
-    fewer labellings than ``nbest`` gets all of them.  Column files only.
+    ``--nbest-layout crfpp`` (CRF++'s ``crf_test -n``): per sentence and rank ``i``
+    (from 0, best first), a line ``# i p`` with the labelling's conditional
+    probability ``p``, the sentence's lines with that labelling's label as a new
+    last column (after a space), and a blank line; CRFs only.  ``wapiti``
+    (Wapiti's ``label -n K -s``): a line ``# i score`` with the labelling's
+    unnormalised score ``w . Phi(x, y)``, then per token the line, a tab, the
+    label, a tab and ``label/score_t``, the token's share of the score (its
+    label's score, the transition into it, and the start or end score at the
+    ends: they add up to the labelling's score), and a blank line; any sequence
+    model.  A sentence with fewer labellings than ``nbest`` gets all of them.
+    Column files only.
     """
+    layout = getattr(args, "nbest_layout", "crfpp")
     if args.marginals != "none":
         raise ValueError("--nbest writes each labelling's probability; it does not combine "
                          "with --marginals")
@@ -292,22 +300,45 @@ def _tag_nbest(args, settings, objects):
                          "CoNLL-U: tag without --nbest")
     pipeline = _pipeline(objects)
     estimator = pipeline[-1]
-    if not hasattr(estimator, "sample_y"):  # only CRFs give outputs a probability
+    if layout == "crfpp" and not hasattr(estimator, "sample_y"):  # only CRFs: probabilities
         raise ValueError(f"--nbest writes each labelling's probability and needs a "
-                         f"probabilistic model (crf); this one is {type(estimator).__name__}")
+                         f"probabilistic model (crf); this one is {type(estimator).__name__} "
+                         "(--nbest-layout wapiti writes scores instead)")
     blocks, sentences = _read_input_file(args.input, settings["input"])
     X = pipeline[:-1].transform(_features(sentences, settings))
-    labellings, _, proba = estimator.predict_k_best(X, args.nbest, return_proba=True)
-    sentence = iter(zip(labellings, proba))
+    if layout == "crfpp":
+        labellings, _, values = estimator.predict_k_best(X, args.nbest, return_proba=True)
+    else:
+        labellings, values = estimator.predict_k_best(X, args.nbest)
+        node_scores = estimator.decision_function(X)
+    sentence = iter(enumerate(zip(labellings, values)))
     with output_file(args.output) as out:
         for block in blocks:
             if isinstance(block, str):  # blank lines come with every labelling
                 if block.strip():
                     out.write(block + "\n\n")
                 continue
-            outputs, probabilities = next(sentence)
-            for rank, (labels, p) in enumerate(zip(outputs, probabilities)):
-                out.write(f"# {rank} {p:.6f}\n")
-                for (_, line, _), label in zip(block, labels):
-                    out.write(f"{line} {label}\n")
+            index, (outputs, sentence_values) = next(sentence)
+            for rank, (labels, value) in enumerate(zip(outputs, sentence_values)):
+                out.write(f"# {rank} {value:.6f}\n")
+                if layout == "crfpp":
+                    for (_, line, _), label in zip(block, labels):
+                        out.write(f"{line} {label}\n")
+                else:
+                    shares = _token_scores(estimator, node_scores[index], labels)
+                    for (_, line, _), label, share in zip(block, labels, shares):
+                        out.write(f"{line}\t{label}\t{label}/{share:.6f}\n")
                 out.write("\n")
+
+
+def _token_scores(estimator, node_scores, labels):
+    """Every token's share of a labelling's score: its label's score, the transition into
+    it, and the start (first token) or end (last token) score."""
+    states = np.searchsorted(estimator.classes_, labels)
+    shares = node_scores[np.arange(len(states)), states].astype(float)
+    shares[1:] += estimator.transition_[states[:-1], states[1:]]
+    start = getattr(estimator, "start_transition_", None)
+    if start is not None:
+        shares[0] += start[states[0]]
+        shares[-1] += estimator.end_transition_[states[-1]]
+    return shares

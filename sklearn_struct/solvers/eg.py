@@ -82,7 +82,7 @@ def eg_solve(
     order="shuffle", learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100,
     annealing=False, smoothing=False, state=None, random_state=None, n_jobs=None, verbose=0,
     callback=None,
-    feature_scale=None, keep_dual=True, center=None,
+    feature_scale=None, keep_dual=True, center=None, truth=None, part_losses=None,
 ):
     """Minimise ``1/2||w - center||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
 
@@ -160,6 +160,11 @@ def eg_solve(
         inside ``v`` (block-coordinate ascent), what ``partial_fit`` solves.  The
         distributions near the truth give ``w = v``, a sensible start at any
         ``C``: ``C`` is not annealed with a center (``annealing`` is ignored).
+    truth, part_losses : ndarray of shape (n_parts_total,), optional
+        The targets' part vector and part losses in place of those of ``Y``
+        (see :class:`~sklearn_struct.solvers.loss.StructuredLoss`): soft targets
+        (expected encodings) for the log loss, the loss of the known units for
+        the hinge; online solver only.  What :mod:`.latent` solves.
 
     Returns
     -------
@@ -169,6 +174,8 @@ def eg_solve(
         raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}.")
     if order not in ORDERS:
         raise ValueError(f"order must be one of {sorted(ORDERS)}, got {order!r}.")
+    if (truth is not None or part_losses is not None) and solver != "online":
+        raise ValueError("eg_solve: truth and part_losses need solver='online'.")
     if solver == "online":
         require_kernel(structure, ONLINE_KERNEL_OPERATIONS, "online EG",
                        "; use solver='batch' for a structure with batch marginals only")
@@ -176,7 +183,7 @@ def eg_solve(
     eta = eta0 if adaptive else float(learning_rate)
     rng = random_state if random_state is not None else np.random.RandomState(0)
     datafit = StructuredLoss(structure, batch, Y, loss, sample_weight, feature_scale, n_jobs,
-                             center)
+                             center, truth=truth, part_losses=part_losses)
     n = datafit.n_samples
     annealing = annealing and center is None  # w(alpha) is not linear in C about a center
 

@@ -76,6 +76,15 @@ class StructuredLoss:
         Inference over this many chunks of examples in parallel through joblib.
     center : ndarray of shape (n_weights,) or None, default=None
         The center of the L2 penalty, ``1/2 ||w - center||^2`` (None: 0).
+    truth : ndarray of shape (n_parts_total,) or None, default=None
+        The targets' part vector in place of ``encode(Y)``: expected encodings
+        under a distribution ``q_i`` over outputs make the log loss
+        ``log Z_i(w) - E_{q_i} w . phi(x_i, y)`` (the M-step of a latent CRF,
+        :mod:`.latent`).  Only where the loss is evaluated from the truth's
+        encodings (the online EG); ``Y`` is then a stand-in.
+    part_losses : ndarray of shape (n_parts_total,) or None, default=None
+        Part losses in place of ``structure.part_losses(batch, Y)`` (the loss on
+        the known units only, for a latent structured SVM).
 
     Attributes
     ----------
@@ -95,13 +104,14 @@ class StructuredLoss:
     """
 
     def __init__(self, structure, batch, Y, kind="hinge", sample_weight=None, feature_scale=None,
-                 n_jobs=None, center=None):
+                 n_jobs=None, center=None, truth=None, part_losses=None):
         if kind not in LOSS_OPERATIONS:
             raise ValueError(f"kind must be 'log' or 'hinge', got {kind!r}.")
         structure.check_supports(*LOSS_OPERATIONS[kind], needed_by=f"the {kind} loss")
         self.structure = structure
         self.batch = batch
-        self.truth = structure.encode(batch, Y)  # checks Y
+        self.truth = (structure.encode(batch, Y) if truth is None  # checks Y
+                      else np.ascontiguousarray(truth, dtype=np.float64))
         self.Y = np.ascontiguousarray(Y, dtype=np.int64)
         self.kind = kind
         self.n_samples = int(batch.n_samples)
@@ -109,7 +119,8 @@ class StructuredLoss:
         self.sample_weight = (np.ones(self.n_samples) if sample_weight is None
                               else np.ascontiguousarray(sample_weight, dtype=np.float64))
         self.feature_scale = feature_scale
-        self.part_losses = structure.part_losses(batch, self.Y)
+        self.part_losses = (structure.part_losses(batch, self.Y) if part_losses is None
+                            else np.ascontiguousarray(part_losses, dtype=np.float64))
         self.loss_offsets = (np.asarray(structure.loss_offsets(batch, self.Y), dtype=np.float64)
                              if kind == "hinge" else np.zeros(self.n_samples))
         self.nonnegative = np.asarray(structure.nonnegative_weights(batch), dtype=bool)

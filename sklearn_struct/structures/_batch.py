@@ -314,16 +314,21 @@ def example_of_unit(offsets, unit):
     return int(np.searchsorted(offsets, unit, side="right") - 1)
 
 
-def check_part_vector(v, n_parts, owner, name="scores"):
-    """A finite float64 vector of length ``n_parts`` (no copy when possible)."""
+def check_part_vector(v, n_parts, owner, name="scores", forbidden=False):
+    """A finite float64 vector of length ``n_parts`` (no copy when possible).
+
+    ``forbidden``: ``-inf`` is accepted too (a forbidden part, for inference that
+    handles it), NaN and ``+inf`` are not.
+    """
     v = np.asarray(v, dtype=np.float64)
     if v.ndim != 1 or v.shape[0] != n_parts:
         raise ValueError(
             f"{owner}: expected {name} as a vector of {n_parts} part values for this batch, "
             f"got shape {v.shape}."
         )
-    if not np.isfinite(v).all():
-        raise ValueError(f"{owner}: {name} contain NaN or infinity.")
+    if not np.isfinite(v).all() and not (forbidden and not np.any(np.isnan(v) | (v == np.inf))):
+        other = " other than -inf (a forbidden part)" if forbidden else ""
+        raise ValueError(f"{owner}: {name} contain NaN or infinity{other}.")
     return v
 
 

@@ -10,7 +10,9 @@ lives beside it, in the structure's *output space*
 * the estimators' ``score``, ``n_features_in_`` and input layout;
 * per-unit views of part vectors (``decision_function``, ``predict_marginals``);
 * fitted weight attributes (``coef_``, ``transition_``), their names and their
-  feature support.
+  feature support;
+* partial labels: the part scores (0 or ``-inf``) that keep the outputs
+  consistent with what is known of a target (:meth:`OutputSpace.partial_label_scores`).
 
 :class:`OutputSpace` holds the defaults; :class:`LabelledUnits` serves the
 structures whose output units carry labels (chains, multiclass, label trees).
@@ -44,6 +46,9 @@ class OutputSpace:
         Whether an example has exactly one output unit whose label is the
         target, so that ``y`` is one label per sample and an estimator over
         the structure is a scikit-learn classifier.
+    partial_labels : bool
+        Whether the targets may be partial labels (``None`` or sets of labels,
+        see :meth:`partial_label_scores`): chains.
 
     See Also
     --------
@@ -60,6 +65,9 @@ class OutputSpace:
     """
 
     flat = False
+    #: Whether partial labels are supported (the structure's inference takes parts scored
+    #: ``-inf``): chains.
+    partial_labels = False
 
     def __init__(self, structure, codec=None, unit="unit"):
         self.structure = structure
@@ -224,6 +232,36 @@ class OutputSpace:
         coef = np.asarray(self.weight_attributes(batch, w)["coef_"])
         return np.any(coef != 0.0, axis=tuple(range(coef.ndim - 1)))
 
+    def partial_label_scores(self, batch, allowed, structure=None):
+        """Part scores that forbid the outputs inconsistent with partial labels.
+
+        Adding them to any part scores restricts the distribution (marginals,
+        log-partition, argmax) to the outputs whose every unit takes an
+        allowed label: a forbidden part scores ``-inf``.
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples.
+        allowed : ndarray of bool of shape (n_units_total, n_states)
+            The labels each unit may take (from the codec's ``encode_partial``).
+        structure : BaseStructure, default=None
+            The structure whose constraints the labels must also obey (the
+            training structure); by default this output space's.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_parts_total,)
+            0 on allowed parts, ``-inf`` on forbidden ones.
+
+        Raises
+        ------
+        ValueError
+            By default: the structure's outputs are not labelled units.
+        """
+        raise ValueError(f"{type(self.structure).__name__}: partial labels (None or sets of "
+                         "labels in the targets) are learnt on chains (ChainStructure) only.")
+
     def named_weights(self, attributes, feature_names, classes):
         """Weights keyed by feature and label names (``state_features_``, ...).
 
@@ -304,6 +342,82 @@ class LabelledUnits(OutputSpace):
     def unit_values(self, batch, v):
         values = np.asarray(v)[self._unit_parts(batch)]
         return values if self.flat else np.split(values, batch.unit_offsets[1:-1])
+
+    def partial_label_scores(self, batch, allowed, structure=None):
+        """0 on allowed parts, ``-inf`` on the parts of a unit's forbidden labels.
+
+        Every example must keep an output consistent with its labels and the
+        constraints of ``structure`` (checked by one log-partition of these
+        scores); otherwise a ``ValueError`` names the example and the first
+        unit at which the labels known so far leave no consistent output.
+        See :meth:`OutputSpace.partial_label_scores` for the parameters.
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples.
+        allowed : ndarray of bool of shape (n_units_total, n_states)
+            The labels each unit may take.
+        structure : BaseStructure, default=None
+            The structure whose constraints apply (default: this space's).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_parts_total,)
+            0 on allowed parts, ``-inf`` on forbidden ones.
+        """
+        if not self.partial_labels:
+            return super().partial_label_scores(batch, allowed, structure)
+        structure = self.structure if structure is None else structure
+        index = self._unit_parts(batch)
+        scores = np.zeros(int(batch.part_offsets[-1]))
+        scores[index[~allowed]] = -np.inf
+        feasible = np.isfinite(structure.log_partition(batch, scores))
+        if not feasible.all():
+            i = int(np.flatnonzero(~feasible)[0])
+            raise ValueError(self._contradiction(structure, batch, allowed, i))
+        return scores
+
+    def unit_part_vector(self, batch, values):
+        """A part vector holding ``values[u, k]`` on the part of unit ``u`` and label ``k``.
+
+        The inverse of :meth:`unit_values` on those parts; every other part gets 0.
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples.
+        values : ndarray of shape (n_units_total, n_states)
+            A value per unit and label.
+
+        Returns
+        -------
+        v : ndarray of shape (n_parts_total,)
+            The values on the units' parts, 0 on every other part.
+        """
+        v = np.zeros(int(batch.part_offsets[-1]))
+        v[self._unit_parts(batch)] = values
+        return v
+
+    def _contradiction(self, structure, batch, allowed, i):
+        """The message for example ``i``, whose labels leave no consistent output."""
+        one = structure.take(batch, np.array([i]))
+        start, stop = int(batch.unit_offsets[i]), int(batch.unit_offsets[i + 1])
+        index = self._unit_parts(one)
+        token = stop - start - 1
+        for t in range(stop - start):  # the first unit whose labels so far admit no output
+            prefix = np.ones((stop - start, allowed.shape[1]), dtype=bool)
+            prefix[:t + 1] = allowed[start:start + t + 1]
+            scores = np.zeros(int(one.part_offsets[-1]))
+            scores[index[~prefix]] = -np.inf
+            if not np.isfinite(structure.log_partition(one, scores)[0]):
+                token = t
+                break
+        labels = np.flatnonzero(allowed[start + token]).tolist()
+        return (f"y[{i}]: no output of example {i} is consistent with its labels: those known "
+                f"up to {self.unit} {token} (there: label indices {labels}) contradict the "
+                f"constraints of {type(structure).__name__} (allowed transitions, first or "
+                "last labels).")
 
     def named_weights(self, attributes, feature_names, classes):
         labels = np.asarray(classes).tolist()

@@ -8,7 +8,9 @@ keep it, encode every later ``y`` with it and decode predictions with it.
   of any hashable type: multiclass classification.
 * :class:`UnitLabelCodec` -- one label array per example, a label per output
   unit (a token of a sequence): chains and any structure whose units carry
-  labels.
+  labels.  Training targets may be *partial*: an entry ``None`` (the label is
+  unknown) or a ``set`` / ``frozenset`` of labels (the label is one of them);
+  :meth:`UnitLabelCodec.encode_partial` turns them into a mask of allowed labels.
 * :class:`BinaryUnitCodec` -- one 0/1 vector per example (an edge of a
   matching, a node of a cut): ``classes_ == [0, 1]``.
 
@@ -67,6 +69,48 @@ def _label_array(labels, where):
         position = int(np.flatnonzero(~np.isfinite(labels))[0])
         raise ValueError(f"{where}: label at position {position} is {labels[position]}.")
     return labels, raw
+
+
+_PARTIAL = (set, frozenset)
+
+
+def _is_partial(value):
+    """Whether a target entry is unknown (``None``) or a set of allowed labels."""
+    return value is None or isinstance(value, _PARTIAL)
+
+
+def _partial_positions(labels):
+    """Positions of the partial entries of a label array (none unless it holds objects)."""
+    if labels.dtype != object:
+        return np.zeros(0, dtype=np.int64)
+    return np.array([t for t, v in enumerate(labels.tolist()) if _is_partial(v)],
+                    dtype=np.int64)
+
+
+def _known_labels(pairs):
+    """The ``(labels, raw)`` pairs with partial entries replaced by the labels they name."""
+    known = []
+    for labels, raw in pairs:
+        if not _partial_positions(labels).size:
+            known.append((labels, raw))
+            continue
+        values = []
+        for value in labels.tolist():
+            if value is None:
+                continue
+            if isinstance(value, _PARTIAL):
+                try:
+                    values.extend(sorted(value))
+                except TypeError:
+                    values.extend(value)
+            else:
+                values.append(value)
+        array = np.empty(len(values), dtype=object)
+        array[:] = values
+        if len({_label_kind(v) for v in values}) <= 1 and values:
+            array = np.asarray(values) if not isinstance(values[0], tuple) else array
+        known.append((array, values))
+    return known
 
 
 def _example_label_arrays(y, what):
@@ -274,7 +318,7 @@ class UnitLabelCodec:
 
     def __init__(self, y, unit="token"):
         self.unit = unit
-        self._labels = _Labels(_example_label_arrays(y, "example"))
+        self._labels = _Labels(_known_labels(_example_label_arrays(y, "example")))
         self.classes_ = self._labels.classes_
         self.n_states = len(self.classes_)
 
@@ -295,8 +339,103 @@ class UnitLabelCodec:
         """
         pairs = _example_label_arrays(y, "example")
         check_lengths(batch, [labels for labels, _ in pairs], self.unit)
+        for i, (labels, _) in enumerate(pairs):
+            partial = _partial_positions(labels)
+            if partial.size:
+                t = int(partial[0])
+                raise ValueError(
+                    f"y[{i}]: {self.unit} {t} has no single label "
+                    f"({_describe_partial(labels[t])}); partial labels are learnt by the fit "
+                    f"of EGCRF and EGStructuredSVM only, everything else needs one label per "
+                    f"{self.unit}.")
         return np.concatenate([self._labels.transform(labels, f"y[{i}]")
                                for i, (labels, _) in enumerate(pairs)])
+
+    def encode_partial(self, batch, y):
+        """Encoded outputs and the allowed labels of every unit, for partial targets.
+
+        An entry of ``y[i]`` is a label, ``None`` (unknown: every label is
+        allowed) or a ``set`` / ``frozenset`` of the labels allowed at that
+        unit.  Fully labelled targets give the same ``Y`` as :meth:`encode`
+        and no mask.
+
+        Parameters
+        ----------
+        batch : batch object
+            Its ``unit_offsets`` fix how many entries each example needs.
+        y : list of array-like of shape (n_units_i,)
+            Targets of every example, their labels all among ``classes_``.
+
+        Returns
+        -------
+        Y : ndarray of int64 of shape (n_units_total,)
+            The label of every known unit; for a partial one, its first
+            allowed label (a stand-in).
+        allowed : ndarray of bool of shape (n_units_total, n_states) or None
+            ``allowed[u, k]``: whether unit ``u`` may take label ``k``; None
+            when every unit has exactly one label (sets of one label
+            included).
+
+        Raises
+        ------
+        ValueError
+            For a set of allowed labels that is empty, or a label outside
+            ``classes_``, naming the example and the unit.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_struct.structures import ChainStructure, UnitLabelCodec
+        >>> y = [["B", None, {"I", "O"}]]
+        >>> codec = UnitLabelCodec(y)
+        >>> batch = ChainStructure().make_batch([np.ones((3, 1))], n_states=3)
+        >>> Y, allowed = codec.encode_partial(batch, y)
+        >>> allowed
+        array([[ True, False, False],
+               [ True,  True,  True],
+               [False,  True,  True]])
+        """
+        pairs = _example_label_arrays(y, "example")
+        check_lengths(batch, [labels for labels, _ in pairs], self.unit)
+        positions = [_partial_positions(labels) for labels, _ in pairs]
+        if not any(p.size for p in positions):
+            return self.encode(batch, y), None
+        K = self.n_states
+        codes, masks = [], []
+        for i, ((labels, _), partial) in enumerate(zip(pairs, positions)):
+            where = f"y[{i}]"
+            if not partial.size:
+                code = self._labels.transform(labels, where)
+                mask = np.zeros((len(code), K), dtype=bool)
+                mask[np.arange(len(code)), code] = True
+                codes.append(code)
+                masks.append(mask)
+                continue
+            values = labels.tolist()
+            mask = np.zeros((len(values), K), dtype=bool)
+            for t, value in enumerate(values):
+                if value is None:
+                    mask[t] = True
+                    continue
+                members = list(value) if isinstance(value, _PARTIAL) else [value]
+                if not members:
+                    raise ValueError(
+                        f"{where}: {self.unit} {t} has an empty set of allowed labels; give "
+                        f"at least one label, or None for an unknown label.")
+                for member in members:
+                    code = self._labels._index.get(member, -1) if _hashable(member) else -1
+                    if code < 0:
+                        inside = " (in its set of allowed labels)" if len(members) > 1 \
+                            or isinstance(value, _PARTIAL) else ""
+                        raise ValueError(
+                            f"{where}: label {_plain(member)!r} at position {t}{inside} is "
+                            f"not among classes_ {self.classes_.tolist()}.")
+                    mask[t, code] = True
+            codes.append(np.argmax(mask, axis=1).astype(np.int64))
+            masks.append(mask)
+        allowed = np.concatenate(masks)
+        # sets of one label each: the targets are fully known after all
+        return np.concatenate(codes), None if (allowed.sum(axis=1) == 1).all() else allowed
 
     def decode(self, batch, Y):
         """One label array per example.
@@ -314,6 +453,21 @@ class UnitLabelCodec:
             One array per example.
         """
         return np.split(self.classes_[Y], batch.unit_offsets[1:-1])
+
+
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _describe_partial(value):
+    """``None`` or a set of labels, in words."""
+    if value is None:
+        return "unknown: None"
+    return f"a set of allowed labels: {sorted(map(repr, value))}"
 
 
 class BinaryUnitCodec:

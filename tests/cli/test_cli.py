@@ -340,6 +340,46 @@ def test_tag_nbest_writes_crfpp_blocks(tmp_path, capsys):
     assert len(set(labellings)) == 3
 
 
+@pytest.mark.parametrize("estimator", ["crf", "perceptron"])
+def test_tag_nbest_wapiti_layout(tmp_path, capsys, estimator):
+    """Wapiti's ``label -n K -s``: per labelling '# RANK SCORE', then per token the line,
+    a tab, the label, a tab and LABEL/SCORE (the token's share), then a blank line."""
+    (tmp_path / "train.txt").write_text(TRAIN)
+    model = tmp_path / "model.joblib"
+    assert main(["learn", str(tmp_path / "train.txt"), "-o", str(model),
+                 "--estimator", estimator]) == 0
+    (tmp_path / "plain.txt").write_text("-DOCSTART- -X-\n\nThe DT\ndog NN\nsat VBD\n\nran VBD\n")
+    capsys.readouterr()
+    assert main(["tag", str(model), str(tmp_path / "plain.txt"), "--nbest", "2",
+                 "--nbest-layout", "wapiti"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["-DOCSTART- -X-", ""]
+    headers = [n for n, line in enumerate(lines) if line.startswith("#")]
+    assert headers == [2, 7, 12, 15] and lines[-1] == ""
+    _, settings, objects = load_model(model)
+    from sklearn_struct.cli import token_features
+
+    X = objects["vectorizer"].transform([token_features(
+        [["The", "dog", "sat"], ["DT", "NN", "VBD"]], settings["input"]["names"],
+        settings["template"], settings["window"])])
+    labellings, scores = objects["estimator"].predict_k_best(X, 2)
+    for rank, n in enumerate(headers[:2]):
+        hash_, r, score = lines[n].split(" ")
+        assert (hash_, r) == ("#", str(rank))
+        assert float(score) == pytest.approx(scores[0][rank], abs=5e-6)
+        shares = []
+        for line, word, label in zip(lines[n + 1:n + 4], ["The DT", "dog NN", "sat VBD"],
+                                     labellings[0][rank]):
+            fields = line.split("\t")
+            assert fields[:2] == [word, label]
+            name, share = fields[2].rsplit("/", 1)
+            assert name == label
+            shares.append(float(share))
+        assert sum(shares) == pytest.approx(float(score), abs=2e-5)
+        assert lines[n + 4] == ""
+    assert lines[12].split(" ")[1] == "0" and lines[13].split("\t")[0] == "ran VBD"
+
+
 def test_tag_nbest_errors(tmp_path, capsys):
     (tmp_path / "train.txt").write_text(TRAIN)
     crf, perceptron = tmp_path / "crf.joblib", tmp_path / "perceptron.joblib"
@@ -352,7 +392,8 @@ def test_tag_nbest_errors(tmp_path, capsys):
     assert main(["tag", str(perceptron), str(plain), "--nbest", "2"]) == 2
     assert capsys.readouterr().err == (
         "sklearn-struct tag: error: --nbest writes each labelling's probability and needs a "
-        "probabilistic model (crf); this one is StructuredPerceptron\n")
+        "probabilistic model (crf); this one is StructuredPerceptron (--nbest-layout wapiti "
+        "writes scores instead)\n")
     assert main(["tag", str(crf), str(plain), "--nbest", "2", "--marginals", "all"]) == 2
     assert "does not combine with --marginals" in capsys.readouterr().err
     for bad in ("0", "x"):

@@ -668,7 +668,10 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
 
 
 class ChainOutputs(LabelledUnits):
-    """Output space of a chain: token labels, a tagging scheme given by name, its weight blocks."""
+    """Output space of a chain: token labels, a tagging scheme given by name, its weight blocks,
+    partial labels."""
+
+    partial_labels = True
 
     def for_classes(self, classes, y=None):
         """This chain for outputs labelled ``classes``, with a scheme name resolved.

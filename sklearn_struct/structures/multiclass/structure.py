@@ -278,7 +278,9 @@ class NodeLabels(BaseStructure):
 
     def _check_scores(self, batch, scores):
         self._check_batch(batch)
-        return check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
+        # -inf: a forbidden part (constraints, partial labels)
+        return check_part_vector(scores, batch.part_offsets[-1], type(self).__name__,
+                                 forbidden=True)
 
 
 def _sample_parts(batch):
