@@ -35,6 +35,7 @@ import argparse
 import json
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -138,7 +139,9 @@ def main():
         base_dir = Path(tmp) / "baseline"
         try:
             base_rev = checkout(cli.baseline, base_dir)
-            sides = (("baseline", base_dir), ("working tree", REPO))
+            head = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+                                  capture_output=True, text=True).stdout.strip()
+            sides = (("baseline", base_dir), (f"working tree ({head})", REPO))
             for round_ in range(cli.rounds):
                 for treebank in cli.treebanks:
                     for order in cli.orders:
