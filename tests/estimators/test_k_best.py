@@ -10,10 +10,12 @@ from scipy.stats import power_divergence
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_struct import EGCRF, EGStructuredSVM, StructuredPerceptron
-from sklearn_struct.datasets import Tree, is_projective
+from sklearn_struct.datasets import Tree
 from sklearn_struct.structures import (ChainStructure, DependencyTreeStructure, Grammar,
                                        SemiMarkovStructure, TreeStructure, UnsupportedOperation,
                                        WeightedCFGStructure)
+
+from _trees import dependency_trees
 
 
 def _fit(model, X, y):
@@ -51,24 +53,9 @@ def _trees(rng):
     return X, y
 
 
-def _heads_candidates(n):
-    for heads in itertools.product(range(n + 1), repeat=n):
-        if heads.count(0) != 1 or any(h == m for m, h in enumerate(heads, start=1)):
-            continue
-        acyclic = True
-        for m in range(1, n + 1):
-            seen, node = set(), m
-            while node != 0 and acyclic:
-                acyclic = node not in seen
-                seen.add(node)
-                node = heads[node - 1]
-        if acyclic and is_projective(np.array(heads)):
-            yield heads
-
-
 def _dependency(rng):
     X = [rng.randint(4, 9, size=(n, 3)) for n in (1, 3, 3)]
-    y = [np.array(next(iter(_heads_candidates(len(x))))) for x in X]
+    y = [np.array(next(iter(dependency_trees(len(x), True, True)))) for x in X]
     return X, y
 
 
@@ -147,7 +134,7 @@ def _enumerated(model, X):
         sub = structure.take(batch, np.array([i]))
         n_units = int(sub.unit_offsets[-1])
         if isinstance(structure, DependencyTreeStructure):
-            candidates = _heads_candidates(n_units)
+            candidates = dependency_trees(n_units, True, True)
         elif isinstance(structure, WeightedCFGStructure):
             words, tags = zip(*X[i])
             candidates = [model._codec.encode(sub, [tree]) for tree in _derivations(words, tags)]

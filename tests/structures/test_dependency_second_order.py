@@ -1,7 +1,6 @@
 """SiblingDependencyStructure: second-order projective trees against enumeration, sibling
 features against their written-out templates, and learning with every learner."""
 
-import itertools
 import warnings
 
 import numpy as np
@@ -21,22 +20,7 @@ from sklearn_struct.structures.dependency._sibling_features import (
     MAX_SIBLING_FEATURES, n_sibling_parts, sibling_feature_ids, sibling_index, sibling_of_index)
 from sklearn_struct.utils import check_structure
 
-
-def _projective_trees(n, single_root):
-    """Every projective tree of ``n`` words, by brute force over head arrays."""
-    for heads in itertools.product(range(n + 1), repeat=n):
-        if any(h == m for m, h in enumerate(heads, start=1)):
-            continue
-        acyclic = True
-        for m in range(1, n + 1):
-            seen, node = set(), m
-            while node != 0 and acyclic:
-                acyclic = node not in seen
-                seen.add(node)
-                node = heads[node - 1]
-        if not acyclic or (single_root and heads.count(0) != 1) or not is_projective(heads):
-            continue
-        yield np.array(heads, dtype=np.int64)
+from _trees import dependency_trees
 
 
 def _sibling_triples(heads):
@@ -78,7 +62,7 @@ def test_encode_has_one_arc_and_one_sibling_part_per_word(single_root):
     for n in (1, 2, 4, 5):
         batch = structure.make_batch([np.full((n, 3), 5)])
         arcs, siblings = _part_order(n)
-        for heads in _projective_trees(n, single_root):
+        for heads in dependency_trees(n, True, single_root):
             z = structure.encode(batch, heads)
             expected = np.zeros(len(arcs) + len(siblings))
             for m, h in enumerate(heads, start=1):
@@ -91,7 +75,7 @@ def test_encode_has_one_arc_and_one_sibling_part_per_word(single_root):
 def _instances(lengths):
     def make(rng):
         X = [rng.randint(4, 8, size=(n, 3)) for n in lengths]
-        y = [next(_projective_trees(len(x), True)) for x in X]
+        y = [next(dependency_trees(len(x), True, True)) for x in X]
         return X, y
     return make
 
@@ -105,7 +89,7 @@ def test_conforms(single_root, lengths):
 
     def enumerate_outputs(batch, i):
         n = int(batch.unit_offsets[i + 1] - batch.unit_offsets[i])
-        return np.array(list(_projective_trees(n, single_root)))
+        return np.array(list(dependency_trees(n, True, single_root)))
 
     report = check_structure(structure, _instances(lengths), enumerate_outputs=enumerate_outputs,
                              n_instances=2 if len(lengths) == 2 else 3)
@@ -271,7 +255,7 @@ def test_inference_on_confident_and_forbidden_parts_matches_enumeration(single_r
     for n in (1, 3, 5):
         batch = structure.make_batch([np.full((n, 3), 5)])
         data = structure.kernel_data(batch)
-        trees = np.array(list(_projective_trees(n, single_root)))
+        trees = np.array(list(dependency_trees(n, True, single_root)))
         Z = np.array([structure.encode(batch, heads) for heads in trees])
         for _ in range(3):
             theta = scale * rng.randn(batch.part_offsets[-1])

@@ -17,29 +17,12 @@ from sklearn_struct.structures.dependency._arc_features import (
     feature_hash, max_arc_features)
 from sklearn_struct.utils import check_structure
 
-
-def _trees(n, projective, single_root):
-    for heads in itertools.product(range(n + 1), repeat=n):
-        if any(h == m for m, h in enumerate(heads, start=1)):
-            continue
-        node_ok = True
-        for m in range(1, n + 1):
-            seen, node = set(), m
-            while node != 0 and node_ok:
-                if node in seen:
-                    node_ok = False
-                seen.add(node)
-                node = heads[node - 1]
-        if not node_ok or (single_root and heads.count(0) != 1):
-            continue
-        if projective and not is_projective(heads):
-            continue
-        yield np.array(heads, dtype=np.int64)
+from _trees import dependency_trees
 
 
 def _instances(rng):
     X = [rng.randint(4, 9, size=(n, 3)) for n in (1, 3, 4)]
-    y = [next(_trees(len(x), True, True)) for x in X]
+    y = [next(dependency_trees(len(x), True, True)) for x in X]
     return X, y
 
 
@@ -85,7 +68,7 @@ def test_conforms(projective, single_root):
 
     def enumerate_outputs(batch, i):
         n = int(batch.unit_offsets[i + 1] - batch.unit_offsets[i])
-        return np.array(list(_trees(n, projective, single_root)))
+        return np.array(list(dependency_trees(n, projective, single_root)))
 
     report = check_structure(structure, _instances, enumerate_outputs=enumerate_outputs)
     assert report["check_argmax"] == "passed" and report["check_marginals"] == "passed"
@@ -223,7 +206,7 @@ def test_punctuation_weight_in_the_loss():
         structure = DependencyTreeStructure(hash_bits=8, punctuation_weight=weight)
         batch = structure.make_batch([sentence])
         losses = structure.part_losses(batch, truth)
-        for heads in _trees(3, True, True):
+        for heads in dependency_trees(3, True, True):
             expected = float(np.sum((heads != truth) * np.array([1.0, 1.0, weight])))
             assert structure.encode(batch, heads) @ losses == pytest.approx(expected)
     with pytest.raises(ValueError, match="sentence 0: the fourth column flags punctuation"):
@@ -235,7 +218,7 @@ def test_warm_start_continues_on_head_arrays(Model):
     # heads are not labels (classes_ is None): a warm start must still keep the duals
     rng = np.random.RandomState(0)
     X = [rng.randint(4, 40, size=(n, 3)) for n in (3, 5, 4, 6, 2)]
-    y = [next(_trees(len(x), True, True)) for x in X]
+    y = [next(dependency_trees(len(x), True, True)) for x in X]
     structure = DependencyTreeStructure(hash_bits=10)
     plain = {"smoothing": False} if Model is EGStructuredSVM else {}
     stepwise = Model(C=1.0, structure=structure, max_iter=1, warm_start=True, order="cyclic",
@@ -265,7 +248,7 @@ def test_check_outputs_accepts_exactly_the_output_space(projective, single_root)
                                         hash_bits=8)
     for n in range(1, 5):
         batch = structure.make_batch([np.full((n, 3), 5)])
-        trees = {tuple(t) for t in _trees(n, projective, single_root)}
+        trees = {tuple(t) for t in dependency_trees(n, projective, single_root)}
         for heads in itertools.product(range(n + 1), repeat=n):
             if any(h == m for m, h in enumerate(heads, start=1)):
                 continue
@@ -315,7 +298,7 @@ def test_marginals_of_confident_part_scores_match_enumeration(projective, scale)
     scores = scale * np.random.RandomState(0).randn(batch.part_offsets[-1])
     mu, log_z = structure.marginals(batch, scores)
     for i, n in enumerate(np.diff(batch.unit_offsets)):
-        trees = np.array(list(_trees(n, projective, True)))
+        trees = np.array(list(dependency_trees(n, projective, True)))
         block = scores[batch.part_offsets[i]:batch.part_offsets[i + 1]]
         Z = np.array([structure.encode(structure.make_batch([np.full((n, 3), 5)]), heads)
                       for heads in trees])
