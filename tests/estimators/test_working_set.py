@@ -224,11 +224,11 @@ def test_state_is_the_mixture_of_its_working_sets(monkeypatch, max_atoms):
 
 
 def _dependency_data():
-    from test_dependency_structure import _trees
+    from _trees import dependency_trees
 
     rng = np.random.RandomState(0)
     X = [rng.randint(4, 40, size=(n, 3)) for n in (3, 5, 4, 6, 2, 5, 4)]
-    trees = [list(_trees(len(x), True, True)) for x in X]
+    trees = [list(dependency_trees(len(x), True, True)) for x in X]
     return X, [options[rng.randint(len(options))] for options in trees]
 
 
