@@ -243,7 +243,7 @@ def _hash_arcs(attrs, tok0, n, hash_bits, id_offsets, a0, out):
 
 
 @njit(cache=True, nogil=True)
-def _localize(ids, local_out):
+def localize(ids, local_out):
     """The distinct values of ``ids`` in order of appearance; each id's position among
     them into ``local_out`` (an open-addressing table: sorting cost 20 times as long)."""
     size = 1
@@ -296,7 +296,7 @@ def arc_feature_cache(attrs, unit_offsets, hash_bits):
         ids = np.empty(last - first, dtype=np.int32)
         _hash_arcs(attrs, tok0, unit_offsets[i + 1] - tok0, hash_bits, id_offsets,
                    arc_offsets[i], ids)
-        distinct = _localize(ids, local_ids[first:last])
+        distinct = localize(ids, local_ids[first:last])
         distinct_of.append(distinct)
         distinct_offsets[i + 1] = distinct_offsets[i] + distinct.shape[0]
     distinct_ids = np.empty(distinct_offsets[-1], dtype=np.int32)

@@ -39,8 +39,9 @@ from ._arc_features import (
     arc_part_scores_at, touch_feature)
 from ._projective import heads_decode
 from ._sibling_features import (
-    MAX_SIBLING_FEATURES, pair_row, row_feature_ids, sibling_add_features, sibling_feature_ids,
-    sibling_index, sibling_of_index, sibling_part_scores, triple_feature_ids)
+    MAX_SIBLING_FEATURES, cached_sibling_pass, pair_row, row_feature_ids, sibling_add_features,
+    sibling_feature_ids, sibling_index, sibling_of_index, sibling_part_scores,
+    triple_feature_ids)
 
 __all__ = ["second_order_hypergraph", "second_order_hypergraph_size", "sibling_parts_of"]
 
@@ -247,6 +248,9 @@ def _feature_pass(data, i, dmu, scale, w_scratch, read):
     n = _length(data, i)
     ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
     total = arc_feature_pass(data, i, dmu[:n * n], scale, w_scratch, read)
+    cached = cached_sibling_pass(data, i, n, dmu[n * n:], scale, w_scratch, read)
+    if cached >= 0.0:
+        return total + cached
     r = n * n
     pair = np.zeros((n + 1, n + 1))  # the head-free templates' coefficients, summed over heads
     for m in range(1, n + 1):  # the order of sibling_index

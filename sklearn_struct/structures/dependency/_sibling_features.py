@@ -34,11 +34,14 @@ first-order ones are (:func:`~._arc_features.feature_hash`: template id,
 attribute ids, then the conjunction code), and its value is 1.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from .._hashing import SEED, absorb, finish
-from ._arc_features import BOUNDARY, POS, ROOT, SECOND_POS, WORD, distance_bin
+from ._arc_features import (
+    BOUNDARY, POS, ROOT, SECOND_POS, WORD, ArcData, distance_bin, localize, touch_feature)
 
 __all__ = ["MAX_SIBLING_FEATURES", "n_sibling_parts", "pair_feature_ids", "pair_row",
            "row_feature_ids", "sibling_add_features", "sibling_feature_ids", "sibling_index",
@@ -50,6 +53,12 @@ SIBLING_TEMPLATES = 300
 MAX_SIBLING_FEATURES = 18
 #: Distance bin of the null sibling (those of real siblings are 0 to 6).
 NULL_BIN = 7
+#: Kernel data of second-order trees: :data:`~._arc_features.ArcData`'s fields, then the
+#: sibling templates' ids cached for a fit (:func:`sibling_feature_cache`; arrays of length 0
+#: without them).
+SiblingData = namedtuple("SiblingData", ArcData._fields + (
+    "sibling_distinct", "sibling_distinct_offsets", "triple_ids", "triple_offsets",
+    "pair_ids", "pair_offsets"))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -174,6 +183,159 @@ def sibling_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out):
                                     hash_bits, out[count:])
 
 
+def no_sibling_cache():
+    """The empty sibling cache fields of :data:`SiblingData`."""
+    empty = np.empty(0, dtype=np.int64)
+    no_ids = np.empty(0, dtype=np.int32)
+    return no_ids, empty, no_ids, empty, no_ids, empty
+
+
+@njit(cache=True, nogil=True)
+def _sibling_counts(attrs):
+    """Ids per sibling part of the head's template, and per pair row of the others."""
+    two = attrs.shape[1] > SECOND_POS
+    return (4, 14) if two else (2, 8)
+
+
+@njit(cache=True, nogil=True)
+def sibling_feature_cache(attrs, unit_offsets, hash_bits):
+    """Hash the sibling templates of every sentence once, for a fit.
+
+    Returns ``(sibling_distinct, sibling_distinct_offsets, triple_ids,
+    triple_offsets, pair_ids, pair_offsets)``: sentence ``i`` uses the distinct
+    ids ``distinct = sibling_distinct[sibling_distinct_offsets[i]:
+    sibling_distinct_offsets[i + 1]]``; its sibling part ``r`` has the head
+    template's ids ``distinct[triple_ids[triple_offsets[i] + T r + (0..T-1)]]``
+    and the ``pair`` row ``row`` of modifier ``m`` the head-free templates' ids
+    ``distinct[pair_ids[pair_offsets[i] + P ((m - 1) (n + 1) + row) + (0..P-1)]]``,
+    ``T`` and ``P`` the counts of :func:`_sibling_counts`.
+    """
+    T, P = _sibling_counts(attrs)
+    n_sentences = unit_offsets.shape[0] - 1
+    triple_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
+    pair_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
+    for i in range(n_sentences):
+        n = unit_offsets[i + 1] - unit_offsets[i]
+        triple_offsets[i + 1] = triple_offsets[i] + T * n_sibling_parts(n)
+        pair_offsets[i + 1] = pair_offsets[i] + P * n * (n + 1)
+    triple_ids = np.empty(triple_offsets[-1], dtype=np.int32)
+    pair_ids = np.empty(pair_offsets[-1], dtype=np.int32)
+    distinct_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
+    distinct_of = []
+    out = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
+    for i in range(n_sentences):
+        tok0 = unit_offsets[i]
+        n = unit_offsets[i + 1] - tok0
+        n_triple = triple_offsets[i + 1] - triple_offsets[i]
+        ids = np.empty(n_triple + pair_offsets[i + 1] - pair_offsets[i], dtype=np.int32)
+        k = 0
+        for m in range(1, n + 1):  # the order of sibling_index
+            for h in range(n + 1):
+                if h == m:
+                    continue
+                for s in range(h, m, 1 if h < m else -1):
+                    count = triple_feature_ids(attrs, tok0, h, s, m, hash_bits, out)
+                    ids[k:k + count] = out[:count]
+                    k += T
+        for m in range(1, n + 1):
+            for row in range(n + 1):
+                count = row_feature_ids(attrs, tok0, row, m, hash_bits, out)
+                ids[k:k + count] = out[:count]
+                k += P
+        local = np.empty(ids.shape[0], dtype=np.int32)
+        distinct = localize(ids, local)
+        triple_ids[triple_offsets[i]:triple_offsets[i + 1]] = local[:n_triple]
+        pair_ids[pair_offsets[i]:pair_offsets[i + 1]] = local[n_triple:]
+        distinct_of.append(distinct)
+        distinct_offsets[i + 1] = distinct_offsets[i] + distinct.shape[0]
+    distinct_ids = np.empty(distinct_offsets[-1], dtype=np.int32)
+    for i in range(n_sentences):
+        distinct_ids[distinct_offsets[i]:distinct_offsets[i + 1]] = distinct_of[i]
+    return distinct_ids, distinct_offsets, triple_ids, triple_offsets, pair_ids, pair_offsets
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sibling_distinct(data, i):
+    """Cached sentence ``i``'s distinct sibling ids (empty without a cache)."""
+    if data.triple_offsets.shape[0] == 0:
+        return data.sibling_distinct[:0]
+    return data.sibling_distinct[data.sibling_distinct_offsets[i]:
+                                 data.sibling_distinct_offsets[i + 1]]
+
+
+@njit(cache=True, nogil=True)
+def _cached_sibling_scores(data, i, n, distinct, w, scale, out):
+    T, P = _sibling_counts(data.attrs)
+    scaled = scale.shape[0] > 0
+    local_w = np.empty(distinct.shape[0])
+    for j in range(distinct.shape[0]):
+        local_w[j] = w[distinct[j]] * scale[distinct[j]] if scaled else w[distinct[j]]
+    pair = np.zeros((n + 1, n + 1))
+    p0 = data.pair_offsets[i]
+    for m in range(1, n + 1):
+        for row in range(n + 1):
+            start = p0 + P * ((m - 1) * (n + 1) + row)
+            total = 0.0
+            for k in data.pair_ids[start:start + P]:
+                total += local_w[k]
+            pair[row, m] = total
+    t0 = data.triple_offsets[i]
+    r = 0
+    for m in range(1, n + 1):
+        for h in range(n + 1):
+            if h == m:
+                continue
+            for s in range(h, m, 1 if h < m else -1):
+                total = pair[pair_row(h, s, m), m]
+                for k in data.triple_ids[t0 + T * r:t0 + T * (r + 1)]:
+                    total += local_w[k]
+                out[r] = total
+                r += 1
+
+
+@njit(cache=True, nogil=True)
+def _cached_sibling_features(data, i, n, n_distinct, coef):
+    """``F_i coef`` over the sibling parts of cached sentence ``i``, on its distinct ids."""
+    T, P = _sibling_counts(data.attrs)
+    local = np.zeros(n_distinct)
+    pair = np.zeros((n + 1, n + 1))
+    t0 = data.triple_offsets[i]
+    r = 0
+    for m in range(1, n + 1):
+        for h in range(n + 1):
+            if h == m:
+                continue
+            for s in range(h, m, 1 if h < m else -1):
+                if coef[r] != 0.0:
+                    for k in data.triple_ids[t0 + T * r:t0 + T * (r + 1)]:
+                        local[k] += coef[r]
+                    pair[pair_row(h, s, m), m] += coef[r]
+                r += 1
+    p0 = data.pair_offsets[i]
+    for m in range(1, n + 1):
+        for row in range(n + 1):
+            if pair[row, m] != 0.0:
+                start = p0 + P * ((m - 1) * (n + 1) + row)
+                for k in data.pair_ids[start:start + P]:
+                    local[k] += pair[row, m]
+    return local
+
+
+@njit(cache=True, nogil=True)
+def cached_sibling_pass(data, i, n, coef, scale, w_scratch, read):
+    """:func:`~._arc_features.arc_feature_pass` over the sibling parts of a cached sentence
+    (returns -1.0 for a sentence without the cache)."""
+    distinct = _sibling_distinct(data, i)
+    if distinct.shape[0] == 0:
+        return -1.0
+    local = _cached_sibling_features(data, i, n, distinct.shape[0], coef)
+    total = 0.0
+    for j in range(distinct.shape[0]):
+        if local[j] != 0.0:
+            total += touch_feature(w_scratch, distinct[j], local[j], scale, read)
+    return total
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _dot(w, scale, ids, count):
     total = 0.0
@@ -197,6 +359,10 @@ def sibling_part_scores(data, i, w, scale, out):
     """
     attrs, tok0, hash_bits = data.attrs, data.unit_offsets[i], data.hash_bits
     n = data.unit_offsets[i + 1] - tok0
+    distinct = _sibling_distinct(data, i)
+    if distinct.shape[0] > 0:
+        _cached_sibling_scores(data, i, n, distinct, w, scale, out)
+        return
     ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
     pair = np.zeros((n + 1, n + 1))  # pair[s, m]; the null sibling at s = 0 (right) and m (left)
     for m in range(1, n + 1):
@@ -240,6 +406,13 @@ def sibling_add_features(data, i, coef, scale, w):
     """
     attrs, tok0, hash_bits = data.attrs, data.unit_offsets[i], data.hash_bits
     n = data.unit_offsets[i + 1] - tok0
+    distinct = _sibling_distinct(data, i)
+    if distinct.shape[0] > 0:
+        scaled = scale.shape[0] > 0
+        local = _cached_sibling_features(data, i, n, distinct.shape[0], coef)
+        for j in range(distinct.shape[0]):
+            w[distinct[j]] += local[j] * scale[distinct[j]] if scaled else local[j]
+        return
     ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
     pair = np.zeros((n + 1, n + 1))
     r = 0

@@ -6,7 +6,8 @@ from .._batch import check_part_vector, offsets_from_lengths
 from .._kernel import KernelOps
 from . import _second_order as second
 from ._second_order_inference import second_order_eisner, second_order_marginals
-from ._sibling_features import n_sibling_parts
+from ._sibling_features import (
+    SiblingData, n_sibling_parts, no_sibling_cache, sibling_feature_cache)
 from .structure import ArcOutputs, DependencyTreeStructure, HeadsCodec
 
 __all__ = ["SiblingDependencyStructure"]
@@ -112,6 +113,12 @@ class SiblingDependencyStructure(DependencyTreeStructure):
         index = np.concatenate([np.arange(p, p + n * n, dtype=np.int64)
                                 for p, n in zip(batch.part_offsets[:-1], lengths)])
         return arc_batch, index
+
+    def kernel_data(self, batch, training=False):
+        arcs = super().kernel_data(batch, training=training)
+        siblings = (sibling_feature_cache(batch.attrs, batch.unit_offsets, int(self.hash_bits))
+                    if training else no_sibling_cache())
+        return SiblingData(*arcs, *siblings)
 
     def part_losses(self, batch, Y):
         Y = self.check_outputs(batch, Y)
