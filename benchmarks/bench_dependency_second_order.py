@@ -11,9 +11,9 @@ adjacent siblings, McDonald & Pereira 2006, second-order Eisner), ``--order
 
 Three modes:
 
-* training (default): one model (``--model``) of one order, one effective
-  pass per ``fit`` with ``warm_start=True`` (EG: several C are solved in turn,
-  each warm-started from the previous one's dual); a table of dev/test UAS
+* training (default): one model (``--model``) of one order, dev and test UAS
+  after every pass (a ``fit`` callback; EG: several C are solved in turn, one
+  ``fit`` each, warm-started from the previous one's dual); a table of dev/test UAS
   and seconds per pass, the number of parts (the EG dual keeps a few numbers
   per part of every training sentence) and the peak RSS;
 * ``--timing``: for each model of ``--models``, ``--passes`` passes of the
@@ -73,8 +73,8 @@ def structure_of(order, hash_bits):
 
 def build(model, structure, C):
     if model == "perceptron":
-        return StructuredPerceptron(structure=structure, max_iter=1, warm_start=True)
-    return MODELS[model](C=C, structure=structure, max_iter=1, warm_start=True)
+        return StructuredPerceptron(structure=structure, warm_start=True)
+    return MODELS[model](C=C, structure=structure, warm_start=True)
 
 
 def load(args):
@@ -96,42 +96,57 @@ def train(args):
     split, X_train, y_train, dropped, X_eval = load(args)
     structure = structure_of(args.order, args.hash_bits)
     model = build(args.model, structure, args.C[0])
-    rows, best, epoch = [], None, 0
+    rows, best, C_of_pass = [], None, {}
+    clock = {"last": 0.0}
+
+    def on_pass(_, fitted):
+        """Dev and test UAS of the model after each pass (the fit's clock paused)."""
+        nonlocal best
+        fit_seconds = time.perf_counter() - clock["last"]
+        start = time.perf_counter()
+        heads = {name: fitted.predict(X) for name, X in X_eval.items()}
+        uas = {name: 100 * attachment_score(split[name].head, heads[name],
+                                            forms=split[name].form) for name in heads}
+        predict_seconds = time.perf_counter() - start
+        rows.append([len(rows) + 1, "", "", "", f"{fit_seconds:.1f}", f"{predict_seconds:.1f}",
+                     f"{uas['dev']:.2f}", f"{uas['test']:.2f}"])
+        print(" | ".join(map(str, rows[-1])), flush=True)
+        if best is None or uas["dev"] > best[0]:
+            best = (uas["dev"], uas["test"], len(rows))
+        clock["last"] = time.perf_counter()
+
+    # One fit per C (warm-started from the last C's dual): the training feature cache is
+    # built once per fit, not once per pass.  A fit whose annealing had not reached C yet
+    # is continued until ``--passes`` passes ran at C.
     for C in (args.C if args.model != "perceptron" else [None]):
-        if C is not None:
-            model.set_params(C=C)
         at_target = 0
         while at_target < args.passes:
-            epoch += 1
-            model.set_params(random_state=epoch)
-            start = time.perf_counter()
-            model.fit(X_train, y_train)
-            fit_seconds = time.perf_counter() - start
-            start = time.perf_counter()
-            heads = {name: model.predict(X) for name, X in X_eval.items()}
-            predict_seconds = time.perf_counter() - start
-            uas = {name: 100 * attachment_score(split[name].head, heads[name],
-                                                forms=split[name].form) for name in heads}
+            first_row = len(rows)
+            model.set_params(max_iter=args.passes - at_target, random_state=len(rows) + 1,
+                             **({} if C is None else {"C": C}))
+            clock["last"] = time.perf_counter()
+            model.fit(X_train, y_train, callback=on_pass)
             history = model.history_
             if "mistakes" in history:
-                objective = (f"{int(history['mistakes'][-1])} sentences wrong", "", "")
-                at_target += 1
-            else:
-                gap = history["gap"][-1] / history["primal"][-1]
-                objective = (f"{history['primal'][-1]:.6g}", f"{gap:.2e}",
-                             f"{history['C'][-1]:.3g}")
-                at_target += history["C"][-1] == C  # annealing passes do not count
-            rows.append([epoch, *objective, f"{fit_seconds:.1f}", f"{predict_seconds:.1f}",
-                         f"{uas['dev']:.2f}", f"{uas['test']:.2f}"])
-            print(" | ".join(map(str, rows[-1])), flush=True)
-            if best is None or uas["dev"] > best[0]:
-                best = (uas["dev"], uas["test"], epoch,
-                        history["C"][-1] if "C" in history else None)
+                for row, mistakes in zip(rows[first_row:], history["mistakes"]):
+                    row[1] = f"{int(mistakes)} sentences wrong"
+                at_target += len(rows) - first_row
+                continue
+            annealing = 0
+            for done, primal, gap, C_then in zip(history["passes"], history["primal"],
+                                                 history["gap"], history["C"]):
+                row = rows[first_row + int(round(done)) - 1]
+                row[1:4] = f"{primal:.6g}", f"{gap / primal:.2e}", f"{C_then:.3g}"
+                annealing += C_then != C
+                C_of_pass[row[0]] = C_then
+            for row in rows[first_row:]:  # passes after the annealing are not all evaluated
+                C_of_pass.setdefault(row[0], C)
+            at_target += len(rows) - first_row - annealing
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
     n_parts = parts(structure, X_train)
     Cs = ", ".join(f"{C:g}" for C in args.C)
     name = NAMES[args.model] + ("" if args.model == "perceptron" else f" C={Cs}")
-    chosen = "" if best[3] is None else f" (at C={best[3]:.3g})"
+    chosen = "" if best[2] not in C_of_pass else f" (at C={C_of_pass[best[2]]:.3g})"
     summary = (f"**{name}, order {args.order}**: best dev UAS {best[0]:.2f} at pass "
                f"{best[2]}{chosen}, where test UAS is **{best[1]:.2f}** (punctuation "
                f"excluded). {len(X_train)} training sentences ({dropped} non-projective "
@@ -158,7 +173,7 @@ def timing(args):
         for order in (1, 2):
             structure = structure_of(order, args.hash_bits)
             build(model_name, structure, args.C[0]).fit(X_train[:5], y_train[:5])  # warm-up
-            model = build(model_name, structure, args.C[0])
+            model = build(model_name, structure, args.C[0]).set_params(max_iter=1)
             times = []
             for epoch in range(args.passes):
                 model.set_params(random_state=epoch + 1)

@@ -27,8 +27,15 @@ reports each version's seconds per pass and epoch (medians over the rounds),
 the EG / perceptron ratio, each process's peak RSS and, for the working tree,
 the size of the feature cache.
 
+``--components`` instead times, with the working tree alone, each kernel
+operation that a perceptron epoch, an EG pass and a gap evaluation are made
+of, once over every training sentence (the fastest of three calls, compiled
+first), at the weights of one perceptron epoch: where the time of a pass goes,
+and the least an EG pass can cost against an epoch.
+
 Run from benchmarks/:
     python bench_parsing_speed.py [--treebanks ancora ewt] [--orders 1 2] [--passes 10]
+    python bench_parsing_speed.py --components [--treebanks ancora ewt] [--orders 1 2]
 """
 
 import argparse
@@ -115,6 +122,127 @@ def worker(args):
     }))
 
 
+# Templates for ``--components``: one kernel operation over every example, compiled for a
+# structure by ``specialize`` (which binds the ``*_op`` names).
+def _all_part_scores(data, part_offsets, w, scale, out):
+    for i in range(part_offsets.shape[0] - 1):
+        part_scores_op(data, i, w, scale, out[part_offsets[i]:part_offsets[i + 1]])  # noqa: F821
+
+
+def _all_argmax(data, part_offsets, unit_offsets, scores, y_out):
+    for i in range(part_offsets.shape[0] - 1):
+        argmax_op(data, i, scores[part_offsets[i]:part_offsets[i + 1]],  # noqa: F821
+                  y_out[unit_offsets[i]:unit_offsets[i + 1]])
+
+
+def _all_marginals(data, part_offsets, theta, mu_out):
+    for i in range(part_offsets.shape[0] - 1):
+        p0, p1 = part_offsets[i], part_offsets[i + 1]
+        marginals_op(data, i, theta[p0:p1], mu_out[p0:p1])  # noqa: F821
+
+
+def _all_log_partitions(data, part_offsets, theta, scratch):
+    for i in range(part_offsets.shape[0] - 1):
+        p0, p1 = part_offsets[i], part_offsets[i + 1]
+        log_partition_op(data, i, theta[p0:p1], scratch[p0:p1])  # noqa: F821
+
+
+def _all_add_features(data, part_offsets, coef, scale, w):
+    for i in range(part_offsets.shape[0] - 1):
+        add_features_op(data, i, coef[part_offsets[i]:part_offsets[i + 1]], scale,  # noqa: F821
+                        w)
+
+
+def _all_change_sq_norms(data, part_offsets, dmu, scale, w_scratch, part_scratch):
+    for i in range(part_offsets.shape[0] - 1):
+        change_sq_norm_op(data, i, dmu[part_offsets[i]:part_offsets[i + 1]],  # noqa: F821
+                          scale, w_scratch, part_scratch)
+
+
+def components(treebank, order):
+    """Seconds of each kernel operation over all training sentences, and the sums that an
+    epoch, a pass and an evaluation are made of."""
+    from sklearn_struct import StructuredPerceptron, structures
+    from sklearn_struct.structures._kernel import specialize
+
+    X, y = load(treebank)
+    structure = (structures.DependencyTreeStructure if order == 1
+                 else structures.SiblingDependencyStructure)(hash_bits=23)
+    model = StructuredPerceptron(structure=structure, max_iter=1, random_state=0).fit(X, y)
+    structure = model.structure_
+    batch = structure.make_batch(X)
+    data = structure.kernel_data(batch, training=True)
+    ops = structure.kernel_ops
+    offsets, units = batch.part_offsets, batch.unit_offsets
+    w = structure.kernel_weights(batch, model.weights_)
+    scale, n_parts = np.empty(0), int(offsets[-1])
+    scores = np.empty(n_parts)
+    scratch = np.empty(3 * int(np.max(np.diff(offsets))))
+    rng = np.random.RandomState(0)
+    change = 1e-3 * rng.randn(n_parts)
+
+    def best(template, *args):
+        kernel = specialize(template, ops)
+        kernel(*args)
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            kernel(*args)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    seconds = {
+        "part_scores": best(_all_part_scores, data, offsets, w, scale, scores),
+        "argmax": best(_all_argmax, data, offsets, units, scores,
+                       np.empty(int(units[-1]), dtype=np.int64)),
+        "marginals": best(_all_marginals, data, offsets, scores, np.empty(n_parts)),
+        "log_partition": best(_all_log_partitions, data, offsets, scores, np.empty(n_parts)),
+        "add_features": best(_all_add_features, data, offsets, change, scale, w.copy()),
+        "change_sq_norm": best(_all_change_sq_norms, data, offsets, change, scale,
+                               np.zeros_like(w), scratch),
+    }
+    return len(X), n_parts, seconds
+
+
+def record_components(cli):
+    """``--components``: the table of :func:`components` for every treebank and order."""
+    from _record import markdown_table, record
+
+    load_start = os.getloadavg()[0]
+    rows = []
+    for treebank in cli.treebanks:
+        for order in cli.orders:
+            n_sentences, n_parts, s = components(treebank, order)
+            epoch = s["part_scores"] + s["argmax"]
+            visit = s["part_scores"] + s["marginals"] + s["change_sq_norm"] + s["add_features"]
+            evaluation = s["part_scores"] + s["log_partition"]
+            rows.append([treebank, order, n_sentences, n_parts,
+                         *(f"{s[name]:.3f}" for name in s),
+                         f"{epoch:.2f}", f"{visit:.2f}", f"{evaluation:.2f}",
+                         f"{visit / epoch:.2f}", f"{(visit + evaluation) / epoch:.2f}"])
+            print(rows[-1], flush=True)
+    header = ["treebank", "order", "sentences", "parts", *(f"{name} s" for name in s),
+              "epoch: scores + argmax", "EG visits: scores + marginals + norm + add",
+              "evaluation: scores + log Z", "visits / epoch", "(visits + evaluation) / epoch"]
+    table = markdown_table(header, rows)
+    print(table)
+    body = (
+        f"{table}\n\nSeconds of one call of each kernel operation on every training sentence "
+        "(the fastest of three calls, after one that compiles), with the training feature "
+        "cache, at the weights of one averaged-perceptron epoch (marginals and log Z of the "
+        "part scores there; the feature sums of a random change of size 1e-3). An epoch "
+        "scores and decodes every sentence once; an EG visit scores it, computes the "
+        "marginals of the stepped dual parameters, the squared norm of the weights' change "
+        "(the adaptive step's test) and adds the change (rejected steps, which compute the "
+        "marginals and the norm again, not counted); a gap evaluation scores every sentence "
+        "and takes its log-partition. With the gap evaluated after a pass, as during the "
+        "annealing, the pass costs visits plus evaluation. "
+        f"Load average {load_start:.2f} at the start and {os.getloadavg()[0]:.2f} at the end.")
+    command = "cd benchmarks && python bench_parsing_speed.py" + "".join(
+        f" {a}" for a in sys.argv[1:])
+    record(f"Where a pass goes: kernel operations ({', '.join(cli.treebanks)})", body, command)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--baseline", default="ff36a35",
@@ -124,12 +252,16 @@ def main():
     parser.add_argument("--orders", nargs="+", type=int, choices=(1, 2), default=[1, 2])
     parser.add_argument("--passes", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--components", action="store_true",
+                        help="time the kernel operations of a pass (working tree only)")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     cli = parser.parse_args()
     if cli.worker is not None:
         return worker(json.loads(cli.worker))
 
     sys.path.insert(0, str(HERE))
+    if cli.components:
+        return record_components(cli)
     from _ab import checkout, remove, run_worker
     from _record import markdown_table, record
 

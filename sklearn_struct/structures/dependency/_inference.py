@@ -26,6 +26,11 @@ import numpy as np
 from numba import njit
 
 NEG_INF = -np.inf
+#: A term this far (in log space) below the largest of a sum is skipped: it adds less
+#: than 1e-30 of the sum, far below rounding, and its exponential could be subnormal,
+#: which costs the processor up to a hundred times a normal one (the scores of trained
+#: models spread over hundreds: AnCora's log-partitions took 2.3 times as long).
+NEGLIGIBLE = -70.0
 
 
 @njit(cache=True, nogil=True)
@@ -90,14 +95,15 @@ def _log_sum_exp(values, count):
         return NEG_INF
     total = 0.0
     for j in range(count):
-        total += np.exp(values[j] - top)
+        if values[j] - top > NEGLIGIBLE:
+            total += np.exp(values[j] - top)
     return top + np.log(total)
 
 
 @njit(cache=True, nogil=True)
 def _share(grad_out, total, value):
     """Adjoint of one term of ``total = logsumexp(..., value, ...)``."""
-    if grad_out == 0.0 or value == NEG_INF or total == NEG_INF:
+    if grad_out == 0.0 or total == NEG_INF or not value - total > NEGLIGIBLE:
         return 0.0
     return grad_out * np.exp(value - total)
 

@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from ._arc_features import arc_index
-from ._inference import _log_add, _share
+from ._inference import NEGLIGIBLE, _log_add, _share
 from ._sibling_features import sibling_index
 
 NEG_INF = -np.inf
@@ -43,7 +43,8 @@ def _reduce(terms, count, viterbi):
         return top, arg
     total = 0.0
     for j in range(count):
-        total += np.exp(terms[j] - top)
+        if terms[j] - top > NEGLIGIBLE:
+            total += np.exp(terms[j] - top)
     return top + np.log(total), 0
 
 
