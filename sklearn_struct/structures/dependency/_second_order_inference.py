@@ -43,8 +43,7 @@ def _reduce(terms, count, viterbi):
         return top, arg
     total = 0.0
     for j in range(count):
-        if terms[j] - top > NEGLIGIBLE:
-            total += np.exp(terms[j] - top)
+        total += np.exp(max(terms[j] - top, NEGLIGIBLE))
     return top + np.log(total), 0
 
 
