@@ -17,7 +17,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.pipeline import Pipeline
 
 from sklearn_struct import EGCRF, EGStructuredSVM, StructuredPerceptron
-from sklearn_struct.solvers.latent import latent_objective, latent_solve
+from sklearn_struct.solvers.eg import eg_solve
+from sklearn_struct.solvers.latent import INITIAL_INNER_TOL, latent_objective, latent_solve
 from sklearn_struct.structures import ChainStructure, UnitLabelCodec
 
 LABELS = np.array(["a", "b", "c"])
@@ -258,6 +259,56 @@ def test_em_reaches_the_latent_crf_optimum_of_lbfgs():
     # and the EM solution is a stationary point
     assert np.linalg.norm(objective(model.weights_)[1]) <= 1e-2 * np.linalg.norm(
         model.weights_)
+
+
+# ------------------------------------------------------------------------ the start
+def _start_example():
+    """Two sequences: 'a' known three times, 'b' once; a set {b, c}; two unknown tokens."""
+    y = [["a", "a", None], ["b", {"b", "c"}, "a", None]]
+    rng = np.random.RandomState(0)
+    X = [rng.randn(3, 2), rng.randn(4, 2)]
+    chain = ChainStructure()
+    codec = UnitLabelCodec(y)
+    batch = chain.make_batch(X, n_states=3)
+    Y, allowed = codec.encode_partial(batch, y)
+    bias = chain.output_space().partial_label_scores(batch, allowed)
+    return chain, batch, Y, bias
+
+
+def test_start_marginals_are_the_known_label_frequencies():
+    chain, batch, _, bias = _start_example()
+    start = chain.output_space().partial_label_start(batch, bias)
+    mu, _ = chain.marginals(batch, bias + start)
+    unit = chain.output_space().unit_values(batch, mu)
+    # counts a: 3 + 1, b: 1 + 1, c: 0 + 1 (add-one): frequencies 4/7, 2/7, 1/7
+    np.testing.assert_allclose(unit[0][2], [4 / 7, 2 / 7, 1 / 7])
+    np.testing.assert_allclose(unit[1][3], [4 / 7, 2 / 7, 1 / 7])
+    np.testing.assert_allclose(unit[1][1], [0, 2 / 3, 1 / 3])  # b or c, renormalised
+    np.testing.assert_allclose(unit[0][0], [1, 0, 0])
+
+
+def test_first_em_step_starts_from_the_start_scores():
+    chain, batch, Y, bias = _start_example()
+    start = chain.output_space().partial_label_start(batch, bias)
+    arguments = dict(C=2.0, solver="online", max_iter=30, tol=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = latent_solve(chain, batch, Y, bias, loss="log", start_scores=start,
+                              max_outer_iter=1, random_state=np.random.RandomState(0),
+                              **arguments)
+        mu, _ = chain.marginals(batch, bias + start)
+        first = eg_solve(chain, batch, Y, loss="log", truth=mu, keep_dual=True,
+                         random_state=np.random.RandomState(0),
+                         **dict(arguments, tol=INITIAL_INNER_TOL))
+    np.testing.assert_array_equal(result.weights, first.state.primal_weights)
+    # the start differs from the uniform E-step at w = 0
+    uniform, _ = chain.marginals(batch, bias)
+    assert not np.allclose(uniform, mu)
+    # J(w_1) is below the first M-step's objective at w = 0: C sum (log Z(0) - H(q_0))
+    entropy = (chain.log_partition(batch, bias + start)
+               - np.add.reduceat(start * mu, batch.part_offsets[:-1]))
+    bound = 2.0 * np.sum(chain.log_partition(batch, np.zeros_like(bias)) - entropy)
+    assert result.history["objective"][-1] <= bound
 
 
 # ------------------------------------------------------------------ scikit-learn
