@@ -7,7 +7,8 @@ are compared on the test set's chunk F1:
 
 * *partial*: every sentence with its known labels; EGCRF marginalises the unknown
   ones (latent-variable CRF by EM, Tsuboi et al. 2008), EGStructuredSVM imputes
-  them (latent SVM by CCCP, Yu and Joachims 2009);
+  them (latent SVM by CCCP, Yu and Joachims 2009), StructuredPerceptron updates
+  towards the best consistent output (latent perceptron, Sun et al. 2009);
 * *fully labelled subset*: whole sentences only, drawn at random until they hold
   as many labelled tokens as the partial data (the same annotation budget);
 * *full data* (one row): every label known.
@@ -22,12 +23,13 @@ sentences, on ``eng.testb``.
 The token features are those of ``bench_eg_conll.py`` (``conll_token_features``,
 chain without start/end parts); ``C = 5`` for the CRF (crfsuite's c2 = 0.1) and
 ``C = 0.1`` for the SVM; EG to a relative gap ``--tol`` within ``--max-passes``
-passes per convex step, at most ``--max-latent-iter`` outer steps.  Every row
+passes per convex step, at most ``--max-latent-iter`` outer steps; the averaged
+perceptron runs ``--perceptron-epochs`` epochs.  Every row
 uses the first ``--n-train`` training sentences (all of them by default), the
 same for every row.
 
 Run from benchmarks/:  python bench_partial_labels_conll.py [--task chunking|ner]
-[--n-train N] [--fractions 0.3 0.5 0.7] [--estimators crf svm]
+[--n-train N] [--fractions 0.3 0.5 0.7] [--estimators crf svm perceptron]
 """
 
 import argparse
@@ -47,11 +49,13 @@ from _record import markdown_table, record  # noqa: E402
 from sklearn_struct.datasets import load_conll  # noqa: E402
 from sklearn_struct.eg import EGCRF, EGStructuredSVM  # noqa: E402
 from sklearn_struct.metrics import chunk_f1_score  # noqa: E402
+from sklearn_struct.perceptron import StructuredPerceptron  # noqa: E402
 from sklearn_struct.preprocessing import SequenceDictVectorizer, conll_token_features  # noqa: E402
 from sklearn_struct.structures.chain.structure import ChainStructure  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-SETTINGS = {"crf": (EGCRF, 5.0), "svm": (EGStructuredSVM, 0.1)}
+SETTINGS = {"crf": (EGCRF, 5.0), "svm": (EGStructuredSVM, 0.1),
+            "perceptron": (StructuredPerceptron, None)}
 
 
 def removed_labels(tags, fraction, rng):
@@ -70,9 +74,12 @@ def labelled_subset(tags, budget, rng):
 def fitted(name, X, y, args):
     """A fitted estimator, its wall seconds and the 1-minute load when it started."""
     estimator, C = SETTINGS[name]
-    model = estimator(C=C, structure=ChainStructure(start_end=False), tol=args.tol,
-                      max_iter=args.max_passes, max_latent_iter=args.max_latent_iter,
-                      random_state=0)
+    structure = ChainStructure(start_end=False)
+    if C is None:
+        model = estimator(structure=structure, max_iter=args.perceptron_epochs, random_state=0)
+    else:
+        model = estimator(C=C, structure=structure, tol=args.tol, max_iter=args.max_passes,
+                          max_latent_iter=args.max_latent_iter, random_state=0)
     load = os.getloadavg()[0]
     start = time.perf_counter()
     with warnings.catch_warnings():
@@ -85,7 +92,7 @@ def row(setting, name, p, n_sentences, n_labelled, model, seconds, load, X_test,
     f1 = chunk_f1_score(y_test, model.predict(X_test))
     latent = "objective" in model.history_
     steps = f"{len(model.history_['objective']) - 1}" if latent else "-"
-    passes = model.history_["passes"][-1]
+    passes = model.history_["passes"][-1] if "passes" in model.history_ else model.n_iter_
     print(f"  {setting} {name} p={p}: F1 {f1:.4f}  {seconds:.1f} s  outer steps {steps}",
           flush=True)
     if latent:
@@ -136,9 +143,10 @@ def chunking(args):
         f"transitions, no start/end parts.  Labels removed: each token's with probability p "
         f"(seed 0).  EGCRF C={SETTINGS['crf'][1]:g}, EGStructuredSVM C={SETTINGS['svm'][1]:g}; "
         f"tol={args.tol:g}, max_iter={args.max_passes:g} passes per convex step, "
-        f"max_latent_iter={args.max_latent_iter}.  Outer steps: EM (CRF) or CCCP (SVM) steps; "
-        "passes: EG passes in all.  Load: 1-minute load average when the fit started "
-        "(2 cores, shared).\n\n"
+        f"max_latent_iter={args.max_latent_iter}; the averaged perceptron "
+        f"{args.perceptron_epochs} epochs.  Outer steps: EM (CRF) or CCCP (SVM) steps; "
+        "passes: EG passes in all (the perceptron's: epochs).  Load: 1-minute load average "
+        "when the fit started (2 cores, shared).\n\n"
         + markdown_table(["setting", "estimator", "labels removed", "sentences",
                           "labelled tokens", "test chunk F1", "outer steps", "passes",
                           "seconds", "load"], rows))
@@ -261,6 +269,7 @@ def main():
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--max-passes", type=float, default=50)
     parser.add_argument("--max-latent-iter", type=int, default=20)
+    parser.add_argument("--perceptron-epochs", type=int, default=10)
     parser.add_argument("--min-count", type=int, default=3)
     args = parser.parse_args()
     chunking(args) if args.task == "chunking" else ner(args)
