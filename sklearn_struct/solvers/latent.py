@@ -24,11 +24,14 @@ Hinge (latent structured SVM, Yu and Joachims, ICML 2009)::
     J(w) = 1/2 ||w||^2 + C sum_i s_i [max_y (D_i(y) + w . phi(x_i, y))
                                       - max_{h in Y_i} w . phi(x_i, h)]
 
-with ``D_i`` the structure's loss counted on the forbidden parts only (the
-Hamming loss of the units whose label is known; 0 on unknown units), which
-does not depend on the imputed output.  CCCP imputes ``h_i``, the constrained
-argmax under the current ``w`` (the concave part linearised), and solves the
-convex structured SVM whose truth is ``h_i``; ``J`` does not increase.
+with ``D_i`` the structure's loss against the first imputation ``h_i^0``
+counted on the forbidden parts only (on a chain, the Hamming loss of the units
+whose label is known; 0 on unknown units), which does not depend on the later
+imputations.  (``Y``'s stand-ins at the partial units need not form an
+output of the structure; ``h_i^0`` does, and agrees with every known label.)
+CCCP imputes ``h_i``, the constrained argmax under the current ``w`` (the
+concave part linearised), and solves the convex structured SVM whose truth is
+``h_i``; ``J`` does not increase.
 
 The start: at ``w = 0`` every consistent output is equally good, and EM's first
 E-step is uniform over them (an unknown token as likely an entity as not).  The
@@ -134,8 +137,8 @@ def _unconstrained(structure, batch, scores, loss, part_losses):
 def known_part_losses(structure, batch, Y, constraint_scores):
     """The latent hinge's part losses: the structure's, on the forbidden parts only.
 
-    ``Y`` holds the known labels (any allowed label at a partial unit).  On a
-    unit whose label is known these are the structure's part losses; an
+    ``Y``: an output consistent with the partial labels (the first imputation).
+    On a chain these are the part losses of the units whose label is known; an
     unknown unit costs nothing whatever its label.
     """
     return structure.part_losses(batch, Y) * np.isinf(constraint_scores)
@@ -216,13 +219,13 @@ def latent_solve(structure, batch, Y, constraint_scores, *, loss="log", C=1.0,
     LatentResult
     """
     s = np.ones(batch.n_samples) if sample_weight is None else np.asarray(sample_weight)
-    losses = (known_part_losses(structure, batch, Y, constraint_scores) if loss == "hinge"
-              else None)
     w = np.zeros(batch.n_weights)
     start = time.perf_counter()
     scores = structure.part_scores(batch, w)
     target, value, labels = _consistent(structure, batch, scores, constraint_scores, loss,
                                         start_scores)
+    losses = (known_part_losses(structure, batch, labels, constraint_scores) if loss == "hinge"
+              else None)
     full = _unconstrained(structure, batch, scores, loss, losses)
     objective = C * float(s @ (full - value))
     bound = objective  # what the first convex step must lower

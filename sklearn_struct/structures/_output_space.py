@@ -48,7 +48,7 @@ class OutputSpace:
         the structure is a scikit-learn classifier.
     partial_labels : bool
         Whether the targets may be partial labels (``None`` or sets of labels,
-        see :meth:`partial_label_scores`): chains.
+        see :meth:`partial_label_scores`): chains and semi-Markov chains.
 
     See Also
     --------
@@ -66,7 +66,7 @@ class OutputSpace:
 
     flat = False
     #: Whether partial labels are supported (the structure's inference takes parts scored
-    #: ``-inf``): chains.
+    #: ``-inf``): chains and semi-Markov chains.
     partial_labels = False
 
     def __init__(self, structure, codec=None, unit="unit"):
@@ -260,7 +260,8 @@ class OutputSpace:
             By default: the structure's outputs are not labelled units.
         """
         raise ValueError(f"{type(self.structure).__name__}: partial labels (None or sets of "
-                         "labels in the targets) are learnt on chains (ChainStructure) only.")
+                         "labels in the targets) are learnt on chains (ChainStructure) and "
+                         "semi-Markov chains (SemiMarkovStructure) only.")
 
     def partial_label_start(self, batch, constraint_scores):
         """Part scores that start learning from partial labels (the first E-step or imputation).
