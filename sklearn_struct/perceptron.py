@@ -73,8 +73,8 @@ class StructuredPerceptron(StructuredEstimator):
     n_iter_ : int
         Epochs run by the last ``fit``.
     history_ : dict of ndarray
-        Per epoch: ``mistakes`` (training examples predicted wrong during the
-        epoch) and ``seconds``.
+        Per epoch: ``mistakes`` (training examples predicted wrong, or
+        inconsistent with their partial labels, during the epoch) and ``seconds``.
 
     See Also
     --------
