@@ -7,7 +7,8 @@ are compared on the test set's chunk F1:
 
 * *partial*: every sentence with its known labels; EGCRF marginalises the unknown
   ones (latent-variable CRF by EM, Tsuboi et al. 2008), EGStructuredSVM imputes
-  them (latent SVM by CCCP, Yu and Joachims 2009);
+  them (latent SVM by CCCP, Yu and Joachims 2009), StructuredPerceptron updates
+  towards the best consistent output (latent perceptron, Sun et al. 2009);
 * *fully labelled subset*: whole sentences only, drawn at random until they hold
   as many labelled tokens as the partial data (the same annotation budget);
 * *full data* (one row): every label known.
@@ -20,14 +21,17 @@ token is unknown (``None``).  Compared with full supervision on the same
 sentences, on ``eng.testb``.
 
 The token features are those of ``bench_eg_conll.py`` (``conll_token_features``,
-chain without start/end parts); ``C = 5`` for the CRF (crfsuite's c2 = 0.1) and
+chain without start/end parts; ``--structure semimarkov``: a semi-Markov chain whose
+longest segment is the longest chunk of the training sentences' true tags, its tables
+in sections of their own); ``C = 5`` for the CRF (crfsuite's c2 = 0.1) and
 ``C = 0.1`` for the SVM; EG to a relative gap ``--tol`` within ``--max-passes``
-passes per convex step, at most ``--max-latent-iter`` outer steps.  Every row
+passes per convex step, at most ``--max-latent-iter`` outer steps; the averaged
+perceptron runs ``--perceptron-epochs`` epochs.  Every row
 uses the first ``--n-train`` training sentences (all of them by default), the
 same for every row.
 
 Run from benchmarks/:  python bench_partial_labels_conll.py [--task chunking|ner]
-[--n-train N] [--fractions 0.3 0.5 0.7] [--estimators crf svm]
+[--n-train N] [--fractions 0.3 0.5 0.7] [--estimators crf svm perceptron]
 """
 
 import argparse
@@ -47,11 +51,14 @@ from _record import markdown_table, record  # noqa: E402
 from sklearn_struct.datasets import load_conll  # noqa: E402
 from sklearn_struct.eg import EGCRF, EGStructuredSVM  # noqa: E402
 from sklearn_struct.metrics import chunk_f1_score  # noqa: E402
+from sklearn_struct.perceptron import StructuredPerceptron  # noqa: E402
 from sklearn_struct.preprocessing import SequenceDictVectorizer, conll_token_features  # noqa: E402
 from sklearn_struct.structures.chain.structure import ChainStructure  # noqa: E402
+from sklearn_struct.structures.semimarkov import SemiMarkovStructure  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-SETTINGS = {"crf": (EGCRF, 5.0), "svm": (EGStructuredSVM, 0.1)}
+SETTINGS = {"crf": (EGCRF, 5.0), "svm": (EGStructuredSVM, 0.1),
+            "perceptron": (StructuredPerceptron, None)}
 
 
 def removed_labels(tags, fraction, rng):
@@ -70,9 +77,13 @@ def labelled_subset(tags, budget, rng):
 def fitted(name, X, y, args):
     """A fitted estimator, its wall seconds and the 1-minute load when it started."""
     estimator, C = SETTINGS[name]
-    model = estimator(C=C, structure=ChainStructure(start_end=False), tol=args.tol,
-                      max_iter=args.max_passes, max_latent_iter=args.max_latent_iter,
-                      random_state=0)
+    structure = (ChainStructure(start_end=False) if args.structure == "chain"
+                 else SemiMarkovStructure(max_length=args.max_length))
+    if C is None:
+        model = estimator(structure=structure, max_iter=args.perceptron_epochs, random_state=0)
+    else:
+        model = estimator(C=C, structure=structure, tol=args.tol, max_iter=args.max_passes,
+                          max_latent_iter=args.max_latent_iter, random_state=0)
     load = os.getloadavg()[0]
     start = time.perf_counter()
     with warnings.catch_warnings():
@@ -85,7 +96,7 @@ def row(setting, name, p, n_sentences, n_labelled, model, seconds, load, X_test,
     f1 = chunk_f1_score(y_test, model.predict(X_test))
     latent = "objective" in model.history_
     steps = f"{len(model.history_['objective']) - 1}" if latent else "-"
-    passes = model.history_["passes"][-1]
+    passes = model.history_["passes"][-1] if "passes" in model.history_ else model.n_iter_
     print(f"  {setting} {name} p={p}: F1 {f1:.4f}  {seconds:.1f} s  outer steps {steps}",
           flush=True)
     if latent:
@@ -107,6 +118,7 @@ def chunking(args):
     test = load_conll(args.data / "conll2000_chunking" / "test.txt.gz")
     n = len(train.word) if args.n_train is None else args.n_train
     tags = [list(t) for t in train.tags[:n]]
+    args.max_length = max(longest_chunk(t) for t in tags)
     X, X_test = vectorized(train.word[:n], train.pos[:n], test.word, test.pos)
     n_tokens = sum(len(t) for t in tags)
     print(f"{len(X)} train sentences ({n_tokens} tokens), {len(X_test)} test, "
@@ -136,14 +148,15 @@ def chunking(args):
         f"transitions, no start/end parts.  Labels removed: each token's with probability p "
         f"(seed 0).  EGCRF C={SETTINGS['crf'][1]:g}, EGStructuredSVM C={SETTINGS['svm'][1]:g}; "
         f"tol={args.tol:g}, max_iter={args.max_passes:g} passes per convex step, "
-        f"max_latent_iter={args.max_latent_iter}.  Outer steps: EM (CRF) or CCCP (SVM) steps; "
-        "passes: EG passes in all.  Load: 1-minute load average when the fit started "
-        "(2 cores, shared).\n\n"
+        f"max_latent_iter={args.max_latent_iter}; the averaged perceptron "
+        f"{args.perceptron_epochs} epochs.  Outer steps: EM (CRF) or CCCP (SVM) steps; "
+        "passes: EG passes in all (the perceptron's: epochs).  Load: 1-minute load average "
+        "when the fit started (2 cores, shared)." + _structure_note(args) + "\n\n"
         + markdown_table(["setting", "estimator", "labels removed", "sentences",
                           "labelled tokens", "test chunk F1", "outer steps", "passes",
                           "seconds", "load"], rows))
     print(body, flush=True)
-    record("Partial labels on CoNLL-2000 chunking", body, _command())
+    record("Partial labels on CoNLL-2000 chunking" + _suffix(args), body, _command())
 
 
 def gazetteer_labels(words, tags, min_count):
@@ -198,6 +211,7 @@ def ner(args):
     test = load_conll(folder / "eng.testb.gz", tag_scheme="iob2")
     n = len(train.word) if args.n_train is None else args.n_train
     words, tags = [list(w) for w in train.word[:n]], [list(t) for t in train.tags[:n]]
+    args.max_length = max(longest_chunk(t) for t in tags)
     X, X_test = vectorized(words, train.pos[:n], test.word, test.pos)
     n_tokens = sum(len(t) for t in tags)
     # the gazetteer comes from the whole training set's names, matched in the sentences used
@@ -239,11 +253,34 @@ def ner(args):
         f"unknown, and the {len(kept)} sentences with a match are trained on.  Second "
         f"variant: also O on every unmatched word that starts lower case and is in no "
         f"gazetteer name ({known_o} labelled tokens, {correct_o} as the truth).  Settings as "
-        "in the chunking table.\n\n"
+        "in the chunking table." + _structure_note(args) + "\n\n"
         + markdown_table(["setting", "estimator", "sentences", "labelled tokens",
                           "test entity F1", "outer steps", "passes", "seconds", "load"], rows))
     print(body, flush=True)
-    record("Gazetteer labels on CoNLL-2003 NER", body, _command())
+    record("Gazetteer labels on CoNLL-2003 NER" + _suffix(args), body, _command())
+
+
+def longest_chunk(tags):
+    """The longest chunk (B- or I- run of one type) of IOB tags."""
+    longest = run = 0
+    for previous, tag in zip(["O"] + list(tags), tags):
+        run = 0 if tag == "O" else run + 1 if tag[0] == "I" and previous[2:] == tag[2:] else 1
+        longest = max(longest, run)
+    return longest
+
+
+def _suffix(args):
+    if args.structure == "chain":
+        return ""
+    return f", semi-Markov (max_length={args.max_length})"
+
+
+def _structure_note(args):
+    if args.structure == "chain":
+        return ""
+    return (f"  Structure: SemiMarkovStructure(max_length={args.max_length}), the longest true "
+            "chunk of the training sentences; the chain's rows are in the section without "
+            "'semi-Markov'.")
 
 
 def _command():
@@ -261,6 +298,8 @@ def main():
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--max-passes", type=float, default=50)
     parser.add_argument("--max-latent-iter", type=int, default=20)
+    parser.add_argument("--perceptron-epochs", type=int, default=10)
+    parser.add_argument("--structure", choices=("chain", "semimarkov"), default="chain")
     parser.add_argument("--min-count", type=int, default=3)
     args = parser.parse_args()
     chunking(args) if args.task == "chunking" else ner(args)

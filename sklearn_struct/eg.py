@@ -204,14 +204,9 @@ class _BaseEG(StructuredEstimator):
         if self.solver != "online":
             raise ValueError(f"{name}: partial labels (None or sets of labels in y) are learnt "
                              f"with solver='online' only; got solver={self.solver!r}.")
-        space = self.structure_.output_space()
-        start_scores = None
-        if self._loss == "hinge":  # the first imputation's tie-break: the known labels' frequencies
-            allowed = np.isfinite(np.concatenate(
-                [np.atleast_2d(v) for v in space.unit_values(batch, constraint_scores)]))
-            counts = allowed[allowed.sum(axis=1) == 1].sum(axis=0) + 1.0
-            start_scores = space.unit_part_vector(
-                batch, np.broadcast_to(np.log(counts / counts.sum()), allowed.shape))
+        # the first E-step or imputation: the known labels' frequencies, not w = 0's uniform
+        start_scores = self.structure_.output_space().partial_label_start(batch,
+                                                                          constraint_scores)
         result = latent_solve(
             self.structure_.training_structure(), batch, Y, constraint_scores, loss=self._loss,
             C=float(self.C), sample_weight=sample_weight, start_scores=start_scores,

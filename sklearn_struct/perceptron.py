@@ -73,8 +73,8 @@ class StructuredPerceptron(StructuredEstimator):
     n_iter_ : int
         Epochs run by the last ``fit``.
     history_ : dict of ndarray
-        Per epoch: ``mistakes`` (training examples predicted wrong during the
-        epoch) and ``seconds``.
+        Per epoch: ``mistakes`` (training examples predicted wrong, or
+        inconsistent with their partial labels, during the epoch) and ``seconds``.
 
     See Also
     --------
@@ -95,6 +95,9 @@ class StructuredPerceptron(StructuredEstimator):
     ----------
     M. Collins. "Discriminative training methods for hidden Markov models:
     theory and experiments with perceptron algorithms." EMNLP 2002.
+
+    X. Sun, T. Matsuzaki, D. Okanohara and J. Tsujii. "Latent variable
+    perceptron algorithm for structured classification." IJCAI 2009.
 
     Examples
     --------
@@ -142,7 +145,11 @@ class StructuredPerceptron(StructuredEstimator):
             Flat samples (multiclass) or one input per example (a feature
             matrix per sequence, token attributes per sentence, ...).
         y : array-like of shape (n_samples,), or list of array-like
-            Labels (flat) or one output per example.
+            Labels (flat) or one output per example.  Sequences may be
+            partially labelled (``None`` or a set of labels at a token, see
+            :ref:`partial_labels`): the latent perceptron (Sun et al., 2009)
+            updates towards the best output consistent with the known labels
+            when the prediction is not consistent with them.
         sample_weight : array-like of shape (n_samples,), default=None
             Scales every update made on an example.
         callback : callable, default=None
@@ -155,7 +162,8 @@ class StructuredPerceptron(StructuredEstimator):
         self : object
             The fitted estimator.
         """
-        batch, Y, sample_weight = self._validate_fit_data(X, y, sample_weight)
+        batch, Y, sample_weight, constraint_scores = self._validate_fit_data(
+            X, y, sample_weight, partial=True)
         state = self.__dict__.get("_perceptron_state") if self.warm_start else None
         if state is not None and (self._state_parts != batch.part_offsets[-1]
                                   or not np.array_equal(self._state_classes, self.classes_)):
@@ -167,7 +175,7 @@ class StructuredPerceptron(StructuredEstimator):
             self.structure_.training_structure(), batch, Y, max_iter=self.max_iter,
             average=self.average, shuffle=self.shuffle, sample_weight=sample_weight, state=state,
             random_state=check_random_state(self.random_state), verbose=self.verbose,
-            callback=on_pass)
+            callback=on_pass, constraint_scores=constraint_scores)
         self._set_weights(batch, w)
         self.n_iter_ = len(history["mistakes"])
         self.history_ = as_history(history)

@@ -24,11 +24,26 @@ Hinge (latent structured SVM, Yu and Joachims, ICML 2009)::
     J(w) = 1/2 ||w||^2 + C sum_i s_i [max_y (D_i(y) + w . phi(x_i, y))
                                       - max_{h in Y_i} w . phi(x_i, h)]
 
-with ``D_i`` the structure's loss counted on the forbidden parts only (the
-Hamming loss of the units whose label is known; 0 on unknown units), which
-does not depend on the imputed output.  CCCP imputes ``h_i``, the constrained
-argmax under the current ``w`` (the concave part linearised), and solves the
-convex structured SVM whose truth is ``h_i``; ``J`` does not increase.
+with ``D_i`` the structure's loss against the first imputation ``h_i^0``
+counted on the forbidden parts only (on a chain, the Hamming loss of the units
+whose label is known; 0 on unknown units), which does not depend on the later
+imputations.  (``Y``'s stand-ins at the partial units need not form an
+output of the structure; ``h_i^0`` does, and agrees with every known label.)
+CCCP imputes ``h_i``, the constrained argmax under the current ``w`` (the
+concave part linearised), and solves the convex structured SVM whose truth is
+``h_i``; ``J`` does not increase.
+
+The start: at ``w = 0`` every consistent output is equally good, and EM's first
+E-step is uniform over them (an unknown token as likely an entity as not).  The
+first E-step (imputation) instead runs on ``start_scores``, part scores that
+describe the known labels, e.g. the log of each label's frequency among the
+units whose label is known (the output space's ``partial_label_start``): EM
+then starts from ``q_i`` proportional to ``exp(start . z)`` over the consistent
+outputs ``z``.  Any such ``q_i`` bounds ``log Z_i^c(w) >= w . F q_i + H(q_i)``,
+with ``H(q_i) = log Z_i^s - start . q_i`` (``Z_i^s`` the start's constrained
+partition function), so the first M-step's own objective at ``w = 0`` (which
+is at least ``J(0)``) is the bound that step must lower, and ``J`` decreases
+from the first step on.
 
 The convex steps start inexact (``INITIAL_INNER_TOL``) and tighten as ``J``
 settles; a step whose solution would raise ``J`` is solved further (its dual
@@ -122,8 +137,8 @@ def _unconstrained(structure, batch, scores, loss, part_losses):
 def known_part_losses(structure, batch, Y, constraint_scores):
     """The latent hinge's part losses: the structure's, on the forbidden parts only.
 
-    ``Y`` holds the known labels (any allowed label at a partial unit).  On a
-    unit whose label is known these are the structure's part losses; an
+    ``Y``: an output consistent with the partial labels (the first imputation).
+    On a chain these are the part losses of the units whose label is known; an
     unknown unit costs nothing whatever its label.
     """
     return structure.part_losses(batch, Y) * np.isinf(constraint_scores)
@@ -180,10 +195,11 @@ def latent_solve(structure, batch, Y, constraint_scores, *, loss="log", C=1.0,
     C : float > 0
     sample_weight : ndarray of shape (n_samples,), optional
     start_scores : ndarray of shape (n_parts_total,), optional
-        Hinge: part scores that break the ties of the first imputation, at
-        ``w = 0``, where every consistent output is a constrained argmax (e.g.
-        the log-frequency of each label); the log loss starts from the exact
-        E-step at ``w = 0`` (uniform over the consistent outputs) and ignores it.
+        Part scores added to the first E-step (log loss) or imputation (hinge)
+        only, at ``w = 0`` (e.g. the log-frequency of each label among the
+        known units; see the module docstring).  None: the exact E-step at
+        ``w = 0`` (uniform over the consistent outputs), or the structure's
+        own tie-break among the consistent outputs.
     max_outer_iter : int
         Outer steps (E-steps or imputations, each followed by one EG solve).
     tol : float
@@ -203,15 +219,20 @@ def latent_solve(structure, batch, Y, constraint_scores, *, loss="log", C=1.0,
     LatentResult
     """
     s = np.ones(batch.n_samples) if sample_weight is None else np.asarray(sample_weight)
-    losses = (known_part_losses(structure, batch, Y, constraint_scores) if loss == "hinge"
-              else None)
     w = np.zeros(batch.n_weights)
     start = time.perf_counter()
     scores = structure.part_scores(batch, w)
-    extra = start_scores if loss == "hinge" else None
-    target, value, labels = _consistent(structure, batch, scores, constraint_scores, loss, extra)
+    target, value, labels = _consistent(structure, batch, scores, constraint_scores, loss,
+                                        start_scores)
+    losses = (known_part_losses(structure, batch, labels, constraint_scores) if loss == "hinge"
+              else None)
     full = _unconstrained(structure, batch, scores, loss, losses)
     objective = C * float(s @ (full - value))
+    bound = objective  # what the first convex step must lower
+    if loss == "log" and start_scores is not None:  # J(0) plus the start's entropy deficit
+        start_log_z = structure.log_partition(batch, constraint_scores + start_scores)
+        entropy = start_log_z - segment_sums(start_scores * target, batch.part_offsets)
+        bound = C * float(s @ (full - entropy))
     history = {k: [] for k in ("objective", "primal", "dual", "gap", "passes", "seconds")}
 
     def record(objective, primal, dual, passes, seconds):
@@ -243,7 +264,8 @@ def latent_solve(structure, batch, Y, constraint_scores, *, loss="log", C=1.0,
         full_new = _unconstrained(structure, batch, scores_new, loss, losses)
         objective_new = 0.5 * float(w_new @ w_new) + C * float(s @ (full_new - value_new))
         state = result.state  # the same convex step goes on from its dual variables
-        if objective_new > objective:  # an inexact convex step that did not help: keep w
+        if objective_new > (bound if step == 1 else objective):  # an inexact step that did
+            # not help: keep w
             step -= 1
             if (inner_tol > tol or not result.converged) and retries < MAX_RETRIES:
                 inner_tol, retries = max(tol, inner_tol / 10), retries + 1  # solve it further
@@ -253,7 +275,8 @@ def latent_solve(structure, batch, Y, constraint_scores, *, loss="log", C=1.0,
         inner, retries = result, 0
         if loss == "log" and not WARM_START_LOG:  # the next M-step starts cold (annealed)
             state = None
-        w, target, labels, previous, objective = (w_new, target_new, labels_new, objective,
+        w, target, labels, previous, objective = (w_new, target_new, labels_new,
+                                                  bound if step == 1 else objective,
                                                   objective_new)
         record(objective, float(result.history["primal"][-1]),
                float(result.history["dual"][-1]), passes, time.perf_counter() - start)

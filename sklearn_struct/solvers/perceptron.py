@@ -7,6 +7,13 @@ weights.  The averaged perceptron returns the average of the weight vectors
 after every visit, kept in O(n_weights) memory with Daume's trick (``w -
 w_sum / n_steps``, ``w_sum`` accumulating the update of visit ``t`` times ``t - 1``).
 
+On partial labels (the latent perceptron of Sun et al., 2009) what is known of
+an example is a part-score vector ``constraint_scores``, 0 on the parts consistent
+with it and ``-inf`` elsewhere: a prediction that uses no forbidden part is
+right, and the update's target is the best consistent output under the current
+weights, the structure's argmax on ``scores + constraint_scores``.  With every
+label known the only consistent output is the truth, and this is Collins' update.
+
 This module knows nothing of scikit-learn: it works on a structure and a batch.
 """
 
@@ -52,7 +59,7 @@ class PerceptronState:
 
 def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=True,
                      sample_weight=None, state=None, random_state=None, verbose=0,
-                     callback=None):
+                     callback=None, constraint_scores=None):
     """Run perceptron epochs until an epoch makes no mistake or ``max_iter`` epochs.
 
     Parameters
@@ -76,6 +83,9 @@ def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=
     verbose : int
     callback : callable, optional
         Called as ``callback(epoch, state)`` after every epoch.
+    constraint_scores : ndarray of shape (n_parts_total,), optional
+        Partial labels: 0 on the parts consistent with them, ``-inf`` elsewhere
+        (``Y`` is then ignored); every example must keep a consistent output.
 
     Returns
     -------
@@ -83,7 +93,8 @@ def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=
         Final (averaged) weights, in the structure's weight layout.
     state : PerceptronState
     history : dict of ndarray
-        ``mistakes`` (examples predicted wrong during the epoch) and
+        ``mistakes`` (examples predicted wrong, or inconsistent with their
+        partial labels, during the epoch) and
         ``seconds`` per epoch.
     converged : bool
         Whether the last epoch made no mistake.
@@ -95,16 +106,21 @@ def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=
     if state is None:
         w0 = structure.kernel_weights(batch, np.zeros(batch.n_weights))
         state = PerceptronState(w=w0, w_sum=np.zeros_like(w0))
-    epoch_kernel = specialize(_perceptron_kernels.perceptron_epoch, structure.kernel_ops)
+    if constraint_scores is None:
+        epoch_kernel = specialize(_perceptron_kernels.perceptron_epoch, structure.kernel_ops)
+        known = structure.encode(batch, Y)
+    else:
+        epoch_kernel = specialize(_perceptron_kernels.latent_perceptron_epoch,
+                                  structure.kernel_ops)
+        known = np.asarray(constraint_scores, dtype=float)
     data = structure.kernel_data(batch, training=True)
-    true_parts = structure.encode(batch, Y)
     history = {"mistakes": [], "seconds": []}
     converged = False
     for epoch in range(1, int(max_iter) + 1):
         order = (rng.permutation(n) if shuffle else np.arange(n)).astype(np.int64)
         start = time.perf_counter()
         state.n_steps, mistakes = epoch_kernel(order, data, batch.part_offsets,
-                                               batch.unit_offsets, true_parts, sample_weight,
+                                               batch.unit_offsets, known, sample_weight,
                                                state.w, state.w_sum, state.n_steps)
         history["mistakes"].append(mistakes)
         history["seconds"].append(time.perf_counter() - start)

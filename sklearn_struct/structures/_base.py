@@ -501,11 +501,16 @@ class BaseStructure(ABC):
             If the structure does not implement this operation.
         """
         ops = self._kernel_for("argmax")
-        scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
+        scores = self._check_scores(batch, scores)
         Y = np.zeros(int(batch.unit_offsets[-1]), dtype=np.int64)
         specialize(_generic_kernels.batch_argmax, ops)(
             self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, Y)
         return Y
+
+    def _check_scores(self, batch, scores):
+        """Finite part scores for :meth:`argmax` and :meth:`marginals` (a structure whose
+        inference gives a part scored ``-inf`` probability 0 accepts that too)."""
+        return check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
 
     def loss_augmented_argmax(self, batch, scores, Y):
         """Most violated outputs ``argmax_y sum_{r in y} (scores_r + l(x, Y, r))``.
@@ -566,7 +571,7 @@ class BaseStructure(ABC):
             If the structure does not implement this operation.
         """
         ops = self._kernel_for("marginals")
-        scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
+        scores = self._check_scores(batch, scores)
         mu = np.empty_like(scores)
         log_partition = np.empty(batch.n_samples)
         specialize(_generic_kernels.batch_marginals, ops)(

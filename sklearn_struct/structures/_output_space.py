@@ -48,7 +48,7 @@ class OutputSpace:
         the structure is a scikit-learn classifier.
     partial_labels : bool
         Whether the targets may be partial labels (``None`` or sets of labels,
-        see :meth:`partial_label_scores`): chains.
+        see :meth:`partial_label_scores`): chains and semi-Markov chains.
 
     See Also
     --------
@@ -66,7 +66,7 @@ class OutputSpace:
 
     flat = False
     #: Whether partial labels are supported (the structure's inference takes parts scored
-    #: ``-inf``): chains.
+    #: ``-inf``): chains and semi-Markov chains.
     partial_labels = False
 
     def __init__(self, structure, codec=None, unit="unit"):
@@ -260,7 +260,30 @@ class OutputSpace:
             By default: the structure's outputs are not labelled units.
         """
         raise ValueError(f"{type(self.structure).__name__}: partial labels (None or sets of "
-                         "labels in the targets) are learnt on chains (ChainStructure) only.")
+                         "labels in the targets) are learnt on chains (ChainStructure) and "
+                         "semi-Markov chains (SemiMarkovStructure) only.")
+
+    def partial_label_start(self, batch, constraint_scores):
+        """Part scores that start learning from partial labels (the first E-step or imputation).
+
+        At ``w = 0`` every output consistent with the partial labels is as
+        good as any other; these scores say which are likelier before any
+        weight is learnt (see :mod:`sklearn_struct.solvers.latent`).
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples.
+        constraint_scores : ndarray of shape (n_parts_total,)
+            0 on the parts consistent with the partial labels, ``-inf``
+            elsewhere (:meth:`partial_label_scores`).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_parts_total,) or None
+            By default None: no preference (a uniform start).
+        """
+        return None
 
     def named_weights(self, attributes, feature_names, classes):
         """Weights keyed by feature and label names (``state_features_``, ...).
@@ -377,6 +400,32 @@ class LabelledUnits(OutputSpace):
             i = int(np.flatnonzero(~feasible)[0])
             raise ValueError(self._contradiction(structure, batch, allowed, i))
         return scores
+
+    def partial_label_start(self, batch, constraint_scores):
+        """The log-frequency of each label among the units whose label is known.
+
+        On every unit's part of label ``k``: ``log((n_k + 1) / sum_j (n_j + 1))``,
+        ``n_k`` the units whose only allowed label is ``k`` (add-one smoothed);
+        every other part 0.  Started from these, EM's first E-step on an
+        unconstrained chain gives an unknown unit the labels' known frequencies.
+        See :meth:`OutputSpace.partial_label_start` for the parameters.
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples.
+        constraint_scores : ndarray of shape (n_parts_total,)
+            0 on allowed parts, ``-inf`` on forbidden ones.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_parts_total,)
+            The log-frequencies on the units' parts, 0 elsewhere.
+        """
+        allowed = np.isfinite(np.asarray(constraint_scores)[self._unit_parts(batch)])
+        counts = allowed[allowed.sum(axis=1) == 1].sum(axis=0) + 1.0
+        return self.unit_part_vector(
+            batch, np.broadcast_to(np.log(counts / counts.sum()), allowed.shape))
 
     def unit_part_vector(self, batch, values):
         """A part vector holding ``values[u, k]`` on the part of unit ``u`` and label ``k``.

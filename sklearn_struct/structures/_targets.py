@@ -346,8 +346,8 @@ class UnitLabelCodec:
                 raise ValueError(
                     f"y[{i}]: {self.unit} {t} has no single label "
                     f"({_describe_partial(labels[t])}); partial labels are learnt by the fit "
-                    f"of EGCRF and EGStructuredSVM only, everything else needs one label per "
-                    f"{self.unit}.")
+                    f"of EGCRF, EGStructuredSVM and StructuredPerceptron only, everything else "
+                    f"needs one label per {self.unit}.")
         return np.concatenate([self._labels.transform(labels, f"y[{i}]")
                                for i, (labels, _) in enumerate(pairs)])
 

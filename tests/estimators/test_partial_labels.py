@@ -17,7 +17,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.pipeline import Pipeline
 
 from sklearn_struct import EGCRF, EGStructuredSVM, StructuredPerceptron
-from sklearn_struct.solvers.latent import latent_objective, latent_solve
+from sklearn_struct.solvers.eg import eg_solve
+from sklearn_struct.solvers.latent import INITIAL_INNER_TOL, latent_objective, latent_solve
+from sklearn_struct.solvers.perceptron import PerceptronState, perceptron_solve
 from sklearn_struct.structures import ChainStructure, UnitLabelCodec
 
 LABELS = np.array(["a", "b", "c"])
@@ -149,7 +151,7 @@ def test_learners_without_partial_labels_say_so():
     X, _, partial = _data()
     with pytest.raises(ValueError, match=r"y\[0\]: token \d has no single label \(unknown: "
                                          r"None\); partial labels are learnt by the fit of EGCRF"):
-        StructuredPerceptron().fit(X, partial)
+        StructuredPerceptron().partial_fit(X, partial, classes=LABELS)
     with pytest.raises(ValueError, match="solver='online' only"):
         EGCRF(solver="batch").fit(X, partial)
     model = EGCRF().partial_fit(X, _data()[1], classes=LABELS)
@@ -258,6 +260,109 @@ def test_em_reaches_the_latent_crf_optimum_of_lbfgs():
     # and the EM solution is a stationary point
     assert np.linalg.norm(objective(model.weights_)[1]) <= 1e-2 * np.linalg.norm(
         model.weights_)
+
+
+# ------------------------------------------------------------------ latent perceptron
+def test_latent_perceptron_matches_enumeration():
+    X, _, partial = _data(seed=2, lengths=(2, 3, 3, 2, 3), n_features=2, fraction=0.5)
+    partial[1][2] = {"a", "c"}
+    chain = ChainStructure()
+    codec = UnitLabelCodec(partial)
+    batch = chain.make_batch(X, n_states=3)
+    Y, allowed = codec.encode_partial(batch, partial)
+    bias = chain.output_space().partial_label_scores(batch, allowed)
+    rng = np.random.RandomState(0)
+    w0 = rng.randn(batch.n_weights)  # away from w = 0, where every output ties
+    weights = rng.rand(batch.n_samples) + 0.5
+    state = PerceptronState(w=chain.kernel_weights(batch, w0),
+                            w_sum=np.zeros_like(chain.kernel_weights(batch, w0)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        w, _, history, _ = perceptron_solve(chain, batch, Y, max_iter=2, average=False,
+                                            shuffle=False, sample_weight=weights, state=state,
+                                            constraint_scores=bias)
+    # the reference: every labelling enumerated, the consistent ones by the partial labels
+    reference, mistakes = w0.copy(), []
+    for _ in range(2):
+        wrong = 0
+        for i, (phi, labellings) in enumerate(_enumerated(chain, batch)):
+            T = labellings.shape[1]
+            ok = allowed[batch.unit_offsets[i] + np.arange(T), labellings].all(axis=1)
+            s = phi @ reference
+            predicted = int(np.argmax(s))
+            if ok[predicted]:
+                continue
+            wrong += 1
+            target = np.flatnonzero(ok)[int(np.argmax(s[ok]))]
+            reference += weights[i] * (phi[target] - phi[predicted])
+        mistakes.append(wrong)
+    np.testing.assert_allclose(w, reference, atol=1e-10)
+    assert history["mistakes"].tolist() == mistakes and mistakes[0] > 0
+
+
+def test_latent_perceptron_learns_from_partial_labels():
+    X, y, partial = _data(seed=0, lengths=(5,) * 60, n_features=3, fraction=0.5)
+    full = _fit(StructuredPerceptron(random_state=0, max_iter=20), X, y)
+    model = _fit(StructuredPerceptron(random_state=0, max_iter=20), X, partial)
+    accuracy = np.mean(np.concatenate(model.predict(X)) == np.concatenate(y))
+    assert accuracy >= 0.9
+    assert accuracy >= np.mean(np.concatenate(full.predict(X)) == np.concatenate(y)) - 0.05
+    # the prediction of every training example is consistent with its labels by the end
+    assert model.history_["mistakes"][-1] <= model.history_["mistakes"][0]
+    # every label known, or a set of one label: Collins' perceptron
+    singletons = _fit(StructuredPerceptron(random_state=0, max_iter=20), X,
+                      [[{t} for t in yi] for yi in y])
+    np.testing.assert_array_equal(singletons.weights_, full.weights_)
+
+
+# ------------------------------------------------------------------------ the start
+def _start_example():
+    """Two sequences: 'a' known three times, 'b' once; a set {b, c}; two unknown tokens."""
+    y = [["a", "a", None], ["b", {"b", "c"}, "a", None]]
+    rng = np.random.RandomState(0)
+    X = [rng.randn(3, 2), rng.randn(4, 2)]
+    chain = ChainStructure()
+    codec = UnitLabelCodec(y)
+    batch = chain.make_batch(X, n_states=3)
+    Y, allowed = codec.encode_partial(batch, y)
+    bias = chain.output_space().partial_label_scores(batch, allowed)
+    return chain, batch, Y, bias
+
+
+def test_start_marginals_are_the_known_label_frequencies():
+    chain, batch, _, bias = _start_example()
+    start = chain.output_space().partial_label_start(batch, bias)
+    mu, _ = chain.marginals(batch, bias + start)
+    unit = chain.output_space().unit_values(batch, mu)
+    # counts a: 3 + 1, b: 1 + 1, c: 0 + 1 (add-one): frequencies 4/7, 2/7, 1/7
+    np.testing.assert_allclose(unit[0][2], [4 / 7, 2 / 7, 1 / 7])
+    np.testing.assert_allclose(unit[1][3], [4 / 7, 2 / 7, 1 / 7])
+    np.testing.assert_allclose(unit[1][1], [0, 2 / 3, 1 / 3])  # b or c, renormalised
+    np.testing.assert_allclose(unit[0][0], [1, 0, 0])
+
+
+def test_first_em_step_starts_from_the_start_scores():
+    chain, batch, Y, bias = _start_example()
+    start = chain.output_space().partial_label_start(batch, bias)
+    arguments = dict(C=2.0, solver="online", max_iter=30, tol=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = latent_solve(chain, batch, Y, bias, loss="log", start_scores=start,
+                              max_outer_iter=1, random_state=np.random.RandomState(0),
+                              **arguments)
+        mu, _ = chain.marginals(batch, bias + start)
+        first = eg_solve(chain, batch, Y, loss="log", truth=mu, keep_dual=True,
+                         random_state=np.random.RandomState(0),
+                         **dict(arguments, tol=INITIAL_INNER_TOL))
+    np.testing.assert_array_equal(result.weights, first.state.primal_weights)
+    # the start differs from the uniform E-step at w = 0
+    uniform, _ = chain.marginals(batch, bias)
+    assert not np.allclose(uniform, mu)
+    # J(w_1) is below the first M-step's objective at w = 0: C sum (log Z(0) - H(q_0))
+    entropy = (chain.log_partition(batch, bias + start)
+               - np.add.reduceat(start * mu, batch.part_offsets[:-1]))
+    bound = 2.0 * np.sum(chain.log_partition(batch, np.zeros_like(bias)) - entropy)
+    assert result.history["objective"][-1] <= bound
 
 
 # ------------------------------------------------------------------ scikit-learn

@@ -1,7 +1,11 @@
 """The semi-Markov chain against enumeration of every segmentation, and in the learners."""
 
+import warnings
+
 import numpy as np
 import pytest
+from scipy.special import logsumexp
+from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_struct import EGCRF, EGStructuredSVM, StructuredPerceptron
 from sklearn_struct.structures import SemiMarkovStructure
@@ -161,3 +165,72 @@ def test_learners_fit_and_predict_whole_chunks(Model):
     for tags in predicted:  # IOB2 output: every I- continues a chunk of its type
         assert all(tag[0] != "I" or previous[2:] == tag[2:] and previous != "O"
                    for previous, tag in zip(["O"] + list(tags), tags))
+
+
+# ------------------------------------------------------------------ partial labels
+@pytest.mark.parametrize("scheme", ["IOB2", "BIOES"])
+def test_partial_labels_match_every_consistent_segmentation(scheme):
+    classes, y = SCHEMES[scheme]
+    structure = SemiMarkovStructure(max_length=2, scheme=scheme).output_space().for_classes(
+        classes, y)
+    space = structure.output_space()
+    rng = np.random.RandomState(0)
+    lengths = (1, 2, 3, 4, 4)
+    X = [rng.randn(n, 2) for n in lengths]
+    batch = structure.make_batch(X, n_states=len(classes))
+    outputs = [_enumerate(structure, scheme, classes)(batch, i) for i in range(len(lengths))]
+    truth = np.concatenate([o[rng.randint(len(o))] for o in outputs])
+    allowed = rng.rand(len(truth), len(classes)) < 0.4
+    allowed[np.arange(len(truth)), truth] = True  # some segmentation stays consistent
+    bias = space.partial_label_scores(batch, allowed)
+    scores = structure.part_scores(batch, rng.randn(batch.n_weights))
+    log_z = structure.log_partition(batch, scores + bias)
+    best = structure.argmax(batch, scores + bias)
+    start = space.partial_label_start(batch, bias)
+    consistent, known_tags = [], []
+    for i, n in enumerate(lengths):
+        u0 = batch.unit_offsets[i]
+        ok = np.array([o for o in outputs[i] if allowed[u0 + np.arange(n), o].all()])
+        consistent.append(ok)
+        known_tags += [ok[0, t] for t in range(n) if (ok[:, t] == ok[0, t]).all()]
+    counts = np.bincount(known_tags, minlength=len(classes)) + 1.0
+    log_frequency = np.log(counts / counts.sum())
+    for i, ok in enumerate(consistent):
+        sub = structure.take(batch, np.array([i]))
+        lo, hi = batch.part_offsets[i], batch.part_offsets[i + 1]
+        u0 = batch.unit_offsets[i]
+        values = np.array([scores[lo:hi] @ structure.encode(sub, o) for o in ok])
+        assert log_z[i] == pytest.approx(logsumexp(values))
+        assert best[u0:u0 + lengths[i]].tolist() == ok[int(np.argmax(values))].tolist()
+        for o in outputs[i]:  # the start: the sum of the tags' log-frequencies
+            assert start[lo:hi] @ structure.encode(sub, o) == pytest.approx(
+                log_frequency[o].sum())
+    assert sum(map(len, consistent)) < sum(map(len, outputs))  # the labels forbid some
+
+
+@pytest.mark.parametrize("Model", [EGCRF, EGStructuredSVM, StructuredPerceptron])
+def test_learners_fit_from_partial_labels(Model):
+    rng = np.random.RandomState(0)
+    X, y = _chunked_sequences(rng, 40)
+    partial = [[None if rng.rand() < 0.4 else tag for tag in tags] for tags in y[:30]]
+    partial[0][1] = {"B-A", "I-A", "O"}
+    model = Model(structure=SemiMarkovStructure(max_length=3), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X[:30], partial)
+    if Model is not StructuredPerceptron:
+        assert "objective" in model.history_
+    accuracy = np.mean(np.concatenate(model.predict(X[30:])) == np.concatenate(y[30:]))
+    assert accuracy > 0.95, accuracy
+
+
+def test_partial_labels_refused_under_iob1_and_when_contradictory():
+    rng = np.random.RandomState(0)
+    X = [rng.randn(3, 2) for _ in range(3)]
+    with pytest.raises(ValueError, match=r"scheme='IOB1'\): partial labels .* convert the tags"):
+        EGCRF(structure=SemiMarkovStructure(scheme="IOB1")).fit(
+            X, [["I-A", None, "O"], ["O", "I-A", "I-A"], ["I-B", "O", "O"]])
+    y = [["B-A", "I-A", "O"], ["O", "B-B", None], ["O", "I-A", None]]  # I-A cannot follow O
+    with pytest.raises(ValueError, match=r"y\[2\]: no output of example 2 is consistent .* "
+                                         r"token 1 \(there: \['I-A'\]\)"):
+        EGCRF(structure=SemiMarkovStructure()).fit(X, y)

@@ -27,6 +27,7 @@ import numpy as np
 from ..._chunk_tags import _scheme_tags
 from .._base import BaseStructure
 from .._output_space import OutputSpace
+from .._targets import _is_partial
 from .._batch import (Batch, check_encoded_states, check_n_states, check_part_vector,
                       check_take_indices, offsets_from_lengths, stack_ragged_rows,
                       take_ragged_rows)
@@ -89,7 +90,9 @@ class SemiMarkovStructure(BaseStructure):
     ----------
     max_length : int or None, default=None
         Longest segment.  None: the longest chunk of the training targets
-        (estimators resolve it when fitting).
+        (estimators resolve it when fitting; of partial targets, the longest
+        chunk within the runs of known tags: set it when unknown tokens may
+        hold longer chunks).
     scheme : {"IOB2", "BIO", "IOB1", "BIOES"}, default="IOB2"
         How the tags mark chunks (see :func:`~sklearn_struct.datasets.chunk_constraints`).
     loss : {"token", "segment"}, default="token"
@@ -213,6 +216,11 @@ class SemiMarkovStructure(BaseStructure):
         return Y
 
     # ---------------------------------------------------------------- parts
+    def _check_scores(self, batch, scores):
+        # -inf: a forbidden segment (partial labels), probability 0 in the dynamic program
+        return check_part_vector(scores, batch.part_offsets[-1], type(self).__name__,
+                                 forbidden=True)
+
     def part_losses(self, batch, Y):
         Y = self.check_outputs(batch, Y)
         losses = np.zeros(int(batch.part_offsets[-1]))
@@ -253,11 +261,171 @@ def _render(chunk_type, position, scheme):
     return f"{prefix}-{chunk_type}"
 
 
+def _known_stretches(sequence):
+    """The runs of ``sequence`` between its partial entries (None or sets of tags)."""
+    runs, run = [], []
+    for tag in list(sequence) + [None]:
+        if _is_partial(tag):
+            runs, run = runs + [run] * bool(run), []
+        else:
+            run.append(tag)
+    return runs
+
+
 class SegmentOutputs(OutputSpace):
-    """Output space of a semi-Markov chain: token labels, a longest segment fitted from ``y``."""
+    """Output space of a semi-Markov chain: token labels, a longest segment fitted from ``y``.
+
+    Training targets may be partial (``None`` or a set of tags at a token):
+    a segment is allowed iff the scheme writes every one of its tokens with an
+    allowed tag (IOB2 and BIOES, where a segment's tags do not depend on its
+    neighbours; IOB1 is refused).
+    """
+
+    partial_labels = True
 
     def n_features_in(self, batch):
         return int(batch.n_features)
+
+    def _positions(self):
+        """Segment labels, longest segment and the tag of each label by position (-1: none)."""
+        L, _, _, _, _, segment_tags = self.structure._settings()
+        positions = (kernels.FIRST, kernels.INSIDE, kernels.LAST, kernels.SINGLE)
+        return L, int(self.structure.max_length), segment_tags[:, positions]
+
+    def _segment_sums(self, batch, values, missing):
+        """Per segment part, the sum over its tokens of ``values[token, tag]``, the tag the
+        scheme writes there, ``missing`` where it writes none (0 past a sequence's end)."""
+        L, M, tags = self._positions()
+        values = np.asarray(values, dtype=float)
+        first, inside, last, single = np.moveaxis(
+            np.where(tags >= 0, values[:, tags], missing), 2, 0)  # each (units, L)
+        cumulative = np.vstack([np.zeros((1, L)), np.cumsum(inside, axis=0)])
+        out = np.zeros(int(batch.part_offsets[-1]))
+        for i in range(batch.n_samples):
+            u0, p0 = int(batch.unit_offsets[i]), int(batch.part_offsets[i])
+            T = int(batch.unit_offsets[i + 1]) - u0
+            segments = out[p0:p0 + T * M * L].reshape(T, M, L)
+            segments[:, 0] = single[u0:u0 + T]
+            for length in range(2, min(M, T) + 1):
+                s = u0 + np.arange(T - length + 1)
+                segments[s - u0, length - 1] = (first[s] + last[s + length - 1]
+                                                + cumulative[s + length - 1] - cumulative[s + 1])
+        return out
+
+    def _token_tag_sums(self, batch, v):
+        """The adjoint of :meth:`_segment_sums`: per token and tag, the sum of ``v`` over the
+        segment parts that write that tag there."""
+        L, M, tags = self._positions()
+        n_units = int(batch.unit_offsets[-1])
+        by_position = np.zeros((4, n_units + 1, L))  # first, inside (differences), last, single
+        for i in range(batch.n_samples):
+            u0, p0 = int(batch.unit_offsets[i]), int(batch.part_offsets[i])
+            T = int(batch.unit_offsets[i + 1]) - u0
+            segments = np.asarray(v)[p0:p0 + T * M * L].reshape(T, M, L)
+            by_position[3, u0:u0 + T] += segments[:, 0]
+            for length in range(2, min(M, T) + 1):
+                s = u0 + np.arange(T - length + 1)
+                value = segments[s - u0, length - 1]
+                by_position[0, s] += value
+                by_position[2, s + length - 1] += value
+                by_position[1, s + 1] += value
+                by_position[1, s + length - 1] -= value
+        by_position[1] = np.cumsum(by_position[1], axis=0)
+        out = np.zeros((n_units, len(self.structure.labels)))
+        for label in range(L):
+            for position in range(4):
+                if tags[label, position] >= 0:
+                    out[:, tags[label, position]] += by_position[position, :n_units, label]
+        return out
+
+    def _allowed_scores(self, batch, allowed):
+        """0 on the segments whose every token may take its tag, ``-inf`` elsewhere."""
+        forbidden = self._segment_sums(batch, (~np.asarray(allowed, bool)).astype(float), 1.0)
+        return np.where(forbidden > 0, -np.inf, 0.0)
+
+    def partial_label_scores(self, batch, allowed, structure=None):
+        """0 on the allowed segments, ``-inf`` on the others (see the class docstring).
+
+        Every example must keep a segmentation consistent with its tags
+        (checked by one log-partition of these scores); otherwise a
+        ``ValueError`` names the example and the first token at which the tags
+        known so far leave none.
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples.
+        allowed : ndarray of bool of shape (n_units_total, n_states)
+            The tags each token may take.
+        structure : BaseStructure, default=None
+            The structure whose segments apply (default: this space's).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_parts_total,)
+            0 on allowed parts, ``-inf`` on forbidden ones.
+        """
+        semi = self.structure
+        if semi.scheme == "IOB1":
+            raise ValueError(
+                f"{type(semi).__name__}(scheme='IOB1'): partial labels (None or sets of tags "
+                "in y) are not learnt under IOB1, where a segment's first tag depends on the "
+                "previous segment's label; convert the tags to IOB2.")
+        structure = semi if structure is None else structure
+        scores = self._allowed_scores(batch, allowed)
+        feasible = np.isfinite(structure.log_partition(batch, scores))
+        if not feasible.all():
+            i = int(np.flatnonzero(~feasible)[0])
+            raise ValueError(self._contradiction(structure, batch, allowed, i))
+        return scores
+
+    def _contradiction(self, structure, batch, allowed, i):
+        """The message for example ``i``, whose tags leave no consistent segmentation."""
+        one = structure.take(batch, np.array([i]))
+        start, stop = int(batch.unit_offsets[i]), int(batch.unit_offsets[i + 1])
+        token = stop - start - 1
+        for t in range(stop - start):  # the first token whose tags so far admit no output
+            prefix = np.ones((stop - start, allowed.shape[1]), dtype=bool)
+            prefix[:t + 1] = allowed[start:start + t + 1]
+            if not np.isfinite(structure.log_partition(one, self._allowed_scores(one,
+                                                                                 prefix))[0]):
+                token = t
+                break
+        tags = [self.structure.labels[k] for k in np.flatnonzero(allowed[start + token])]
+        return (f"y[{i}]: no output of example {i} is consistent with its labels: those known "
+                f"up to {self.unit} {token} (there: {tags}) cannot be written as segments of "
+                f"at most max_length={self.structure.max_length} tokens under the "
+                f"{self.structure.scheme} scheme.")
+
+    def partial_label_start(self, batch, constraint_scores):
+        """Each segment: the sum over its tokens of the log-frequency of the tag written there.
+
+        The frequencies are those of the tags of the tokens whose tag is known
+        (add-one smoothed), so that the start scores a segmentation by the
+        product of its tags' frequencies.  See
+        :meth:`~sklearn_struct.structures.OutputSpace.partial_label_start`.
+
+        Parameters
+        ----------
+        batch : batch object
+            The batch of the examples.
+        constraint_scores : ndarray of shape (n_parts_total,)
+            0 on allowed parts, ``-inf`` on forbidden ones; a token's tag is
+            known when every consistent segmentation writes the same tag there.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_parts_total,)
+            The summed log-frequencies on the segments, 0 elsewhere.
+        """
+        # a token's tag is known when every consistent segmentation writes it there
+        mu, _ = self.structure.marginals(batch, constraint_scores)
+        tag_marginals = self._token_tag_sums(batch, mu)
+        known = tag_marginals[tag_marginals.max(axis=1) > 1.0 - 1e-9].argmax(axis=1)
+        counts = np.bincount(known, minlength=tag_marginals.shape[1]) + 1.0
+        log_frequency = np.log(counts / counts.sum())
+        return self._segment_sums(batch, np.broadcast_to(log_frequency, tag_marginals.shape),
+                                  0.0)
 
     def for_classes(self, classes, y=None):
         semi = self.structure
@@ -267,8 +435,11 @@ class SegmentOutputs(OutputSpace):
         if max_length is None and y is not None:
             index = {label: k for k, label in enumerate(labels)}
             tables = semi._tables(labels)
-            max_length = max(end - start for sequence in y for _, start, end in
-                             _segments([index[str(tag)] for tag in sequence], tables))
+            # partial targets: the longest chunk of the runs of known tags
+            max_length = max((end - start for sequence in y
+                              for run in _known_stretches(sequence)
+                              for _, start, end in _segments([index[str(tag)] for tag in run],
+                                                             tables)), default=1)
         return type(semi)(max_length=max_length, scheme=semi.scheme, loss=semi.loss,
                           labels=labels)
 
