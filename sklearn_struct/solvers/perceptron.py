@@ -106,13 +106,12 @@ def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=
     if state is None:
         w0 = structure.kernel_weights(batch, np.zeros(batch.n_weights))
         state = PerceptronState(w=w0, w_sum=np.zeros_like(w0))
+    epoch_kernel = specialize(_perceptron_kernels.perceptron_epoch, structure.kernel_ops)
     if constraint_scores is None:
-        epoch_kernel = specialize(_perceptron_kernels.perceptron_epoch, structure.kernel_ops)
-        known = structure.encode(batch, Y)
-    else:
-        epoch_kernel = specialize(_perceptron_kernels.latent_perceptron_epoch,
-                                  structure.kernel_ops)
-        known = np.asarray(constraint_scores, dtype=float)
+        true_parts, constraint_scores = structure.encode(batch, Y), np.empty(0)
+    else:  # the targets follow from the constrained argmax
+        true_parts = np.empty(0)
+        constraint_scores = np.asarray(constraint_scores, dtype=float)
     data = structure.kernel_data(batch, training=True)
     history = {"mistakes": [], "seconds": []}
     converged = False
@@ -120,8 +119,9 @@ def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=
         order = (rng.permutation(n) if shuffle else np.arange(n)).astype(np.int64)
         start = time.perf_counter()
         state.n_steps, mistakes = epoch_kernel(order, data, batch.part_offsets,
-                                               batch.unit_offsets, known, sample_weight,
-                                               state.w, state.w_sum, state.n_steps)
+                                               batch.unit_offsets, true_parts,
+                                               constraint_scores, sample_weight, state.w,
+                                               state.w_sum, state.n_steps)
         history["mistakes"].append(mistakes)
         history["seconds"].append(time.perf_counter() - start)
         if verbose:
