@@ -351,29 +351,56 @@ def _local(data, i, r):
 
 
 @njit(cache=True, nogil=True)
-def _local_features(data, i, n_distinct, coef):
-    """``F_i coef`` of cached sentence ``i``, on its distinct ids."""
-    local = np.zeros(n_distinct)
+def arc_local_features(data, i, coef, local):
+    """``local += F_i coef`` of cached sentence ``i``, on its distinct ids (positions
+    ``0..`` of ``local``)."""
     for r in range(coef.shape[0]):
         if coef[r] != 0.0:
             for k in _local(data, i, r):
                 local[k] += coef[r]
-    return local
+
+
+@njit(cache=True, nogil=True)
+def arc_local_scores(data, i, local_w, out):
+    """Arc scores of cached sentence ``i`` from its weights gathered on its distinct ids."""
+    for r in range(out.shape[0]):
+        total = 0.0
+        for k in _local(data, i, r):
+            total += local_w[k]
+        out[r] = total
+
+
+@njit(cache=True, nogil=True)
+def gather_weights(w, scale, ids):
+    """``(scale * w)[ids]``: the weights of a cached sentence's distinct ids."""
+    local_w = np.empty(ids.shape[0])
+    for j in range(ids.shape[0]):
+        local_w[j] = w[ids[j]] * scale[ids[j]] if scale.shape[0] > 0 else w[ids[j]]
+    return local_w
+
+
+@njit(cache=True, nogil=True)
+def scatter_features(local, scale, ids, w):
+    """``w[ids] += scale[ids] * local``: add features summed on distinct ids."""
+    for j in range(ids.shape[0]):
+        w[ids[j]] += local[j] * scale[ids[j]] if scale.shape[0] > 0 else local[j]
+
+
+@njit(cache=True, nogil=True)
+def scaled_sq_norm(local, scale, ids):
+    """``||scale[ids] * local||^2`` of features summed on distinct ids."""
+    total = 0.0
+    for j in range(ids.shape[0]):
+        value = local[j] * scale[ids[j]] if scale.shape[0] > 0 else local[j]
+        total += value * value
+    return total
 
 
 @njit(cache=True, nogil=True)
 def arc_part_scores(data, i, w, scale, out):
     distinct = _distinct(data, i)
     if distinct.shape[0] > 0:
-        scaled = scale.shape[0] > 0
-        local_w = np.empty(distinct.shape[0])
-        for j in range(distinct.shape[0]):
-            local_w[j] = w[distinct[j]] * scale[distinct[j]] if scaled else w[distinct[j]]
-        for r in range(out.shape[0]):
-            total = 0.0
-            for k in _local(data, i, r):
-                total += local_w[k]
-            out[r] = total
+        arc_local_scores(data, i, gather_weights(w, scale, distinct), out)
         return
     attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
     for r in range(out.shape[0]):
@@ -396,9 +423,9 @@ def arc_add_features(data, i, coef, scale, w):
                     for k in _local(data, i, r):
                         w[distinct[k]] += coef[r] * scale[distinct[k]] if scaled else coef[r]
             return
-        local = _local_features(data, i, distinct.shape[0], coef)
-        for j in range(distinct.shape[0]):
-            w[distinct[j]] += local[j] * scale[distinct[j]] if scaled else local[j]
+        local = np.zeros(distinct.shape[0])
+        arc_local_features(data, i, coef, local)
+        scatter_features(local, scale, distinct, w)
         return
     attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
     for r in range(coef.shape[0]):
@@ -490,10 +517,6 @@ def arc_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
     if distinct.shape[0] == 0:
         arc_feature_pass(data, i, dmu, scale, w_scratch, False)
         return arc_feature_pass(data, i, dmu, scale, w_scratch, True)
-    scaled = scale.shape[0] > 0
-    local = _local_features(data, i, distinct.shape[0], dmu)
-    total = 0.0
-    for j in range(distinct.shape[0]):
-        value = local[j] * scale[distinct[j]] if scaled else local[j]
-        total += value * value
-    return total
+    local = np.zeros(distinct.shape[0])
+    arc_local_features(data, i, dmu, local)
+    return scaled_sq_norm(local, scale, distinct)

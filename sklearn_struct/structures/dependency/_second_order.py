@@ -35,13 +35,14 @@ import numpy as np
 from numba import njit
 
 from ._arc_features import (
-    arc_add_features, arc_add_features_at, arc_feature_pass, arc_index, arc_part_scores,
-    arc_part_scores_at, touch_feature)
+    arc_add_features, arc_add_features_at, arc_feature_pass, arc_index, arc_local_features,
+    arc_local_scores, arc_part_scores, arc_part_scores_at, gather_weights, scaled_sq_norm,
+    scatter_features, touch_feature)
 from ._projective import heads_decode
 from ._sibling_features import (
-    MAX_SIBLING_FEATURES, cached_sibling_pass, pair_row, row_feature_ids, sibling_add_features,
-    sibling_feature_ids, sibling_index, sibling_of_index, sibling_part_scores,
-    triple_feature_ids)
+    MAX_SIBLING_FEATURES, cached_sibling_features, cached_sibling_scores, joint_distinct,
+    pair_row, row_feature_ids, sibling_add_features, sibling_feature_ids, sibling_index,
+    sibling_of_index, sibling_part_scores, triple_feature_ids)
 
 __all__ = ["second_order_hypergraph", "second_order_hypergraph_size", "sibling_parts_of"]
 
@@ -160,13 +161,32 @@ def second_order_decode(data, i, z, y_out):
 @njit(cache=True, nogil=True)
 def second_order_part_scores(data, i, w, scale, out):
     n = _length(data, i)
+    joint = joint_distinct(data, i)
+    if joint.shape[0] > 0:  # one gather for arcs and siblings
+        local_w = gather_weights(w, scale, joint)
+        arc_local_scores(data, i, local_w, out[:n * n])
+        cached_sibling_scores(data, i, n, local_w, out[n * n:])
+        return
     arc_part_scores(data, i, w, scale, out[:n * n])
     sibling_part_scores(data, i, w, scale, out[n * n:])
 
 
 @njit(cache=True, nogil=True)
+def _joint_features(data, i, n, joint, coef):
+    """``F_i coef`` of cached sentence ``i`` on its joint distinct ids (arcs' first)."""
+    local = np.zeros(joint.shape[0])
+    arc_local_features(data, i, coef[:n * n], local)
+    cached_sibling_features(data, i, n, coef[n * n:], local)
+    return local
+
+
+@njit(cache=True, nogil=True)
 def second_order_add_features(data, i, coef, scale, w):
     n = _length(data, i)
+    joint = joint_distinct(data, i)
+    if joint.shape[0] > 0:
+        scatter_features(_joint_features(data, i, n, joint, coef), scale, joint, w)
+        return
     arc_add_features(data, i, coef[:n * n], scale, w)
     sibling_add_features(data, i, coef[n * n:], scale, w)
 
@@ -242,15 +262,12 @@ def _touch(ids, count, value, scale, w_scratch, read):
 
 @njit(cache=True, nogil=True)
 def _feature_pass(data, i, dmu, scale, w_scratch, read):
-    """One pass over the features of the parts with ``dmu != 0`` (see
-    :func:`~._arc_features.arc_feature_pass`)."""
+    """One pass over the features of the parts with ``dmu != 0`` of a sentence without the
+    cache (see :func:`~._arc_features.arc_feature_pass`)."""
     attrs, tok0, hash_bits = data.attrs, data.unit_offsets[i], data.hash_bits
     n = _length(data, i)
     ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
     total = arc_feature_pass(data, i, dmu[:n * n], scale, w_scratch, read)
-    cached = cached_sibling_pass(data, i, n, dmu[n * n:], scale, w_scratch, read)
-    if cached >= 0.0:
-        return total + cached
     r = n * n
     pair = np.zeros((n + 1, n + 1))  # the head-free templates' coefficients, summed over heads
     for m in range(1, n + 1):  # the order of sibling_index
@@ -273,10 +290,13 @@ def _feature_pass(data, i, dmu, scale, w_scratch, read):
 
 @njit(cache=True, nogil=True)
 def second_order_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
-    """``||scale * F_i dmu||^2`` in two feature passes over the parts that change.
-
-    Accumulates ``F_i dmu`` in ``w_scratch`` (zero on entry), then reads each
-    touched weight once, squaring and clearing it (zero on exit).
-    """
+    """``||scale * F_i dmu||^2``: on a cached sentence from ``F_i dmu`` on its joint
+    distinct ids; otherwise in two feature passes over the parts that change, which
+    accumulate ``F_i dmu`` in ``w_scratch`` (zero on entry), then read each touched
+    weight once, squaring and clearing it (zero on exit)."""
+    n = _length(data, i)
+    joint = joint_distinct(data, i)
+    if joint.shape[0] > 0:
+        return scaled_sq_norm(_joint_features(data, i, n, joint, dmu), scale, joint)
     _feature_pass(data, i, dmu, scale, w_scratch, False)
     return _feature_pass(data, i, dmu, scale, w_scratch, True)

@@ -41,7 +41,7 @@ from numba import njit
 
 from .._hashing import SEED, absorb, finish
 from ._arc_features import (
-    BOUNDARY, POS, ROOT, SECOND_POS, WORD, ArcData, distance_bin, localize, touch_feature)
+    BOUNDARY, POS, ROOT, SECOND_POS, WORD, ArcData, distance_bin, localize)
 
 __all__ = ["MAX_SIBLING_FEATURES", "n_sibling_parts", "pair_feature_ids", "pair_row",
            "row_feature_ids", "sibling_add_features", "sibling_feature_ids", "sibling_index",
@@ -198,13 +198,17 @@ def _sibling_counts(attrs):
 
 
 @njit(cache=True, nogil=True)
-def sibling_feature_cache(attrs, unit_offsets, hash_bits):
+def sibling_feature_cache(attrs, unit_offsets, hash_bits, arc_distinct, arc_distinct_offsets):
     """Hash the sibling templates of every sentence once, for a fit.
 
     Returns ``(sibling_distinct, sibling_distinct_offsets, triple_ids,
     triple_offsets, pair_ids, pair_offsets)``: sentence ``i`` uses the distinct
     ids ``distinct = sibling_distinct[sibling_distinct_offsets[i]:
-    sibling_distinct_offsets[i + 1]]``; its sibling part ``r`` has the head
+    sibling_distinct_offsets[i + 1]]``, its arcs' distinct ids (of
+    :func:`~._arc_features.arc_feature_cache`: ``arc_distinct`` and
+    ``arc_distinct_offsets``) first, in their order, so that the arc and the
+    sibling parts of a sentence share one vector of local weights or features
+    (an id that both hash to is one entry); its sibling part ``r`` has the head
     template's ids ``distinct[triple_ids[triple_offsets[i] + T r + (0..T-1)]]``
     and the ``pair`` row ``row`` of modifier ``m`` the head-free templates' ids
     ``distinct[pair_ids[pair_offsets[i] + P ((m - 1) (n + 1) + row) + (0..P-1)]]``,
@@ -227,8 +231,11 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits):
         tok0 = unit_offsets[i]
         n = unit_offsets[i + 1] - tok0
         n_triple = triple_offsets[i + 1] - triple_offsets[i]
-        ids = np.empty(n_triple + pair_offsets[i + 1] - pair_offsets[i], dtype=np.int32)
-        k = 0
+        arcs = arc_distinct[arc_distinct_offsets[i]:arc_distinct_offsets[i + 1]]
+        n_arc = arcs.shape[0]
+        ids = np.empty(n_arc + n_triple + pair_offsets[i + 1] - pair_offsets[i], dtype=np.int32)
+        ids[:n_arc] = arcs
+        k = n_arc
         for m in range(1, n + 1):  # the order of sibling_index
             for h in range(n + 1):
                 if h == m:
@@ -244,8 +251,8 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits):
                 k += P
         local = np.empty(ids.shape[0], dtype=np.int32)
         distinct = localize(ids, local)
-        triple_ids[triple_offsets[i]:triple_offsets[i + 1]] = local[:n_triple]
-        pair_ids[pair_offsets[i]:pair_offsets[i + 1]] = local[n_triple:]
+        triple_ids[triple_offsets[i]:triple_offsets[i + 1]] = local[n_arc:n_arc + n_triple]
+        pair_ids[pair_offsets[i]:pair_offsets[i + 1]] = local[n_arc + n_triple:]
         distinct_of.append(distinct)
         distinct_offsets[i + 1] = distinct_offsets[i] + distinct.shape[0]
     distinct_ids = np.empty(distinct_offsets[-1], dtype=np.int32)
@@ -255,8 +262,8 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sibling_distinct(data, i):
-    """Cached sentence ``i``'s distinct sibling ids (empty without a cache)."""
+def joint_distinct(data, i):
+    """Cached sentence ``i``'s distinct ids, its arcs' first (empty without a cache)."""
     if data.triple_offsets.shape[0] == 0:
         return data.sibling_distinct[:0]
     return data.sibling_distinct[data.sibling_distinct_offsets[i]:
@@ -264,12 +271,10 @@ def _sibling_distinct(data, i):
 
 
 @njit(cache=True, nogil=True)
-def _cached_sibling_scores(data, i, n, distinct, w, scale, out):
+def cached_sibling_scores(data, i, n, local_w, out):
+    """Sibling part scores of cached sentence ``i`` from its weights gathered on its joint
+    distinct ids."""
     T, P = _sibling_counts(data.attrs)
-    scaled = scale.shape[0] > 0
-    local_w = np.empty(distinct.shape[0])
-    for j in range(distinct.shape[0]):
-        local_w[j] = w[distinct[j]] * scale[distinct[j]] if scaled else w[distinct[j]]
     pair = np.zeros((n + 1, n + 1))
     p0 = data.pair_offsets[i]
     for m in range(1, n + 1):
@@ -294,10 +299,10 @@ def _cached_sibling_scores(data, i, n, distinct, w, scale, out):
 
 
 @njit(cache=True, nogil=True)
-def _cached_sibling_features(data, i, n, n_distinct, coef):
-    """``F_i coef`` over the sibling parts of cached sentence ``i``, on its distinct ids."""
+def cached_sibling_features(data, i, n, coef, local):
+    """``local += F_i coef`` over the sibling parts of cached sentence ``i``, on its joint
+    distinct ids."""
     T, P = _sibling_counts(data.attrs)
-    local = np.zeros(n_distinct)
     pair = np.zeros((n + 1, n + 1))
     t0 = data.triple_offsets[i]
     r = 0
@@ -318,22 +323,6 @@ def _cached_sibling_features(data, i, n, n_distinct, coef):
                 start = p0 + P * ((m - 1) * (n + 1) + row)
                 for k in data.pair_ids[start:start + P]:
                     local[k] += pair[row, m]
-    return local
-
-
-@njit(cache=True, nogil=True)
-def cached_sibling_pass(data, i, n, coef, scale, w_scratch, read):
-    """:func:`~._arc_features.arc_feature_pass` over the sibling parts of a cached sentence
-    (returns -1.0 for a sentence without the cache)."""
-    distinct = _sibling_distinct(data, i)
-    if distinct.shape[0] == 0:
-        return -1.0
-    local = _cached_sibling_features(data, i, n, distinct.shape[0], coef)
-    total = 0.0
-    for j in range(distinct.shape[0]):
-        if local[j] != 0.0:
-            total += touch_feature(w_scratch, distinct[j], local[j], scale, read)
-    return total
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -359,10 +348,6 @@ def sibling_part_scores(data, i, w, scale, out):
     """
     attrs, tok0, hash_bits = data.attrs, data.unit_offsets[i], data.hash_bits
     n = data.unit_offsets[i + 1] - tok0
-    distinct = _sibling_distinct(data, i)
-    if distinct.shape[0] > 0:
-        _cached_sibling_scores(data, i, n, distinct, w, scale, out)
-        return
     ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
     pair = np.zeros((n + 1, n + 1))  # pair[s, m]; the null sibling at s = 0 (right) and m (left)
     for m in range(1, n + 1):
@@ -406,13 +391,6 @@ def sibling_add_features(data, i, coef, scale, w):
     """
     attrs, tok0, hash_bits = data.attrs, data.unit_offsets[i], data.hash_bits
     n = data.unit_offsets[i + 1] - tok0
-    distinct = _sibling_distinct(data, i)
-    if distinct.shape[0] > 0:
-        scaled = scale.shape[0] > 0
-        local = _cached_sibling_features(data, i, n, distinct.shape[0], coef)
-        for j in range(distinct.shape[0]):
-            w[distinct[j]] += local[j] * scale[distinct[j]] if scaled else local[j]
-        return
     ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
     pair = np.zeros((n + 1, n + 1))
     r = 0

@@ -116,7 +116,8 @@ class SiblingDependencyStructure(DependencyTreeStructure):
 
     def kernel_data(self, batch, training=False):
         arcs = super().kernel_data(batch, training=training)
-        siblings = (sibling_feature_cache(batch.attrs, batch.unit_offsets, int(self.hash_bits))
+        siblings = (sibling_feature_cache(batch.attrs, batch.unit_offsets, int(self.hash_bits),
+                                          arcs.distinct_ids, arcs.distinct_offsets)
                     if training else no_sibling_cache())
         return SiblingData(*arcs, *siblings)
 
