@@ -7,8 +7,9 @@ the diagonal are never read).  A tree is a head array ``heads`` of length
 only trees in which exactly one token hangs from the root (the UD convention).
 
 Projective trees (Eisner 1996, first order, O(n^3)): :func:`eisner` (argmax),
-:func:`projective_marginals` (inside in log space, arc marginals as the
-gradient of ``log Z`` by a reverse pass over the same recursions) and
+:func:`projective_marginals` (inside, arc marginals as the gradient of ``log Z``
+by a reverse pass over the same recursions; in real space on scaled weights
+unless ``Z`` would be too small there, else in log space) and
 :func:`projective_log_partition` (the inside pass alone).  The
 spans are the classic ones: ``I`` incomplete spans ``[s, t]`` headed at one end
 with the arc between the ends, ``C`` complete spans headed at one end.  With a
@@ -161,7 +162,7 @@ def _projective_inside(S, single_root):
 #: marginals do not change and ``log Z`` shifts by ``sum_m c_m + n log KAPPA``.  Weights
 #: are then at most ``1 / KAPPA``, and as a span of ``k`` arcs has at most
 #: ``C(3k, k) / (2k + 1) <= KAPPA^k`` projective structures, every inside value and ``Z``
-#: stay below ``n + 1`` (no overflow at any length).
+#: stay at most ``KAPPA`` (no overflow at any length).
 KAPPA = 27.0 / 4.0
 #: Weights and span values below ``TINY`` are flushed to zero, so that every product of two
 #: is a normal double (``TINY^2 > 2.2e-308``): subnormals cost many times a normal number.
@@ -237,7 +238,7 @@ def _real_outside(W, first, last, CL, CR, IL, IR, inner, gCL, gCR, gIL, gIR, mar
 
     A span whose value was flushed passes nothing on (the derivative of the flush), nor
     one whose ``g`` is below :data:`TINY` (its span is in a tree with a probability under
-    ``TINY (n + 1)``), which keeps every product normal.
+    ``TINY KAPPA``), which keeps every product normal.
     """
     for k in range(last - first, 0, -1):
         for s in range(first, last - k + 1):
