@@ -8,10 +8,14 @@ import pytest
 from scipy.special import logsumexp
 
 from sklearn_struct.structures.dependency._inference import (
+    _is_safe,
+    _log_space_marginals,
+    _real_projective_inside,
     _subtraction_free,
     chu_liu_edmonds,
     eisner,
     matrix_tree_marginals,
+    projective_log_partition,
     projective_marginals,
 )
 
@@ -256,3 +260,82 @@ def test_chu_liu_edmonds_agrees_with_networkx():
             expected = sum(S[h, m] for h, m in tree.edges)
             heads = np.zeros(n, dtype=np.int64)
             assert chu_liu_edmonds(S, False, heads) == pytest.approx(expected, rel=1e-12)
+
+
+def _log_space(S, single_root):
+    mu = np.empty_like(S)
+    return _log_space_marginals(S, single_root, mu), mu
+
+
+def _real_space_is_safe(S, single_root):
+    z, shift = _real_projective_inside(S, single_root)[:2]
+    return _is_safe(z, shift, S.shape[0])
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("spread", [1.0, 10.0, 100.0, 1000.0])
+def test_real_space_inside_outside_matches_log_space(spread, single_root):
+    rng = np.random.RandomState(int(spread) + single_root)
+    n_real = 0
+    for n in (2, 3, 5, 8, 13, 21, 34, 45, 60):
+        for _ in range(3):
+            S = random_scores(n, rng, scale=spread)
+            if spread > 10.0:  # keep some sentences in range: each word one plausible head
+                # projective, one root child: word 1 heads the sentence, word m hangs from
+                # word 1 or from word m - 1
+                heads = np.r_[0, np.where(rng.rand(n - 1) < 0.5, 1, np.arange(1, n))]
+                S[heads, np.arange(1, n + 1)] = S.max() + rng.rand(n)
+            n_real += _real_space_is_safe(S, single_root)
+            expected_log_z, expected = _log_space(S, single_root)
+            mu = np.full_like(S, np.nan)
+            log_z = projective_marginals(S, single_root, mu)
+            np.testing.assert_allclose(mu, expected, atol=1e-10, rtol=0)
+            assert log_z == pytest.approx(expected_log_z, rel=1e-9)
+            assert projective_log_partition(S, single_root) == log_z
+    assert n_real >= 9  # the real-space route was taken (and checked) that often
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_real_space_falls_back_to_log_space(single_root):
+    rng = np.random.RandomState(4)
+    for n, spread in [(6, 3e3), (12, 1e3), (30, 300.0), (200, 1.0), (40, 1e5)]:
+        S = random_scores(n, rng, scale=spread)
+        if n < 200:  # every word's best head one word to its right: a cycle at the end
+            S[np.r_[2:n + 1, n - 1], np.arange(1, n + 1)] = 2 * spread * n
+        assert not _real_space_is_safe(S, single_root)
+        expected_log_z, expected = _log_space(S, single_root)
+        assert np.isfinite(expected_log_z)
+        mu = np.full_like(S, np.nan)
+        assert projective_marginals(S, single_root, mu) == expected_log_z
+        np.testing.assert_array_equal(mu, expected)
+        assert projective_log_partition(S, single_root) == expected_log_z
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("n", [4, 6, 30])
+def test_real_space_forbidden_arcs_have_zero_marginals(n, single_root):
+    rng = np.random.RandomState(n)
+    keep = np.array([m - 1 for m in range(1, n + 1)])  # the chain 0 -> 1 -> ... -> n
+    for trial in range(5):
+        S = random_scores(n, rng, scale=1.0 + trial, forbidden=0.5, keep=keep)
+        assert _real_space_is_safe(S, single_root)
+        mu = np.empty_like(S)
+        log_z = projective_marginals(S, single_root, mu)
+        assert np.all(mu[np.isneginf(S)] == 0.0)
+        assert np.all(mu[:, 0] == 0.0) and np.all(np.diag(mu) == 0.0)
+        np.testing.assert_allclose(mu.sum(axis=0)[1:], 1.0, atol=1e-12)
+        expected_log_z, expected = _log_space(S, single_root)
+        np.testing.assert_allclose(mu, expected, atol=1e-10, rtol=0)
+        assert log_z == pytest.approx(expected_log_z, rel=1e-9)
+        if n <= 6:
+            trees = TREES[n, True, single_root]
+            assert log_z == pytest.approx(logsumexp(tree_scores(S, trees)), rel=1e-12)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_real_space_without_any_tree(single_root):
+    S = np.random.RandomState(0).randn(5, 5)
+    S[:, 3] = -np.inf  # no arc into word 3
+    mu = np.empty_like(S)
+    assert projective_marginals(S, single_root, mu) == -np.inf
+    assert projective_log_partition(S, single_root) == -np.inf

@@ -16,6 +16,8 @@ from sklearn_struct.structures import (STRUCTURES, DependencyTreeStructure,
                                        SiblingDependencyStructure)
 from sklearn_struct.structures.dependency._arc_features import (
     BOUNDARY, NO_PREFIX, POS, PREFIX, ROOT, SECOND_POS, WORD, distance_bin, feature_hash)
+from sklearn_struct.structures.dependency._second_order_inference import (
+    _log_space_marginals, _real_marginals)
 from sklearn_struct.structures.dependency._sibling_features import (
     MAX_SIBLING_FEATURES, n_sibling_parts, sibling_feature_ids, sibling_index, sibling_of_index)
 from sklearn_struct.utils import check_structure
@@ -280,3 +282,78 @@ def test_the_outputs_stay_projective():
     assert structure.projective
     with pytest.raises(AttributeError):
         structure.projective = False
+
+
+def _plausible_scores(n, rng, spread):
+    """Gaussian part scores, plus a bonus on the parts of one projective tree (word 1 heads
+    the sentence, word m hangs from word 1 or word m - 1) that keeps wide spreads in range."""
+    arcs, siblings = _part_order(n)
+    theta = spread * rng.randn(len(arcs) + len(siblings))
+    heads = np.r_[0, np.where(rng.rand(n - 1) < 0.5, 1, np.arange(1, n))].astype(np.int64)
+    theta[[arcs.index((h, m)) for m, h in enumerate(heads, start=1)]] += 3 * spread
+    theta[[len(arcs) + siblings.index(t) for t in _sibling_triples(heads)]] += 3 * spread
+    return theta
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("spread", [1.0, 10.0, 100.0, 1000.0])
+def test_real_space_marginals_match_log_space(spread, single_root):
+    rng = np.random.RandomState(int(spread) + single_root)
+    n_real = 0
+    for n in (2, 3, 5, 8, 13, 21, 34, 45, 60):
+        for _ in range(2):
+            theta = (_plausible_scores(n, rng, spread) if spread > 10.0
+                     else spread * rng.randn(n * n + n_sibling_parts(n)))
+            expected = np.empty_like(theta)
+            expected_log_z = _log_space_marginals(theta, n, single_root, expected)
+            mu = np.full_like(theta, np.nan)
+            log_z = _real_marginals(theta, n, single_root, mu)
+            if log_z != log_z:  # out of range: the public function falls back
+                continue
+            n_real += 1
+            np.testing.assert_allclose(mu, expected, atol=1e-10, rtol=0)
+            assert log_z == pytest.approx(expected_log_z, rel=1e-9)
+    assert n_real >= 8
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_real_space_falls_back_to_log_space(single_root):
+    structure = SiblingDependencyStructure(single_root=single_root, hash_bits=8)
+    marginals = structure.kernel_ops.functions["marginals"]
+    rng = np.random.RandomState(6)
+    for n, spread in [(6, 3e3), (12, 1e3), (30, 300.0), (150, 1.0)]:
+        theta = spread * rng.randn(n * n + n_sibling_parts(n))
+        assert np.isnan(_real_marginals(theta, n, single_root, np.empty_like(theta)))
+        expected = np.empty_like(theta)
+        expected_log_z = _log_space_marginals(theta, n, single_root, expected)
+        data = structure.kernel_data(structure.make_batch([np.full((n, 3), 5)]))
+        mu = np.full_like(theta, np.nan)
+        assert marginals(data, 0, theta, mu) == expected_log_z
+        np.testing.assert_array_equal(mu, expected)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_real_space_forbidden_parts_have_zero_marginals(single_root):
+    structure = SiblingDependencyStructure(single_root=single_root, hash_bits=8)
+    rng = np.random.RandomState(2)
+    for n in (3, 5, 30):
+        batch = structure.make_batch([np.full((n, 3), 5)])
+        chain = np.arange(n)  # word m hangs from word m - 1
+        keep = structure.encode(batch, chain)
+        for spread in (1.0, 3.0):
+            theta = spread * rng.randn(keep.size)
+            theta[(rng.rand(theta.size) < 0.5) & (keep == 0)] = -np.inf
+            mu = np.full_like(theta, np.nan)
+            log_z = _real_marginals(theta, n, single_root, mu)
+            assert log_z == log_z  # the real-space route
+            assert np.all(mu[np.isneginf(theta)] == 0.0)
+            expected = np.empty_like(theta)
+            assert log_z == pytest.approx(_log_space_marginals(theta, n, single_root, expected),
+                                          rel=1e-9)
+            np.testing.assert_allclose(mu, expected, atol=1e-10, rtol=0)
+            if n <= 5:
+                trees = np.array(list(dependency_trees(n, True, single_root)))
+                Z = np.array([structure.encode(batch, heads) for heads in trees])
+                values = np.array([theta[z > 0].sum() for z in Z])
+                p = np.exp(values - np.logaddexp.reduce(values))
+                np.testing.assert_allclose(mu, p @ Z, atol=1e-12)

@@ -7,8 +7,9 @@ the diagonal are never read).  A tree is a head array ``heads`` of length
 only trees in which exactly one token hangs from the root (the UD convention).
 
 Projective trees (Eisner 1996, first order, O(n^3)): :func:`eisner` (argmax),
-:func:`projective_marginals` (inside in log space, arc marginals as the
-gradient of ``log Z`` by a reverse pass over the same recursions) and
+:func:`projective_marginals` (inside, arc marginals as the gradient of ``log Z``
+by a reverse pass over the same recursions; in real space on scaled weights
+unless ``Z`` would be too small there, else in log space) and
 :func:`projective_log_partition` (the inside pass alone).  The
 spans are the classic ones: ``I`` incomplete spans ``[s, t]`` headed at one end
 with the arc between the ends, ``C`` complete spans headed at one end.  With a
@@ -155,15 +156,161 @@ def _projective_inside(S, single_root):
     return log_z, CL, CR, IL, IR, inner
 
 
+#: Real-space inside-outside (:func:`_real_inside`, :func:`_real_outside`): every tree has
+#: exactly one arc into each word, so the weights ``exp(S[h, m] - c_m) / KAPPA``, with
+#: ``c_m`` the largest score into ``m``, scale every tree by the same factor: the
+#: marginals do not change and ``log Z`` shifts by ``sum_m c_m + n log KAPPA``.  Weights
+#: are then at most ``1 / KAPPA``, and as a span of ``k`` arcs has at most
+#: ``C(3k, k) / (2k + 1) <= KAPPA^k`` projective structures, every inside value and ``Z``
+#: stay at most ``KAPPA`` (no overflow at any length).
+KAPPA = 27.0 / 4.0
+#: Weights and span values below ``TINY`` are flushed to zero, so that every product of two
+#: is a normal double (``TINY^2 > 2.2e-308``): subnormals cost many times a normal number.
+#: A flushed value has an outside weight below ``n + 1`` (its completions number at most
+#: ``(n + 1) KAPPA^(n - k)``), so flushing removes under ``10 N^3 TINY`` of ``Z`` in all.
+TINY = 1e-150
+#: The real-space result stands when ``Z >= SAFE N^3`` (scaled as above): flushing then
+#: changes ``Z`` and the marginals by under ``10 TINY / SAFE = 1e-19`` relative.  Otherwise
+#: (scores spread so widely that ``Z`` is tiny, or no tree) the log-space recursion runs.
+SAFE = 1e-130
+#: Exponents below this give weights under ``TINY``: flushed before taking the exponential.
+_FLUSH_EXPONENT = np.log(TINY * KAPPA)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _flush(value):
+    """``value``, or zero below :data:`TINY` (which also catches NaN)."""
+    return value if value >= TINY else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _real_weights(S, W):
+    """Scaled weights ``W[h, m] = exp(S[h, m] - c_m) / KAPPA`` (see :data:`KAPPA`), flushed
+    below :data:`TINY`; returns the shift of ``log Z``, ``sum_m c_m + n log KAPPA``."""
+    N = S.shape[0]
+    shift = 0.0
+    for m in range(1, N):
+        top = NEG_INF
+        for h in range(N):
+            if h != m and S[h, m] > top:
+                top = S[h, m]
+        shift += top + np.log(KAPPA)
+        for h in range(N):
+            exponent = S[h, m] - top  # NaN for a word no arc reaches: flushed
+            W[h, m] = np.exp(exponent) / KAPPA if exponent >= _FLUSH_EXPONENT else 0.0
+    return shift
+
+
+@njit(cache=True, nogil=True)
+def _real_inside(W, first, last, CL, CR, IL, IR, inner):
+    """:func:`_inside` on scaled weights in real space (sums of products), into zero tables.
+
+    Each span value is flushed to zero below :data:`TINY`, so every product of two
+    values or of a value and a weight is a normal number.
+    """
+    for s in range(first, last + 1):
+        CL[s, s] = 1.0
+        CR[s, s] = 1.0
+    for k in range(1, last - first + 1):
+        for s in range(first, last - k + 1):
+            t = s + k
+            total = 0.0
+            for r in range(s, t):
+                total += CR[s, r] * CL[r + 1, t]
+            inner[s, t] = _flush(total)
+            IR[s, t] = _flush(inner[s, t] * W[s, t])
+            if s > 0:
+                IL[s, t] = _flush(inner[s, t] * W[t, s])
+            total = 0.0
+            for r in range(s, t):
+                total += CL[s, r] * IL[r, t]
+            CL[s, t] = _flush(total)
+            total = 0.0
+            for r in range(s + 1, t + 1):
+                total += IR[s, r] * CR[r, t]
+            CR[s, t] = _flush(total)
+
+
+@njit(cache=True, nogil=True)
+def _real_outside(W, first, last, CL, CR, IL, IR, inner, gCL, gCR, gIL, gIR, marginals_out):
+    """Reverse pass of :func:`_real_inside`: adds ``d(log Z)/d(value)`` into the ``g`` tables
+    and the arc marginals (``g`` times the arc's span value) into ``marginals_out``.
+
+    A span whose value was flushed passes nothing on (the derivative of the flush), nor
+    one whose ``g`` is below :data:`TINY` (its span is in a tree with a probability under
+    ``TINY KAPPA``), which keeps every product normal.
+    """
+    for k in range(last - first, 0, -1):
+        for s in range(first, last - k + 1):
+            t = s + k
+            g = gCR[s, t]
+            if g >= TINY and CR[s, t] > 0.0:
+                for r in range(s + 1, t + 1):
+                    gIR[s, r] += g * CR[r, t]
+                    gCR[r, t] += g * IR[s, r]
+            g = gCL[s, t]
+            if g >= TINY and CL[s, t] > 0.0:
+                for r in range(s, t):
+                    gCL[s, r] += g * IL[r, t]
+                    gIL[r, t] += g * CL[s, r]
+            g = 0.0
+            if gIR[s, t] >= TINY and IR[s, t] > 0.0:
+                marginals_out[s, t] = gIR[s, t] * IR[s, t]
+                g += gIR[s, t] * W[s, t]
+            if s > 0 and gIL[s, t] >= TINY and IL[s, t] > 0.0:
+                marginals_out[t, s] = gIL[s, t] * IL[s, t]
+                g += gIL[s, t] * W[t, s]
+            if g >= TINY and inner[s, t] > 0.0:
+                for r in range(s, t):
+                    gCR[s, r] += g * CL[r + 1, t]
+                    gCL[r + 1, t] += g * CR[s, r]
+
+
+@njit(cache=True, nogil=True)
+def _real_projective_inside(S, single_root):
+    """Real-space inside pass: ``(Z, shift)`` with ``log Z = log(Z) + shift`` (see
+    :data:`KAPPA`), the weights, the tables of :func:`_real_inside` and, with a single root,
+    the flushed products ``CL[1, m] CR[m, n]`` of each root child ``m``."""
+    N = S.shape[0]
+    n = N - 1
+    W = np.zeros((N, N))
+    shift = _real_weights(S, W)
+    CL, CR, IL, IR, inner = (np.zeros((N, N)), np.zeros((N, N)), np.zeros((N, N)),
+                             np.zeros((N, N)), np.zeros((N, N)))
+    sides = np.zeros(N)
+    if not single_root:
+        _real_inside(W, 0, n, CL, CR, IL, IR, inner)
+        return CR[0, n], shift, W, CL, CR, IL, IR, inner, sides
+    _real_inside(W, 1, n, CL, CR, IL, IR, inner)
+    z = 0.0
+    for m in range(1, n + 1):
+        sides[m] = _flush(CL[1, m] * CR[m, n])
+        z += W[0, m] * sides[m]
+    return z, shift, W, CL, CR, IL, IR, inner, sides
+
+
+@njit(cache=True, nogil=True)
+def _is_safe(z, shift, N):
+    """Whether the real-space ``Z`` stands (see :data:`SAFE`)."""
+    return z >= SAFE * N ** 3 and np.isfinite(shift)
+
+
 @njit(cache=True, nogil=True)
 def projective_log_partition(S, single_root):
     """``log Z`` over projective trees (the inside pass of :func:`projective_marginals`)."""
+    z, shift = _real_projective_inside(S, single_root)[:2]
+    if _is_safe(z, shift, S.shape[0]):
+        return np.log(z) + shift
     return _projective_inside(S, single_root)[0]
 
 
 @njit(cache=True, nogil=True)
 def projective_marginals(S, single_root, marginals_out):
-    """Arc marginals over projective trees and ``log Z`` (inside-outside in log space).
+    """Arc marginals over projective trees and ``log Z`` (inside-outside).
+
+    In real space on scaled weights (:func:`_real_inside`, :func:`_real_outside`),
+    unless ``Z`` is too small there for flushing tiny values to be negligible (see
+    :data:`SAFE`): then in log space (:func:`_log_space_marginals`).
 
     Parameters
     ----------
@@ -180,11 +327,32 @@ def projective_marginals(S, single_root, marginals_out):
     """
     N = S.shape[0]
     n = N - 1
+    z, shift, W, CL, CR, IL, IR, inner, sides = _real_projective_inside(S, single_root)
+    if not _is_safe(z, shift, N):
+        return _log_space_marginals(S, single_root, marginals_out)
+    gCL, gCR, gIL, gIR = np.zeros((N, N)), np.zeros((N, N)), np.zeros((N, N)), np.zeros((N, N))
+    marginals_out[:, :] = 0.0
+    if not single_root:
+        gCR[0, n] = 1.0 / z
+        _real_outside(W, 0, n, CL, CR, IL, IR, inner, gCL, gCR, gIL, gIR, marginals_out)
+        return np.log(z) + shift
+    for m in range(1, n + 1):
+        g = W[0, m] / z
+        marginals_out[0, m] = g * sides[m]
+        if sides[m] > 0.0:
+            gCL[1, m] += g * CR[m, n]
+            gCR[m, n] += g * CL[1, m]
+    _real_outside(W, 1, n, CL, CR, IL, IR, inner, gCL, gCR, gIL, gIR, marginals_out)
+    return np.log(z) + shift
+
+
+@njit(cache=True, nogil=True)
+def _log_space_marginals(S, single_root, marginals_out):
+    """:func:`projective_marginals` in log space (:func:`_inside`, :func:`_outside`)."""
+    N = S.shape[0]
+    n = N - 1
     log_z, CL, CR, IL, IR, inner = _projective_inside(S, single_root)
-    gCL = np.zeros((N, N))
-    gCR = np.zeros((N, N))
-    gIL = np.zeros((N, N))
-    gIR = np.zeros((N, N))
+    gCL, gCR, gIL, gIR = np.zeros((N, N)), np.zeros((N, N)), np.zeros((N, N)), np.zeros((N, N))
     marginals_out[:, :] = 0.0
     if not single_root:
         gCR[0, n] = 1.0

@@ -13,14 +13,17 @@ Tables: ``IR[s, t]`` (arc ``s -> t``), ``IL[s, t]`` (arc ``t -> s``), with
 complete spans; ``SB[s, t]`` the sibling spans.  One pass computes them in
 the log semiring (``viterbi=False``) or the max-plus one, keeping the
 position of each span's best term for the back-trace; the marginals are the
-gradient of ``log Z`` by a reverse pass over the same recursions.
+gradient of ``log Z`` by a reverse pass over the same recursions.  The
+marginals are computed in real space (:func:`_real_spans`, :func:`_real_outside`)
+as in the first order (:func:`._inference.projective_marginals`), unless
+``Z`` is too small there; then in log space.
 """
 
 import numpy as np
 from numba import njit
 
 from ._arc_features import arc_index
-from ._inference import NEGLIGIBLE, _log_add, _share
+from ._inference import KAPPA, NEGLIGIBLE, SAFE, TINY, _FLUSH_EXPONENT, _flush, _log_add, _share
 from ._sibling_features import sibling_index
 
 NEG_INF = -np.inf
@@ -215,13 +218,193 @@ def _outside(theta, n, first, T, inner, G, mu):
 
 
 @njit(cache=True, nogil=True)
+def _real_weights(theta, n, single_root, W):
+    """Scaled weights of the sibling parts with their arcs, ``W[sibling_index(h, s, m, n)] =
+    exp(arc(h, m) + sib(h, s, m) - c_m) / KAPPA`` with ``c_m`` the largest such score into
+    ``m`` (every tree has one arc and one sibling part per word: see
+    :data:`._inference.KAPPA`), flushed below :data:`._inference.TINY`; returns the shift
+    of ``log Z``, ``sum_m c_m + n log KAPPA``.  With a single root only ``(0, 0, m)`` of
+    the root's parts is ever used.  The parts of one arc are consecutive, by the distance
+    of ``s`` from ``h``."""
+    shift = 0.0
+    for m in range(1, n + 1):
+        top = NEG_INF
+        for h in range(n + 1):
+            if h != m:
+                j = sibling_index(h, h, m, n)
+                for k in range(1 if h == 0 and single_root else abs(h - m)):
+                    value = theta[arc_index(h, m, n)] + theta[n * n + j + k]
+                    if value > top:
+                        top = value
+        shift += top + np.log(KAPPA)
+        for h in range(n + 1):
+            if h != m:
+                j = sibling_index(h, h, m, n)
+                for k in range(1 if h == 0 and single_root else abs(h - m)):
+                    # NaN for a word no part reaches: flushed
+                    exponent = theta[arc_index(h, m, n)] + theta[n * n + j + k] - top
+                    W[j + k] = np.exp(exponent) / KAPPA if exponent >= _FLUSH_EXPONENT else 0.0
+    return shift
+
+
+@njit(cache=True, nogil=True)
+def _real_spans(W, n, first, T):
+    """:func:`_spans` in real space on the weights of :func:`_real_weights` (each arc in its
+    sibling parts' weights), into zero tables.
+
+    Span values and products of two values are flushed to zero below
+    :data:`._inference.TINY` before any further product, so that every product is a
+    normal number.
+    """
+    for s in range(first, n + 1):
+        T[CL, s, s] = 1.0
+        T[CR, s, s] = 1.0
+    for w in range(1, n - first + 1):
+        for s in range(first, n - w + 1):
+            t = s + w
+            base = sibling_index(s, s, t, n)  # arc s -> t after its inner sibling r
+            total = T[CL, s + 1, t] * W[base]
+            for r in range(s + 1, t):
+                total += _flush(T[IR, s, r] * T[SB, r, t]) * W[base + r - s]
+            T[IR, s, t] = _flush(total)
+            if s > 0:  # arc t -> s
+                base = sibling_index(t, t, s, n)
+                total = T[CR, s, t - 1] * W[base]
+                for r in range(s + 1, t):
+                    total += _flush(T[SB, s, r] * T[IL, r, t]) * W[base + t - r]
+                T[IL, s, t] = _flush(total)
+            total = 0.0
+            for r in range(s, t):
+                total += T[CL, s, r] * T[IL, r, t]
+            T[CL, s, t] = _flush(total)
+            total = 0.0
+            for r in range(s + 1, t + 1):
+                total += T[IR, s, r] * T[CR, r, t]
+            T[CR, s, t] = _flush(total)
+            if s > 0:
+                total = 0.0
+                for r in range(s, t):
+                    total += T[CR, s, r] * T[CL, r + 1, t]
+                T[SB, s, t] = _flush(total)
+
+
+@njit(cache=True, nogil=True)
+def _real_outside(W, n, first, T, G, mu):
+    """Reverse pass of :func:`_real_spans`: ``d(log Z)/d(value)`` into ``G``, the part
+    marginals (``G`` times the part's share of a span value) into ``mu``.
+
+    As in :func:`._inference._real_outside`, flushed values pass nothing on, nor ``G``
+    below ``TINY``; a sibling term's ``G`` times weight is flushed like its inside product.
+    """
+    A = n * n
+    for w in range(n - first, 0, -1):
+        for s in range(first, n - w + 1):
+            t = s + w
+            g = G[SB, s, t]
+            if g >= TINY and T[SB, s, t] > 0.0:
+                for r in range(s, t):
+                    G[CR, s, r] += g * T[CL, r + 1, t]
+                    G[CL, r + 1, t] += g * T[CR, s, r]
+            g = G[CR, s, t]
+            if g >= TINY and T[CR, s, t] > 0.0:
+                for r in range(s + 1, t + 1):
+                    G[IR, s, r] += g * T[CR, r, t]
+                    G[CR, r, t] += g * T[IR, s, r]
+            g = G[CL, s, t]
+            if g >= TINY and T[CL, s, t] > 0.0:
+                for r in range(s, t):
+                    G[CL, s, r] += g * T[IL, r, t]
+                    G[IL, r, t] += g * T[CL, s, r]
+            g = G[IL, s, t]
+            if g >= TINY and T[IL, s, t] > 0.0:
+                mu[arc_index(t, s, n)] = g * T[IL, s, t]
+                base = sibling_index(t, t, s, n)
+                gw = _flush(g * W[base])
+                mu[A + base] = gw * T[CR, s, t - 1]
+                G[CR, s, t - 1] += gw
+                for r in range(s + 1, t):
+                    gw = _flush(g * W[base + t - r])
+                    product = _flush(T[SB, s, r] * T[IL, r, t])
+                    if product > 0.0:
+                        mu[A + base + t - r] = gw * product
+                        G[SB, s, r] += gw * T[IL, r, t]
+                        G[IL, r, t] += gw * T[SB, s, r]
+            g = G[IR, s, t]
+            if g >= TINY and T[IR, s, t] > 0.0:
+                mu[arc_index(s, t, n)] = g * T[IR, s, t]
+                base = sibling_index(s, s, t, n)
+                gw = _flush(g * W[base])
+                mu[A + base] = gw * T[CL, s + 1, t]
+                G[CL, s + 1, t] += gw
+                for r in range(s + 1, t):
+                    gw = _flush(g * W[base + r - s])
+                    product = _flush(T[IR, s, r] * T[SB, r, t])
+                    if product > 0.0:
+                        mu[A + base + r - s] = gw * product
+                        G[IR, s, r] += gw * T[SB, r, t]
+                        G[SB, r, t] += gw * T[IR, s, r]
+
+
+@njit(cache=True, nogil=True)
+def _real_marginals(theta, n, single_root, mu):
+    """:func:`second_order_marginals` in real space; NaN (``mu`` undefined) when ``Z`` is
+    below ``SAFE N^4``: flushing then changes ``Z`` and the marginals by under ``1e-18``
+    relative (under ``100 N^4 TINY`` of ``Z`` is flushed, as in
+    :data:`._inference.TINY`, with up to ``N^3`` products of two values flushed too)."""
+    N = n + 1
+    W = np.zeros(theta.shape[0] - n * n)
+    shift = _real_weights(theta, n, single_root, W)
+    T = np.zeros((5, N, N))
+    G = np.zeros((5, N, N))
+    sides = np.zeros(N)
+    if not single_root:
+        _real_spans(W, n, 0, T)
+        z = T[CR, 0, n]
+    else:
+        _real_spans(W, n, 1, T)
+        z = 0.0
+        for m in range(1, n + 1):
+            sides[m] = _flush(T[CL, 1, m] * T[CR, m, n])
+            z += W[sibling_index(0, 0, m, n)] * sides[m]
+    if not (z >= SAFE * N ** 4 and np.isfinite(shift)):
+        return np.nan
+    mu[:] = 0.0
+    if not single_root:
+        G[CR, 0, n] = 1.0 / z
+        _real_outside(W, n, 0, T, G, mu)
+        return np.log(z) + shift
+    for m in range(1, n + 1):
+        j = sibling_index(0, 0, m, n)
+        g = W[j] / z
+        mu[arc_index(0, m, n)] = mu[n * n + j] = g * sides[m]
+        if sides[m] > 0.0:
+            G[CL, 1, m] += g * T[CR, m, n]
+            G[CR, m, n] += g * T[CL, 1, m]
+    _real_outside(W, n, 1, T, G, mu)
+    return np.log(z) + shift
+
+
+@njit(cache=True, nogil=True)
 def second_order_marginals(data, i, theta, mu):
-    """Arc and sibling marginals of ``p(y) ~ exp(theta . z(y))`` into ``mu``; returns ``log Z``."""
+    """Arc and sibling marginals of ``p(y) ~ exp(theta . z(y))`` into ``mu``; returns ``log Z``.
+
+    In real space (:func:`_real_marginals`) unless ``Z`` is too small there, then in log
+    space (:func:`_log_space_marginals`).
+    """
     n = data.unit_offsets[i + 1] - data.unit_offsets[i]
+    log_z = _real_marginals(theta, n, data.single_root, mu)
+    if log_z != log_z:
+        log_z = _log_space_marginals(theta, n, data.single_root, mu)
+    return log_z
+
+
+@njit(cache=True, nogil=True)
+def _log_space_marginals(theta, n, single_root, mu):
+    """:func:`second_order_marginals` in log space (:func:`_spans`, :func:`_outside`)."""
     T, inner, back = _tables(n)
     G = np.zeros((5, n + 1, n + 1))
     mu[:] = 0.0
-    if not data.single_root:
+    if not single_root:
         _spans(theta, n, 0, T, inner, back, False)
         log_z = T[CR, 0, n]
         G[CR, 0, n] = 1.0
