@@ -333,6 +333,24 @@ def test_real_space_falls_back_to_log_space(single_root):
 
 
 @pytest.mark.parametrize("single_root", [True, False])
+def test_log_partition_matches_the_marginals_on_both_routes(single_root):
+    # the inside pass alone: real space where the marginals use it, log space where they fall
+    # back (the last two cases), and the log Z of the marginals either way
+    structure = SiblingDependencyStructure(single_root=single_root, hash_bits=8)
+    log_partition = structure.kernel_ops.functions["log_partition"]
+    rng = np.random.RandomState(4)
+    for n, spread, real in [(1, 1.0, True), (4, 1.0, True), (20, 3.0, True), (12, 1e3, False),
+                            (150, 1.0, False)]:
+        theta = spread * rng.randn(n * n + n_sibling_parts(n))
+        mu = np.empty_like(theta)
+        assert (_real_marginals(theta, n, single_root, mu) == _real_marginals(
+            theta, n, single_root, mu)) == real
+        expected = _log_space_marginals(theta, n, single_root, mu)
+        data = structure.kernel_data(structure.make_batch([np.full((n, 3), 5)]))
+        assert log_partition(data, 0, theta, np.empty(0)) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
 def test_real_space_forbidden_parts_have_zero_marginals(single_root):
     structure = SiblingDependencyStructure(single_root=single_root, hash_bits=8)
     rng = np.random.RandomState(2)

@@ -346,28 +346,43 @@ def _real_outside(W, n, first, T, G, mu):
 
 
 @njit(cache=True, nogil=True)
-def _real_marginals(theta, n, single_root, mu):
-    """:func:`second_order_marginals` in real space; NaN (``mu`` undefined) when ``Z`` is
-    below ``SAFE N^4``: flushing then changes ``Z`` and the marginals by under ``1e-18``
-    relative (under ``100 N^4 TINY`` of ``Z`` is flushed, as in
-    :data:`._inference.TINY`, with up to ``N^3`` products of two values flushed too)."""
+def _real_inside(theta, n, single_root):
+    """Real-space inside pass: ``(Z, shift, W, T, sides)`` with ``log Z = log(Z) + shift``,
+    the scaled weights, the span tables of :func:`_real_spans` and, with a single root, the
+    flushed products ``CL[1, m] CR[m, n]`` of each root child ``m``."""
     N = n + 1
     W = np.zeros(theta.shape[0] - n * n)
     shift = _real_weights(theta, n, single_root, W)
     T = np.zeros((5, N, N))
-    G = np.zeros((5, N, N))
     sides = np.zeros(N)
     if not single_root:
         _real_spans(W, n, 0, T)
-        z = T[CR, 0, n]
-    else:
-        _real_spans(W, n, 1, T)
-        z = 0.0
-        for m in range(1, n + 1):
-            sides[m] = _flush(T[CL, 1, m] * T[CR, m, n])
-            z += W[sibling_index(0, 0, m, n)] * sides[m]
-    if not (z >= SAFE * N ** 4 and np.isfinite(shift)):
+        return T[CR, 0, n], shift, W, T, sides
+    _real_spans(W, n, 1, T)
+    z = 0.0
+    for m in range(1, n + 1):
+        sides[m] = _flush(T[CL, 1, m] * T[CR, m, n])
+        z += W[sibling_index(0, 0, m, n)] * sides[m]
+    return z, shift, W, T, sides
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_safe(z, shift, n):
+    """Whether the real-space ``Z`` stands: at least ``SAFE N^4``, where flushing changes
+    ``Z`` and the marginals by under ``1e-18`` relative (under ``100 N^4 TINY`` of ``Z`` is
+    flushed, as in :data:`._inference.TINY`, with up to ``N^3`` products of two values
+    flushed too)."""
+    return z >= SAFE * (n + 1) ** 4 and np.isfinite(shift)
+
+
+@njit(cache=True, nogil=True)
+def _real_marginals(theta, n, single_root, mu):
+    """:func:`second_order_marginals` in real space; NaN (``mu`` undefined) unless
+    :func:`_is_safe`."""
+    z, shift, W, T, sides = _real_inside(theta, n, single_root)
+    if not _is_safe(z, shift, n):
         return np.nan
+    G = np.zeros((5, n + 1, n + 1))
     mu[:] = 0.0
     if not single_root:
         G[CR, 0, n] = 1.0 / z
@@ -399,21 +414,40 @@ def second_order_marginals(data, i, theta, mu):
 
 
 @njit(cache=True, nogil=True)
-def _log_space_marginals(theta, n, single_root, mu):
-    """:func:`second_order_marginals` in log space (:func:`_spans`, :func:`_outside`)."""
+def second_order_log_partition(data, i, theta, scratch):
+    """``log Z`` alone (a gap evaluation's need): the inside pass without the outside, in
+    real space unless ``Z`` is too small there (``scratch`` unused)."""
+    n = data.unit_offsets[i + 1] - data.unit_offsets[i]
+    z, shift = _real_inside(theta, n, data.single_root)[:2]
+    if _is_safe(z, shift, n):
+        return np.log(z) + shift
+    return _log_space_inside(theta, n, data.single_root)[0]
+
+
+@njit(cache=True, nogil=True)
+def _log_space_inside(theta, n, single_root):
+    """Log-space inside pass (:func:`_spans`): ``(log Z, T, inner)``."""
     T, inner, back = _tables(n)
-    G = np.zeros((5, n + 1, n + 1))
-    mu[:] = 0.0
     if not single_root:
         _spans(theta, n, 0, T, inner, back, False)
-        log_z = T[CR, 0, n]
-        G[CR, 0, n] = 1.0
-        _outside(theta, n, 0, T, inner, G, mu)
-        return log_z
+        return T[CR, 0, n], T, inner
     _spans(theta, n, 1, T, inner, back, False)
     log_z = NEG_INF
     for m in range(1, n + 1):
         log_z = _log_add(log_z, _root_term(theta, T, n, m))
+    return log_z, T, inner
+
+
+@njit(cache=True, nogil=True)
+def _log_space_marginals(theta, n, single_root, mu):
+    """:func:`second_order_marginals` in log space (:func:`_spans`, :func:`_outside`)."""
+    log_z, T, inner = _log_space_inside(theta, n, single_root)
+    G = np.zeros((5, n + 1, n + 1))
+    mu[:] = 0.0
+    if not single_root:
+        G[CR, 0, n] = 1.0
+        _outside(theta, n, 0, T, inner, G, mu)
+        return log_z
     for m in range(1, n + 1):
         share = _share(1.0, log_z, _root_term(theta, T, n, m))
         mu[arc_index(0, m, n)] += share

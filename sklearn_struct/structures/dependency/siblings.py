@@ -5,7 +5,8 @@ import numpy as np
 from .._batch import check_part_vector, offsets_from_lengths
 from .._kernel import KernelOps
 from . import _second_order as second
-from ._second_order_inference import second_order_eisner, second_order_marginals
+from ._second_order_inference import (
+    second_order_eisner, second_order_log_partition, second_order_marginals)
 from ._sibling_features import (
     SiblingData, n_sibling_parts, no_sibling_cache, sibling_feature_cache)
 from .structure import ArcOutputs, DependencyTreeStructure, HeadsCodec
@@ -13,8 +14,8 @@ from .structure import ArcOutputs, DependencyTreeStructure, HeadsCodec
 __all__ = ["SiblingDependencyStructure"]
 
 # The hand-written second-order Eisner and inside-outside override the generic program's
-# argmax and marginals (k-best outputs and samples stay generic); check_structure holds
-# them against it.
+# argmax, marginals and log Z (k-best outputs and samples stay generic); check_structure
+# holds them against it.
 _SIBLING_OPS = KernelOps(
     part_scores=second.second_order_part_scores, add_features=second.second_order_add_features,
     encode=second.second_order_encode, decode=second.second_order_decode,
@@ -23,7 +24,7 @@ _SIBLING_OPS = KernelOps(
     add_features_at=second.second_order_add_features_at,
     hypergraph_size=second.second_order_hypergraph_size,
     hypergraph=second.second_order_hypergraph, marginals=second_order_marginals,
-    argmax=second_order_eisner)
+    log_partition=second_order_log_partition, argmax=second_order_eisner)
 
 
 class SiblingDependencyStructure(DependencyTreeStructure):
