@@ -2,6 +2,10 @@
 
 __version__ = "0.1.0.dev0"
 
+from ._numba_cache import drop_stale_caches  # noqa: E402
+
+drop_stale_caches()  # before anything compiles or loads a cached kernel
+
 from . import datasets, metrics, preprocessing  # noqa: E402
 from .eg import EGCRF, EGStructuredSVM, eg_path  # noqa: E402
 from .extragradient import DualExtragradientMatcher  # noqa: E402
