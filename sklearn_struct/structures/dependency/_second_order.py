@@ -40,7 +40,7 @@ from ._arc_features import (
     scatter_features, touch_feature)
 from ._projective import heads_decode
 from ._sibling_features import (
-    MAX_SIBLING_FEATURES, cached_sibling_features, cached_sibling_scores, joint_distinct,
+    MAX_SIBLING_FEATURES, cached_sibling_features, cached_sibling_scores,
     pair_row, row_feature_ids, sibling_add_features, sibling_feature_ids, sibling_index,
     sibling_of_index, sibling_part_scores, triple_feature_ids)
 
@@ -158,12 +158,24 @@ def second_order_decode(data, i, z, y_out):
     heads_decode(data, i, z[:n * n], y_out)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _joint_ids(data, i):
+    """Cached sentence ``i``'s distinct ids in two runs, its arcs' and its sibling templates'
+    others (see :func:`~._sibling_features.sibling_feature_cache`): positions ``0..`` and
+    ``len(arcs)..`` of its local weights and features."""
+    return (data.distinct_ids[data.distinct_offsets[i]:data.distinct_offsets[i + 1]],
+            data.sibling_distinct[data.sibling_distinct_offsets[i]:
+                                  data.sibling_distinct_offsets[i + 1]])
+
+
 @njit(cache=True, nogil=True)
 def second_order_part_scores(data, i, w, scale, out):
     n = _length(data, i)
-    joint = joint_distinct(data, i)
-    if joint.shape[0] > 0:  # one gather for arcs and siblings
-        local_w = gather_weights(w, scale, joint)
+    if data.triple_offsets.shape[0] > 0:  # cached: one gather for arcs and siblings
+        arcs, others = _joint_ids(data, i)
+        local_w = np.empty(arcs.shape[0] + others.shape[0])
+        local_w[:arcs.shape[0]] = gather_weights(w, scale, arcs)
+        local_w[arcs.shape[0]:] = gather_weights(w, scale, others)
         arc_local_scores(data, i, local_w, out[:n * n])
         cached_sibling_scores(data, i, n, local_w, out[n * n:])
         return
@@ -172,9 +184,9 @@ def second_order_part_scores(data, i, w, scale, out):
 
 
 @njit(cache=True, nogil=True)
-def _joint_features(data, i, n, joint, coef):
-    """``F_i coef`` of cached sentence ``i`` on its joint distinct ids (arcs' first)."""
-    local = np.zeros(joint.shape[0])
+def _joint_features(data, i, n, n_local, coef):
+    """``F_i coef`` of cached sentence ``i`` on its distinct ids (see :func:`_joint_ids`)."""
+    local = np.zeros(n_local)
     arc_local_features(data, i, coef[:n * n], local)
     cached_sibling_features(data, i, n, coef[n * n:], local)
     return local
@@ -183,9 +195,11 @@ def _joint_features(data, i, n, joint, coef):
 @njit(cache=True, nogil=True)
 def second_order_add_features(data, i, coef, scale, w):
     n = _length(data, i)
-    joint = joint_distinct(data, i)
-    if joint.shape[0] > 0:
-        scatter_features(_joint_features(data, i, n, joint, coef), scale, joint, w)
+    if data.triple_offsets.shape[0] > 0:
+        arcs, others = _joint_ids(data, i)
+        local = _joint_features(data, i, n, arcs.shape[0] + others.shape[0], coef)
+        scatter_features(local[:arcs.shape[0]], scale, arcs, w)
+        scatter_features(local[arcs.shape[0]:], scale, others, w)
         return
     arc_add_features(data, i, coef[:n * n], scale, w)
     sibling_add_features(data, i, coef[n * n:], scale, w)
@@ -290,13 +304,15 @@ def _feature_pass(data, i, dmu, scale, w_scratch, read):
 
 @njit(cache=True, nogil=True)
 def second_order_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
-    """``||scale * F_i dmu||^2``: on a cached sentence from ``F_i dmu`` on its joint
-    distinct ids; otherwise in two feature passes over the parts that change, which
+    """``||scale * F_i dmu||^2``: on a cached sentence from ``F_i dmu`` on its distinct
+    ids; otherwise in two feature passes over the parts that change, which
     accumulate ``F_i dmu`` in ``w_scratch`` (zero on entry), then read each touched
     weight once, squaring and clearing it (zero on exit)."""
     n = _length(data, i)
-    joint = joint_distinct(data, i)
-    if joint.shape[0] > 0:
-        return scaled_sq_norm(_joint_features(data, i, n, joint, dmu), scale, joint)
+    if data.triple_offsets.shape[0] > 0:
+        arcs, others = _joint_ids(data, i)
+        local = _joint_features(data, i, n, arcs.shape[0] + others.shape[0], dmu)
+        return (scaled_sq_norm(local[:arcs.shape[0]], scale, arcs)
+                + scaled_sq_norm(local[arcs.shape[0]:], scale, others))
     _feature_pass(data, i, dmu, scale, w_scratch, False)
     return _feature_pass(data, i, dmu, scale, w_scratch, True)

@@ -203,12 +203,13 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits, arc_distinct, arc_dist
 
     Returns ``(sibling_distinct, sibling_distinct_offsets, triple_ids,
     triple_offsets, pair_ids, pair_offsets)``: sentence ``i`` uses the distinct
-    ids ``distinct = sibling_distinct[sibling_distinct_offsets[i]:
-    sibling_distinct_offsets[i + 1]]``, its arcs' distinct ids (of
+    ids ``distinct``: its arcs' distinct ids (of
     :func:`~._arc_features.arc_feature_cache`: ``arc_distinct`` and
-    ``arc_distinct_offsets``) first, in their order, so that the arc and the
-    sibling parts of a sentence share one vector of local weights or features
-    (an id that both hash to is one entry); its sibling part ``r`` has the head
+    ``arc_distinct_offsets``), then those of its sibling templates that no arc
+    has, ``sibling_distinct[sibling_distinct_offsets[i]:sibling_distinct_offsets[i
+    + 1]]``, so that the arc and the sibling parts of a sentence share one vector
+    of local weights or features (an id that both hash to is one entry; the arcs'
+    ids are not stored twice: on EWT they take 1.4 GB); its sibling part ``r`` has the head
     template's ids ``distinct[triple_ids[triple_offsets[i] + T r + (0..T-1)]]``
     and the ``pair`` row ``row`` of modifier ``m`` the head-free templates' ids
     ``distinct[pair_ids[pair_offsets[i] + P ((m - 1) (n + 1) + row) + (0..P-1)]]``,
@@ -253,27 +254,18 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits, arc_distinct, arc_dist
         distinct = localize(ids, local)
         triple_ids[triple_offsets[i]:triple_offsets[i + 1]] = local[n_arc:n_arc + n_triple]
         pair_ids[pair_offsets[i]:pair_offsets[i + 1]] = local[n_arc + n_triple:]
-        distinct_of.append(distinct)
-        distinct_offsets[i + 1] = distinct_offsets[i] + distinct.shape[0]
+        distinct_of.append(distinct[n_arc:].copy())  # (localize keeps the arcs' ids first)
+        distinct_offsets[i + 1] = distinct_offsets[i] + distinct.shape[0] - n_arc
     distinct_ids = np.empty(distinct_offsets[-1], dtype=np.int32)
     for i in range(n_sentences):
         distinct_ids[distinct_offsets[i]:distinct_offsets[i + 1]] = distinct_of[i]
     return distinct_ids, distinct_offsets, triple_ids, triple_offsets, pair_ids, pair_offsets
 
 
-@njit(cache=True, nogil=True, inline="always")
-def joint_distinct(data, i):
-    """Cached sentence ``i``'s distinct ids, its arcs' first (empty without a cache)."""
-    if data.triple_offsets.shape[0] == 0:
-        return data.sibling_distinct[:0]
-    return data.sibling_distinct[data.sibling_distinct_offsets[i]:
-                                 data.sibling_distinct_offsets[i + 1]]
-
-
 @njit(cache=True, nogil=True)
 def cached_sibling_scores(data, i, n, local_w, out):
-    """Sibling part scores of cached sentence ``i`` from its weights gathered on its joint
-    distinct ids."""
+    """Sibling part scores of cached sentence ``i`` from its weights gathered on its
+    distinct ids (see :func:`sibling_feature_cache`)."""
     T, P = _sibling_counts(data.attrs)
     pair = np.zeros((n + 1, n + 1))
     p0 = data.pair_offsets[i]
@@ -300,8 +292,8 @@ def cached_sibling_scores(data, i, n, local_w, out):
 
 @njit(cache=True, nogil=True)
 def cached_sibling_features(data, i, n, coef, local):
-    """``local += F_i coef`` over the sibling parts of cached sentence ``i``, on its joint
-    distinct ids."""
+    """``local += F_i coef`` over the sibling parts of cached sentence ``i``, on its
+    distinct ids (see :func:`sibling_feature_cache`)."""
     T, P = _sibling_counts(data.attrs)
     pair = np.zeros((n + 1, n + 1))
     t0 = data.triple_offsets[i]
