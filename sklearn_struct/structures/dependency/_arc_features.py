@@ -381,9 +381,11 @@ def gather_weights(w, scale, ids):
 
 @njit(cache=True, nogil=True)
 def scatter_features(local, scale, ids, w):
-    """``w[ids] += scale[ids] * local``: add features summed on distinct ids."""
+    """``w[ids] += scale[ids] * local``: add features summed on distinct ids (the zeros
+    skipped: a perceptron's update reaches a few of a sentence's ids)."""
     for j in range(ids.shape[0]):
-        w[ids[j]] += local[j] * scale[ids[j]] if scale.shape[0] > 0 else local[j]
+        if local[j] != 0.0:
+            w[ids[j]] += local[j] * scale[ids[j]] if scale.shape[0] > 0 else local[j]
 
 
 @njit(cache=True, nogil=True)
