@@ -71,10 +71,11 @@ def structure_of(order, hash_bits):
     return SiblingDependencyStructure(hash_bits=hash_bits)
 
 
-def build(model, structure, C):
+def build(model, structure, C, smoothing=True):
     if model == "perceptron":
         return StructuredPerceptron(structure=structure, warm_start=True)
-    return MODELS[model](C=C, structure=structure, warm_start=True)
+    options = {} if smoothing else {"smoothing": False}  # (EGStructuredSVM only)
+    return MODELS[model](C=C, structure=structure, warm_start=True, **options)
 
 
 def load(args):
@@ -95,7 +96,7 @@ def parts(structure, X):
 def train(args):
     split, X_train, y_train, dropped, X_eval = load(args)
     structure = structure_of(args.order, args.hash_bits)
-    model = build(args.model, structure, args.C[0])
+    model = build(args.model, structure, args.C[0], smoothing=not args.no_smoothing)
     rows, best, C_of_pass = [], None, {}
     clock = {"last": 0.0}
 
@@ -145,7 +146,8 @@ def train(args):
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
     n_parts = parts(structure, X_train)
     Cs = ", ".join(f"{C:g}" for C in args.C)
-    name = NAMES[args.model] + ("" if args.model == "perceptron" else f" C={Cs}")
+    name = (NAMES[args.model] + (" (smoothing=False)" if args.no_smoothing else "")
+            + ("" if args.model == "perceptron" else f" C={Cs}"))
     chosen = "" if best[2] not in C_of_pass else f" (at C={C_of_pass[best[2]]:.3g})"
     summary = (f"**{name}, order {args.order}**: best dev UAS {best[0]:.2f} at pass "
                f"{best[2]}{chosen}, where test UAS is **{best[1]:.2f}** (punctuation "
@@ -261,6 +263,8 @@ def main():
     parser.add_argument("--passes", type=int, default=8,
                         help="per value of C, not counting the first one's annealing passes")
     parser.add_argument("--hash-bits", type=int, default=23)
+    parser.add_argument("--no-smoothing", action="store_true",
+                        help="EGStructuredSVM on the hinge dual itself (smoothing=False)")
     parser.add_argument("--n-train", type=int, default=None,
                         help="only the first N training sentences (before dropping the "
                         "non-projective ones)")
@@ -274,6 +278,8 @@ def main():
     parser.add_argument("--no-record", action="store_true",
                         help="print the tables without recording them in results/")
     args = parser.parse_args()
+    if args.no_smoothing and (args.model != "egssvm" or args.timing or args.inference):
+        parser.error("--no-smoothing applies to training --model egssvm only")
     args.load = os.getloadavg()[0]
     warnings.simplefilter("ignore", ConvergenceWarning)
     (timing if args.timing else inference if args.inference else train)(args)
