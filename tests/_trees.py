@@ -25,3 +25,9 @@ def dependency_trees(n, projective, single_root):
         if projective and not is_projective(heads):
             continue
         yield np.array(heads, dtype=np.int64)
+
+
+def plausible_heads(n, rng):
+    """A random projective tree with one root child that spreads scores can favour: word 1
+    heads the sentence, word ``m`` hangs from word 1 or from word ``m - 1``."""
+    return np.r_[0, np.where(rng.rand(n - 1) < 0.5, 1, np.arange(1, n))].astype(np.int64)

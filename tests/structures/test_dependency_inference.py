@@ -19,6 +19,8 @@ from sklearn_struct.structures.dependency._inference import (
     projective_marginals,
 )
 
+from _trees import plausible_heads
+
 
 def _is_tree(heads):
     """Every token reaches the root 0 without a cycle."""
@@ -281,10 +283,7 @@ def test_real_space_inside_outside_matches_log_space(spread, single_root):
         for _ in range(3):
             S = random_scores(n, rng, scale=spread)
             if spread > 10.0:  # keep some sentences in range: each word one plausible head
-                # projective, one root child: word 1 heads the sentence, word m hangs from
-                # word 1 or from word m - 1
-                heads = np.r_[0, np.where(rng.rand(n - 1) < 0.5, 1, np.arange(1, n))]
-                S[heads, np.arange(1, n + 1)] = S.max() + rng.rand(n)
+                S[plausible_heads(n, rng), np.arange(1, n + 1)] = S.max() + rng.rand(n)
             n_real += _real_space_is_safe(S, single_root)
             expected_log_z, expected = _log_space(S, single_root)
             mu = np.full_like(S, np.nan)

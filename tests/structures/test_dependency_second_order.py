@@ -22,7 +22,7 @@ from sklearn_struct.structures.dependency._sibling_features import (
     MAX_SIBLING_FEATURES, n_sibling_parts, sibling_feature_ids, sibling_index, sibling_of_index)
 from sklearn_struct.utils import check_structure
 
-from _trees import dependency_trees
+from _trees import dependency_trees, plausible_heads
 
 
 def _sibling_triples(heads):
@@ -285,11 +285,11 @@ def test_the_outputs_stay_projective():
 
 
 def _plausible_scores(n, rng, spread):
-    """Gaussian part scores, plus a bonus on the parts of one projective tree (word 1 heads
-    the sentence, word m hangs from word 1 or word m - 1) that keeps wide spreads in range."""
+    """Gaussian part scores, plus a bonus on the parts of one plausible tree that keeps wide
+    spreads in range."""
     arcs, siblings = _part_order(n)
     theta = spread * rng.randn(len(arcs) + len(siblings))
-    heads = np.r_[0, np.where(rng.rand(n - 1) < 0.5, 1, np.arange(1, n))].astype(np.int64)
+    heads = plausible_heads(n, rng)
     theta[[arcs.index((h, m)) for m, h in enumerate(heads, start=1)]] += 3 * spread
     theta[[len(arcs) + siblings.index(t) for t in _sibling_triples(heads)]] += 3 * spread
     return theta

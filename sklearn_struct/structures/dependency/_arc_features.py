@@ -371,12 +371,10 @@ def arc_local_scores(data, i, local_w, out):
 
 
 @njit(cache=True, nogil=True)
-def gather_weights(w, scale, ids):
-    """``(scale * w)[ids]``: the weights of a cached sentence's distinct ids."""
-    local_w = np.empty(ids.shape[0])
+def gather_weights(w, scale, ids, local_w):
+    """``local_w = (scale * w)[ids]``: the weights of a cached sentence's distinct ids."""
     for j in range(ids.shape[0]):
         local_w[j] = w[ids[j]] * scale[ids[j]] if scale.shape[0] > 0 else w[ids[j]]
-    return local_w
 
 
 @njit(cache=True, nogil=True)
@@ -402,7 +400,9 @@ def scaled_sq_norm(local, scale, ids):
 def arc_part_scores(data, i, w, scale, out):
     distinct = _distinct(data, i)
     if distinct.shape[0] > 0:
-        arc_local_scores(data, i, gather_weights(w, scale, distinct), out)
+        local_w = np.empty(distinct.shape[0])
+        gather_weights(w, scale, distinct, local_w)
+        arc_local_scores(data, i, local_w, out)
         return
     attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
     for r in range(out.shape[0]):

@@ -201,6 +201,24 @@ def _real_weights(S, W):
     return shift
 
 
+@njit(cache=True, nogil=True, inline="always")
+def split_sum(A, B, s, t, lo, hi, shift):
+    """``sum_{r = lo}^{hi - 1} A[s, r] B[r + shift, t]``: a span made of two adjacent ones,
+    over its split points (real space)."""
+    total = 0.0
+    for r in range(lo, hi):
+        total += A[s, r] * B[r + shift, t]
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def split_adjoint(g, A, B, gA, gB, s, t, lo, hi, shift):
+    """Adjoint of :func:`split_sum` at gradient ``g``: into ``gA`` and ``gB``."""
+    for r in range(lo, hi):
+        gA[s, r] += g * B[r + shift, t]
+        gB[r + shift, t] += g * A[s, r]
+
+
 @njit(cache=True, nogil=True)
 def _real_inside(W, first, last, CL, CR, IL, IR, inner):
     """:func:`_inside` on scaled weights in real space (sums of products), into zero tables.
@@ -214,21 +232,12 @@ def _real_inside(W, first, last, CL, CR, IL, IR, inner):
     for k in range(1, last - first + 1):
         for s in range(first, last - k + 1):
             t = s + k
-            total = 0.0
-            for r in range(s, t):
-                total += CR[s, r] * CL[r + 1, t]
-            inner[s, t] = _flush(total)
+            inner[s, t] = _flush(split_sum(CR, CL, s, t, s, t, 1))
             IR[s, t] = _flush(inner[s, t] * W[s, t])
             if s > 0:
                 IL[s, t] = _flush(inner[s, t] * W[t, s])
-            total = 0.0
-            for r in range(s, t):
-                total += CL[s, r] * IL[r, t]
-            CL[s, t] = _flush(total)
-            total = 0.0
-            for r in range(s + 1, t + 1):
-                total += IR[s, r] * CR[r, t]
-            CR[s, t] = _flush(total)
+            CL[s, t] = _flush(split_sum(CL, IL, s, t, s, t, 0))
+            CR[s, t] = _flush(split_sum(IR, CR, s, t, s + 1, t + 1, 0))
 
 
 @njit(cache=True, nogil=True)
@@ -245,14 +254,10 @@ def _real_outside(W, first, last, CL, CR, IL, IR, inner, gCL, gCR, gIL, gIR, mar
             t = s + k
             g = gCR[s, t]
             if g >= TINY and CR[s, t] > 0.0:
-                for r in range(s + 1, t + 1):
-                    gIR[s, r] += g * CR[r, t]
-                    gCR[r, t] += g * IR[s, r]
+                split_adjoint(g, IR, CR, gIR, gCR, s, t, s + 1, t + 1, 0)
             g = gCL[s, t]
             if g >= TINY and CL[s, t] > 0.0:
-                for r in range(s, t):
-                    gCL[s, r] += g * IL[r, t]
-                    gIL[r, t] += g * CL[s, r]
+                split_adjoint(g, CL, IL, gCL, gIL, s, t, s, t, 0)
             g = 0.0
             if gIR[s, t] >= TINY and IR[s, t] > 0.0:
                 marginals_out[s, t] = gIR[s, t] * IR[s, t]
@@ -261,9 +266,7 @@ def _real_outside(W, first, last, CL, CR, IL, IR, inner, gCL, gCR, gIL, gIR, mar
                 marginals_out[t, s] = gIL[s, t] * IL[s, t]
                 g += gIL[s, t] * W[t, s]
             if g >= TINY and inner[s, t] > 0.0:
-                for r in range(s, t):
-                    gCR[s, r] += g * CL[r + 1, t]
-                    gCL[r + 1, t] += g * CR[s, r]
+                split_adjoint(g, CR, CL, gCR, gCL, s, t, s, t, 1)
 
 
 @njit(cache=True, nogil=True)

@@ -174,8 +174,8 @@ def second_order_part_scores(data, i, w, scale, out):
     if data.triple_offsets.shape[0] > 0:  # cached: one gather for arcs and siblings
         arcs, others = _joint_ids(data, i)
         local_w = np.empty(arcs.shape[0] + others.shape[0])
-        local_w[:arcs.shape[0]] = gather_weights(w, scale, arcs)
-        local_w[arcs.shape[0]:] = gather_weights(w, scale, others)
+        gather_weights(w, scale, arcs, local_w[:arcs.shape[0]])
+        gather_weights(w, scale, others, local_w[arcs.shape[0]:])
         arc_local_scores(data, i, local_w, out[:n * n])
         cached_sibling_scores(data, i, n, local_w, out[n * n:])
         return

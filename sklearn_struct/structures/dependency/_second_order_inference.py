@@ -23,7 +23,9 @@ import numpy as np
 from numba import njit
 
 from ._arc_features import arc_index
-from ._inference import KAPPA, NEGLIGIBLE, SAFE, TINY, _FLUSH_EXPONENT, _flush, _log_add, _share
+from ._inference import (
+    KAPPA, NEGLIGIBLE, SAFE, TINY, _FLUSH_EXPONENT, _flush, _log_add, _share, split_adjoint,
+    split_sum)
 from ._sibling_features import sibling_index
 
 NEG_INF = -np.inf
@@ -273,19 +275,10 @@ def _real_spans(W, n, first, T):
                 for r in range(s + 1, t):
                     total += _flush(T[SB, s, r] * T[IL, r, t]) * W[base + t - r]
                 T[IL, s, t] = _flush(total)
-            total = 0.0
-            for r in range(s, t):
-                total += T[CL, s, r] * T[IL, r, t]
-            T[CL, s, t] = _flush(total)
-            total = 0.0
-            for r in range(s + 1, t + 1):
-                total += T[IR, s, r] * T[CR, r, t]
-            T[CR, s, t] = _flush(total)
+            T[CL, s, t] = _flush(split_sum(T[CL], T[IL], s, t, s, t, 0))
+            T[CR, s, t] = _flush(split_sum(T[IR], T[CR], s, t, s + 1, t + 1, 0))
             if s > 0:
-                total = 0.0
-                for r in range(s, t):
-                    total += T[CR, s, r] * T[CL, r + 1, t]
-                T[SB, s, t] = _flush(total)
+                T[SB, s, t] = _flush(split_sum(T[CR], T[CL], s, t, s, t, 1))
 
 
 @njit(cache=True, nogil=True)
@@ -302,19 +295,13 @@ def _real_outside(W, n, first, T, G, mu):
             t = s + w
             g = G[SB, s, t]
             if g >= TINY and T[SB, s, t] > 0.0:
-                for r in range(s, t):
-                    G[CR, s, r] += g * T[CL, r + 1, t]
-                    G[CL, r + 1, t] += g * T[CR, s, r]
+                split_adjoint(g, T[CR], T[CL], G[CR], G[CL], s, t, s, t, 1)
             g = G[CR, s, t]
             if g >= TINY and T[CR, s, t] > 0.0:
-                for r in range(s + 1, t + 1):
-                    G[IR, s, r] += g * T[CR, r, t]
-                    G[CR, r, t] += g * T[IR, s, r]
+                split_adjoint(g, T[IR], T[CR], G[IR], G[CR], s, t, s + 1, t + 1, 0)
             g = G[CL, s, t]
             if g >= TINY and T[CL, s, t] > 0.0:
-                for r in range(s, t):
-                    G[CL, s, r] += g * T[IL, r, t]
-                    G[IL, r, t] += g * T[CL, s, r]
+                split_adjoint(g, T[CL], T[IL], G[CL], G[IL], s, t, s, t, 0)
             g = G[IL, s, t]
             if g >= TINY and T[IL, s, t] > 0.0:
                 mu[arc_index(t, s, n)] = g * T[IL, s, t]
