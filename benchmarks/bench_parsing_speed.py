@@ -153,10 +153,10 @@ def _all_add_features(data, part_offsets, coef, scale, w):
                         w)
 
 
-def _all_change_sq_norms(data, part_offsets, dmu, scale, w_scratch, part_scratch):
+def _all_add_features_norms(data, part_offsets, coef, scale, w, w_scratch, part_scratch):
     for i in range(part_offsets.shape[0] - 1):
-        change_sq_norm_op(data, i, dmu[part_offsets[i]:part_offsets[i + 1]],  # noqa: F821
-                          scale, w_scratch, part_scratch)
+        add_features_norm_op(data, i, coef[part_offsets[i]:part_offsets[i + 1]],  # noqa: F821
+                             scale, w, w_scratch, part_scratch)
 
 
 def components(treebank, order):
@@ -182,7 +182,7 @@ def components(treebank, order):
     w = structure.kernel_weights(batch, model.weights_)
     scale, n_parts = np.empty(0), int(offsets[-1])
     scores = np.empty(n_parts)
-    scratch = np.empty(3 * int(np.max(np.diff(offsets))))
+    scratch = np.empty(2 * int(np.max(np.diff(offsets))))
     marginals = specialize(_all_marginals, ops)
     specialize(_all_part_scores, ops)(data, offsets, w, scale, scores)
     # a change of the marginals as a step makes it: those of the scores less those of a
@@ -209,8 +209,8 @@ def components(treebank, order):
         "marginals": best(_all_marginals, data, offsets, scores, np.empty(n_parts)),
         "log_partition": best(_all_log_partitions, data, offsets, scores, np.empty(n_parts)),
         "add_features": best(_all_add_features, data, offsets, change, scale, w.copy()),
-        "change_sq_norm": best(_all_change_sq_norms, data, offsets, change, scale,
-                               np.zeros_like(w), scratch),
+        "add_features_norm": best(_all_add_features_norms, data, offsets, change, scale,
+                                  w.copy(), np.zeros_like(w), scratch),
     }
     return len(X), n_parts, seconds
 
@@ -225,7 +225,7 @@ def record_components(cli):
         for order in cli.orders:
             n_sentences, n_parts, s = components(treebank, order)
             epoch = s["part_scores"] + s["argmax"]
-            visit = s["part_scores"] + s["marginals"] + s["change_sq_norm"] + s["add_features"]
+            visit = s["part_scores"] + s["marginals"] + s["add_features_norm"]
             evaluation = s["part_scores"] + s["log_partition"]
             rows.append([treebank, order, n_sentences, n_parts,
                          *(f"{s[name]:.3f}" for name in s),
@@ -233,7 +233,7 @@ def record_components(cli):
                          f"{visit / epoch:.2f}", f"{(visit + evaluation) / epoch:.2f}"])
             print(rows[-1], flush=True)
     header = ["treebank", "order", "sentences", "parts", *(f"{name} s" for name in s),
-              "epoch: scores + argmax", "EG visits: scores + marginals + norm + add",
+              "epoch: scores + argmax", "EG visits: scores + marginals + add with norm",
               "evaluation: scores + log Z", "visits / epoch", "(visits + evaluation) / epoch"]
     table = markdown_table(header, rows)
     print(table)
@@ -243,10 +243,11 @@ def record_components(cli):
         f"cache, at the weights of three EGCRF passes (C = {C}; marginals and log Z of the "
         "part scores there; the feature sums of the change from the marginals of 0.9 times "
         "the scores to theirs, times C). An epoch "
-        "scores and decodes every sentence once; an EG visit scores it, computes the "
-        "marginals of the stepped dual parameters, the squared norm of the weights' change "
-        "(the adaptive step's test) and adds the change (rejected steps, which compute the "
-        "marginals and the norm again, not counted); a gap evaluation scores every sentence "
+        "scores and decodes every sentence once (a perceptron adds the features of its "
+        "mistakes); an EG visit scores it, computes the marginals of the stepped dual "
+        "parameters and adds the weights' change, with its squared norm (the adaptive step's "
+        "test; rejected steps, which compute the marginals again and take their change back, "
+        "not counted); a gap evaluation scores every sentence "
         "and takes its log-partition. With the gap evaluated after a pass, as during the "
         "annealing, the pass costs visits plus evaluation. Each operation here runs over all "
         "sentences before the next one starts, so that each reads the sentences' feature ids "

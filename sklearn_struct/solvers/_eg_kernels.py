@@ -16,13 +16,15 @@ the old marginals dotted with ``mu_i' - mu_i``, free from the quantities the
 visit computes), and the quadratic ``first t - (first - gain) t^2`` through
 both peaks at ``t = first / (2 (first - gain))`` times the step tried: the next
 rate (at most ``MAX_RATE_GROWTH`` times this one), or the retry of a rejected
-step.  On acceptance the weights absorb the change
-``w += -C s_i F_i (mu_i' - mu_i)`` so that ``w == w(alpha)`` at all times.
+step.  The weights absorb the change ``w += -C s_i F_i (mu_i' - mu_i)`` so that
+``w == w(alpha)`` at all times: the adaptive step adds it before its test, since
+adding it gives the squared norm that the dual gain needs (``add_features_norm``),
+and a rejected step takes it back.
 
 :func:`online_epoch` is a template: :func:`sklearn_struct.structures._kernel.specialize`
 compiles it for a structure's :class:`~sklearn_struct.structures._kernel.KernelOps`
 (``part_scores_op``, ``add_features_op``, ``marginals_op``,
-``change_sq_norm_op``), so the whole epoch runs inside numba for any
+``add_features_norm_op``), so the whole epoch runs inside numba for any
 structure; so do the gap evaluations' per-example losses (:func:`log_losses`,
 :func:`hinge_losses`).  Weights are in the structure's kernel layout.
 """
@@ -75,7 +77,7 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
     theta_buf = np.empty(max_parts)
     mu_buf = np.empty(max_parts)
     dmu_buf = np.empty(max_parts)
-    part_scratch = np.empty(3 * max_parts)
+    part_scratch = np.empty(2 * max_parts)
     w_scratch = np.zeros(w.shape[0])
     tries = 0
     for i in order:
@@ -142,10 +144,13 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
                 accepted = True
                 break
             # closed-form change of the dual D = C sum_i s_i term_i - ||w||^2 / 2 when
-            # w moves by delta = -C s_i F_i dmu: w.delta = -C s_i scores.dmu
-            sq = change_sq_norm_op(data, i, dmu, scale, w_scratch, part_scratch)
-            gain = cs * (term - terms[i] + linear) - 0.5 * cs * cs * sq
-            rounding = ROUNDING * (cs * magnitude + cs * cs * sq)
+            # w moves by delta = -C s_i F_i dmu: w.delta = -C s_i scores.dmu, and
+            # ||delta||^2 from adding delta
+            for r in range(n_parts):
+                dmu[r] *= -cs
+            sq = add_features_norm_op(data, i, dmu, scale, w, w_scratch, part_scratch)
+            gain = cs * (term - terms[i] + linear) - 0.5 * sq
+            rounding = ROUNDING * (cs * magnitude + sq)
             # smoothed hinge: the dual is concave in mu, so the gain is at most its
             # first-order part; a quadratic in the step through both, first * t -
             # (first - gain) * t^2, peaks at t = first / (2 (first - gain)) times this step
@@ -164,6 +169,9 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
                 else:
                     etas[i] = eta * (LOG_LOSS_RATE_GROWTH if loss == LOG_LOSS else RATE_GROWTH)
                 break
+            for r in range(n_parts):  # rejected: take the change back
+                dmu[r] = -dmu[r]
+            add_features_op(data, i, dmu, scale, w)
             if n_tried > max_halvings:
                 etas[i] = eta
                 break
@@ -171,12 +179,14 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
         tries += n_tried
         if not accepted:
             continue
+        if not adaptive:
+            for r in range(n_parts):
+                dmu[r] *= -cs
+            add_features_op(data, i, dmu, scale, w)
         for r in range(n_parts):
-            dmu[r] *= -cs
             theta[p0 + r] = theta_new[r]
             mu[p0 + r] = mu_new[r]
         terms[i] = term
-        add_features_op(data, i, dmu, scale, w)
     return tries
 
 

@@ -124,7 +124,8 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
     ``block_gaps``.  With ``update``, up to ``max_steps`` pairwise steps on the
     working set, applied to ``w`` (kernel layout), ``mu`` and ``terms`` (expected
     losses without offsets).  ``w_scratch`` (kernel weights' length) may hold
-    anything (see ``_default_change_sq_norm``).
+    anything: a step's curvature is the change of the scores of ``w_scratch`` when an
+    atom's features are added to it, and the addition is taken back.
 
     Returns -1, or the position in ``examples`` where the pool of part vectors
     (``out[0] == 0``) or the working sets (``out[0] == 1``, fewer than ``max_atoms``

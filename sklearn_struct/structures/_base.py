@@ -817,7 +817,7 @@ class BaseStructure(ABC):
             A batch returned by :meth:`make_batch`.
         training : bool, default=False
             Whether the data will also serve the operations only training
-            uses (``change_sq_norm`` of the online EG epoch); a structure may
+            uses (``add_features_norm`` of the online EG epoch); a structure may
             precompute more for them (the chains' token Gram matrices).
 
         Returns

@@ -23,9 +23,13 @@ taking the structure's *kernel data* (a tuple of arrays and scalars built by
     Part vector of the output ``y`` (units of example ``i``) into ``z_out``.
 ``project(data, i, v, out)``
     Euclidean projection of ``v`` onto the example's relaxed output polytope.
-``change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch)``
-    ``||scale * F_i dmu||^2``, optional: the default goes through
-    ``add_features`` and ``part_scores`` (see :func:`_default_change_sq_norm`).
+``add_features_norm(data, i, coef, scale, w, w_scratch, part_scratch)``
+    ``add_features``, returning the squared norm ``||scale * F_i coef||^2`` of
+    what it added (the online EG step's dual gain needs it), optional: the
+    default scores the example before and after adding (see
+    :func:`_default_add_features_norm`); a structure whose features it sums
+    on the example's distinct weights before adding them has the norm for a
+    square per weight.
 ``part_scores_at(data, i, w, scale, parts, out, scratch)``
     ``out[j]`` = the score of part ``parts[j]`` of example ``i``, optional: the
     default scores every part into ``scratch`` (as many numbers as the example's
@@ -67,7 +71,7 @@ __all__ = ["KERNEL_OPERATIONS", "KernelOps", "kernel_provides", "specialize"]
 
 #: Names of the per-example operations, as the templates call them (with ``_op``).
 KERNEL_OPERATIONS = ("part_scores", "add_features", "marginals", "log_partition", "argmax",
-                     "encode", "project", "change_sq_norm", "part_scores_at", "add_features_at",
+                     "encode", "project", "add_features_norm", "part_scores_at", "add_features_at",
                      "hypergraph_size", "hypergraph", "decode", "k_best", "sample")
 
 #: What a structure's hypergraph gives (:mod:`._semiring`), unless it gives its own.
@@ -86,11 +90,11 @@ class KernelOps:
     part_scores, add_features : numba dispatcher
         Required: the maps ``F_i^T`` and ``F_i`` of one example (see the
         module docstring for the signatures).
-    marginals, log_partition, argmax, encode, project, change_sq_norm, part_scores_at, \
-add_features_at : numba dispatcher, optional
+    marginals, log_partition, argmax, encode, project, add_features_norm, \
+part_scores_at, add_features_at : numba dispatcher, optional
         The operations the structure can perform on one example; a missing
         one makes the generic loops that need it unavailable (``log_partition``,
-        ``change_sq_norm``, ``part_scores_at`` and ``add_features_at`` have
+        ``add_features_norm``, ``part_scores_at`` and ``add_features_at`` have
         defaults, see the module docstring).
     hypergraph_size, hypergraph, decode : numba dispatcher, optional
         A dynamic program, given together: ``hypergraph_size(data, i)`` returns
@@ -127,12 +131,12 @@ add_features_at : numba dispatcher, optional
     """
 
     def __init__(self, *, part_scores, add_features, marginals=None, log_partition=None,
-                 argmax=None, encode=None, project=None, change_sq_norm=None,
+                 argmax=None, encode=None, project=None, add_features_norm=None,
                  part_scores_at=None, add_features_at=None, hypergraph_size=None,
                  hypergraph=None, decode=None, exclude=()):
         given = dict(part_scores=part_scores, add_features=add_features, marginals=marginals,
                      log_partition=log_partition, argmax=argmax, encode=encode,
-                     project=project, change_sq_norm=change_sq_norm,
+                     project=project, add_features_norm=add_features_norm,
                      part_scores_at=part_scores_at, add_features_at=add_features_at,
                      hypergraph_size=hypergraph_size, hypergraph=hypergraph, decode=decode)
         self.functions = {name: op for name, op in given.items() if op is not None}
@@ -154,8 +158,8 @@ add_features_at : numba dispatcher, optional
                     continue
                 self.functions[name] = specialize(template, self)
         self.provided = tuple(self.functions)
-        if "change_sq_norm" not in self.functions:
-            self.functions["change_sq_norm"] = specialize(_default_change_sq_norm, self)
+        if "add_features_norm" not in self.functions:
+            self.functions["add_features_norm"] = specialize(_default_add_features_norm, self)
         if "log_partition" not in self.functions and "marginals" in self.functions:
             self.functions["log_partition"] = specialize(_default_log_partition, self)
         for name, default in (("part_scores_at", _default_part_scores_at),
@@ -174,7 +178,7 @@ add_features_at : numba dispatcher, optional
         Parameters
         ----------
         names : iterable of str
-            Operations among those held (given, or the default ``change_sq_norm``).
+            Operations among those held (given, or the defaults).
 
         Returns
         -------
@@ -311,25 +315,22 @@ def specialize(template, ops):
     return kernel
 
 
-def _default_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
-    """``||scale * F_i dmu||^2 = dmu . F_i^T (scale^2 * F_i dmu)`` through the adjoint pair.
+def _default_add_features_norm(data, i, coef, scale, w, w_scratch, part_scratch):
+    """``add_features``, returning ``||scale * F_i coef||^2 = coef . F_i^T (scale^2 * F_i
+    coef)``: the change of the example's scores times ``coef``.
 
-    ``w_scratch`` (kernel weights' length) may hold anything: only the
-    difference of two score evaluations is used, and it is restored.
-    ``part_scratch`` holds at least ``3 * len(dmu)`` numbers.
+    ``part_scratch`` holds at least ``2 * len(coef)`` numbers; ``w_scratch`` is
+    unused.
     """
-    n = dmu.shape[0]
+    n = coef.shape[0]
     before = part_scratch[:n]
     after = part_scratch[n:2 * n]
-    undo = part_scratch[2 * n:3 * n]
-    part_scores_op(data, i, w_scratch, scale, before)  # noqa: F821 (bound by specialize)
-    add_features_op(data, i, dmu, scale, w_scratch)  # noqa: F821
-    part_scores_op(data, i, w_scratch, scale, after)  # noqa: F821
+    part_scores_op(data, i, w, scale, before)  # noqa: F821 (bound by specialize)
+    add_features_op(data, i, coef, scale, w)  # noqa: F821
+    part_scores_op(data, i, w, scale, after)  # noqa: F821
     total = 0.0
     for r in range(n):
-        total += dmu[r] * (after[r] - before[r])
-        undo[r] = -dmu[r]
-    add_features_op(data, i, undo, scale, w_scratch)  # noqa: F821
+        total += coef[r] * (after[r] - before[r])
     return max(total, 0.0)
 
 

@@ -396,8 +396,17 @@ def token_project(data, i, v, out):
     _simplex_project(v, out)
 
 
+@njit(cache=True, nogil=True)
+def token_add_features_norm(data, i, coef, scale, w, w_scratch, part_scratch):
+    """:func:`token_add_features`, returning ``||scale * F_i coef||^2`` (see
+    :func:`_token_sq_norm`; ``part_scratch`` unused)."""
+    total = _token_sq_norm(data, i, coef, scale, w_scratch)
+    token_add_features(data, i, coef, scale, w)
+    return total
+
+
 @njit(cache=True, nogil=True, inline="always")
-def token_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
+def _token_sq_norm(data, i, dmu, scale, w_scratch):
     """``||scale * F_i dmu||^2``: through the token Gram matrix without rescaling,
     else by accumulating ``F_i dmu`` in ``w_scratch`` (zero on entry and exit)."""
     values, indices, indptr, dense_width, n_features, unit_offsets, n_states = _features_of(data)
@@ -482,7 +491,7 @@ def token_gram(values, indices, indptr, dense_width, n_features, unit_offsets):
 TOKEN_KERNEL_OPS = KernelOps(
     part_scores=token_part_scores, add_features=token_add_features,
     marginals=token_marginals, log_partition=token_log_partition, argmax=token_argmax,
-    encode=token_encode, project=token_project, change_sq_norm=token_change_sq_norm,
+    encode=token_encode, project=token_project, add_features_norm=token_add_features_norm,
     part_scores_at=token_part_scores_at, add_features_at=token_add_features_at,
     hypergraph_size=token_hypergraph_size, hypergraph=token_hypergraph, decode=token_decode,
 )

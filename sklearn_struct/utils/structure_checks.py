@@ -677,9 +677,10 @@ def _kernel_ops(inst):
     ``scale * w`` and ``add_features`` adds ``scale * F coef``), and compared
     with the batch methods; the generic batch loops (the defaults of
     :class:`BaseStructure`) are compared with the structure's batch methods;
-    ``change_sq_norm`` is compared with ``||scale * F_i dmu||^2`` from
-    ``expected_features``, ``part_scores_at`` and ``add_features_at`` with
-    ``part_scores`` and ``add_features`` on the listed parts, all of them on the
+    ``add_features_norm`` adds as ``add_features`` does and returns
+    ``||scale * F_i coef||^2`` from ``expected_features``, ``part_scores_at`` and
+    ``add_features_at`` agree with ``part_scores`` and ``add_features`` on the
+    listed parts, all of them on the
     kernel data for prediction and on that for training (where a structure may
     cache features); ``kernel_weights`` and ``contract_weights`` are inverse.
     """
@@ -709,9 +710,7 @@ def _kernel_ops(inst):
         before = copy.deepcopy(args)
         result = functions[name](*args)
         difference = _difference(before[:3], args[:3], f"{name}'s inputs")
-        if name == "change_sq_norm":
-            difference = difference or _difference(before[3:4], args[3:4], "its scale")
-        elif name in ("part_scores", "add_features"):
+        if name in ("part_scores", "add_features", "add_features_norm"):
             difference = difference or _difference(before[3:4], args[3:4], f"{name}'s scale")
         elif name in ("part_scores_at", "add_features_at"):
             difference = difference or _difference(before[3:5], args[3:5],
@@ -744,24 +743,28 @@ def _kernel_ops(inst):
                     added = np.asarray(s.kernel_weights(b, s.expected_features(b, z)))
                     _assert_close(out, start + (scale * added if scale.size else added),
                                   f"kernel add_features of example {i} ({what})")
-            # change_sq_norm: ||scale * F_i dmu||^2, a training operation (its kernel data
-            # may be built for training only)
+            # add_features_norm: add_features and ||scale * F_i coef||^2, a training operation
+            # (its kernel data may be built for training only)
             max_parts = max(inst.n_parts_of(i) for i in range(n))
             for i in range(n if kdata is data_training else 0):
-                dmu = rng.randn(inst.n_parts_of(i))
+                coef = rng.randn(inst.n_parts_of(i))
+                start = rng.randn(n_weights)
+                out = start.copy()
                 w_scratch = np.zeros(n_weights)
-                part_scratch = np.zeros(3 * max_parts)
-                value = op("change_sq_norm", kdata, i, dmu, scale, w_scratch, part_scratch)
+                value = op("add_features_norm", kdata, i, coef, scale, out, w_scratch,
+                           np.zeros(2 * max_parts))
                 z = np.zeros(inst.n_parts)
-                z[inst.parts[i]] = dmu
+                z[inst.parts[i]] = coef
                 change = np.asarray(s.kernel_weights(b, s.expected_features(b, z)))
                 if scale.size:
                     change = change * scale
-                _assert_close(value, change @ change, f"change_sq_norm of example {i} ({what}) "
-                              "against ||scale * F_i dmu||^2")
+                _assert_close(out, start + change,
+                              f"kernel add_features_norm of example {i} ({what})")
+                _assert_close(value, change @ change, f"add_features_norm of example {i} "
+                              f"({what}) against ||scale * F_i coef||^2")
                 _assert_close(w_scratch, np.zeros(n_weights),
-                              f"change_sq_norm's w_scratch after example {i} ({what}): zero on "
-                              "entry, it must be zero on exit", atol=1e-10)
+                              f"add_features_norm's w_scratch after example {i} ({what}): zero "
+                              "on entry, it must be zero on exit", atol=1e-10)
             # part_scores_at and add_features_at: the listed parts (some repeated) alone
             for i in range(n):
                 n_parts = inst.n_parts_of(i)
@@ -1077,7 +1080,8 @@ check_kernel_ops = _public(_kernel_ops, (
     "``kernel_data``, agrees with the batch methods, with an empty and a random positive\n"
     "``scale`` (``log_partition``, given or the default through ``marginals``, with the\n"
     "reference log-partition); the generic batch loops agree with the batch methods;\n"
-    "``change_sq_norm`` equals ``||scale * F_i dmu||^2``; ``part_scores_at`` and\n"
+    "``add_features_norm`` adds as ``add_features`` does and returns\n"
+    "``||scale * F_i coef||^2``; ``part_scores_at`` and\n"
     "``add_features_at`` agree with ``part_scores`` and ``add_features`` on listed parts;\n"
     "``kernel_weights`` and ``contract_weights`` are inverse; no operation modifies its\n"
     "inputs."))
@@ -1492,14 +1496,15 @@ def _probe(inst, batch, inputs):
         if kernel_provides(s, "project"):
             out["kernel project"] = BaseStructure.project(s, batch, inputs["v"])
         data = s.kernel_data(batch, training=True)
-        change = s.kernel_ops.functions["change_sq_norm"]
+        add_norm = s.kernel_ops.functions["add_features_norm"]
         for what, scale in (("no scale", empty_scale()), ("a scale", inputs["scale"])):
-            values = []
+            values, added = [], np.zeros(inst.n_weights)
             for i in range(inst.n_samples):
                 n_parts = inst.n_parts_of(i)
-                values.append(change(data, i, z[inst.parts[i]].copy(), scale,
-                                     np.zeros(inst.n_weights), np.zeros(3 * n_parts)))
-            out[f"change_sq_norm ({what})"] = np.array(values)
+                values.append(add_norm(data, i, z[inst.parts[i]].copy(), scale, added,
+                                       np.zeros(inst.n_weights), np.zeros(2 * n_parts)))
+            out[f"add_features_norm ({what})"] = np.array(values)
+            out[f"add_features_norm's additions ({what})"] = added
     return out
 
 

@@ -372,14 +372,17 @@ def test_kernel_feature_maps_match_batch_methods(sparse):
     Y = rng.randint(2, size=batch.unit_offsets[-1])
     np.testing.assert_array_equal(BaseStructure.encode(structure, batch, Y),
                                   structure.encode(batch, Y))
-    change_sq_norm = structure.kernel_ops.functions["change_sq_norm"]
+    add_features_norm = structure.kernel_ops.functions["add_features_norm"]
     lo, hi = batch.part_offsets[1], batch.part_offsets[2]
     dmu = rng.randn(hi - lo)
     z = np.zeros(n_parts)
     z[lo:hi] = dmu
     change = scale * structure.expected_features(batch, z)
-    value = change_sq_norm(data, 1, dmu, scale, np.zeros(5), np.zeros(3 * (hi - lo)))
+    start = rng.randn(5)
+    w = start.copy()
+    value = add_features_norm(data, 1, dmu, scale, w, np.zeros(5), np.zeros(2 * (hi - lo)))
     assert value == pytest.approx(change @ change)
+    np.testing.assert_allclose(w, start + change, atol=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(6))

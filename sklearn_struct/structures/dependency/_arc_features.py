@@ -380,19 +380,15 @@ def gather_weights(w, scale, ids, local_w):
 @njit(cache=True, nogil=True)
 def scatter_features(local, scale, ids, w):
     """``w[ids] += scale[ids] * local``: add features summed on distinct ids (the zeros
-    skipped: a perceptron's update reaches a few of a sentence's ids)."""
-    for j in range(ids.shape[0]):
-        if local[j] != 0.0:
-            w[ids[j]] += local[j] * scale[ids[j]] if scale.shape[0] > 0 else local[j]
-
-
-@njit(cache=True, nogil=True)
-def scaled_sq_norm(local, scale, ids):
-    """``||scale[ids] * local||^2`` of features summed on distinct ids."""
+    skipped: a perceptron's update reaches a few of a sentence's ids); returns the squared
+    norm of what was added, ``||scale[ids] * local||^2``."""
+    scaled = scale.shape[0] > 0
     total = 0.0
     for j in range(ids.shape[0]):
-        value = local[j] * scale[ids[j]] if scale.shape[0] > 0 else local[j]
-        total += value * value
+        if local[j] != 0.0:
+            value = local[j] * scale[ids[j]] if scaled else local[j]
+            w[ids[j]] += value
+            total += value * value
     return total
 
 
@@ -511,14 +507,16 @@ def arc_feature_pass(data, i, dmu, scale, w_scratch, read):
 
 
 @njit(cache=True, nogil=True)
-def arc_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
-    """``||scale * F_i dmu||^2``: on a cached sentence from ``F_i dmu`` on its distinct
-    ids, otherwise in two passes of :func:`arc_feature_pass` (instead of the default's
-    four)."""
+def arc_add_features_norm(data, i, coef, scale, w, w_scratch, part_scratch):
+    """:func:`arc_add_features`, returning ``||scale * F_i coef||^2``: on a cached sentence
+    from ``F_i coef`` summed on its distinct ids as it adds them, otherwise from two passes
+    of :func:`arc_feature_pass` (``part_scratch`` unused)."""
     distinct = _distinct(data, i)
-    if distinct.shape[0] == 0:
-        arc_feature_pass(data, i, dmu, scale, w_scratch, False)
-        return arc_feature_pass(data, i, dmu, scale, w_scratch, True)
-    local = np.zeros(distinct.shape[0])
-    arc_local_features(data, i, dmu, local)
-    return scaled_sq_norm(local, scale, distinct)
+    if distinct.shape[0] > 0:
+        local = np.zeros(distinct.shape[0])
+        arc_local_features(data, i, coef, local)
+        return scatter_features(local, scale, distinct, w)
+    arc_feature_pass(data, i, coef, scale, w_scratch, False)
+    total = arc_feature_pass(data, i, coef, scale, w_scratch, True)
+    arc_add_features(data, i, coef, scale, w)
+    return total

@@ -36,8 +36,8 @@ from numba import njit
 
 from ._arc_features import (
     arc_add_features, arc_add_features_at, arc_feature_pass, arc_index, arc_local_features,
-    arc_local_scores, arc_part_scores, arc_part_scores_at, gather_weights, scaled_sq_norm,
-    scatter_features, touch_feature)
+    arc_local_scores, arc_part_scores, arc_part_scores_at, gather_weights, scatter_features,
+    touch_feature)
 from ._projective import heads_decode
 from ._sibling_features import (
     MAX_SIBLING_FEATURES, cached_sibling_features, cached_sibling_scores,
@@ -303,16 +303,19 @@ def _feature_pass(data, i, dmu, scale, w_scratch, read):
 
 
 @njit(cache=True, nogil=True)
-def second_order_change_sq_norm(data, i, dmu, scale, w_scratch, part_scratch):
-    """``||scale * F_i dmu||^2``: on a cached sentence from ``F_i dmu`` on its distinct
-    ids; otherwise in two feature passes over the parts that change, which
-    accumulate ``F_i dmu`` in ``w_scratch`` (zero on entry), then read each touched
-    weight once, squaring and clearing it (zero on exit)."""
+def second_order_add_features_norm(data, i, coef, scale, w, w_scratch, part_scratch):
+    """:func:`second_order_add_features`, returning ``||scale * F_i coef||^2``: on a cached
+    sentence from ``F_i coef`` summed on its distinct ids as it adds them; otherwise from
+    two feature passes over the parts that change, which accumulate ``F_i coef`` in
+    ``w_scratch`` (zero on entry), then read each touched weight once, squaring and
+    clearing it (zero on exit); ``part_scratch`` unused."""
     n = _length(data, i)
     if data.triple_offsets.shape[0] > 0:
         arcs, others = _joint_ids(data, i)
-        local = _joint_features(data, i, n, arcs.shape[0] + others.shape[0], dmu)
-        return (scaled_sq_norm(local[:arcs.shape[0]], scale, arcs)
-                + scaled_sq_norm(local[arcs.shape[0]:], scale, others))
-    _feature_pass(data, i, dmu, scale, w_scratch, False)
-    return _feature_pass(data, i, dmu, scale, w_scratch, True)
+        local = _joint_features(data, i, n, arcs.shape[0] + others.shape[0], coef)
+        return (scatter_features(local[:arcs.shape[0]], scale, arcs, w)
+                + scatter_features(local[arcs.shape[0]:], scale, others, w))
+    _feature_pass(data, i, coef, scale, w_scratch, False)
+    total = _feature_pass(data, i, coef, scale, w_scratch, True)
+    second_order_add_features(data, i, coef, scale, w)
+    return total

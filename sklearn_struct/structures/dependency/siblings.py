@@ -19,7 +19,7 @@ __all__ = ["SiblingDependencyStructure"]
 _SIBLING_OPS = KernelOps(
     part_scores=second.second_order_part_scores, add_features=second.second_order_add_features,
     encode=second.second_order_encode, decode=second.second_order_decode,
-    change_sq_norm=second.second_order_change_sq_norm,
+    add_features_norm=second.second_order_add_features_norm,
     part_scores_at=second.second_order_part_scores_at,
     add_features_at=second.second_order_add_features_at,
     hypergraph_size=second.second_order_hypergraph_size,

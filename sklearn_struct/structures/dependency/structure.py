@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 from ._arc_features import (
-    PUNCTUATION, ArcData, arc_add_features, arc_add_features_at, arc_change_sq_norm,
+    PUNCTUATION, ArcData, arc_add_features, arc_add_features_at, arc_add_features_norm,
     arc_feature_cache, arc_index, arc_part_scores, arc_part_scores_at, no_feature_cache)
 from .._base import BaseStructure
 from .._output_space import OutputSpace
@@ -244,7 +244,7 @@ def dependency_encode(data, i, y, z_out):
 
 _ARC_OPS = dict(
     part_scores=arc_part_scores, add_features=arc_add_features, encode=dependency_encode,
-    change_sq_norm=arc_change_sq_norm, part_scores_at=arc_part_scores_at,
+    add_features_norm=arc_add_features_norm, part_scores_at=arc_part_scores_at,
     add_features_at=arc_add_features_at)
 _NON_PROJECTIVE_OPS = KernelOps(**_ARC_OPS, marginals=matrix_tree_arc_marginals,
                                 argmax=chu_liu_edmonds_argmax)

@@ -23,7 +23,7 @@ Per-example kernel operations (:class:`._kernel.KernelOps`) of
 :class:`~sklearn_struct.structures.TreeStructure`; kernel data
 (:func:`tree_kernel_data`) is the token kernel data
 (:func:`._token_kernels.token_kernel_data`, whose node-score, feature and
-``change_sq_norm`` operations serve unchanged: node parts first, then the tied
+``add_features_norm`` operations serve unchanged: node parts first, then the tied
 transition parts mapped one to one on the weights after the node weights)
 followed by ``(parents, order, edge_types, n_edge_types)``, per-node arrays
 stacked like the node features, with node indices local to each example.
@@ -46,7 +46,7 @@ from .._kernel import KernelOps
 from .._token_kernels import (
     TokenData,
     token_add_features,
-    token_change_sq_norm,
+    token_add_features_norm,
     token_decode,
     token_kernel_data,
     token_part_scores,
@@ -442,7 +442,7 @@ def tree_hypergraph(data, i, edges):
 TREE_KERNEL_OPS = KernelOps(
     part_scores=token_part_scores, add_features=token_add_features,
     marginals=tree_marginals, argmax=tree_argmax, encode=tree_encode,
-    change_sq_norm=token_change_sq_norm, hypergraph_size=tree_hypergraph_size,
+    add_features_norm=token_add_features_norm, hypergraph_size=tree_hypergraph_size,
     hypergraph=tree_hypergraph, decode=token_decode,
 )
 
