@@ -123,9 +123,12 @@ def _reference_sibling_features(attrs, h, s, m, hash_bits):
     for offset, column in [(300, POS), (400, SECOND_POS)][:2 if attrs.shape[1] == 5 else 1]:
         hp, mp = at(h, column), at(m, column)
         sp = BOUNDARY if s == h else at(s, column)
-        templates = [(1, hp, sp, mp), (2, sp, mp), (3, sw, mw), (4, sw, mp), (5, sp, mw),
-                     (6, at(h, WORD), sp, mp), (7, hp, sw, mp), (8, hp, sp, mw)]
+        templates = [(1, hp, sp, mp), (2, sp, mp), (3, sw, mw), (4, sw, mp), (5, sp, mw)]
         instances += [(offset + t, *rest) for t, *rest in templates if offset == 300 or t != 3]
+    # the lexicalized triples, first tag set only
+    hw, hp, mp = at(h, WORD), at(h, POS), at(m, POS)
+    sp = BOUNDARY if s == h else at(s, POS)
+    instances += [(306, hw, sp, mp), (307, hp, sw, mp), (308, hp, sp, mw)]
     ids = [feature_hash(np.array([template, code] + list(values)), 2 + len(values), hash_bits)
            for template, *values in instances for code in codes]
     return sorted(ids)
@@ -152,7 +155,7 @@ def test_training_feature_cache_gives_the_hashed_features():
     rng = np.random.default_rng(5)
     structure = SiblingDependencyStructure(hash_bits=12)
     ops = structure.kernel_ops.functions
-    for n_columns, per_part in ((3, 8), (5, 16)):
+    for n_columns, per_part in ((3, 8), (5, 10)):
         X = [rng.integers(4, 12, size=(n, n_columns)) for n in (1, 2, 7, 25)]
         for x in X:
             x[:, PREFIX] = NO_PREFIX

@@ -26,12 +26,13 @@ reserved id ``BOUNDARY`` in every column, a sibling part has the templates
   included, with the others' POS: the lexicalized sibling triples of Koo and
   Collins 2010, which let a head's word choose its children's sequence);
 
-with a second tag set, the seven holding a POS once more with its tags.  Each
-one is conjoined twice: with
+with a second tag set, the first five holding a POS once more with its tags
+(the lexicalized triples are cached per part, so they use the first tag set
+alone: see :func:`sibling_feature_cache`).  Each one is conjoined twice: with
 the direction of the arc ``h -> m``, and with the direction and a bin of the
 distance between the siblings (the bins of
 :func:`~._arc_features.distance_bin`, an eighth bin for the null sibling).
-Their template ids (301 to 308, 401 to 408 for the second tag set) are not
+Their template ids (301 to 308, 401 to 405 for the second tag set) are not
 first-order ids (1 to 183), so no sibling feature shares a hash with an arc
 feature but by collision of the hash itself.  A feature is hashed as the
 first-order ones are (:func:`~._arc_features.feature_hash`: template id,
@@ -51,10 +52,11 @@ __all__ = ["MAX_SIBLING_FEATURES", "n_sibling_parts", "pair_feature_ids", "pair_
            "row_feature_ids", "sibling_add_features", "sibling_feature_ids", "sibling_index",
            "sibling_of_index", "sibling_part_scores", "triple_feature_ids"]
 
-#: Sibling templates' ids: ``SIBLING_TEMPLATES + 100 * tag set + (1 .. 8)``.
+#: Sibling templates' ids: ``SIBLING_TEMPLATES + 100 * tag set + (1 .. 8)`` (6 to 8, the
+#: lexicalized triples, in the first tag set only).
 SIBLING_TEMPLATES = 300
-#: The most ids of one sibling part (two tag sets: 15 templates, each conjoined twice).
-MAX_SIBLING_FEATURES = 30
+#: The most ids of one sibling part (two tag sets: 12 templates, each conjoined twice).
+MAX_SIBLING_FEATURES = 24
 #: Distance bin of the null sibling (those of real siblings are 0 to 6).
 NULL_BIN = 7
 #: Kernel data of second-order trees: :data:`~._arc_features.ArcData`'s fields, then the
@@ -162,24 +164,26 @@ def pair_feature_ids(attrs, tok0, s, m, right, hash_bits, out):
 @njit(cache=True, nogil=True)
 def triple_feature_ids(attrs, tok0, h, s, m, hash_bits, out):
     """Ids of the templates of sibling part ``(h, s, m)`` that read its head; returns how many
-    (8, or 16 with a second tag set)."""
+    (8, or 10 with a second tag set)."""
     right = 1 if h < m else 0
     direction, full = _codes(right, s, m, s == h)
-    hw = _token(attrs, tok0, h, WORD)
-    sw = BOUNDARY if s == h else attrs[tok0 + s - 1, WORD]
-    mw = attrs[tok0 + m - 1, WORD]
     count = 0
     for tag_set in range(2 if attrs.shape[1] > SECOND_POS else 1):
         column = POS if tag_set == 0 else SECOND_POS
-        base = SIBLING_TEMPLATES + 100 * tag_set
-        hp = _token(attrs, tok0, h, column)
         sp = BOUNDARY if s == h else attrs[tok0 + s - 1, column]
-        mp = attrs[tok0 + m - 1, column]
-        count = _emit_pair(out, count, base + 1, hp, sp, mp, 3, direction, full, hash_bits)
-        count = _emit_pair(out, count, base + 6, hw, sp, mp, 3, direction, full, hash_bits)
-        count = _emit_pair(out, count, base + 7, hp, sw, mp, 3, direction, full, hash_bits)
-        count = _emit_pair(out, count, base + 8, hp, sp, mw, 3, direction, full, hash_bits)
-    return count
+        count = _emit_pair(out, count, SIBLING_TEMPLATES + 100 * tag_set + 1,
+                           _token(attrs, tok0, h, column), sp, attrs[tok0 + m - 1, column], 3,
+                           direction, full, hash_bits)
+    hw, hp = _token(attrs, tok0, h, WORD), _token(attrs, tok0, h, POS)
+    sw = BOUNDARY if s == h else attrs[tok0 + s - 1, WORD]
+    sp = BOUNDARY if s == h else attrs[tok0 + s - 1, POS]
+    mw, mp = attrs[tok0 + m - 1, WORD], attrs[tok0 + m - 1, POS]
+    count = _emit_pair(out, count, SIBLING_TEMPLATES + 6, hw, sp, mp, 3, direction, full,
+                       hash_bits)
+    count = _emit_pair(out, count, SIBLING_TEMPLATES + 7, hp, sw, mp, 3, direction, full,
+                       hash_bits)
+    return _emit_pair(out, count, SIBLING_TEMPLATES + 8, hp, sp, mw, 3, direction, full,
+                      hash_bits)
 
 
 @njit(cache=True, nogil=True)
@@ -207,7 +211,7 @@ def _sibling_counts(attrs):
     """Ids per sibling part of the templates that read the head, and per pair row of the
     others."""
     two = attrs.shape[1] > SECOND_POS
-    return (16, 14) if two else (8, 8)
+    return (10, 14) if two else (8, 8)
 
 
 @njit(cache=True, nogil=True)
