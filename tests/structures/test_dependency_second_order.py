@@ -125,6 +125,10 @@ def _reference_sibling_features(attrs, h, s, m, hash_bits):
         sp = BOUNDARY if s == h else at(s, column)
         templates = [(1, hp, sp, mp), (2, sp, mp), (3, sw, mw), (4, sw, mp), (5, sp, mw)]
         instances += [(offset + t, *rest) for t, *rest in templates if offset == 300 or t != 3]
+    # the lexicalized triples, first tag set only
+    hw, hp, mp = at(h, WORD), at(h, POS), at(m, POS)
+    sp = BOUNDARY if s == h else at(s, POS)
+    instances += [(306, hw, sp, mp), (307, hp, sw, mp), (308, hp, sp, mw)]
     ids = [feature_hash(np.array([template, code] + list(values)), 2 + len(values), hash_bits)
            for template, *values in instances for code in codes]
     return sorted(ids)
@@ -141,7 +145,41 @@ def test_sibling_features_match_the_written_out_templates(n_columns):
         count = sibling_feature_ids(attrs, 0, 13, h, s, m, 16, out)
         assert sorted(out[:count]) == _reference_sibling_features(attrs, h, s, m, 16)
     # the first-order templates' ids (1..183) and the sibling ones never meet
-    assert count == (18 if n_columns == 5 else 10)
+    assert count == (MAX_SIBLING_FEATURES if n_columns == 5 else 16)
+
+
+def test_training_feature_cache_gives_the_hashed_features():
+    """The ids a fit caches per sibling part (every template that reads the head, the
+    lexicalized triples included) and per pair row give the scores, feature sums and squared
+    norms of hashing every part again, with one and with two tag sets."""
+    rng = np.random.default_rng(5)
+    structure = SiblingDependencyStructure(hash_bits=12)
+    ops = structure.kernel_ops.functions
+    for n_columns, per_part in ((3, 8), (5, 10)):
+        X = [rng.integers(4, 12, size=(n, n_columns)) for n in (1, 2, 7, 25)]
+        for x in X:
+            x[:, PREFIX] = NO_PREFIX
+            x[:, 3:4] = 0  # (no punctuation flags, when the column is there)
+        batch = structure.make_batch(X)
+        hashed, cached = structure.kernel_data(batch), structure.kernel_data(batch, training=True)
+        assert hashed.triple_ids.size == 0
+        assert cached.triple_ids.size == per_part * sum(n_sibling_parts(len(x)) for x in X)
+        w = rng.normal(size=batch.n_weights)
+        for scale in (np.empty(0), rng.uniform(0.5, 2.0, size=batch.n_weights)):
+            for i in range(len(X)):
+                n_parts = batch.part_offsets[i + 1] - batch.part_offsets[i]
+                scores = [np.empty(n_parts), np.empty(n_parts)]
+                for data, out in zip((hashed, cached), scores):
+                    ops["part_scores"](data, i, w, scale, out)
+                np.testing.assert_allclose(scores[1], scores[0], rtol=1e-12, atol=1e-12)
+                coef = rng.normal(size=n_parts) * (rng.random(n_parts) < 0.3)
+                added, norms = [w.copy(), w.copy()], []
+                for data, target in zip((hashed, cached), added):
+                    ops["add_features"](data, i, coef, scale, target)
+                    norms.append(ops["change_sq_norm"](data, i, coef, scale,
+                                                       np.zeros(batch.n_weights), np.empty(0)))
+                np.testing.assert_allclose(added[1], added[0], rtol=1e-12, atol=1e-12)
+                np.testing.assert_allclose(norms[1], norms[0], rtol=1e-12)
 
 
 def test_arc_block_is_the_first_order_one():

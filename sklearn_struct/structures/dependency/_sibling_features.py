@@ -22,12 +22,17 @@ reserved id ``BOUNDARY`` in every column, a sibling part has the templates
 
 * hp + sp + mp (the head's POS with both siblings');
 * sp + mp, sw + mw, sw + mp, sp + mw (the two siblings);
+* hw + sp + mp, hp + sw + mp, hp + sp + mw (one word of the three, head
+  included, with the others' POS: the lexicalized sibling triples of Koo and
+  Collins 2010, which let a head's word choose its children's sequence);
 
-with a second tag set, the four holding a POS once more with its tags.  Each
-one is conjoined twice: with the direction of the arc ``h -> m``, and with the
-direction and a bin of the distance between the siblings (the bins of
+with a second tag set, the first five holding a POS once more with its tags
+(the lexicalized triples are cached per part, so they use the first tag set
+alone: see :func:`sibling_feature_cache`).  Each one is conjoined twice: with
+the direction of the arc ``h -> m``, and with the direction and a bin of the
+distance between the siblings (the bins of
 :func:`~._arc_features.distance_bin`, an eighth bin for the null sibling).
-Their template ids (301 to 305, 401 to 405 for the second tag set) are not
+Their template ids (301 to 308, 401 to 405 for the second tag set) are not
 first-order ids (1 to 183), so no sibling feature shares a hash with an arc
 feature but by collision of the hash itself.  A feature is hashed as the
 first-order ones are (:func:`~._arc_features.feature_hash`: template id,
@@ -47,10 +52,11 @@ __all__ = ["MAX_SIBLING_FEATURES", "n_sibling_parts", "pair_feature_ids", "pair_
            "row_feature_ids", "sibling_add_features", "sibling_feature_ids", "sibling_index",
            "sibling_of_index", "sibling_part_scores", "triple_feature_ids"]
 
-#: Sibling templates' ids: ``SIBLING_TEMPLATES + 100 * tag set + (1 .. 5)``.
+#: Sibling templates' ids: ``SIBLING_TEMPLATES + 100 * tag set + (1 .. 8)`` (6 to 8, the
+#: lexicalized triples, in the first tag set only).
 SIBLING_TEMPLATES = 300
-#: The most ids of one sibling part (two tag sets: 9 templates, each conjoined twice).
-MAX_SIBLING_FEATURES = 18
+#: The most ids of one sibling part (two tag sets: 12 templates, each conjoined twice).
+MAX_SIBLING_FEATURES = 24
 #: Distance bin of the null sibling (those of real siblings are 0 to 6).
 NULL_BIN = 7
 #: Kernel data of second-order trees: :data:`~._arc_features.ArcData`'s fields, then the
@@ -157,7 +163,8 @@ def pair_feature_ids(attrs, tok0, s, m, right, hash_bits, out):
 
 @njit(cache=True, nogil=True)
 def triple_feature_ids(attrs, tok0, h, s, m, hash_bits, out):
-    """Ids of the template hp + sp + mp of sibling part ``(h, s, m)``; returns how many (2 or 4)."""
+    """Ids of the templates of sibling part ``(h, s, m)`` that read its head; returns how many
+    (8, or 10 with a second tag set)."""
     right = 1 if h < m else 0
     direction, full = _codes(right, s, m, s == h)
     count = 0
@@ -167,7 +174,16 @@ def triple_feature_ids(attrs, tok0, h, s, m, hash_bits, out):
         count = _emit_pair(out, count, SIBLING_TEMPLATES + 100 * tag_set + 1,
                            _token(attrs, tok0, h, column), sp, attrs[tok0 + m - 1, column], 3,
                            direction, full, hash_bits)
-    return count
+    hw, hp = _token(attrs, tok0, h, WORD), _token(attrs, tok0, h, POS)
+    sw = BOUNDARY if s == h else attrs[tok0 + s - 1, WORD]
+    sp = BOUNDARY if s == h else attrs[tok0 + s - 1, POS]
+    mw, mp = attrs[tok0 + m - 1, WORD], attrs[tok0 + m - 1, POS]
+    count = _emit_pair(out, count, SIBLING_TEMPLATES + 6, hw, sp, mp, 3, direction, full,
+                       hash_bits)
+    count = _emit_pair(out, count, SIBLING_TEMPLATES + 7, hp, sw, mp, 3, direction, full,
+                       hash_bits)
+    return _emit_pair(out, count, SIBLING_TEMPLATES + 8, hp, sp, mw, 3, direction, full,
+                      hash_bits)
 
 
 @njit(cache=True, nogil=True)
@@ -192,9 +208,10 @@ def no_sibling_cache():
 
 @njit(cache=True, nogil=True)
 def _sibling_counts(attrs):
-    """Ids per sibling part of the head's template, and per pair row of the others."""
+    """Ids per sibling part of the templates that read the head, and per pair row of the
+    others."""
     two = attrs.shape[1] > SECOND_POS
-    return (4, 14) if two else (2, 8)
+    return (10, 14) if two else (8, 8)
 
 
 @njit(cache=True, nogil=True)
@@ -210,7 +227,7 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits, arc_distinct, arc_dist
     + 1]]``, so that the arc and the sibling parts of a sentence share one vector
     of local weights or features (an id that both hash to is one entry; the arcs'
     ids are not stored twice: on EWT they take 1.4 GB); its sibling part ``r`` has the head
-    template's ids ``distinct[triple_ids[triple_offsets[i] + T r + (0..T-1)]]``
+    templates' ids ``distinct[triple_ids[triple_offsets[i] + T r + (0..T-1)]]``
     and the ``pair`` row ``row`` of modifier ``m`` the head-free templates' ids
     ``distinct[pair_ids[pair_offsets[i] + P ((m - 1) (n + 1) + row) + (0..P-1)]]``,
     ``T`` and ``P`` the counts of :func:`_sibling_counts`.
@@ -336,7 +353,7 @@ def sibling_part_scores(data, i, w, scale, out):
     """``out[sibling_index(h, s, m)] = (scale * w) . phi(h, s, m)`` for every sibling part.
 
     The templates that do not read the head are scored once per pair of
-    siblings (``n^2``), the head's template once per part.
+    siblings (``n^2``), those that read the head once per part.
     """
     attrs, tok0, hash_bits = data.attrs, data.unit_offsets[i], data.hash_bits
     n = data.unit_offsets[i + 1] - tok0
