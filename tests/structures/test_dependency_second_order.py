@@ -176,10 +176,14 @@ def test_training_feature_cache_gives_the_hashed_features():
                 added, norms = [w.copy(), w.copy()], []
                 for data, target in zip((hashed, cached), added):
                     ops["add_features"](data, i, coef, scale, target)
-                    norms.append(ops["change_sq_norm"](data, i, coef, scale,
-                                                       np.zeros(batch.n_weights), np.empty(0)))
+                    with_norm = w.copy()
+                    norms.append(ops["add_features_norm"](data, i, coef, scale, with_norm,
+                                                          np.zeros(batch.n_weights), np.empty(0)))
+                    np.testing.assert_allclose(with_norm, target, rtol=1e-12, atol=1e-12)
                 np.testing.assert_allclose(added[1], added[0], rtol=1e-12, atol=1e-12)
                 np.testing.assert_allclose(norms[1], norms[0], rtol=1e-12)
+                change = added[0] - w
+                np.testing.assert_allclose(norms[0], change @ change, rtol=1e-9)
 
 
 def test_arc_block_is_the_first_order_one():
