@@ -216,8 +216,8 @@ def parsing_against_perceptron():
     speed_title = "Parsing speed: an EG pass against a perceptron epoch (ewt)"
     speed = {(row["order"], row["version"].split(" (")[0]): row for row in _table_with(
         read_record("parsing_speed")[speed_title], "EG s/pass (with gap evaluations)")}
-    before = next(row for (order, version), row in speed.items()
-                  if order == "1" and version != "working tree")
+    base, before = next(((version, row) for (order, version), row in speed.items()
+                         if order == "1" and version != "working tree"))
     now = speed[("1", "working tree")]
     answer = (f"On UD English-EWT, with identical features and projective trees, test UAS "
               f"(punctuation excluded, at the pass with the best dev UAS) is {svm} for "
@@ -228,7 +228,8 @@ def parsing_against_perceptron():
               f"{now['EG s/pass (with gap evaluations)']} s against "
               f"{now['perceptron s/epoch']} s for a perceptron epoch "
               f"({before['EG s/pass (with gap evaluations)']} s and "
-              f"{before['perceptron s/epoch']} s before, side by side).")
+              f"{before['perceptron s/epoch']} s with the code of {base}, the record's "
+              f"baseline, side by side).")
     return Headline("parsing_perceptron",
                     "Does dependency parsing beat the averaged perceptron?", answer,
                     [("dependency_ewt", title) for title in PARSERS.values()]
