@@ -1,4 +1,5 @@
-"""Brute-force enumeration of dependency trees, the reference of the dependency tests."""
+"""Brute-force enumeration of dependency trees, the reference of the dependency tests, and their
+shared checks."""
 
 import itertools
 
@@ -31,3 +32,26 @@ def plausible_heads(n, rng):
     """A random projective tree with one root child that spreads scores can favour: word 1
     heads the sentence, word ``m`` hangs from word 1 or from word ``m - 1``."""
     return np.r_[0, np.where(rng.rand(n - 1) < 0.5, 1, np.arange(1, n))].astype(np.int64)
+
+
+def assert_cached_route_matches(ops, hashed, cached, i, w, scale, coef):
+    """Example ``i``'s kernel operations give the same results on the kernel data for
+    prediction (hashing every part) and on that for training (the feature cache): part
+    scores, the addition of ``F_i coef`` and its squared norm (``add_features_norm``,
+    which must add what ``add_features`` adds)."""
+    n_parts = coef.shape[0]
+    scores = [np.empty(n_parts), np.empty(n_parts)]
+    for data, out in zip((hashed, cached), scores):
+        ops["part_scores"](data, i, w, scale, out)
+    np.testing.assert_allclose(scores[1], scores[0], rtol=1e-12, atol=1e-12)
+    added, norms = [w.copy(), w.copy()], []
+    for data, target in zip((hashed, cached), added):
+        ops["add_features"](data, i, coef, scale, target)
+        with_norm = w.copy()
+        norms.append(ops["add_features_norm"](data, i, coef, scale, with_norm,
+                                              np.zeros(w.shape[0]), np.empty(0)))
+        np.testing.assert_allclose(with_norm, target, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(added[1], added[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(norms[1], norms[0], rtol=1e-12)
+    change = added[0] - w
+    np.testing.assert_allclose(norms[0], change @ change, rtol=1e-9)

@@ -22,7 +22,7 @@ from sklearn_struct.structures.dependency._sibling_features import (
     MAX_SIBLING_FEATURES, n_sibling_parts, sibling_feature_ids, sibling_index, sibling_of_index)
 from sklearn_struct.utils import check_structure
 
-from _trees import dependency_trees, plausible_heads
+from _trees import assert_cached_route_matches, dependency_trees, plausible_heads
 
 
 def _sibling_triples(heads):
@@ -168,22 +168,8 @@ def test_training_feature_cache_gives_the_hashed_features():
         for scale in (np.empty(0), rng.uniform(0.5, 2.0, size=batch.n_weights)):
             for i in range(len(X)):
                 n_parts = batch.part_offsets[i + 1] - batch.part_offsets[i]
-                scores = [np.empty(n_parts), np.empty(n_parts)]
-                for data, out in zip((hashed, cached), scores):
-                    ops["part_scores"](data, i, w, scale, out)
-                np.testing.assert_allclose(scores[1], scores[0], rtol=1e-12, atol=1e-12)
                 coef = rng.normal(size=n_parts) * (rng.random(n_parts) < 0.3)
-                added, norms = [w.copy(), w.copy()], []
-                for data, target in zip((hashed, cached), added):
-                    ops["add_features"](data, i, coef, scale, target)
-                    with_norm = w.copy()
-                    norms.append(ops["add_features_norm"](data, i, coef, scale, with_norm,
-                                                          np.zeros(batch.n_weights), np.empty(0)))
-                    np.testing.assert_allclose(with_norm, target, rtol=1e-12, atol=1e-12)
-                np.testing.assert_allclose(added[1], added[0], rtol=1e-12, atol=1e-12)
-                np.testing.assert_allclose(norms[1], norms[0], rtol=1e-12)
-                change = added[0] - w
-                np.testing.assert_allclose(norms[0], change @ change, rtol=1e-9)
+                assert_cached_route_matches(ops, hashed, cached, i, w, scale, coef)
 
 
 def test_arc_block_is_the_first_order_one():

@@ -17,7 +17,7 @@ from sklearn_struct.structures.dependency._arc_features import (
     feature_hash, max_arc_features)
 from sklearn_struct.utils import check_structure
 
-from _trees import dependency_trees
+from _trees import assert_cached_route_matches, dependency_trees
 
 
 def _instances(rng):
@@ -43,25 +43,10 @@ def test_training_feature_cache_gives_the_hashed_features():
     for scale in (np.empty(0), rng.uniform(0.5, 2.0, size=batch.n_weights)):
         for i in range(len(X)):
             n_parts = batch.part_offsets[i + 1] - batch.part_offsets[i]
-            scores = [np.empty(n_parts), np.empty(n_parts)]
-            for data, out in zip((hashed, cached), scores):
-                ops["part_scores"](data, i, w, scale, out)
-            np.testing.assert_allclose(scores[1], scores[0], rtol=1e-12, atol=1e-12)
             one_arc = np.zeros(n_parts)  # (added id by id, not through the distinct ids)
             one_arc[rng.integers(n_parts)] = 1.5
             for coef in (rng.normal(size=n_parts) * (rng.random(n_parts) < 0.7), one_arc):
-                added = [w.copy(), w.copy()]
-                norms = []
-                for data, target in zip((hashed, cached), added):
-                    ops["add_features"](data, i, coef, scale, target)
-                    with_norm = w.copy()
-                    norms.append(ops["add_features_norm"](data, i, coef, scale, with_norm,
-                                                          np.zeros(batch.n_weights), np.empty(0)))
-                    np.testing.assert_allclose(with_norm, target, rtol=1e-12, atol=1e-12)
-                np.testing.assert_allclose(added[1], added[0], rtol=1e-12, atol=1e-12)
-                np.testing.assert_allclose(norms[1], norms[0], rtol=1e-12)
-                change = added[0] - w
-                np.testing.assert_allclose(norms[0], change @ change, rtol=1e-9)
+                assert_cached_route_matches(ops, hashed, cached, i, w, scale, coef)
 
 
 @pytest.mark.parametrize("projective", [True, False])
