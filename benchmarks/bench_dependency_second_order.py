@@ -24,10 +24,10 @@ Three modes:
   second-order Eisner and inside-outside.
 
 Run from benchmarks/ (full experiment; each run is one process, and each with
-``--order 1`` too for the first-order baseline; the C values are those that
-were best in the first order, ``results/dependency_ewt.md``):
-    python bench_dependency_second_order.py --model egcrf --order 2 --C 0.07 0.1 0.15 --passes 20
-    python bench_dependency_second_order.py --model egssvm --order 2 --C 0.03 0.1 --passes 16
+``--order 1`` too for the first-order baseline; the C values are the best ones
+of the first order and a neighbour, ``results/dependency_second_order.md``):
+    python bench_dependency_second_order.py --model egcrf --order 2 --C 0.1 --passes 20
+    python bench_dependency_second_order.py --model egssvm --order 2 --C 0.01 0.02 --passes 16
     python bench_dependency_second_order.py --model perceptron --order 2 --passes 10
     python bench_dependency_second_order.py --timing --passes 2
     python bench_dependency_second_order.py --inference --n-train 1000
@@ -161,7 +161,8 @@ def train(args):
     table = markdown_table(["pass", "primal / mistakes", "relative gap", "C (annealed)",
                             "fit s", "predict dev+test s", "dev UAS", "test UAS"], rows)
     subset = "" if args.n_train is None else f", first {args.n_train} training sentences"
-    record(f"Second-order parsing on EWT: {name}, order {args.order}{subset}",
+    weights = "" if args.hash_bits == 23 else f", 2^{args.hash_bits} weights"
+    record(f"Second-order parsing on EWT: {name}, order {args.order}{subset}{weights}",
            f"{summary}\n\n{table}",
            f"cd benchmarks && python bench_dependency_second_order.py {' '.join(sys.argv[1:])}")
 

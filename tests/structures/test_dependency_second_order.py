@@ -113,7 +113,9 @@ def test_tree_counts_of_the_hypergraph():
 def _reference_sibling_features(attrs, h, s, m, hash_bits):
     """The templates of ``_sibling_features``' docstring, written out directly."""
     def at(position, column):
-        return ROOT if position == 0 else attrs[position - 1, column]
+        if position == 0:
+            return ROOT
+        return attrs[position - 1, column] if 0 < position <= len(attrs) else BOUNDARY
 
     sw = BOUNDARY if s == h else at(s, WORD)
     mw = at(m, WORD)
@@ -124,6 +126,10 @@ def _reference_sibling_features(attrs, h, s, m, hash_bits):
         hp, mp = at(h, column), at(m, column)
         sp = BOUNDARY if s == h else at(s, column)
         templates = [(1, hp, sp, mp), (2, sp, mp), (3, sw, mw), (4, sw, mp), (5, sp, mw)]
+        # the POS around the siblings; the null sibling's side is all BOUNDARY
+        for shape, (s_offset, m_offset) in enumerate([(1, -1), (-1, -1), (1, 1), (-1, 1)]):
+            s_side = BOUNDARY if s == h else at(s + s_offset, column)
+            templates.append((9 + shape, sp, s_side, at(m + m_offset, column), mp))
         instances += [(offset + t, *rest) for t, *rest in templates if offset == 300 or t != 3]
     # the lexicalized triples, first tag set only
     hw, hp, mp = at(h, WORD), at(h, POS), at(m, POS)
@@ -141,11 +147,11 @@ def test_sibling_features_match_the_written_out_templates(n_columns):
     attrs[:, 3] = 0
     out = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
     for h, s, m in [(0, 0, 1), (0, 4, 9), (1, 1, 2), (2, 2, 1), (3, 5, 12), (12, 9, 2),
-                    (7, 7, 13), (13, 8, 6), (0, 3, 13)]:
+                    (7, 7, 13), (13, 8, 6), (0, 3, 13), (0, 1, 13), (13, 12, 1), (13, 13, 12)]:
         count = sibling_feature_ids(attrs, 0, 13, h, s, m, 16, out)
         assert sorted(out[:count]) == _reference_sibling_features(attrs, h, s, m, 16)
     # the first-order templates' ids (1..183) and the sibling ones never meet
-    assert count == (MAX_SIBLING_FEATURES if n_columns == 5 else 16)
+    assert count == (MAX_SIBLING_FEATURES if n_columns == 5 else 24)
 
 
 def test_training_feature_cache_gives_the_hashed_features():
@@ -231,7 +237,9 @@ def sibling_data():
 @pytest.mark.parametrize("Model, options", [
     (EGCRF, {"C": 10.0, "max_iter": 6}),
     (EGStructuredSVM, {"C": 10.0, "max_iter": 6}),
-    (StructuredPerceptron, {"max_iter": 6}),
+    # (the truth's sibling model reads the POS around the siblings too: six epochs leave the
+    # perceptron 0.77 against 0.75)
+    (StructuredPerceptron, {"max_iter": 10}),
 ])
 def test_second_order_learns_what_the_first_order_cannot(sibling_data, Model, options):
     X, y = sibling_data
@@ -244,7 +252,8 @@ def test_second_order_learns_what_the_first_order_cannot(sibling_data, Model, op
         predicted = model.predict(X[200:])
         assert all(is_projective(heads) and (heads == 0).sum() == 1 for heads in predicted)
         uas[name] = attachment_score(y[200:], predicted)
-    # measured: EGCRF 0.67 against 0.80, perceptron 0.75 against 0.83
+    # measured: EGCRF 0.72 against 0.78, EGStructuredSVM 0.58 against 0.75, perceptron 0.76
+    # against 0.81
     assert uas["second"] > uas["first"] + 0.04, uas
 
 

@@ -297,7 +297,7 @@ def _feature_pass(data, i, dmu, scale, w_scratch, read):
     for m in range(1, n + 1):
         for row in range(n + 1):
             if pair[row, m] != 0.0:
-                count = row_feature_ids(attrs, tok0, row, m, hash_bits, ids)
+                count = row_feature_ids(attrs, tok0, n, row, m, hash_bits, ids)
                 total += _touch(ids, count, pair[row, m], scale, w_scratch, read)
     return total
 

@@ -25,14 +25,23 @@ reserved id ``BOUNDARY`` in every column, a sibling part has the templates
 * hw + sp + mp, hp + sw + mp, hp + sp + mw (one word of the three, head
   included, with the others' POS: the lexicalized sibling triples of Koo and
   Collins 2010, which let a head's word choose its children's sequence);
+* the POS around the two siblings, as the first-order templates have them
+  around an arc: (sp, s+1, m-1, mp), (s-1, sp, m-1, mp), (sp, s+1, mp, m+1)
+  and (s-1, sp, mp, m+1), ``s+1`` the POS of the word right of ``s`` (the
+  root's is ``ROOT``, outside the sentence ``BOUNDARY``; the null sibling's
+  own and neighbours' are ``BOUNDARY``): TurboParser scores a sibling pair
+  with arc-like templates, and its context tells, say, a coordination from a
+  list;
 
-with a second tag set, the first five holding a POS once more with its tags
-(the lexicalized triples are cached per part, so they use the first tag set
-alone: see :func:`sibling_feature_cache`).  Each one is conjoined twice: with
+with a second tag set, the templates holding a POS (all but sw + mw and the
+lexicalized triples) once more with its tags (the lexicalized triples are
+cached per part, so they use the first tag set alone: see
+:func:`sibling_feature_cache`).  Each one is conjoined twice: with
 the direction of the arc ``h -> m``, and with the direction and a bin of the
 distance between the siblings (the bins of
 :func:`~._arc_features.distance_bin`, an eighth bin for the null sibling).
-Their template ids (301 to 308, 401 to 405 for the second tag set) are not
+Their template ids (301 to 312, and 401, 402, 404, 405 and 409 to 412 for the
+second tag set) are not
 first-order ids (1 to 183), so no sibling feature shares a hash with an arc
 feature but by collision of the hash itself.  A feature is hashed as the
 first-order ones are (:func:`~._arc_features.feature_hash`: template id,
@@ -46,17 +55,17 @@ from numba import njit
 
 from .._hashing import SEED, absorb, finish
 from ._arc_features import (
-    BOUNDARY, POS, ROOT, SECOND_POS, WORD, ArcData, distance_bin, localize)
+    BOUNDARY, POS, ROOT, SECOND_POS, WORD, ArcData, _attribute, distance_bin, localize)
 
 __all__ = ["MAX_SIBLING_FEATURES", "n_sibling_parts", "pair_feature_ids", "pair_row",
            "row_feature_ids", "sibling_add_features", "sibling_feature_ids", "sibling_index",
            "sibling_of_index", "sibling_part_scores", "triple_feature_ids"]
 
-#: Sibling templates' ids: ``SIBLING_TEMPLATES + 100 * tag set + (1 .. 8)`` (6 to 8, the
-#: lexicalized triples, in the first tag set only).
+#: Sibling templates' ids: ``SIBLING_TEMPLATES + 100 * tag set + (1 .. 12)`` (3 and 6 to 8,
+#: the templates without a second POS, in the first tag set only).
 SIBLING_TEMPLATES = 300
-#: The most ids of one sibling part (two tag sets: 12 templates, each conjoined twice).
-MAX_SIBLING_FEATURES = 24
+#: The most ids of one sibling part (two tag sets: 20 templates, each conjoined twice).
+MAX_SIBLING_FEATURES = 40
 #: Distance bin of the null sibling (those of real siblings are 0 to 6).
 NULL_BIN = 7
 #: Kernel data of second-order trees: :data:`~._arc_features.ArcData`'s fields, then the
@@ -119,11 +128,13 @@ def _token(attrs, tok0, position, column):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _emit_pair(out, count, template, a, b, c, n_values, direction, full, hash_bits):
-    """Hash template ``(a, b[, c])`` conjoined with ``direction`` and with ``full``."""
+def _emit_pair(out, count, template, a, b, c, d, n_values, direction, full, hash_bits):
+    """Hash template ``(a, b[, c[, d]])`` conjoined with ``direction`` and with ``full``."""
     h = absorb(absorb(absorb(SEED, template), a), b)
-    if n_values == 3:
+    if n_values >= 3:
         h = absorb(h, c)
+    if n_values == 4:
+        h = absorb(h, d)
     out[count] = finish(absorb(h, direction), hash_bits)
     out[count + 1] = finish(absorb(h, full), hash_bits)
     return count + 2
@@ -136,13 +147,13 @@ def _codes(right, s, m, null):
 
 
 @njit(cache=True, nogil=True)
-def pair_feature_ids(attrs, tok0, s, m, right, hash_bits, out):
+def pair_feature_ids(attrs, tok0, n, s, m, right, hash_bits, out):
     """Ids of the templates of a sibling part that do not read its head; returns how many.
 
-    They read the siblings ``s`` and ``m`` (``s = -1`` the null sibling) and the
-    direction (``right``: the head is left of ``m``), which ``s`` and ``m``
-    fix unless ``s`` is null: the scores of these templates are shared by the
-    sibling parts of every head.  At most 14 ids.
+    They read the siblings ``s`` and ``m`` (``s = -1`` the null sibling) of a
+    sentence of ``n`` words and the direction (``right``: the head is left of
+    ``m``), which ``s`` and ``m`` fix unless ``s`` is null: the scores of these
+    templates are shared by the sibling parts of every head.  At most 30 ids.
     """
     direction, full = _codes(right, s, m, s < 0)
     count = 0
@@ -153,11 +164,17 @@ def pair_feature_ids(attrs, tok0, s, m, right, hash_bits, out):
         base = SIBLING_TEMPLATES + 100 * tag_set
         mp = attrs[tok0 + m - 1, column]
         sp = BOUNDARY if s < 0 else attrs[tok0 + s - 1, column]
-        count = _emit_pair(out, count, base + 2, sp, mp, 0, 2, direction, full, hash_bits)
+        count = _emit_pair(out, count, base + 2, sp, mp, 0, 0, 2, direction, full, hash_bits)
         if tag_set == 0:
-            count = _emit_pair(out, count, base + 3, sw, mw, 0, 2, direction, full, hash_bits)
-        count = _emit_pair(out, count, base + 4, sw, mp, 0, 2, direction, full, hash_bits)
-        count = _emit_pair(out, count, base + 5, sp, mw, 0, 2, direction, full, hash_bits)
+            count = _emit_pair(out, count, base + 3, sw, mw, 0, 0, 2, direction, full, hash_bits)
+        count = _emit_pair(out, count, base + 4, sw, mp, 0, 0, 2, direction, full, hash_bits)
+        count = _emit_pair(out, count, base + 5, sp, mw, 0, 0, 2, direction, full, hash_bits)
+        for shape in range(4):  # the POS around the siblings
+            s_side = BOUNDARY if s < 0 else _attribute(
+                attrs, tok0, n, s + (1 if shape % 2 == 0 else -1), column)
+            m_side = _attribute(attrs, tok0, n, m + (-1 if shape < 2 else 1), column)
+            count = _emit_pair(out, count, base + 9 + shape, sp, s_side, m_side, mp, 4,
+                               direction, full, hash_bits)
     return count
 
 
@@ -172,17 +189,17 @@ def triple_feature_ids(attrs, tok0, h, s, m, hash_bits, out):
         column = POS if tag_set == 0 else SECOND_POS
         sp = BOUNDARY if s == h else attrs[tok0 + s - 1, column]
         count = _emit_pair(out, count, SIBLING_TEMPLATES + 100 * tag_set + 1,
-                           _token(attrs, tok0, h, column), sp, attrs[tok0 + m - 1, column], 3,
+                           _token(attrs, tok0, h, column), sp, attrs[tok0 + m - 1, column], 0, 3,
                            direction, full, hash_bits)
     hw, hp = _token(attrs, tok0, h, WORD), _token(attrs, tok0, h, POS)
     sw = BOUNDARY if s == h else attrs[tok0 + s - 1, WORD]
     sp = BOUNDARY if s == h else attrs[tok0 + s - 1, POS]
     mw, mp = attrs[tok0 + m - 1, WORD], attrs[tok0 + m - 1, POS]
-    count = _emit_pair(out, count, SIBLING_TEMPLATES + 6, hw, sp, mp, 3, direction, full,
+    count = _emit_pair(out, count, SIBLING_TEMPLATES + 6, hw, sp, mp, 0, 3, direction, full,
                        hash_bits)
-    count = _emit_pair(out, count, SIBLING_TEMPLATES + 7, hp, sw, mp, 3, direction, full,
+    count = _emit_pair(out, count, SIBLING_TEMPLATES + 7, hp, sw, mp, 0, 3, direction, full,
                        hash_bits)
-    return _emit_pair(out, count, SIBLING_TEMPLATES + 8, hp, sp, mw, 3, direction, full,
+    return _emit_pair(out, count, SIBLING_TEMPLATES + 8, hp, sp, mw, 0, 3, direction, full,
                       hash_bits)
 
 
@@ -195,8 +212,8 @@ def sibling_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out):
     :data:`MAX_SIBLING_FEATURES` ids.
     """
     count = triple_feature_ids(attrs, tok0, h, s, m, hash_bits, out)
-    return count + pair_feature_ids(attrs, tok0, -1 if s == h else s, m, 1 if h < m else 0,
-                                    hash_bits, out[count:])
+    return count + pair_feature_ids(attrs, tok0, n, -1 if s == h else s, m,
+                                    1 if h < m else 0, hash_bits, out[count:])
 
 
 def no_sibling_cache():
@@ -211,7 +228,7 @@ def _sibling_counts(attrs):
     """Ids per sibling part of the templates that read the head, and per pair row of the
     others."""
     two = attrs.shape[1] > SECOND_POS
-    return (10, 14) if two else (8, 8)
+    return (10, 30) if two else (8, 16)
 
 
 @njit(cache=True, nogil=True)
@@ -264,7 +281,7 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits, arc_distinct, arc_dist
                     k += T
         for m in range(1, n + 1):
             for row in range(n + 1):
-                count = row_feature_ids(attrs, tok0, row, m, hash_bits, out)
+                count = row_feature_ids(attrs, tok0, n, row, m, hash_bits, out)
                 ids[k:k + count] = out[:count]
                 k += P
         local = np.empty(ids.shape[0], dtype=np.int32)
@@ -361,7 +378,7 @@ def sibling_part_scores(data, i, w, scale, out):
     pair = np.zeros((n + 1, n + 1))  # pair[s, m]; the null sibling at s = 0 (right) and m (left)
     for m in range(1, n + 1):
         for row in range(n + 1 if m < n else n):  # (row m: the null sibling left of a head)
-            count = row_feature_ids(attrs, tok0, row, m, hash_bits, ids)
+            count = row_feature_ids(attrs, tok0, n, row, m, hash_bits, ids)
             pair[row, m] = _dot(w, scale, ids, count)
     r = 0
     for m in range(1, n + 1):  # the order of sibling_index
@@ -385,9 +402,9 @@ def pair_row(h, s, m):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def row_feature_ids(attrs, tok0, row, m, hash_bits, out):
+def row_feature_ids(attrs, tok0, n, row, m, hash_bits, out):
     """:func:`pair_feature_ids` of the head-free templates at ``pair`` row ``row`` of ``m``."""
-    return pair_feature_ids(attrs, tok0, -1 if row == 0 or row == m else row, m,
+    return pair_feature_ids(attrs, tok0, n, -1 if row == 0 or row == m else row, m,
                             1 if row < m else 0, hash_bits, out)
 
 
@@ -419,5 +436,5 @@ def sibling_add_features(data, i, coef, scale, w):
     for m in range(1, n + 1):
         for s in range(n + 1):
             if pair[s, m] != 0.0:
-                count = row_feature_ids(attrs, tok0, s, m, hash_bits, ids)
+                count = row_feature_ids(attrs, tok0, n, s, m, hash_bits, ids)
                 _add(w, scale, ids, count, pair[s, m])
