@@ -216,8 +216,8 @@ def parsing_against_perceptron():
     speed_title = "Parsing speed: an EG pass against a perceptron epoch (ewt)"
     speed = {(row["order"], row["version"].split(" (")[0]): row for row in _table_with(
         read_record("parsing_speed")[speed_title], "EG s/pass (with gap evaluations)")}
-    base, before = next(((version, row) for (order, version), row in speed.items()
-                         if order == "1" and version != "working tree"))
+    base, before = next((version, row) for (order, version), row in speed.items()
+                        if order == "1" and version != "working tree")
     now = speed[("1", "working tree")]
     answer = (f"On UD English-EWT, with identical features and projective trees, test UAS "
               f"(punctuation excluded, at the pass with the best dev UAS) is {svm} for "

@@ -100,7 +100,9 @@ def _emit(out, count, values, n_values, conjunction, hash_bits):
 
 
 @njit(cache=True, nogil=True)
-def _attribute(attrs, tok0, n, position, column):
+def token_attribute(attrs, tok0, n, position, column):
+    """Column ``column`` of word ``position`` of the sentence of ``n`` words starting at row
+    ``tok0``: ``ROOT`` at position 0, ``BOUNDARY`` outside the sentence."""
     if position == 0:
         return ROOT
     if position < 0 or position > n:
@@ -119,16 +121,16 @@ def arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, out):
     :func:`max_arc_features` ``(n)`` ids.
     """
     conjunction = 1 + (1 if h < c else 0) * 8 + distance_bin(h, c)
-    hx = _attribute(attrs, tok0, n, h, PREFIX)
-    cx = _attribute(attrs, tok0, n, c, PREFIX)
+    hx = token_attribute(attrs, tok0, n, h, PREFIX)
+    cx = token_attribute(attrs, tok0, n, c, PREFIX)
     count = 0
     for tag_set in range(2 if attrs.shape[1] > SECOND_POS else 1):
         column = POS if tag_set == 0 else SECOND_POS
         offset = 100 * tag_set  # the second tag set's templates get their own ids
-        hw = _attribute(attrs, tok0, n, h, WORD)
-        cw = _attribute(attrs, tok0, n, c, WORD)
-        hp = _attribute(attrs, tok0, n, h, column)
-        cp = _attribute(attrs, tok0, n, c, column)
+        hw = token_attribute(attrs, tok0, n, h, WORD)
+        cw = token_attribute(attrs, tok0, n, c, WORD)
+        hp = token_attribute(attrs, tok0, n, h, column)
+        cp = token_attribute(attrs, tok0, n, c, column)
         # word templates, then (template ids + 20) the same with prefixes; the
         # templates without a POS (2, 5, 12) only with the first tag set
         for variant in range(2):
@@ -182,12 +184,12 @@ def arc_feature_ids(attrs, tok0, n, h, c, hash_bits, values, out):
         # in-between POS
         values[0] = offset + 50
         for b in range(min(h, c) + 1, max(h, c)):
-            values[2], values[3], values[4] = hp, _attribute(attrs, tok0, n, b, column), cp
+            values[2], values[3], values[4] = hp, token_attribute(attrs, tok0, n, b, column), cp
             count = _emit(out, count, values, 5, conjunction, hash_bits)
         # surrounding POS: 4-grams and their two trigram back-offs
         for shape in range(4):
-            h_side = _attribute(attrs, tok0, n, h + (1 if shape % 2 == 0 else -1), column)
-            c_side = _attribute(attrs, tok0, n, c + (-1 if shape < 2 else 1), column)
+            h_side = token_attribute(attrs, tok0, n, h + (1 if shape % 2 == 0 else -1), column)
+            c_side = token_attribute(attrs, tok0, n, c + (-1 if shape < 2 else 1), column)
             values[0] = offset + 60 + shape
             values[2], values[3], values[4], values[5] = hp, h_side, c_side, cp
             count = _emit(out, count, values, 6, conjunction, hash_bits)

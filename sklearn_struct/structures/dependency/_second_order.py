@@ -290,7 +290,7 @@ def _feature_pass(data, i, dmu, scale, w_scratch, read):
                 continue
             for s in range(h, m, 1 if h < m else -1):
                 if dmu[r] != 0.0:
-                    count = triple_feature_ids(attrs, tok0, h, s, m, hash_bits, ids)
+                    count = triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits, ids)
                     total += _touch(ids, count, dmu[r], scale, w_scratch, read)
                     pair[pair_row(h, s, m), m] += dmu[r]
                 r += 1

@@ -55,7 +55,7 @@ from numba import njit
 
 from .._hashing import SEED, absorb, finish
 from ._arc_features import (
-    BOUNDARY, POS, ROOT, SECOND_POS, WORD, ArcData, _attribute, distance_bin, localize)
+    BOUNDARY, POS, SECOND_POS, WORD, ArcData, distance_bin, localize, token_attribute)
 
 __all__ = ["MAX_SIBLING_FEATURES", "n_sibling_parts", "pair_feature_ids", "pair_row",
            "row_feature_ids", "sibling_add_features", "sibling_feature_ids", "sibling_index",
@@ -123,11 +123,6 @@ def sibling_of_index(r, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _token(attrs, tok0, position, column):
-    return ROOT if position == 0 else attrs[tok0 + position - 1, column]
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _emit_pair(out, count, template, a, b, c, d, n_values, direction, full, hash_bits):
     """Hash template ``(a, b[, c[, d]])`` conjoined with ``direction`` and with ``full``."""
     h = absorb(absorb(absorb(SEED, template), a), b)
@@ -170,16 +165,16 @@ def pair_feature_ids(attrs, tok0, n, s, m, right, hash_bits, out):
         count = _emit_pair(out, count, base + 4, sw, mp, 0, 0, 2, direction, full, hash_bits)
         count = _emit_pair(out, count, base + 5, sp, mw, 0, 0, 2, direction, full, hash_bits)
         for shape in range(4):  # the POS around the siblings
-            s_side = BOUNDARY if s < 0 else _attribute(
+            s_side = BOUNDARY if s < 0 else token_attribute(
                 attrs, tok0, n, s + (1 if shape % 2 == 0 else -1), column)
-            m_side = _attribute(attrs, tok0, n, m + (-1 if shape < 2 else 1), column)
+            m_side = token_attribute(attrs, tok0, n, m + (-1 if shape < 2 else 1), column)
             count = _emit_pair(out, count, base + 9 + shape, sp, s_side, m_side, mp, 4,
                                direction, full, hash_bits)
     return count
 
 
 @njit(cache=True, nogil=True)
-def triple_feature_ids(attrs, tok0, h, s, m, hash_bits, out):
+def triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out):
     """Ids of the templates of sibling part ``(h, s, m)`` that read its head; returns how many
     (8, or 10 with a second tag set)."""
     right = 1 if h < m else 0
@@ -188,10 +183,11 @@ def triple_feature_ids(attrs, tok0, h, s, m, hash_bits, out):
     for tag_set in range(2 if attrs.shape[1] > SECOND_POS else 1):
         column = POS if tag_set == 0 else SECOND_POS
         sp = BOUNDARY if s == h else attrs[tok0 + s - 1, column]
-        count = _emit_pair(out, count, SIBLING_TEMPLATES + 100 * tag_set + 1,
-                           _token(attrs, tok0, h, column), sp, attrs[tok0 + m - 1, column], 0, 3,
-                           direction, full, hash_bits)
-    hw, hp = _token(attrs, tok0, h, WORD), _token(attrs, tok0, h, POS)
+        hp = token_attribute(attrs, tok0, n, h, column)
+        count = _emit_pair(out, count, SIBLING_TEMPLATES + 100 * tag_set + 1, hp, sp,
+                           attrs[tok0 + m - 1, column], 0, 3, direction, full, hash_bits)
+    hw = token_attribute(attrs, tok0, n, h, WORD)
+    hp = token_attribute(attrs, tok0, n, h, POS)
     sw = BOUNDARY if s == h else attrs[tok0 + s - 1, WORD]
     sp = BOUNDARY if s == h else attrs[tok0 + s - 1, POS]
     mw, mp = attrs[tok0 + m - 1, WORD], attrs[tok0 + m - 1, POS]
@@ -211,7 +207,7 @@ def sibling_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out):
     row ``tok0`` and has ``n`` tokens.  ``out`` holds at least
     :data:`MAX_SIBLING_FEATURES` ids.
     """
-    count = triple_feature_ids(attrs, tok0, h, s, m, hash_bits, out)
+    count = triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out)
     return count + pair_feature_ids(attrs, tok0, n, -1 if s == h else s, m,
                                     1 if h < m else 0, hash_bits, out[count:])
 
@@ -276,7 +272,7 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits, arc_distinct, arc_dist
                 if h == m:
                     continue
                 for s in range(h, m, 1 if h < m else -1):
-                    count = triple_feature_ids(attrs, tok0, h, s, m, hash_bits, out)
+                    count = triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out)
                     ids[k:k + count] = out[:count]
                     k += T
         for m in range(1, n + 1):
@@ -387,7 +383,7 @@ def sibling_part_scores(data, i, w, scale, out):
                 continue
             step = 1 if h < m else -1
             for s in range(h, m, step):
-                count = triple_feature_ids(attrs, tok0, h, s, m, hash_bits, ids)
+                count = triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits, ids)
                 out[r] = _dot(w, scale, ids, count) + pair[pair_row(h, s, m), m]
                 r += 1
 
@@ -430,7 +426,7 @@ def sibling_add_features(data, i, coef, scale, w):
                 r += 1
                 if value == 0.0:
                     continue
-                count = triple_feature_ids(attrs, tok0, h, s, m, hash_bits, ids)
+                count = triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits, ids)
                 _add(w, scale, ids, count, value)
                 pair[pair_row(h, s, m), m] += value
     for m in range(1, n + 1):
