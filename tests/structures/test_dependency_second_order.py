@@ -137,6 +137,17 @@ def _reference_sibling_features(attrs, h, s, m, hash_bits):
     instances += [(306, hw, sp, mp), (307, hp, sw, mp), (308, hp, sp, mw)]
     ids = [feature_hash(np.array([template, code] + list(values)), 2 + len(values), hash_bits)
            for template, *values in instances for code in codes]
+    # the head with the inner sibling, conjoined with the distance from the head to it
+    head_codes = (1 + right, 3 + 8 * right + (7 if s == h else distance_bin(h, s)))
+    head_instances = []
+    for offset, column in [(300, POS), (400, SECOND_POS)][:2 if attrs.shape[1] == 5 else 1]:
+        hp = at(h, column)
+        sp = BOUNDARY if s == h else at(s, column)
+        head_instances += [(offset + 13, hp, sp), (offset + 14, hw, sp), (offset + 15, hp, sw)]
+        if offset == 300:
+            head_instances.append((316, hw, sw))
+    ids += [feature_hash(np.array([template, code] + list(values)), 2 + len(values), hash_bits)
+            for template, *values in head_instances for code in head_codes]
     return sorted(ids)
 
 
@@ -151,7 +162,7 @@ def test_sibling_features_match_the_written_out_templates(n_columns):
         count = sibling_feature_ids(attrs, 0, 13, h, s, m, 16, out)
         assert sorted(out[:count]) == _reference_sibling_features(attrs, h, s, m, 16)
     # the first-order templates' ids (1..183) and the sibling ones never meet
-    assert count == (MAX_SIBLING_FEATURES if n_columns == 5 else 24)
+    assert count == (MAX_SIBLING_FEATURES if n_columns == 5 else 32)
 
 
 def test_training_feature_cache_gives_the_hashed_features():

@@ -40,9 +40,9 @@ from ._arc_features import (
     touch_feature)
 from ._projective import heads_decode
 from ._sibling_features import (
-    MAX_SIBLING_FEATURES, cached_sibling_features, cached_sibling_scores,
-    pair_row, row_feature_ids, sibling_add_features, sibling_feature_ids, sibling_index,
-    sibling_of_index, sibling_part_scores, triple_feature_ids)
+    MAX_SIBLING_FEATURES, cached_sibling_features, cached_sibling_scores, head_cell,
+    head_feature_ids, pair_row, row_feature_ids, sibling_add_features, sibling_feature_ids,
+    sibling_index, sibling_of_index, sibling_part_scores, triple_feature_ids)
 
 __all__ = ["second_order_hypergraph", "second_order_hypergraph_size", "sibling_parts_of"]
 
@@ -284,6 +284,7 @@ def _feature_pass(data, i, dmu, scale, w_scratch, read):
     total = arc_feature_pass(data, i, dmu[:n * n], scale, w_scratch, read)
     r = n * n
     pair = np.zeros((n + 1, n + 1))  # the head-free templates' coefficients, summed over heads
+    head = np.zeros((n + 1, n + 1))  # the head-sibling ones', summed over modifiers
     for m in range(1, n + 1):  # the order of sibling_index
         for h in range(n + 1):
             if h == m:
@@ -293,12 +294,18 @@ def _feature_pass(data, i, dmu, scale, w_scratch, read):
                     count = triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits, ids)
                     total += _touch(ids, count, dmu[r], scale, w_scratch, read)
                     pair[pair_row(h, s, m), m] += dmu[r]
+                    head[h, head_cell(h, s, m)] += dmu[r]
                 r += 1
     for m in range(1, n + 1):
         for row in range(n + 1):
             if pair[row, m] != 0.0:
                 count = row_feature_ids(attrs, tok0, n, row, m, hash_bits, ids)
                 total += _touch(ids, count, pair[row, m], scale, w_scratch, read)
+    for h in range(n + 1):
+        for cell in range(n + 1):
+            if head[h, cell] != 0.0:
+                count = head_feature_ids(attrs, tok0, n, h, cell, hash_bits, ids)
+                total += _touch(ids, count, head[h, cell], scale, w_scratch, read)
     return total
 
 

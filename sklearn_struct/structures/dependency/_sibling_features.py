@@ -32,15 +32,20 @@ reserved id ``BOUNDARY`` in every column, a sibling part has the templates
   own and neighbours' are ``BOUNDARY``): TurboParser scores a sibling pair
   with arc-like templates, and its context tells, say, a coordination from a
   list;
+* hp + sp, hw + sp, hp + sw, hw + sw (the head with the inner sibling: that the
+  head takes a further child beyond ``s``, or with the null sibling, beyond
+  none: how many children a head takes on a side, which the arcs cannot tell);
 
-with a second tag set, the templates holding a POS (all but sw + mw and the
-lexicalized triples) once more with its tags (the lexicalized triples are
+with a second tag set, the templates holding a POS (all but sw + mw, hw + sw and
+the lexicalized triples) once more with its tags (the lexicalized triples are
 cached per part, so they use the first tag set alone: see
 :func:`sibling_feature_cache`).  Each one is conjoined twice: with
 the direction of the arc ``h -> m``, and with the direction and a bin of the
 distance between the siblings (the bins of
-:func:`~._arc_features.distance_bin`, an eighth bin for the null sibling).
-Their template ids (301 to 312, and 401, 402, 404, 405 and 409 to 412 for the
+:func:`~._arc_features.distance_bin`, an eighth bin for the null sibling), but
+the head-sibling templates, which do not read ``m``, with that of the distance
+between ``h`` and ``s`` (each is scored once per head and sibling, ``n^2``).
+Their template ids (301 to 316, and 401, 402, 404, 405 and 409 to 415 for the
 second tag set) are not
 first-order ids (1 to 183), so no sibling feature shares a hash with an arc
 feature but by collision of the hash itself.  A feature is hashed as the
@@ -57,15 +62,16 @@ from .._hashing import SEED, absorb, finish
 from ._arc_features import (
     BOUNDARY, POS, SECOND_POS, WORD, ArcData, distance_bin, localize, token_attribute)
 
-__all__ = ["MAX_SIBLING_FEATURES", "n_sibling_parts", "pair_feature_ids", "pair_row",
-           "row_feature_ids", "sibling_add_features", "sibling_feature_ids", "sibling_index",
-           "sibling_of_index", "sibling_part_scores", "triple_feature_ids"]
+__all__ = ["MAX_SIBLING_FEATURES", "head_cell", "head_feature_ids", "n_sibling_parts",
+           "pair_feature_ids", "pair_row", "row_feature_ids", "sibling_add_features",
+           "sibling_feature_ids", "sibling_index", "sibling_of_index", "sibling_part_scores",
+           "triple_feature_ids"]
 
-#: Sibling templates' ids: ``SIBLING_TEMPLATES + 100 * tag set + (1 .. 12)`` (3 and 6 to 8,
-#: the templates without a second POS, in the first tag set only).
+#: Sibling templates' ids: ``SIBLING_TEMPLATES + 100 * tag set + (1 .. 16)`` (3, 6 to 8 and
+#: 16, the templates without a second POS, in the first tag set only).
 SIBLING_TEMPLATES = 300
-#: The most ids of one sibling part (two tag sets: 20 templates, each conjoined twice).
-MAX_SIBLING_FEATURES = 40
+#: The most ids of one sibling part (two tag sets: 27 templates, each conjoined twice).
+MAX_SIBLING_FEATURES = 54
 #: Distance bin of the null sibling (those of real siblings are 0 to 6).
 NULL_BIN = 7
 #: Kernel data of second-order trees: :data:`~._arc_features.ArcData`'s fields, then the
@@ -73,7 +79,7 @@ NULL_BIN = 7
 #: without them).
 SiblingData = namedtuple("SiblingData", ArcData._fields + (
     "sibling_distinct", "sibling_distinct_offsets", "triple_ids", "triple_offsets",
-    "pair_ids", "pair_offsets"))
+    "pair_ids", "pair_offsets", "head_ids", "head_offsets"))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -199,6 +205,39 @@ def triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out):
                       hash_bits)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def head_cell(h, s, m):
+    """Cell of ``(h, s, m)``'s head-sibling templates in the ``head`` tables (row ``h``):
+    ``s``, or for the null sibling 0 (right of its head) and ``h`` (left)."""
+    if s != h:
+        return s
+    return 0 if h < m else h
+
+
+@njit(cache=True, nogil=True)
+def head_feature_ids(attrs, tok0, n, h, cell, hash_bits, out):
+    """Ids of the head-sibling templates of head ``h`` at ``head`` cell ``cell`` (see
+    :func:`head_cell`); returns how many (8, or 14 with a second tag set)."""
+    null = cell == 0 or cell == h
+    right = 1 if cell == 0 or cell > h else 0
+    direction, full = _codes(right, h, cell, null)
+    hw = token_attribute(attrs, tok0, n, h, WORD)
+    sw = BOUNDARY if null else attrs[tok0 + cell - 1, WORD]
+    count = 0
+    for tag_set in range(2 if attrs.shape[1] > SECOND_POS else 1):
+        column = POS if tag_set == 0 else SECOND_POS
+        base = SIBLING_TEMPLATES + 100 * tag_set
+        hp = token_attribute(attrs, tok0, n, h, column)
+        sp = BOUNDARY if null else attrs[tok0 + cell - 1, column]
+        count = _emit_pair(out, count, base + 13, hp, sp, 0, 0, 2, direction, full, hash_bits)
+        count = _emit_pair(out, count, base + 14, hw, sp, 0, 0, 2, direction, full, hash_bits)
+        count = _emit_pair(out, count, base + 15, hp, sw, 0, 0, 2, direction, full, hash_bits)
+        if tag_set == 0:
+            count = _emit_pair(out, count, base + 16, hw, sw, 0, 0, 2, direction, full,
+                               hash_bits)
+    return count
+
+
 @njit(cache=True, nogil=True)
 def sibling_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out):
     """Hashed ids of every template instance of sibling part ``(h, s, m)``; returns how many.
@@ -208,6 +247,7 @@ def sibling_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out):
     :data:`MAX_SIBLING_FEATURES` ids.
     """
     count = triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out)
+    count += head_feature_ids(attrs, tok0, n, h, head_cell(h, s, m), hash_bits, out[count:])
     return count + pair_feature_ids(attrs, tok0, n, -1 if s == h else s, m,
                                     1 if h < m else 0, hash_bits, out[count:])
 
@@ -216,15 +256,15 @@ def no_sibling_cache():
     """The empty sibling cache fields of :data:`SiblingData`."""
     empty = np.empty(0, dtype=np.int64)
     no_ids = np.empty(0, dtype=np.int32)
-    return no_ids, empty, no_ids, empty, no_ids, empty
+    return no_ids, empty, no_ids, empty, no_ids, empty, no_ids, empty
 
 
 @njit(cache=True, nogil=True)
 def _sibling_counts(attrs):
-    """Ids per sibling part of the templates that read the head, and per pair row of the
-    others."""
+    """Ids per sibling part of the templates that read the head and the modifier, per pair
+    row of those that do not read the head, and per head cell of the head-sibling ones."""
     two = attrs.shape[1] > SECOND_POS
-    return (10, 30) if two else (8, 16)
+    return (10, 30, 14) if two else (8, 16, 8)
 
 
 @njit(cache=True, nogil=True)
@@ -232,7 +272,8 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits, arc_distinct, arc_dist
     """Hash the sibling templates of every sentence once, for a fit.
 
     Returns ``(sibling_distinct, sibling_distinct_offsets, triple_ids,
-    triple_offsets, pair_ids, pair_offsets)``: sentence ``i`` uses the distinct
+    triple_offsets, pair_ids, pair_offsets, head_ids, head_offsets)``: sentence ``i``
+    uses the distinct
     ids ``distinct``: its arcs' distinct ids (of
     :func:`~._arc_features.arc_feature_cache`: ``arc_distinct`` and
     ``arc_distinct_offsets``), then those of its sibling templates that no arc
@@ -243,18 +284,23 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits, arc_distinct, arc_dist
     templates' ids ``distinct[triple_ids[triple_offsets[i] + T r + (0..T-1)]]``
     and the ``pair`` row ``row`` of modifier ``m`` the head-free templates' ids
     ``distinct[pair_ids[pair_offsets[i] + P ((m - 1) (n + 1) + row) + (0..P-1)]]``,
-    ``T`` and ``P`` the counts of :func:`_sibling_counts`.
+    and head ``h``'s cell ``cell`` the head-sibling templates' ids ``distinct[head_ids[
+    head_offsets[i] + Q (h (n + 1) + cell) + (0..Q-1)]]``, ``T``, ``P`` and ``Q`` the counts
+    of :func:`_sibling_counts`.
     """
-    T, P = _sibling_counts(attrs)
+    T, P, Q = _sibling_counts(attrs)
     n_sentences = unit_offsets.shape[0] - 1
     triple_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
     pair_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
+    head_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
     for i in range(n_sentences):
         n = unit_offsets[i + 1] - unit_offsets[i]
         triple_offsets[i + 1] = triple_offsets[i] + T * n_sibling_parts(n)
         pair_offsets[i + 1] = pair_offsets[i] + P * n * (n + 1)
+        head_offsets[i + 1] = head_offsets[i] + Q * (n + 1) * (n + 1)
     triple_ids = np.empty(triple_offsets[-1], dtype=np.int32)
     pair_ids = np.empty(pair_offsets[-1], dtype=np.int32)
+    head_ids = np.empty(head_offsets[-1], dtype=np.int32)
     distinct_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
     distinct_of = []
     out = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
@@ -262,9 +308,11 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits, arc_distinct, arc_dist
         tok0 = unit_offsets[i]
         n = unit_offsets[i + 1] - tok0
         n_triple = triple_offsets[i + 1] - triple_offsets[i]
+        n_pair = pair_offsets[i + 1] - pair_offsets[i]
         arcs = arc_distinct[arc_distinct_offsets[i]:arc_distinct_offsets[i + 1]]
         n_arc = arcs.shape[0]
-        ids = np.empty(n_arc + n_triple + pair_offsets[i + 1] - pair_offsets[i], dtype=np.int32)
+        ids = np.empty(n_arc + n_triple + n_pair + head_offsets[i + 1] - head_offsets[i],
+                       dtype=np.int32)
         ids[:n_arc] = arcs
         k = n_arc
         for m in range(1, n + 1):  # the order of sibling_index
@@ -280,23 +328,31 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits, arc_distinct, arc_dist
                 count = row_feature_ids(attrs, tok0, n, row, m, hash_bits, out)
                 ids[k:k + count] = out[:count]
                 k += P
+        for h in range(n + 1):
+            for cell in range(n + 1):
+                count = head_feature_ids(attrs, tok0, n, h, cell, hash_bits, out)
+                ids[k:k + count] = out[:count]
+                k += Q
         local = np.empty(ids.shape[0], dtype=np.int32)
         distinct = localize(ids, local)
-        triple_ids[triple_offsets[i]:triple_offsets[i + 1]] = local[n_arc:n_arc + n_triple]
-        pair_ids[pair_offsets[i]:pair_offsets[i + 1]] = local[n_arc + n_triple:]
+        k = n_arc + n_triple
+        triple_ids[triple_offsets[i]:triple_offsets[i + 1]] = local[n_arc:k]
+        pair_ids[pair_offsets[i]:pair_offsets[i + 1]] = local[k:k + n_pair]
+        head_ids[head_offsets[i]:head_offsets[i + 1]] = local[k + n_pair:]
         distinct_of.append(distinct[n_arc:].copy())  # (localize keeps the arcs' ids first)
         distinct_offsets[i + 1] = distinct_offsets[i] + distinct.shape[0] - n_arc
     distinct_ids = np.empty(distinct_offsets[-1], dtype=np.int32)
     for i in range(n_sentences):
         distinct_ids[distinct_offsets[i]:distinct_offsets[i + 1]] = distinct_of[i]
-    return distinct_ids, distinct_offsets, triple_ids, triple_offsets, pair_ids, pair_offsets
+    return (distinct_ids, distinct_offsets, triple_ids, triple_offsets, pair_ids, pair_offsets,
+            head_ids, head_offsets)
 
 
 @njit(cache=True, nogil=True)
 def cached_sibling_scores(data, i, n, local_w, out):
     """Sibling part scores of cached sentence ``i`` from its weights gathered on its
     distinct ids (see :func:`sibling_feature_cache`)."""
-    T, P = _sibling_counts(data.attrs)
+    T, P, Q = _sibling_counts(data.attrs)
     pair = np.zeros((n + 1, n + 1))
     p0 = data.pair_offsets[i]
     for m in range(1, n + 1):
@@ -306,6 +362,15 @@ def cached_sibling_scores(data, i, n, local_w, out):
             for k in data.pair_ids[start:start + P]:
                 total += local_w[k]
             pair[row, m] = total
+    head = np.zeros((n + 1, n + 1))
+    q0 = data.head_offsets[i]
+    for h in range(n + 1):
+        for cell in range(n + 1):
+            start = q0 + Q * (h * (n + 1) + cell)
+            total = 0.0
+            for k in data.head_ids[start:start + Q]:
+                total += local_w[k]
+            head[h, cell] = total
     t0 = data.triple_offsets[i]
     r = 0
     for m in range(1, n + 1):
@@ -313,7 +378,7 @@ def cached_sibling_scores(data, i, n, local_w, out):
             if h == m:
                 continue
             for s in range(h, m, 1 if h < m else -1):
-                total = pair[pair_row(h, s, m), m]
+                total = pair[pair_row(h, s, m), m] + head[h, head_cell(h, s, m)]
                 for k in data.triple_ids[t0 + T * r:t0 + T * (r + 1)]:
                     total += local_w[k]
                 out[r] = total
@@ -324,8 +389,9 @@ def cached_sibling_scores(data, i, n, local_w, out):
 def cached_sibling_features(data, i, n, coef, local):
     """``local += F_i coef`` over the sibling parts of cached sentence ``i``, on its
     distinct ids (see :func:`sibling_feature_cache`)."""
-    T, P = _sibling_counts(data.attrs)
+    T, P, Q = _sibling_counts(data.attrs)
     pair = np.zeros((n + 1, n + 1))
+    head = np.zeros((n + 1, n + 1))
     t0 = data.triple_offsets[i]
     r = 0
     for m in range(1, n + 1):
@@ -337,6 +403,7 @@ def cached_sibling_features(data, i, n, coef, local):
                     for k in data.triple_ids[t0 + T * r:t0 + T * (r + 1)]:
                         local[k] += coef[r]
                     pair[pair_row(h, s, m), m] += coef[r]
+                    head[h, head_cell(h, s, m)] += coef[r]
                 r += 1
     p0 = data.pair_offsets[i]
     for m in range(1, n + 1):
@@ -345,6 +412,13 @@ def cached_sibling_features(data, i, n, coef, local):
                 start = p0 + P * ((m - 1) * (n + 1) + row)
                 for k in data.pair_ids[start:start + P]:
                     local[k] += pair[row, m]
+    q0 = data.head_offsets[i]
+    for h in range(n + 1):
+        for cell in range(n + 1):
+            if head[h, cell] != 0.0:
+                start = q0 + Q * (h * (n + 1) + cell)
+                for k in data.head_ids[start:start + Q]:
+                    local[k] += head[h, cell]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -366,7 +440,8 @@ def sibling_part_scores(data, i, w, scale, out):
     """``out[sibling_index(h, s, m)] = (scale * w) . phi(h, s, m)`` for every sibling part.
 
     The templates that do not read the head are scored once per pair of
-    siblings (``n^2``), those that read the head once per part.
+    siblings (``n^2``), those that read the head alone with the sibling once per
+    head and sibling (``n^2``), the others once per part.
     """
     attrs, tok0, hash_bits = data.attrs, data.unit_offsets[i], data.hash_bits
     n = data.unit_offsets[i + 1] - tok0
@@ -376,6 +451,11 @@ def sibling_part_scores(data, i, w, scale, out):
         for row in range(n + 1 if m < n else n):  # (row m: the null sibling left of a head)
             count = row_feature_ids(attrs, tok0, n, row, m, hash_bits, ids)
             pair[row, m] = _dot(w, scale, ids, count)
+    head = np.zeros((n + 1, n + 1))  # head[h, head_cell(h, s, m)]
+    for h in range(n + 1):
+        for cell in range(n + 1):
+            count = head_feature_ids(attrs, tok0, n, h, cell, hash_bits, ids)
+            head[h, cell] = _dot(w, scale, ids, count)
     r = 0
     for m in range(1, n + 1):  # the order of sibling_index
         for h in range(n + 1):
@@ -384,7 +464,8 @@ def sibling_part_scores(data, i, w, scale, out):
             step = 1 if h < m else -1
             for s in range(h, m, step):
                 count = triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits, ids)
-                out[r] = _dot(w, scale, ids, count) + pair[pair_row(h, s, m), m]
+                out[r] = (_dot(w, scale, ids, count) + pair[pair_row(h, s, m), m]
+                          + head[h, head_cell(h, s, m)])
                 r += 1
 
 
@@ -409,12 +490,15 @@ def sibling_add_features(data, i, coef, scale, w):
     """``w += scale * sum_r coef[r] phi(r)`` over the sibling parts ``r``.
 
     The coefficients of the templates that do not read the head are summed
-    over the heads first, then added once per pair of siblings.
+    over the heads first, then added once per pair of siblings; those of the
+    head-sibling templates summed over the modifiers, then added once per head
+    and sibling.
     """
     attrs, tok0, hash_bits = data.attrs, data.unit_offsets[i], data.hash_bits
     n = data.unit_offsets[i + 1] - tok0
     ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
     pair = np.zeros((n + 1, n + 1))
+    head = np.zeros((n + 1, n + 1))
     r = 0
     for m in range(1, n + 1):
         for h in range(n + 1):
@@ -429,8 +513,14 @@ def sibling_add_features(data, i, coef, scale, w):
                 count = triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits, ids)
                 _add(w, scale, ids, count, value)
                 pair[pair_row(h, s, m), m] += value
+                head[h, head_cell(h, s, m)] += value
     for m in range(1, n + 1):
         for s in range(n + 1):
             if pair[s, m] != 0.0:
                 count = row_feature_ids(attrs, tok0, n, s, m, hash_bits, ids)
                 _add(w, scale, ids, count, pair[s, m])
+    for h in range(n + 1):
+        for cell in range(n + 1):
+            if head[h, cell] != 0.0:
+                count = head_feature_ids(attrs, tok0, n, h, cell, hash_bits, ids)
+                _add(w, scale, ids, count, head[h, cell])
