@@ -181,8 +181,8 @@ def pair_feature_ids(attrs, tok0, n, s, m, right, hash_bits, out):
 
 @njit(cache=True, nogil=True)
 def triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out):
-    """Ids of the templates of sibling part ``(h, s, m)`` that read its head; returns how many
-    (8, or 10 with a second tag set)."""
+    """Ids of the templates of sibling part ``(h, s, m)`` that read its head and its modifier;
+    returns how many (8, or 10 with a second tag set)."""
     right = 1 if h < m else 0
     direction, full = _codes(right, s, m, s == h)
     count = 0

@@ -37,8 +37,8 @@ class SiblingDependencyStructure(DependencyTreeStructure):
     ``m``, or ``h`` itself when ``m`` is ``h``'s innermost child on that side
     (:mod:`~sklearn_struct.structures.dependency._sibling_features`, which
     also lists the hashed sibling templates: McDonald & Pereira 2006's,
-    lexicalized triples after Koo & Collins 2010, and the tags around the
-    two siblings).  A
+    lexicalized triples after Koo & Collins 2010, the tags around the two
+    siblings, and the head with the inner sibling).  A
     tree has one arc and one sibling part per word.  The outputs are the
     projective trees; inference is the second-order Eisner recursion, O(n^3),
     written once as a hypergraph for the generic dynamic program: argmax,
