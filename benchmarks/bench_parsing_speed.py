@@ -12,11 +12,13 @@ such structure):
 
 EGCRF runs ``--passes`` effective passes at C = 0.1 (the EWT record's C, with
 the estimator's default annealing) and ``tol=1e-12``, so that the duality gap
-is evaluated on its schedule (after each of the first eight passes, then every
-quarter of the passes done) and the fit never stops early; its cost per pass
-is the online epoch plus the gap evaluations (``history_["seconds"]`` and
-``history_["eval_seconds"]``), divided by the passes.  The perceptron runs
-``--passes`` epochs; its cost per epoch is ``history_["seconds"]``.  A warm-up
+is evaluated on its schedule (after every pass while ``C`` is annealed and after
+each of the first eight, then every quarter of the passes done) and the fit
+never stops early; its cost per pass is the online epoch plus the gap
+evaluations (``history_["seconds"]`` and ``history_["eval_seconds"]``), divided
+by the passes.  The perceptron runs ``--passes`` epochs; its cost per epoch is
+``history_["seconds"]``.  ``--n-jobs`` runs EGCRF's passes and evaluations on
+that many threads (its ``n_jobs``); the perceptron has one.  A warm-up
 fit on five sentences compiles (or loads) the kernels first, so no column
 includes compilation.
 
@@ -97,7 +99,8 @@ def worker(args):
     structure = Structure(hash_bits=23)
     passes = args["passes"]
     perceptron = StructuredPerceptron(structure=structure, max_iter=passes, random_state=0)
-    eg = EGCRF(structure=structure, C=C, max_iter=passes, tol=1e-12, random_state=0)
+    eg = EGCRF(structure=structure, C=C, max_iter=passes, tol=1e-12, random_state=0,
+               n_jobs=args.get("n_jobs"))
     for model in (perceptron, eg):  # compile, or load the compiled kernels
         model.fit(X[:5], y[:5])
     start = time.perf_counter()
@@ -270,6 +273,9 @@ def main():
     parser.add_argument("--orders", nargs="+", type=int, choices=(1, 2), default=[1, 2])
     parser.add_argument("--passes", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--n-jobs", type=int, default=None,
+                        help="EGCRF's n_jobs: its passes and gap evaluations on that many "
+                        "threads (the perceptron has one)")
     parser.add_argument("--components", action="store_true",
                         help="time the kernel operations of a pass (working tree only)")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -297,7 +303,8 @@ def main():
                     for order in cli.orders:
                         for side, source in sides[order - 1:]:
                             run = run_worker(__file__, source, {
-                                "treebank": treebank, "order": order, "passes": cli.passes})
+                                "treebank": treebank, "order": order, "passes": cli.passes,
+                                "n_jobs": cli.n_jobs})
                             results.setdefault((treebank, order, side), []).append(run)
                             print(f"round {round_ + 1} {treebank} order {order} {side}: {run}",
                                   flush=True)
@@ -326,14 +333,20 @@ def main():
     body = (
         f"{table}\n\nMedians over {cli.rounds} rounds of fresh processes, alternating "
         f"between the versions. EGCRF at C = {C} (annealed), {cli.passes} passes with the "
-        "gap evaluated on its schedule; averaged perceptron, the same number of epochs; "
+        "gap evaluated on its schedule"
+        + ("" if cli.n_jobs is None else
+           f", its passes and evaluations on {cli.n_jobs} threads (n_jobs={cli.n_jobs}; the "
+           "perceptron on one)")
+        + "; averaged perceptron, the same number of epochs; "
         "hashed features, 2^23 weights, projective single-root trees; "
         "compilation excluded (a warm-up fit on five sentences first). "
         f"Load average {load_start:.2f} at the start and {load_end:.2f} at the end."
     )
     command = "cd benchmarks && python bench_parsing_speed.py" + "".join(
         f" {a}" for a in sys.argv[1:])
-    record(f"Parsing speed: an EG pass against a perceptron epoch ({', '.join(cli.treebanks)})",
+    threads = "" if cli.n_jobs is None else f", EGCRF on {cli.n_jobs} threads"
+    record(f"Parsing speed: an EG pass against a perceptron epoch ({', '.join(cli.treebanks)}"
+           f"{threads})",
            body, command)
 
 

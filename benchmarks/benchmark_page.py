@@ -213,9 +213,10 @@ def parsing_against_perceptron():
         curves[name]["seconds_per_pass"] = statistics.median(fit_seconds)
     perceptron, crf, svm = (best[name] for name in PARSERS)
     perceptron_pass, crf_pass, svm_pass = (curves[name]["seconds_per_pass"] for name in PARSERS)
-    speed_title = "Parsing speed: an EG pass against a perceptron epoch (ewt)"
+    speed_title = "Parsing speed: an EG pass against a perceptron epoch (ancora, ewt)"
     speed = {(row["order"], row["version"].split(" (")[0]): row for row in _table_with(
-        read_record("parsing_speed")[speed_title], "EG s/pass (with gap evaluations)")}
+        read_record("parsing_speed")[speed_title], "EG s/pass (with gap evaluations)")
+        if row["treebank"] == "ewt"}
     base, before = next((version, row) for (order, version), row in speed.items()
                         if order == "1" and version != "working tree")
     now = speed[("1", "working tree")]
