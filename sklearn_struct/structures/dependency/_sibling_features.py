@@ -348,29 +348,39 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits, arc_distinct, arc_dist
             head_ids, head_offsets)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _cell_scores(cell_ids, start, width, local_w, table):
+    """``table[a, b]``: the sum of ``local_w`` over the ``width`` cached ids of cell ``(a, b)``,
+    the cells laid out row by row from ``cell_ids[start]`` (the pair rows, the head cells)."""
+    for a in range(table.shape[0]):
+        for b in range(table.shape[1]):
+            first = start + width * (a * table.shape[1] + b)
+            total = 0.0
+            for k in cell_ids[first:first + width]:
+                total += local_w[k]
+            table[a, b] = total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cell_features(cell_ids, start, width, table, local):
+    """``local += table[a, b]`` at the ids of every cell ``(a, b)`` (see :func:`_cell_scores`)."""
+    for a in range(table.shape[0]):
+        for b in range(table.shape[1]):
+            if table[a, b] != 0.0:
+                first = start + width * (a * table.shape[1] + b)
+                for k in cell_ids[first:first + width]:
+                    local[k] += table[a, b]
+
+
 @njit(cache=True, nogil=True)
 def cached_sibling_scores(data, i, n, local_w, out):
     """Sibling part scores of cached sentence ``i`` from its weights gathered on its
     distinct ids (see :func:`sibling_feature_cache`)."""
     T, P, Q = _sibling_counts(data.attrs)
-    pair = np.zeros((n + 1, n + 1))
-    p0 = data.pair_offsets[i]
-    for m in range(1, n + 1):
-        for row in range(n + 1):
-            start = p0 + P * ((m - 1) * (n + 1) + row)
-            total = 0.0
-            for k in data.pair_ids[start:start + P]:
-                total += local_w[k]
-            pair[row, m] = total
+    pair = np.zeros((n + 1, n + 1))  # pair[row, m], cached by modifier (pair.T[1:])
+    _cell_scores(data.pair_ids, data.pair_offsets[i], P, local_w, pair.T[1:])
     head = np.zeros((n + 1, n + 1))
-    q0 = data.head_offsets[i]
-    for h in range(n + 1):
-        for cell in range(n + 1):
-            start = q0 + Q * (h * (n + 1) + cell)
-            total = 0.0
-            for k in data.head_ids[start:start + Q]:
-                total += local_w[k]
-            head[h, cell] = total
+    _cell_scores(data.head_ids, data.head_offsets[i], Q, local_w, head)
     t0 = data.triple_offsets[i]
     r = 0
     for m in range(1, n + 1):
@@ -405,20 +415,8 @@ def cached_sibling_features(data, i, n, coef, local):
                     pair[pair_row(h, s, m), m] += coef[r]
                     head[h, head_cell(h, s, m)] += coef[r]
                 r += 1
-    p0 = data.pair_offsets[i]
-    for m in range(1, n + 1):
-        for row in range(n + 1):
-            if pair[row, m] != 0.0:
-                start = p0 + P * ((m - 1) * (n + 1) + row)
-                for k in data.pair_ids[start:start + P]:
-                    local[k] += pair[row, m]
-    q0 = data.head_offsets[i]
-    for h in range(n + 1):
-        for cell in range(n + 1):
-            if head[h, cell] != 0.0:
-                start = q0 + Q * (h * (n + 1) + cell)
-                for k in data.head_ids[start:start + Q]:
-                    local[k] += head[h, cell]
+    _cell_features(data.pair_ids, data.pair_offsets[i], P, pair.T[1:], local)
+    _cell_features(data.head_ids, data.head_offsets[i], Q, head, local)
 
 
 @njit(cache=True, nogil=True, inline="always")
