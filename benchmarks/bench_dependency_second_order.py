@@ -25,9 +25,10 @@ Three modes:
 
 Run from benchmarks/ (full experiment; each run is one process, and each with
 ``--order 1`` too for the first-order baseline; the C values are the best ones
-of the first order and a neighbour, ``results/dependency_second_order.md``):
+of the first order and, for the SVM, its neighbours 0.0075 and 0.015, each in a run
+of its own, ``results/dependency_second_order.md``):
     python bench_dependency_second_order.py --model egcrf --order 2 --C 0.1 --passes 20
-    python bench_dependency_second_order.py --model egssvm --order 2 --C 0.01 0.02 --passes 16
+    python bench_dependency_second_order.py --model egssvm --order 2 --C 0.01 --passes 16
     python bench_dependency_second_order.py --model perceptron --order 2 --passes 10
     python bench_dependency_second_order.py --timing --passes 2
     python bench_dependency_second_order.py --inference --n-train 1000
