@@ -57,6 +57,9 @@ class OnlineEpoch:
         self.scale = (empty_scale() if datafit.feature_scale is None
                       else structure.kernel_weights(batch, datafit.feature_scale))
         self.features_kernel = None  # compiled for the first threaded pass
+        # each thread's scratch weights for the epoch kernel (zero between its visits), made
+        # once with numpy: numba's zeros in every epoch faulted in a whole weight vector
+        self.w_scratch = None
         # the gap evaluations' per-example losses in numba as well, on the epoch's
         # threads: called as (examples, w, scale, out, mu, margins)
         self.loss_kernel = None
@@ -98,14 +101,17 @@ class OnlineEpoch:
         p = self.datafit
         w_kernel = p.structure.kernel_weights(p.batch, state.w)
         smoothed = loss == "hinge" and state.beta is not None
+        if self.w_scratch is None:
+            self.w_scratch = [np.zeros_like(w_kernel) for _ in range(self.n_threads)]
 
         def epoch(examples):  # a thread's share of the order and of the budget
+            share = int(examples[0] % self.n_threads) if len(examples) else 0
             return self.kernel(
                 examples, int(np.ceil(budget * len(examples) / max(len(order), 1))),
                 _eg_kernels.SMOOTHED_HINGE if smoothed else LOSSES[loss],
                 adaptive, eta, MAX_HALVINGS, self.data, p.batch.part_offsets, p.part_losses,
-                p.sample_weight, C, w_kernel, self.scale, state.theta, state.mu, state.terms,
-                state.etas, state.beta if smoothed else 0.0,
+                p.sample_weight, C, w_kernel, self.w_scratch[share], self.scale, state.theta,
+                state.mu, state.terms, state.etas, state.beta if smoothed else 0.0,
             )
 
         tries = self._on_threads(epoch, order)

@@ -61,7 +61,8 @@ MIN_RATE_FACTOR = 0.05
 
 
 def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, part_offsets,
-                 part_losses, sample_weight, C, w, scale, theta, mu, terms, etas, beta):
+                 part_losses, sample_weight, C, w, w_scratch, scale, theta, mu, terms, etas,
+                 beta):
     """Visit the examples of ``order`` in turn until ``budget`` steps were tried.
 
     Updates ``w`` (kernel layout), ``theta``, ``mu``, ``terms`` and ``etas``
@@ -69,6 +70,9 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
     ``scale`` (kernel layout, or of length 0 for none) rescales every
     weight's feature: ``phi'(x, r) = scale * phi(x, r)``; ``beta`` is the
     inverse temperature of ``SMOOTHED_HINGE`` (ignored by the other losses).
+    ``w_scratch``, of ``w``'s length and zero, is the scratch of ``add_features_norm_op``
+    (zero again on return): the caller keeps it from epoch to epoch, as a fresh one here
+    would cost every epoch the zeroing of a whole weight vector.
     """
     max_parts = 0
     for i in range(part_offsets.shape[0] - 1):
@@ -78,7 +82,6 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
     mu_buf = np.empty(max_parts)
     dmu_buf = np.empty(max_parts)
     part_scratch = np.empty(2 * max_parts)
-    w_scratch = np.zeros(w.shape[0])
     tries = 0
     for i in order:
         if tries >= budget:
