@@ -109,6 +109,113 @@ def _merge_lightest(i, count, room, atom_weight, atom_loss, atom_start, atom_len
     return freed
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _lightest_free_slot(i, count, atom_weight, m):
+    """The slot for a new output of example ``i``: the next free one, else that of the
+    least violated output of weight 0, else -1."""
+    if count < atom_weight.shape[1]:
+        return count
+    slot = -1
+    lowest = np.inf
+    for k in range(1, count):
+        if atom_weight[i, k] == 0.0 and m[k] < lowest:
+            lowest = m[k]
+            slot = k
+    return slot
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _store_output(i, slot, fresh, z, nnz, loss, atom_loss, atom_weight, atom_start, atom_len,
+                  pool_idx, pool_val, pool_top):
+    """Put the output of part vector ``z`` (``nnz`` non-zeros) and loss ``loss`` in example
+    ``i``'s ``slot`` (``fresh``: one not used yet) with weight 0; False when the pool has
+    no room for it."""
+    if fresh or atom_len[i, slot] < nnz:
+        if pool_top[0] + nnz > pool_idx.shape[0]:
+            return False
+        atom_start[i, slot] = pool_top[0]
+        pool_top[0] += nnz
+    q = atom_start[i, slot]
+    for r in range(z.shape[0]):
+        if z[r] != 0.0:
+            pool_idx[q] = r
+            pool_val[q] = z[r]
+            q += 1
+    atom_len[i, slot] = nnz
+    atom_loss[i, slot] = loss
+    atom_weight[i, slot] = 0.0
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _set_gram_row(i, slot, count, change, atom_start, atom_len, pool_idx, pool_val, gram):
+    """Row and column ``slot`` of example ``i``'s Gram matrix, from ``change``, the
+    example's part scores of ``scale^2 F_i (z_t - z_slot)``."""
+    t_dot = _sparse_dot(change, pool_idx, pool_val, atom_start[i, TRUTH], atom_len[i, TRUTH])
+    for k in range(count):
+        value = 0.0
+        if k != TRUTH:
+            value = t_dot - _sparse_dot(change, pool_idx, pool_val, atom_start[i, k],
+                                        atom_len[i, k])
+        gram[i, k, slot] = value
+        gram[i, slot, k] = value
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pairwise_steps(i, count, c, max_steps, m, gram, atom_weight, delta):
+    """Up to ``max_steps`` pairwise steps on example ``i``'s working set: ``atom_weight``
+    and the violations ``m`` move, and ``delta`` (zero on entry) sums each output's
+    change of weight."""
+    for step in range(max_steps):
+        b = 0
+        low = -1
+        for k in range(count):
+            if m[k] > m[b]:
+                b = k
+            if atom_weight[i, k] > 0.0 and (low < 0 or m[k] < m[low]):
+                low = k
+        if b == low or m[b] - m[low] <= 1e-12 * (abs(m[b]) + abs(m[low]) + 1.0):
+            return
+        # the best step moving weight from the least to the most violated output
+        curvature = c * (gram[i, b, b] + gram[i, low, low] - 2.0 * gram[i, b, low])
+        t = atom_weight[i, low]
+        if curvature > 0.0:
+            t = min(t, (m[b] - m[low]) / curvature)
+        atom_weight[i, b] += t
+        atom_weight[i, low] -= t
+        delta[b] += t
+        delta[low] -= t
+        for k in range(count):  # (rows of the symmetric Gram matrix: contiguous)
+            m[k] -= c * t * (gram[i, b, k] - gram[i, low, k])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _marginal_change(i, count, p0, c, delta, atom_loss, atom_start, atom_len, pool_idx,
+                     pool_val, mu, coef, held, held_values, n_held):
+    """Apply the steps' changes of weight ``delta`` to example ``i``'s marginals ``mu``.
+
+    Returns ``(n_changed, change of the expected loss)``; the parts whose marginal
+    changed are compacted into the first ``n_changed`` of ``held`` (the parts of the
+    outputs held), with ``-c`` times their change in ``held_values``: the outputs'
+    shared parts cancel.  ``coef`` (the example's parts) is zero on entry and on exit.
+    """
+    change = 0.0
+    for k in range(count):
+        if delta[k] != 0.0:
+            _scatter(coef, pool_idx, pool_val, atom_start[i, k], atom_len[i, k], delta[k])
+            change += delta[k] * atom_loss[i, k]
+    n_changed = 0
+    for j in range(n_held):
+        r = held[j]
+        if coef[r] != 0.0:
+            mu[p0 + r] += coef[r]
+            held[n_changed] = r  # (n_changed <= j: compacted in place)
+            held_values[n_changed] = -c * coef[r]
+            n_changed += 1
+            coef[r] = 0.0
+    return n_changed, change
+
+
 def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_offsets, unit_offsets,
                      part_losses, loss_offsets, sample_weight, C, w, scale, mu, terms, losses,
                      block_gaps, atom_count, atom_weight, atom_loss, atom_start, atom_len, pool_idx,
@@ -194,14 +301,7 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
             # one of them)
             slot = -1
             if violation > best + 1e-12 * (abs(violation) + abs(true_score) + 1.0):
-                if count < K:
-                    slot = count
-                else:  # replace the least violated output of weight 0
-                    lowest = np.inf
-                    for k in range(1, K):
-                        if atom_weight[i, k] == 0.0 and m[k] < lowest:
-                            lowest = m[k]
-                            slot = k
+                slot = _lightest_free_slot(i, count, atom_weight, m)
                 if slot < 0 and K < max_atoms:
                     out[0] = 1.0
                     return position
@@ -213,21 +313,11 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
                         out[0] = 0.0
                         return position
             if slot >= 0:
-                if slot == count or atom_len[i, slot] < nnz:
-                    if pool_top[0] + nnz > pool_idx.shape[0]:
-                        out[0] = 0.0
-                        return position
-                    atom_start[i, slot] = pool_top[0]
-                    pool_top[0] += nnz
-                q = atom_start[i, slot]
-                for r in range(n_parts):
-                    if z[r] != 0.0:
-                        pool_idx[q] = r
-                        pool_val[q] = z[r]
-                        q += 1
-                atom_len[i, slot] = nnz
-                atom_loss[i, slot] = loss
-                atom_weight[i, slot] = 0.0
+                if not _store_output(i, slot, slot == count, z, nnz, loss, atom_loss,
+                                     atom_weight, atom_start, atom_len, pool_idx, pool_val,
+                                     pool_top):
+                    out[0] = 0.0
+                    return position
                 m[slot] = violation
                 if slot == count:
                     count += 1
@@ -249,15 +339,8 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
                 add_features_op(data, i, coef, scale, w_scratch)
                 for r in range(n_parts):
                     coef[r] = 0.0
-                t_dot = _sparse_dot(after, pool_idx, pool_val, atom_start[i, TRUTH],
-                                    atom_len[i, TRUTH])
-                for k in range(count):
-                    value = 0.0
-                    if k != TRUTH:
-                        value = t_dot - _sparse_dot(after, pool_idx, pool_val, atom_start[i, k],
-                                                    atom_len[i, k])
-                    gram[i, k, slot] = value
-                    gram[i, slot, k] = value
+                _set_gram_row(i, slot, count, after, atom_start, atom_len, pool_idx, pool_val,
+                              gram)
         best = m[0]
         mean = 0.0
         for k in range(count):
@@ -268,46 +351,13 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
             continue
         for k in range(count):
             delta[k] = 0.0
-        for step in range(max_steps):
-            b = 0
-            low = -1
-            for k in range(count):
-                if m[k] > m[b]:
-                    b = k
-                if atom_weight[i, k] > 0.0 and (low < 0 or m[k] < m[low]):
-                    low = k
-            if b == low or m[b] - m[low] <= 1e-12 * (abs(m[b]) + abs(m[low]) + 1.0):
-                break
-            # the best step moving weight from the least to the most violated output
-            curvature = c * (gram[i, b, b] + gram[i, low, low] - 2.0 * gram[i, b, low])
-            t = atom_weight[i, low]
-            if curvature > 0.0:
-                t = min(t, (m[b] - m[low]) / curvature)
-            atom_weight[i, b] += t
-            atom_weight[i, low] -= t
-            delta[b] += t
-            delta[low] -= t
-            for k in range(count):  # (rows of the symmetric Gram matrix: contiguous)
-                m[k] -= c * t * (gram[i, b, k] - gram[i, low, k])
+        _pairwise_steps(i, count, c, max_steps, m, gram, atom_weight, delta)
         # w, the marginals and the expected loss move on the parts of the outputs held
-        coef = coef_buf[:n_parts]
-        change = 0.0
-        for k in range(count):
-            if delta[k] != 0.0:
-                _scatter(coef, pool_idx, pool_val, atom_start[i, k], atom_len[i, k], delta[k])
-                change += delta[k] * atom_loss[i, k]
         if n_held < 0:  # (an oracle visit may have added an output)
             n_held = _held_parts(i, count, atom_start, atom_len, pool_idx, seen, held_buf)
-        # only the parts whose marginal changed: the outputs' shared parts cancel
-        n_changed = 0
-        for j in range(n_held):
-            r = held_buf[j]
-            if coef[r] != 0.0:
-                mu[p0 + r] += coef[r]
-                held_buf[n_changed] = r  # (n_changed <= j: compacted in place)
-                held_values[n_changed] = -c * coef[r]
-                n_changed += 1
-                coef[r] = 0.0
+        n_changed, change = _marginal_change(i, count, p0, c, delta, atom_loss, atom_start,
+                                             atom_len, pool_idx, pool_val, mu,
+                                             coef_buf[:n_parts], held_buf, held_values, n_held)
         terms[i] += change
         add_features_at_op(data, i, held_buf[:n_changed], held_values[:n_changed], scale, w,
                            feature_scratch[:n_parts])
