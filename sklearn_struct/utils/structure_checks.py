@@ -689,7 +689,7 @@ def _kernel_ops(inst):
     if ops is None:
         return "no kernel_ops"
     rng = inst.rng("kernel_ops")
-    n, n_weights = inst.n_samples, inst.n_weights
+    n_weights = inst.n_weights
     data = s.kernel_data(b)
     if not isinstance(data, tuple):
         raise AssertionError(f"kernel_data returns a {type(data).__name__}, not a tuple.")
@@ -703,10 +703,21 @@ def _kernel_ops(inst):
     _assert_close(s.kernel_weights(b, s.contract_weights(b, w.copy())), w,
                   "kernel_weights(contract_weights(w)) against w", rtol=0, atol=0)
     scales = {"no scale": empty_scale(), "a random scale": rng.rand(n_weights) + 0.5}
-    functions = ops.functions
+    op = _checking_caller(ops.functions)
+    # part_scores and add_features: the maps F_i^T and F_i, with and without a scale, on
+    # kernel data for prediction and for training (which may cache features)
+    for purpose, kdata in (("", data), (", training data", data_training)):
+        for what, scale in scales.items():
+            _feature_ops(inst, op, kdata, kdata is data_training, w_kernel, scale,
+                         what + purpose, rng)
+    _generic_loops_and_inference(inst, op, data, w, rng)
+
+
+def _checking_caller(functions):
+    """``op(name, *args)``: call the kernel operation ``name``, checking that it leaves its
+    inputs alone."""
 
     def op(name, *args):
-        """Call a kernel operation, checking that it leaves its inputs alone."""
         before = copy.deepcopy(args)
         result = functions[name](*args)
         difference = _difference(before[:3], args[:3], f"{name}'s inputs")
@@ -719,76 +730,87 @@ def _kernel_ops(inst):
             raise AssertionError(f"the kernel operation {name} modified {difference}.")
         return result
 
-    # part_scores and add_features: the maps F_i^T and F_i, with and without a scale, on
-    # kernel data for prediction and for training (which may cache features)
-    for purpose, kdata in (("", data), (", training data", data_training)):
-        for what, scale in scales.items():
-            what = what + purpose
-            scaled = w_kernel * scale if scale.size else w_kernel
-            if s.supports("part_scores"):
-                expected = s.part_scores(b, s.contract_weights(b, scaled.copy()))
-                for i in range(n):
-                    out = np.full(inst.n_parts_of(i), np.nan)
-                    op("part_scores", kdata, i, w_kernel, scale, out)
-                    _assert_close(out, expected[inst.parts[i]],
-                                  f"kernel part_scores of example {i} ({what})")
-            if s.supports("expected_features"):
-                for i in range(n):
-                    coef = rng.randn(inst.n_parts_of(i))
-                    start = rng.randn(n_weights)
-                    out = start.copy()
-                    op("add_features", kdata, i, coef, scale, out)
-                    z = np.zeros(inst.n_parts)
-                    z[inst.parts[i]] = coef
-                    added = np.asarray(s.kernel_weights(b, s.expected_features(b, z)))
-                    _assert_close(out, start + (scale * added if scale.size else added),
-                                  f"kernel add_features of example {i} ({what})")
-            # add_features_norm: add_features and ||scale * F_i coef||^2, a training operation
-            # (its kernel data may be built for training only)
-            max_parts = max(inst.n_parts_of(i) for i in range(n))
-            for i in range(n if kdata is data_training else 0):
-                coef = rng.randn(inst.n_parts_of(i))
-                start = rng.randn(n_weights)
-                out = start.copy()
-                w_scratch = np.zeros(n_weights)
-                value = op("add_features_norm", kdata, i, coef, scale, out, w_scratch,
-                           np.zeros(2 * max_parts))
-                z = np.zeros(inst.n_parts)
-                z[inst.parts[i]] = coef
-                change = np.asarray(s.kernel_weights(b, s.expected_features(b, z)))
-                if scale.size:
-                    change = change * scale
-                _assert_close(out, start + change,
-                              f"kernel add_features_norm of example {i} ({what})")
-                _assert_close(value, change @ change, f"add_features_norm of example {i} "
-                              f"({what}) against ||scale * F_i coef||^2")
-                _assert_close(w_scratch, np.zeros(n_weights),
-                              f"add_features_norm's w_scratch after example {i} ({what}): zero "
-                              "on entry, it must be zero on exit", atol=1e-10)
-            # part_scores_at and add_features_at: the listed parts (some repeated) alone
-            for i in range(n):
-                n_parts = inst.n_parts_of(i)
-                if n_parts == 0:
-                    continue
-                parts = rng.randint(0, n_parts, size=n_parts // 2 + 2).astype(np.int64)
-                full = np.full(n_parts, np.nan)
-                op("part_scores", kdata, i, w_kernel, scale, full)
-                out = np.full(len(parts), np.nan)
-                op("part_scores_at", kdata, i, w_kernel, scale, parts, out, np.zeros(n_parts))
-                _assert_close(out, full[parts], f"part_scores_at of example {i} ({what}) against "
-                              "part_scores")
-                coef = rng.randn(len(parts))
-                dense = np.zeros(n_parts)
-                np.add.at(dense, parts, coef)
-                start = rng.randn(n_weights)
-                expected, out = start.copy(), start.copy()
-                op("add_features", kdata, i, dense, scale, expected)
-                scratch = np.zeros(n_parts)
-                op("add_features_at", kdata, i, parts, coef, scale, out, scratch)
-                _assert_close(out, expected, f"add_features_at of example {i} ({what}) against "
-                              "add_features")
-                _assert_close(scratch, np.zeros(n_parts), f"add_features_at's scratch after "
-                              f"example {i} ({what}): zero on entry, it must be zero on exit")
+    return op
+
+
+def _feature_ops(inst, op, kdata, training, w_kernel, scale, what, rng):
+    """The feature maps of :func:`_kernel_ops` on one kernel data (``training``: built for
+    a fit) and one ``scale``: ``part_scores``, ``add_features``, ``add_features_norm``
+    (training data only), ``part_scores_at`` and ``add_features_at``."""
+    s, b = inst.structure, inst.batch
+    n, n_weights = inst.n_samples, inst.n_weights
+    scaled = w_kernel * scale if scale.size else w_kernel
+    if s.supports("part_scores"):
+        expected = s.part_scores(b, s.contract_weights(b, scaled.copy()))
+        for i in range(n):
+            out = np.full(inst.n_parts_of(i), np.nan)
+            op("part_scores", kdata, i, w_kernel, scale, out)
+            _assert_close(out, expected[inst.parts[i]],
+                          f"kernel part_scores of example {i} ({what})")
+    if s.supports("expected_features"):
+        for i in range(n):
+            coef = rng.randn(inst.n_parts_of(i))
+            start = rng.randn(n_weights)
+            out = start.copy()
+            op("add_features", kdata, i, coef, scale, out)
+            z = np.zeros(inst.n_parts)
+            z[inst.parts[i]] = coef
+            added = np.asarray(s.kernel_weights(b, s.expected_features(b, z)))
+            _assert_close(out, start + (scale * added if scale.size else added),
+                          f"kernel add_features of example {i} ({what})")
+    # add_features_norm: add_features and ||scale * F_i coef||^2, a training operation
+    # (its kernel data may be built for training only)
+    max_parts = max(inst.n_parts_of(i) for i in range(n))
+    for i in range(n if training else 0):
+        coef = rng.randn(inst.n_parts_of(i))
+        start = rng.randn(n_weights)
+        out = start.copy()
+        w_scratch = np.zeros(n_weights)
+        value = op("add_features_norm", kdata, i, coef, scale, out, w_scratch,
+                   np.zeros(2 * max_parts))
+        z = np.zeros(inst.n_parts)
+        z[inst.parts[i]] = coef
+        change = np.asarray(s.kernel_weights(b, s.expected_features(b, z)))
+        if scale.size:
+            change = change * scale
+        _assert_close(out, start + change,
+                      f"kernel add_features_norm of example {i} ({what})")
+        _assert_close(value, change @ change, f"add_features_norm of example {i} "
+                      f"({what}) against ||scale * F_i coef||^2")
+        _assert_close(w_scratch, np.zeros(n_weights),
+                      f"add_features_norm's w_scratch after example {i} ({what}): zero "
+                      "on entry, it must be zero on exit", atol=1e-10)
+    # part_scores_at and add_features_at: the listed parts (some repeated) alone
+    for i in range(n):
+        n_parts = inst.n_parts_of(i)
+        if n_parts == 0:
+            continue
+        parts = rng.randint(0, n_parts, size=n_parts // 2 + 2).astype(np.int64)
+        full = np.full(n_parts, np.nan)
+        op("part_scores", kdata, i, w_kernel, scale, full)
+        out = np.full(len(parts), np.nan)
+        op("part_scores_at", kdata, i, w_kernel, scale, parts, out, np.zeros(n_parts))
+        _assert_close(out, full[parts], f"part_scores_at of example {i} ({what}) against "
+                      "part_scores")
+        coef = rng.randn(len(parts))
+        dense = np.zeros(n_parts)
+        np.add.at(dense, parts, coef)
+        start = rng.randn(n_weights)
+        expected, out = start.copy(), start.copy()
+        op("add_features", kdata, i, dense, scale, expected)
+        scratch = np.zeros(n_parts)
+        op("add_features_at", kdata, i, parts, coef, scale, out, scratch)
+        _assert_close(out, expected, f"add_features_at of example {i} ({what}) against "
+                      "add_features")
+        _assert_close(scratch, np.zeros(n_parts), f"add_features_at's scratch after "
+                      f"example {i} ({what}): zero on entry, it must be zero on exit")
+
+
+def _generic_loops_and_inference(inst, op, data, w, rng):
+    """The rest of :func:`_kernel_ops`: the generic batch loops against the structure's
+    batch methods, and the kernels' ``encode``, ``argmax``, ``marginals``,
+    ``log_partition`` and ``project``."""
+    s, b, n = inst.structure, inst.batch, inst.n_samples
     # the generic batch loops (BaseStructure's defaults) against the structure's batch methods
     z = rng.randn(inst.n_parts)
     sample_weight = rng.rand(n) + 0.5
