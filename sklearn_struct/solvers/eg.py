@@ -170,15 +170,7 @@ def eg_solve(
     -------
     EGResult
     """
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}.")
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {sorted(ORDERS)}, got {order!r}.")
-    if (truth is not None or part_losses is not None) and solver != "online":
-        raise ValueError("eg_solve: truth and part_losses need solver='online'.")
-    if solver == "online":
-        require_kernel(structure, ONLINE_KERNEL_OPERATIONS, "online EG",
-                       "; use solver='batch' for a structure with batch marginals only")
+    _check_arguments(structure, loss, order, solver, truth is not None or part_losses is not None)
     adaptive = isinstance(learning_rate, str)
     eta = eta0 if adaptive else float(learning_rate)
     rng = random_state if random_state is not None else np.random.RandomState(0)
@@ -205,42 +197,19 @@ def eg_solve(
             state.w *= C_next / C_now
             state.C = C_now = C_next
         start = time.perf_counter()
-        budget = budget_total - total_tries
-        if solver == "online":
-            visits = visit_order(order, n, rng, visit_probabilities)
-            total_tries += epoch_runner.run(state, visits, min(budget, n), loss, adaptive, eta,
-                                            C_now)
-        else:
-            total_tries += epoch_runner.run(state, budget // n, loss, adaptive, eta, C_now)
+        total_tries += _run_pass(epoch_runner, solver, state, budget_total - total_tries, n,
+                                 order, rng, visit_probabilities, loss, adaptive, eta, C_now)
         pass_seconds += time.perf_counter() - start
         passes = total_tries / n
-        if state.w_average is not None:
-            weight = min(1.0, 1.0 / (AVERAGE_WINDOW * epoch))
-            state.w_average += weight * (state.w - state.w_average)
-        if callback is not None:
-            if solver == "batch":
-                epoch_runner.store(state)
-            callback(epoch, state)
+        _after_pass(state, epoch, epoch_runner if solver == "batch" else None, callback)
         if not (tol == 0 or C_now != C or total_tries >= budget_total
                 or total_tries >= check_at):
             continue
-        start = time.perf_counter()
-        primal, dual, entropy_term = _objectives(datafit, state, epoch_runner, C_now,
-                                                 gap_sampling)
+        primal, gap, entropy_term = _evaluate(datafit, state, epoch_runner, C, C_now,
+                                              gap_sampling, history, passes, pass_seconds,
+                                              verbose)
         if gap_sampling:
             visit_probabilities = gap_visit_probabilities(state.gaps, part_counts)
-        gap = primal - dual
-        for key, value in (("passes", passes), ("C", C_now), ("dual", dual), ("primal", primal),
-                           ("gap", gap), ("seconds", pass_seconds),
-                           ("eval_seconds", time.perf_counter() - start),
-                           ("beta", np.nan if state.beta is None else state.beta)):
-            history[key].append(value)
-        if verbose:
-            # objectives and gap are those of the current C, not yet of the target
-            annealed = f" (annealing towards C={C:.4g})" if C_now != C else ""
-            print(f"[EG] pass {passes:7.2f}  C={C_now:.4g}{annealed}  primal={primal:.8g}  "
-                  f"dual={dual:.8g}  rel.gap={gap / max(abs(primal), 1e-300):.3e}  "
-                  f"({pass_seconds:.2f}s)")
         pass_seconds = 0.0
         if C_now == C and gap <= tol * abs(primal):
             converged = True
@@ -254,14 +223,80 @@ def eg_solve(
         C_next = next_annealed_C(
             C, C_start, epoch0 + epoch, C_now, primal, gap,
             max_growth=ANNEALING_MAX_GROWTH if loss == "log" else ANNEALING_GROWTH)
-    if not keep_dual:
-        state.theta = state.mu = None
-    elif solver == "batch":
-        epoch_runner.store(state)
-    state.C = C_now
-    state.schedule = (C, C_start, epoch0 + epoch, C_next) if C_now != C else None
+    _finish(state, epoch_runner if solver == "batch" else None, keep_dual, C_now,
+            (C, C_start, epoch0 + epoch, C_next) if C_now != C else None)
     return EGResult(state=state, history={k: np.asarray(v) for k, v in history.items()},
                     n_iter=epoch, converged=converged)
+
+
+def _run_pass(epoch_runner, solver, state, budget, n, order, rng, visit_probabilities, loss,
+              adaptive, eta, C):
+    """One pass over the ``n`` examples, of at most ``budget`` steps tried; returns how many
+    were.  Online EG visits them in an order of :func:`visit_order`; batch EG steps on all
+    of them at once."""
+    if solver == "online":
+        visits = visit_order(order, n, rng, visit_probabilities)
+        return epoch_runner.run(state, visits, min(budget, n), loss, adaptive, eta, C)
+    return epoch_runner.run(state, budget // n, loss, adaptive, eta, C)
+
+
+def _after_pass(state, epoch, batch_passes, callback):
+    """After pass ``epoch``: the smoothed hinge's running average of ``w``, then
+    ``callback(epoch, state)`` (batch EG's dual variables brought back from its chunks,
+    ``batch_passes``, first)."""
+    if state.w_average is not None:
+        weight = min(1.0, 1.0 / (AVERAGE_WINDOW * epoch))
+        state.w_average += weight * (state.w - state.w_average)
+    if callback is not None:
+        if batch_passes is not None:
+            batch_passes.store(state)
+        callback(epoch, state)
+
+
+def _finish(state, batch_passes, keep_dual, C_now, schedule):
+    """The state a fit returns: its dual variables (brought back from batch EG's chunks,
+    ``batch_passes``) or none, its ``C`` and, if it stopped while annealing, its schedule."""
+    if not keep_dual:
+        state.theta = state.mu = None
+    elif batch_passes is not None:
+        batch_passes.store(state)
+    state.C = C_now
+    state.schedule = schedule
+
+
+def _check_arguments(structure, loss, order, solver, given_targets):
+    """The errors :func:`eg_solve` raises before any work (``given_targets``: ``truth`` or
+    ``part_losses`` given)."""
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}.")
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {sorted(ORDERS)}, got {order!r}.")
+    if given_targets and solver != "online":
+        raise ValueError("eg_solve: truth and part_losses need solver='online'.")
+    if solver == "online":
+        require_kernel(structure, ONLINE_KERNEL_OPERATIONS, "online EG",
+                       "; use solver='batch' for a structure with batch marginals only")
+
+
+def _evaluate(datafit, state, epoch_runner, C, C_now, gap_sampling, history, passes,
+              pass_seconds, verbose):
+    """Evaluate the duality gap at ``C_now`` after ``passes`` (see :func:`_objectives`),
+    append it to ``history`` and report it; returns ``(primal, gap, entropy_term)``."""
+    start = time.perf_counter()
+    primal, dual, entropy_term = _objectives(datafit, state, epoch_runner, C_now, gap_sampling)
+    gap = primal - dual
+    for key, value in (("passes", passes), ("C", C_now), ("dual", dual), ("primal", primal),
+                       ("gap", gap), ("seconds", pass_seconds),
+                       ("eval_seconds", time.perf_counter() - start),
+                       ("beta", np.nan if state.beta is None else state.beta)):
+        history[key].append(value)
+    if verbose:
+        # objectives and gap are those of the current C, not yet of the target
+        annealed = f" (annealing towards C={C:.4g})" if C_now != C else ""
+        print(f"[EG] pass {passes:7.2f}  C={C_now:.4g}{annealed}  primal={primal:.8g}  "
+              f"dual={dual:.8g}  rel.gap={gap / max(abs(primal), 1e-300):.3e}  "
+              f"({pass_seconds:.2f}s)")
+    return primal, gap, entropy_term
 
 
 def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, threads):

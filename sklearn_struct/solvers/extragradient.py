@@ -310,12 +310,8 @@ def dual_extragradient(
                 "fit on the same examples or set warm_start=False.")
         lipschitz = state["lipschitz"]
     if lipschitz is None:
-        if geometry == "euclidean":
-            lipschitz = estimate_lipschitz(structure, batch, chunk_parts=chunk_parts)
-        else:
-            z_geometry = "entropic" if entropic_z else "euclidean"
-            lipschitz = 2.0 * radius * sum(float(structure.feature_bounds(sub, z_geometry).sum())
-                                           for sub, _, _ in chunks)
+        lipschitz = _default_lipschitz(structure, batch, chunks, geometry, entropic_z, radius,
+                                       chunk_parts)
     if float(lipschitz) == 0.0:
         return _nothing_to_learn(structure, chunks, n_weights, Y, callback)
     step = 1.0 / float(lipschitz)
@@ -326,11 +322,7 @@ def dual_extragradient(
         structure, step, warm=memory == "full"
     )
 
-    truth_features = np.zeros(n_weights)
-    offsets = 0.0
-    for sub, _, units in chunks:
-        truth_features += structure.expected_features(sub, structure.encode(sub, Y[units]))
-        offsets += float(structure.loss_offsets(sub, Y[units]).sum())
+    truth_features, offsets = _truth_features(structure, chunks, Y, n_weights)
 
     if state is None:
         t0, s_w, w_bar = 0, np.zeros(n_weights), w_setup.initial()
@@ -358,19 +350,8 @@ def dual_extragradient(
             u_w = w_setup.advance(v_w, s_w, dir_w)
             s_z += structure.part_scores(batch, u_w) + losses
         else:
-            dir_w = truth_features.copy()
-            features_u = np.zeros(n_weights)
-            loss_u = 0.0
-            for sub, _, units in chunks:
-                # s_z of the chunk rebuilt from w_bar: s_z = t (F^T w_bar + c)
-                losses_sub = structure.part_losses(sub, Y[units])
-                s_sub = t * (structure.part_scores(sub, w_bar) + losses_sub)
-                v_sub = z_setup.from_sum(sub, z_setup.centre(sub, Y[units]), s_sub)
-                dir_w -= structure.expected_features(sub, v_sub)
-                dir_sub = structure.part_scores(sub, v_w) + losses_sub
-                u_sub = z_setup.advance(sub, v_sub, s_sub, dir_sub)
-                features_u += structure.expected_features(sub, u_sub)
-                loss_u += float(losses_sub @ u_sub)
+            dir_w, features_u, loss_u = _low_memory_z_step(structure, chunks, Y, z_setup, t,
+                                                           w_bar, v_w, truth_features)
             u_w = w_setup.advance(v_w, s_w, dir_w)
         s_w += truth_features - features_u
         w_bar = w_bar + (u_w - w_bar) / (t + 1)
@@ -394,3 +375,44 @@ def dual_extragradient(
         if result.converged:
             break
     return result
+
+
+def _default_lipschitz(structure, batch, chunks, geometry, entropic_z, radius, chunk_parts):
+    """The Lipschitz constant :func:`dual_extragradient` steps by when none is given: its
+    estimate in the Euclidean geometry, the bound ``2 radius sum_i ||F_i||`` in the
+    entropic one."""
+    if geometry == "euclidean":
+        return estimate_lipschitz(structure, batch, chunk_parts=chunk_parts)
+    z_geometry = "entropic" if entropic_z else "euclidean"
+    return 2.0 * radius * sum(float(structure.feature_bounds(sub, z_geometry).sum())
+                              for sub, _, _ in chunks)
+
+
+def _truth_features(structure, chunks, Y, n_weights):
+    """``F y`` of the targets, and the sum of their loss offsets, chunk by chunk."""
+    truth_features = np.zeros(n_weights)
+    offsets = 0.0
+    for sub, _, units in chunks:
+        truth_features += structure.expected_features(sub, structure.encode(sub, Y[units]))
+        offsets += float(structure.loss_offsets(sub, Y[units]).sum())
+    return truth_features, offsets
+
+
+def _low_memory_z_step(structure, chunks, Y, z_setup, t, w_bar, v_w, truth_features):
+    """The ``z`` half of pass ``t`` with ``memory="low"``, chunk by chunk: each chunk's
+    ``s_z`` rebuilt from ``w_bar`` (``s_z = t (F^T w_bar + c)``), its prediction ``v_z``
+    and correction ``u_z``.  Returns the ``w`` direction ``F y - F v_z``, ``F u_z`` and
+    ``c . u_z``."""
+    dir_w = truth_features.copy()
+    features_u = np.zeros(truth_features.shape[0])
+    loss_u = 0.0
+    for sub, _, units in chunks:
+        losses_sub = structure.part_losses(sub, Y[units])
+        s_sub = t * (structure.part_scores(sub, w_bar) + losses_sub)
+        v_sub = z_setup.from_sum(sub, z_setup.centre(sub, Y[units]), s_sub)
+        dir_w -= structure.expected_features(sub, v_sub)
+        dir_sub = structure.part_scores(sub, v_w) + losses_sub
+        u_sub = z_setup.advance(sub, v_sub, s_sub, dir_sub)
+        features_u += structure.expected_features(sub, u_sub)
+        loss_u += float(losses_sub @ u_sub)
+    return dir_w, features_u, loss_u
