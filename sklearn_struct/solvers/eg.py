@@ -178,7 +178,6 @@ def eg_solve(
                              center, truth=truth, part_losses=part_losses)
     n = datafit.n_samples
     annealing = annealing and center is None  # w(alpha) is not linear in C about a center
-
     smoothed = smoothing and loss == "hinge" and solver == "online"
     state, epoch_runner, (C_now, C_next, C_start, epoch0) = _starting_point(
         datafit, state, solver, C, eta0, annealing, smoothed, online_threads(n_jobs, n))
@@ -191,6 +190,7 @@ def eg_solve(
     part_counts = np.diff(batch.part_offsets)
     visit_probabilities = (gap_visit_probabilities(state.gaps, part_counts)
                            if gap_sampling and state.gaps is not None else None)
+    batch_passes = epoch_runner if solver == "batch" else None
     while total_tries < budget_total:
         epoch += 1
         if C_next != C_now:  # w(alpha) is linear in C
@@ -201,7 +201,7 @@ def eg_solve(
                                  order, rng, visit_probabilities, loss, adaptive, eta, C_now)
         pass_seconds += time.perf_counter() - start
         passes = total_tries / n
-        _after_pass(state, epoch, epoch_runner if solver == "batch" else None, callback)
+        _after_pass(state, epoch, batch_passes, callback)
         if not (tol == 0 or C_now != C or total_tries >= budget_total
                 or total_tries >= check_at):
             continue
@@ -223,8 +223,8 @@ def eg_solve(
         C_next = next_annealed_C(
             C, C_start, epoch0 + epoch, C_now, primal, gap,
             max_growth=ANNEALING_MAX_GROWTH if loss == "log" else ANNEALING_GROWTH)
-    _finish(state, epoch_runner if solver == "batch" else None, keep_dual, C_now,
-            (C, C_start, epoch0 + epoch, C_next) if C_now != C else None)
+    schedule = (C, C_start, epoch0 + epoch, C_next) if C_now != C else None
+    _finish(state, batch_passes, keep_dual, C_now, schedule)
     return EGResult(state=state, history={k: np.asarray(v) for k, v in history.items()},
                     n_iter=epoch, converged=converged)
 

@@ -40,9 +40,9 @@ from ._arc_features import (
     touch_feature)
 from ._projective import heads_decode
 from ._sibling_features import (
-    MAX_SIBLING_FEATURES, cached_sibling_features, cached_sibling_scores, head_cell,
-    head_feature_ids, pair_row, row_feature_ids, sibling_add_features, sibling_feature_ids,
-    sibling_index, sibling_of_index, sibling_part_scores, triple_feature_ids)
+    MAX_SIBLING_FEATURES, cached_sibling_features, cached_sibling_scores, cell_feature_ids,
+    head_cell, pair_row, sibling_add_features, sibling_feature_ids, sibling_index,
+    sibling_of_index, sibling_part_scores, triple_feature_ids)
 
 __all__ = ["second_order_hypergraph", "second_order_hypergraph_size", "sibling_parts_of"]
 
@@ -296,16 +296,22 @@ def _feature_pass(data, i, dmu, scale, w_scratch, read):
                     pair[pair_row(h, s, m), m] += dmu[r]
                     head[h, head_cell(h, s, m)] += dmu[r]
                 r += 1
-    for m in range(1, n + 1):
-        for row in range(n + 1):
-            if pair[row, m] != 0.0:
-                count = row_feature_ids(attrs, tok0, n, row, m, hash_bits, ids)
-                total += _touch(ids, count, pair[row, m], scale, w_scratch, read)
-    for h in range(n + 1):
-        for cell in range(n + 1):
-            if head[h, cell] != 0.0:
-                count = head_feature_ids(attrs, tok0, n, h, cell, hash_bits, ids)
-                total += _touch(ids, count, head[h, cell], scale, w_scratch, read)
+    total = _touch_cells(attrs, tok0, n, False, hash_bits, ids, pair.T[1:], scale, w_scratch,
+                         read, total)
+    return _touch_cells(attrs, tok0, n, True, hash_bits, ids, head, scale, w_scratch, read,
+                        total)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _touch_cells(attrs, tok0, n, head_cells, hash_bits, ids, table, scale, w_scratch, read,
+                 total):
+    """``total`` plus :func:`_touch` at the ids of every cell ``(a, b)`` with ``table[a, b]``
+    (see :func:`~._sibling_features.cell_feature_ids`)."""
+    for a in range(table.shape[0]):
+        for b in range(table.shape[1]):
+            if table[a, b] != 0.0:
+                count = cell_feature_ids(attrs, tok0, n, head_cells, a, b, hash_bits, ids)
+                total += _touch(ids, count, table[a, b], scale, w_scratch, read)
     return total
 
 

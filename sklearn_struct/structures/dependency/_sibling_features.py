@@ -62,10 +62,9 @@ from .._hashing import SEED, absorb, finish
 from ._arc_features import (
     BOUNDARY, POS, SECOND_POS, WORD, ArcData, distance_bin, localize, token_attribute)
 
-__all__ = ["MAX_SIBLING_FEATURES", "head_cell", "head_feature_ids", "n_sibling_parts",
-           "pair_feature_ids", "pair_row", "row_feature_ids", "sibling_add_features",
-           "sibling_feature_ids", "sibling_index", "sibling_of_index", "sibling_part_scores",
-           "triple_feature_ids"]
+__all__ = ["MAX_SIBLING_FEATURES", "cell_feature_ids", "head_cell", "n_sibling_parts",
+           "pair_feature_ids", "pair_row", "sibling_add_features", "sibling_feature_ids",
+           "sibling_index", "sibling_of_index", "sibling_part_scores", "triple_feature_ids"]
 
 #: Sibling templates' ids: ``SIBLING_TEMPLATES + 100 * tag set + (1 .. 16)`` (3, 6 to 8 and
 #: 16, the templates without a second POS, in the first tag set only).
@@ -323,16 +322,8 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits, arc_distinct, arc_dist
                     count = triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits, out)
                     ids[k:k + count] = out[:count]
                     k += T
-        for m in range(1, n + 1):
-            for row in range(n + 1):
-                count = row_feature_ids(attrs, tok0, n, row, m, hash_bits, out)
-                ids[k:k + count] = out[:count]
-                k += P
-        for h in range(n + 1):
-            for cell in range(n + 1):
-                count = head_feature_ids(attrs, tok0, n, h, cell, hash_bits, out)
-                ids[k:k + count] = out[:count]
-                k += Q
+        k = _hash_cells(attrs, tok0, n, False, n, hash_bits, out, ids, k, P)
+        k = _hash_cells(attrs, tok0, n, True, n + 1, hash_bits, out, ids, k, Q)
         local = np.empty(ids.shape[0], dtype=np.int32)
         distinct = localize(ids, local)
         k = n_arc + n_triple
@@ -346,6 +337,29 @@ def sibling_feature_cache(attrs, unit_offsets, hash_bits, arc_distinct, arc_dist
         distinct_ids[distinct_offsets[i]:distinct_offsets[i + 1]] = distinct_of[i]
     return (distinct_ids, distinct_offsets, triple_ids, triple_offsets, pair_ids, pair_offsets,
             head_ids, head_offsets)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def cell_feature_ids(attrs, tok0, n, head_cells, a, b, hash_bits, out):
+    """Ids of cell ``(a, b)`` of the tables whose templates are scored once per cell, laid
+    out as the cache lays them out: head ``a``'s cell ``b`` of the head-sibling templates
+    (``head_cells``; see :func:`head_cell`), or modifier ``a + 1``'s row ``b`` of the
+    head-free ones (see :func:`pair_row`)."""
+    if head_cells:
+        return head_feature_ids(attrs, tok0, n, a, b, hash_bits, out)
+    return row_feature_ids(attrs, tok0, n, b, a + 1, hash_bits, out)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hash_cells(attrs, tok0, n, head_cells, n_rows, hash_bits, out, ids, k, width):
+    """The ids of the first ``n_rows`` rows of cells (see :func:`cell_feature_ids`) into
+    ``ids`` from ``k`` on, ``width`` per cell; returns where they end."""
+    for a in range(n_rows):
+        for b in range(n + 1):
+            count = cell_feature_ids(attrs, tok0, n, head_cells, a, b, hash_bits, out)
+            ids[k:k + count] = out[:count]
+            k += width
+    return k
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -433,6 +447,16 @@ def _add(w, scale, ids, count, value):
         w[ids[j]] += value * scale[ids[j]] if scale.shape[0] > 0 else value
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _hashed_cell_scores(attrs, tok0, n, head_cells, hash_bits, w, scale, ids, table):
+    """``table[a, b] = (scale * w) . phi(cell (a, b))``, hashing each cell's features
+    (see :func:`cell_feature_ids`)."""
+    for a in range(table.shape[0]):
+        for b in range(table.shape[1]):
+            count = cell_feature_ids(attrs, tok0, n, head_cells, a, b, hash_bits, ids)
+            table[a, b] = _dot(w, scale, ids, count)
+
+
 @njit(cache=True, nogil=True)
 def sibling_part_scores(data, i, w, scale, out):
     """``out[sibling_index(h, s, m)] = (scale * w) . phi(h, s, m)`` for every sibling part.
@@ -444,16 +468,10 @@ def sibling_part_scores(data, i, w, scale, out):
     attrs, tok0, hash_bits = data.attrs, data.unit_offsets[i], data.hash_bits
     n = data.unit_offsets[i + 1] - tok0
     ids = np.empty(MAX_SIBLING_FEATURES, dtype=np.int64)
-    pair = np.zeros((n + 1, n + 1))  # pair[s, m]; the null sibling at s = 0 (right) and m (left)
-    for m in range(1, n + 1):
-        for row in range(n + 1 if m < n else n):  # (row m: the null sibling left of a head)
-            count = row_feature_ids(attrs, tok0, n, row, m, hash_bits, ids)
-            pair[row, m] = _dot(w, scale, ids, count)
+    pair = np.zeros((n + 1, n + 1))  # pair[pair_row(h, s, m), m]
+    _hashed_cell_scores(attrs, tok0, n, False, hash_bits, w, scale, ids, pair.T[1:])
     head = np.zeros((n + 1, n + 1))  # head[h, head_cell(h, s, m)]
-    for h in range(n + 1):
-        for cell in range(n + 1):
-            count = head_feature_ids(attrs, tok0, n, h, cell, hash_bits, ids)
-            head[h, cell] = _dot(w, scale, ids, count)
+    _hashed_cell_scores(attrs, tok0, n, True, hash_bits, w, scale, ids, head)
     r = 0
     for m in range(1, n + 1):  # the order of sibling_index
         for h in range(n + 1):
@@ -512,13 +530,16 @@ def sibling_add_features(data, i, coef, scale, w):
                 _add(w, scale, ids, count, value)
                 pair[pair_row(h, s, m), m] += value
                 head[h, head_cell(h, s, m)] += value
-    for m in range(1, n + 1):
-        for s in range(n + 1):
-            if pair[s, m] != 0.0:
-                count = row_feature_ids(attrs, tok0, n, s, m, hash_bits, ids)
-                _add(w, scale, ids, count, pair[s, m])
-    for h in range(n + 1):
-        for cell in range(n + 1):
-            if head[h, cell] != 0.0:
-                count = head_feature_ids(attrs, tok0, n, h, cell, hash_bits, ids)
-                _add(w, scale, ids, count, head[h, cell])
+    _add_cells(attrs, tok0, n, False, hash_bits, ids, pair.T[1:], scale, w)
+    _add_cells(attrs, tok0, n, True, hash_bits, ids, head, scale, w)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_cells(attrs, tok0, n, head_cells, hash_bits, ids, table, scale, w):
+    """``w += scale * table[a, b] phi(cell (a, b))`` over the cells (see
+    :func:`cell_feature_ids`), hashing their features."""
+    for a in range(table.shape[0]):
+        for b in range(table.shape[1]):
+            if table[a, b] != 0.0:
+                count = cell_feature_ids(attrs, tok0, n, head_cells, a, b, hash_bits, ids)
+                _add(w, scale, ids, count, table[a, b])
