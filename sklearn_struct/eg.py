@@ -8,6 +8,7 @@ The mathematics lives in :mod:`sklearn_struct.solvers.eg`.
 """
 
 import copy
+import os
 import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -22,7 +23,7 @@ from sklearn.utils.metaestimators import available_if
 
 from .base import STRUCTURE_CONSTRAINT, StructuredEstimator, as_history, check_path_arguments
 from .solvers._eg_dual import dual_weights, last_examples_state
-from .solvers.eg import EGState, eg_solve, new_examples_state
+from .solvers.eg import EGState, check_cache_dir, eg_solve, new_examples_state
 from .solvers.latent import latent_solve
 from .solvers.loss import StructuredLoss
 from .solvers.working_set import working_set_solve
@@ -78,6 +79,8 @@ class _BaseEG(StructuredEstimator):
         "partial_fit_memory": [None, Interval(Integral, 0, None, closed="left")],
         "max_latent_iter": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [None, Integral],
+        "cache_size": [None, Interval(Real, 0, None, closed="neither")],
+        "cache_dir": [None, str, os.PathLike],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -86,7 +89,7 @@ class _BaseEG(StructuredEstimator):
         self, *, C=1.0, structure=None, solver="online", order="gap",
         learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100, warm_start=False,
         annealing=True, partial_fit_memory=1000, max_latent_iter=30, n_jobs=None,
-        random_state=None, verbose=0,
+        cache_size=None, cache_dir=None, random_state=None, verbose=0,
     ):
         self.C = C
         self.structure = structure
@@ -101,6 +104,8 @@ class _BaseEG(StructuredEstimator):
         self.partial_fit_memory = partial_fit_memory
         self.max_latent_iter = max_latent_iter
         self.n_jobs = n_jobs
+        self.cache_size = cache_size
+        self.cache_dir = cache_dir
         self.random_state = random_state
         self.verbose = verbose
 
@@ -117,6 +122,19 @@ class _BaseEG(StructuredEstimator):
         """Whether EG anneals the hinge's temperature (the log loss has none)."""
         return False
 
+    def _check_cache_arguments(self):
+        """Refuse, before any work, a cache folder that cannot be written and a cache bound
+        that the solver cannot keep."""
+        check_cache_dir(self.cache_dir)
+        if self.cache_size is not None and self.solver == "working_set":
+            raise ValueError(f"{type(self).__name__}: cache_size bounds the online solver's "
+                             "feature cache; solver='working_set' keeps its whole cache in "
+                             "memory. Use solver='online', or cache_size=None.")
+
+    def _cache_arguments(self):
+        """Where the online EG solver keeps its kernel data (see ``cache_size``)."""
+        return dict(cache_size=self.cache_size, cache_dir=self.cache_dir)
+
     def _solver_arguments(self, sample_weight, state, callback):
         """The arguments every solver of ``fit`` takes."""
         return dict(C=float(self.C), sample_weight=sample_weight, tol=self.tol, state=state,
@@ -130,7 +148,7 @@ class _BaseEG(StructuredEstimator):
             solver=self.solver, order=self.order, learning_rate=self.learning_rate,
             eta0=self.eta0, max_iter=self.max_iter, annealing=self.annealing,
             smoothing=self._smoothing(), n_jobs=self.n_jobs,
-            keep_dual=bool(self.warm_start),
+            keep_dual=bool(self.warm_start), **self._cache_arguments(),
             **self._solver_arguments(sample_weight, state, callback))
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -163,6 +181,7 @@ class _BaseEG(StructuredEstimator):
         self : object
             The fitted estimator.
         """
+        self._check_cache_arguments()
         batch, Y, sample_weight, constraint_scores = self._validate_fit_data(
             X, y, sample_weight, partial=True)
         on_pass = self._pass_callback(callback, batch, lambda state: state.primal_weights)
@@ -214,7 +233,7 @@ class _BaseEG(StructuredEstimator):
             callback=on_pass, solver="online", order=self.order,
             learning_rate=self.learning_rate, eta0=self.eta0, max_iter=self.max_iter,
             annealing=self.annealing, smoothing=self._smoothing(), n_jobs=self.n_jobs,
-            random_state=check_random_state(self.random_state))
+            random_state=check_random_state(self.random_state), **self._cache_arguments())
         self._set_weights(batch, result.weights)
         self.n_iter_ = result.n_iter
         self.history_ = as_history(result.history)
@@ -453,6 +472,18 @@ class EGCRF(_BaseEG):
         exactly after every pass, so the objectives and gap are exact, but
         such fits are not reproducible bit for bit.  Its gap evaluations run
         on the same threads.
+    cache_size : float or None, default=None
+        Megabytes of the online solver's training cache (what the structure
+        keeps for a fit: a dependency parser's hashed feature ids, the token
+        structures' Gram blocks) held in memory at once.  When the cache is
+        estimated to exceed it, it is built in shards of about a third of
+        ``cache_size``, written to ``cache_dir`` and read back in turn by
+        every pass, which then visits the examples shard by shard: a fit on
+        more data than fits in memory.  None keeps the whole cache in memory.
+        The batch solver keeps no cache.  See :ref:`memory`.
+    cache_dir : str, path or None, default=None
+        The folder for those shards (None: the system's temporary folder); a
+        scratch folder inside it is removed when the fit ends.
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the online updates.
     verbose : int, default=0
@@ -628,6 +659,11 @@ class EGStructuredSVM(_BaseEG):
         joblib workers for batch marginals, objective evaluation and
         prediction; the online solver's passes run on that many threads (see
         :class:`EGCRF`).
+    cache_size : float or None, default=None
+        Megabytes of the online solver's training cache held in memory at
+        once (see :class:`EGCRF`); not with ``solver="working_set"``.
+    cache_dir : str, path or None, default=None
+        The folder of the cache's shards (see :class:`EGCRF`).
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the online updates.
     verbose : int, default=0
@@ -682,13 +718,15 @@ dual_objective_, duality_gap_, latent_objective_
         self, *, C=1.0, structure=None, solver="online", order="shuffle",
         learning_rate="adaptive", eta0=0.5, tol=1e-3, max_iter=100, warm_start=False,
         annealing=True, smoothing=True, accelerate=True, partial_fit_memory=1000,
-        max_latent_iter=30, n_jobs=None, random_state=None, verbose=0,
+        max_latent_iter=30, n_jobs=None, cache_size=None, cache_dir=None, random_state=None,
+        verbose=0,
     ):
         super().__init__(
             C=C, structure=structure, solver=solver, order=order, learning_rate=learning_rate,
             eta0=eta0, tol=tol, max_iter=max_iter, warm_start=warm_start, annealing=annealing,
             partial_fit_memory=partial_fit_memory, max_latent_iter=max_latent_iter,
-            n_jobs=n_jobs, random_state=random_state, verbose=verbose,
+            n_jobs=n_jobs, cache_size=cache_size, cache_dir=cache_dir,
+            random_state=random_state, verbose=verbose,
         )
         self.smoothing = smoothing
         self.accelerate = accelerate

@@ -96,6 +96,8 @@ class EGState:
 def batch_marginals(structure, chunks, theta):
     """Marginals and log-partitions of every example (in parallel chunks)."""
     out = chunks.map(structure.marginals, (theta,))
+    if len(out) == 1:  # (a copy would hold the marginals twice)
+        return out[0]
     return np.concatenate([m for m, _ in out]), np.concatenate([z for _, z in out])
 
 
@@ -153,7 +155,8 @@ def initial_state(datafit, eta0, near_truth=False, marginals=None):
                          if marginals is None else marginals)
     return EGState(
         theta=theta, mu=mu,
-        terms=dual_terms(datafit.kind, mu, log_partition, theta, datafit.part_losses,
+        terms=dual_terms(datafit.kind, mu, log_partition, theta,
+                         datafit.part_losses if datafit.kind == "hinge" else None,
                          datafit.batch.part_offsets),
         etas=np.full(datafit.n_samples, float(eta0)), eta=float(eta0),
         part_offsets=datafit.batch.part_offsets.copy(),

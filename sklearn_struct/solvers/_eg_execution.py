@@ -11,6 +11,7 @@ from joblib import effective_n_jobs
 from ..structures._kernel import empty_scale, kernel_provides, specialize
 from . import _eg_kernels
 from ._eg_dual import LOSSES, MAX_HALVINGS, chunk_expected, dual_terms, dual_weights, l2_dual
+from ._kernel_shards import KernelShards
 from ._objective import score_losses
 
 
@@ -46,14 +47,18 @@ class OnlineEpoch:
     for bit (the threads' interleaving varies).  The gap evaluations run on the
     same threads (each example's loss is its own: no race), through the
     structure's numba loss kernels when it has their operations.
+
+    The kernel data that the passes read live in :class:`KernelShards`: whole in memory,
+    or, past ``cache_size`` megabytes, in shards on disk that a pass reads in turn (it
+    then visits the examples shard by shard, :meth:`KernelShards.blocked`).
     """
 
-    def __init__(self, datafit, n_threads=1):
+    def __init__(self, datafit, n_threads=1, cache_size=None, cache_dir=None):
         structure, batch = datafit.structure, datafit.batch
         self.datafit = datafit
         self.n_threads = n_threads
         self.kernel = specialize(_eg_kernels.online_epoch, structure.kernel_ops)
-        self.data = structure.kernel_data(batch, training=True)
+        self.shards = KernelShards(structure, batch, cache_size, cache_dir)
         self.scale = (empty_scale() if datafit.feature_scale is None
                       else structure.kernel_weights(batch, datafit.feature_scale))
         self.features_kernel = None  # compiled for the first threaded pass
@@ -61,15 +66,21 @@ class OnlineEpoch:
         # once with numpy: numba's zeros in every epoch faulted in a whole weight vector
         self.w_scratch = None
         # the gap evaluations' per-example losses in numba as well, on the epoch's
-        # threads: called as (examples, w, scale, out, mu, margins)
+        # threads: called on a shard as (examples, data, offsets, vectors, w, scale, out, mu,
+        # margins), the vectors those of ``_loss_vectors``
         self.loss_kernel = None
-        fixed = (self.data, batch.part_offsets, batch.unit_offsets, datafit.truth)
         if datafit.kind == "log":  # (online EG has marginals, hence log_partition)
             self.loss_kernel = specialize(_eg_kernels.log_losses, structure.kernel_ops)
         elif kernel_provides(structure, *HINGE_KERNEL_OPERATIONS):
             self.loss_kernel = specialize(_eg_kernels.hinge_losses, structure.kernel_ops)
-            fixed += (datafit.part_losses, datafit.loss_offsets)
-        self.loss_kernel_args = fixed
+
+    def _loss_vectors(self, shard):
+        """The shard's slices of the targets' part vector (and the hinge's part losses and
+        loss offsets) that the loss kernel reads."""
+        p = self.datafit
+        if p.kind == "log":
+            return (p.truth[shard.parts],)
+        return p.truth[shard.parts], p.part_losses[shard.parts], shard.examples(p.loss_offsets)
 
     def primal(self, w, C, margins_of=None):
         """The primal objective at ``w``, as :meth:`StructuredLoss.primal` computes it.
@@ -87,13 +98,16 @@ class OnlineEpoch:
             losses, margins = np.empty(p.n_samples), np.empty(p.n_samples)
             w_kernel = p.structure.kernel_weights(p.batch, w)
             mu = np.empty(0) if margins_of is None else margins_of
+            for shard in self.shards.walk(range(len(self.shards))):
+                def share(examples, shard=shard):
+                    self.loss_kernel(examples, shard.data, shard.part_offsets,
+                                     shard.unit_offsets, *self._loss_vectors(shard), w_kernel,
+                                     self.scale, shard.examples(losses),
+                                     mu[shard.parts] if mu.shape[0] else mu,
+                                     shard.examples(margins))
+                    return 0
 
-            def share(examples):
-                self.loss_kernel(examples, *self.loss_kernel_args, w_kernel, self.scale, losses,
-                                 mu, margins)
-                return 0
-
-            self._on_threads(share, np.arange(p.n_samples, dtype=np.int64))
+                self._on_threads(share, np.arange(shard.stop - shard.start, dtype=np.int64))
         primal = p.primal(w, C, losses=losses)
         return primal if margins_of is None else (primal, losses, margins)
 
@@ -103,18 +117,29 @@ class OnlineEpoch:
         smoothed = loss == "hinge" and state.beta is not None
         if self.w_scratch is None:
             self.w_scratch = [np.zeros_like(w_kernel) for _ in range(self.n_threads)]
+        # (the log loss's step reads no part losses: they are not even computed for it)
+        part_losses = np.empty(0) if loss == "log" else p.part_losses
+        blocks = self.shards.blocked(order)
+        tries = 0
+        for (_, visits), shard in zip(blocks, self.shards.walk([k for k, _ in blocks])):
+            if tries >= budget:
+                break
 
-        def epoch(examples):  # a thread's share of the order and of the budget
-            share = int(examples[0] % self.n_threads) if len(examples) else 0
-            return self.kernel(
-                examples, int(np.ceil(budget * len(examples) / max(len(order), 1))),
-                _eg_kernels.SMOOTHED_HINGE if smoothed else LOSSES[loss],
-                adaptive, eta, MAX_HALVINGS, self.data, p.batch.part_offsets, p.part_losses,
-                p.sample_weight, C, w_kernel, self.w_scratch[share], self.scale, state.theta,
-                state.mu, state.terms, state.etas, state.beta if smoothed else 0.0,
-            )
+            def epoch(examples, shard=shard, left=budget - tries, n_visits=len(visits)):
+                # a thread's share of the shard's visits and of the budget left
+                share = int(examples[0] % self.n_threads) if len(examples) else 0
+                parts = shard.parts
+                return self.kernel(
+                    examples, int(np.ceil(left * len(examples) / max(n_visits, 1))),
+                    _eg_kernels.SMOOTHED_HINGE if smoothed else LOSSES[loss],
+                    adaptive, eta, MAX_HALVINGS, shard.data, shard.part_offsets,
+                    part_losses[parts], shard.examples(p.sample_weight), C, w_kernel,
+                    self.w_scratch[share], self.scale, state.theta[parts], state.mu[parts],
+                    shard.examples(state.terms), shard.examples(state.etas),
+                    state.beta if smoothed else 0.0,
+                )
 
-        tries = self._on_threads(epoch, order)
+            tries += self._on_threads(epoch, visits)
         if self.n_threads == 1:
             state.w = p.structure.contract_weights(p.batch, w_kernel)
         else:
@@ -137,15 +162,22 @@ class OnlineEpoch:
         if self.features_kernel is None:
             self.features_kernel = specialize(_eg_kernels.add_expected_features,
                                               p.structure.kernel_ops)
+        expected = 0.0
+        for shard in self.shards.walk(range(len(self.shards))):
+            def share(examples, shard=shard):
+                w = np.zeros(n_weights)
+                self.features_kernel(examples, shard.data, shard.part_offsets,
+                                     shard.unit_offsets, mu[shard.parts],
+                                     shard.examples(p.sample_weight), self.scale, w)
+                return w
 
-        def share(examples):
-            w = np.zeros(n_weights)
-            self.features_kernel(examples, self.data, p.batch.part_offsets,
-                                 p.batch.unit_offsets, mu, p.sample_weight, self.scale, w)
-            return w
-
-        expected = self._on_threads(share, np.arange(p.n_samples, dtype=np.int64))
+            expected = expected + self._on_threads(
+                share, np.arange(shard.stop - shard.start, dtype=np.int64))
         return dual_weights(p, None, C, p.structure.contract_weights(p.batch, expected))
+
+    def close(self):
+        """Remove the shards written to disk, if any."""
+        self.shards.close()
 
 
 @dataclass

@@ -57,14 +57,15 @@ from ._eg_dual import (AVERAGE_WINDOW, BETA_GATE, BETA_GROWTH, BETA_START_C, EGS
                        attach_state, example_gaps, hinge_dual, initial_state, joined_states,
                        l2_dual, sharpened_rates)
 from ._eg_execution import ONLINE_KERNEL_OPERATIONS, BatchPasses, OnlineEpoch, online_threads
+from ._kernel_shards import check_cache_dir
 from ._eg_schedule import (ANNEALING_GROWTH, ANNEALING_MAX_GROWTH, ORDERS, gap_rate,
                            gap_visit_probabilities, next_annealed_C, passes_to_next_check,
                            uniform_start_C, visit_order)
 from .loss import StructuredLoss
 
 
-__all__ = ["EGResult", "EGState", "eg_solve", "new_examples_state", "next_annealed_C",
-           "uniform_start_C"]
+__all__ = ["EGResult", "EGState", "check_cache_dir", "eg_solve", "new_examples_state",
+           "next_annealed_C", "uniform_start_C"]
 
 
 @dataclass
@@ -83,6 +84,7 @@ def eg_solve(
     annealing=False, smoothing=False, state=None, random_state=None, n_jobs=None, verbose=0,
     callback=None,
     feature_scale=None, keep_dual=True, center=None, truth=None, part_losses=None,
+    cache_size=None, cache_dir=None,
 ):
     """Minimise ``1/2||w - center||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
 
@@ -171,6 +173,7 @@ def eg_solve(
     EGResult
     """
     _check_arguments(structure, loss, order, solver, truth is not None or part_losses is not None)
+    check_cache_dir(cache_dir)
     adaptive = isinstance(learning_rate, str)
     eta = eta0 if adaptive else float(learning_rate)
     rng = random_state if random_state is not None else np.random.RandomState(0)
@@ -180,7 +183,8 @@ def eg_solve(
     annealing = annealing and center is None  # w(alpha) is not linear in C about a center
     smoothed = smoothing and loss == "hinge" and solver == "online"
     state, epoch_runner, (C_now, C_next, C_start, epoch0) = _starting_point(
-        datafit, state, solver, C, eta0, annealing, smoothed, online_threads(n_jobs, n))
+        datafit, state, solver, C, eta0, annealing, smoothed, online_threads(n_jobs, n),
+        (cache_size, cache_dir))
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds",
                                "eval_seconds", "beta")}
     total_tries, epoch, converged = 0, 0, False
@@ -191,40 +195,45 @@ def eg_solve(
     visit_probabilities = (gap_visit_probabilities(state.gaps, part_counts)
                            if gap_sampling and state.gaps is not None else None)
     batch_passes = epoch_runner if solver == "batch" else None
-    while total_tries < budget_total:
-        epoch += 1
-        if C_next != C_now:  # w(alpha) is linear in C
-            state.w *= C_next / C_now
-            state.C = C_now = C_next
-        start = time.perf_counter()
-        total_tries += _run_pass(epoch_runner, solver, state, budget_total - total_tries, n,
-                                 order, rng, visit_probabilities, loss, adaptive, eta, C_now)
-        pass_seconds += time.perf_counter() - start
-        passes = total_tries / n
-        _after_pass(state, epoch, batch_passes, callback)
-        if not (tol == 0 or C_now != C or total_tries >= budget_total
-                or total_tries >= check_at):
-            continue
-        primal, gap, entropy_term = _evaluate(datafit, state, epoch_runner, C, C_now,
-                                              gap_sampling, history, passes, pass_seconds,
-                                              verbose)
-        if gap_sampling:
-            visit_probabilities = gap_visit_probabilities(state.gaps, part_counts)
-        pass_seconds = 0.0
-        if C_now == C and gap <= tol * abs(primal):
-            converged = True
-            break
-        if state.beta is not None and entropy_term >= BETA_GATE * gap:
-            _sharpen(datafit, state)
-        check = (passes, gap / max(abs(primal), 1e-300))
-        rate = gap_rate(last_check, check, rate)
-        check_at = total_tries + n * passes_to_next_check(passes, check[1], rate, tol)
-        last_check = check
-        C_next = next_annealed_C(
-            C, C_start, epoch0 + epoch, C_now, primal, gap,
-            max_growth=ANNEALING_MAX_GROWTH if loss == "log" else ANNEALING_GROWTH)
+    try:  # the online runner's shards on disk go, whatever happens
+        while total_tries < budget_total:
+            epoch += 1
+            if C_next != C_now:  # w(alpha) is linear in C
+                state.w *= C_next / C_now
+                state.C = C_now = C_next
+            start = time.perf_counter()
+            total_tries += _run_pass(epoch_runner, solver, state, budget_total - total_tries,
+                                     n, order, rng, visit_probabilities, loss, adaptive, eta,
+                                     C_now)
+            pass_seconds += time.perf_counter() - start
+            passes = total_tries / n
+            _after_pass(state, epoch, batch_passes, callback)
+            if not (tol == 0 or C_now != C or total_tries >= budget_total
+                    or total_tries >= check_at):
+                continue
+            primal, gap, entropy_term = _evaluate(datafit, state, epoch_runner, C, C_now,
+                                                  gap_sampling, history, passes, pass_seconds,
+                                                  verbose)
+            if gap_sampling:
+                visit_probabilities = gap_visit_probabilities(state.gaps, part_counts)
+            pass_seconds = 0.0
+            if C_now == C and gap <= tol * abs(primal):
+                converged = True
+                break
+            if state.beta is not None and entropy_term >= BETA_GATE * gap:
+                _sharpen(datafit, state)
+            check = (passes, gap / max(abs(primal), 1e-300))
+            rate = gap_rate(last_check, check, rate)
+            check_at = total_tries + n * passes_to_next_check(passes, check[1], rate, tol)
+            last_check = check
+            C_next = next_annealed_C(
+                C, C_start, epoch0 + epoch, C_now, primal, gap,
+                max_growth=ANNEALING_MAX_GROWTH if loss == "log" else ANNEALING_GROWTH)
+    finally:
+        if isinstance(epoch_runner, OnlineEpoch):
+            epoch_runner.close()
     schedule = (C, C_start, epoch0 + epoch, C_next) if C_now != C else None
-    _finish(state, batch_passes, keep_dual, C_now, schedule)
+    _finish(state, epoch_runner, keep_dual, C_now, schedule)
     return EGResult(state=state, history={k: np.asarray(v) for k, v in history.items()},
                     n_iter=epoch, converged=converged)
 
@@ -253,13 +262,13 @@ def _after_pass(state, epoch, batch_passes, callback):
         callback(epoch, state)
 
 
-def _finish(state, batch_passes, keep_dual, C_now, schedule):
-    """The state a fit returns: its dual variables (brought back from batch EG's chunks,
-    ``batch_passes``) or none, its ``C`` and, if it stopped while annealing, its schedule."""
+def _finish(state, epoch_runner, keep_dual, C_now, schedule):
+    """The state a fit returns: its dual variables (brought back from batch EG's chunks)
+    or none, its ``C`` and, if it stopped while annealing, its schedule."""
     if not keep_dual:
         state.theta = state.mu = None
-    elif batch_passes is not None:
-        batch_passes.store(state)
+    elif isinstance(epoch_runner, BatchPasses):
+        epoch_runner.store(state)
     state.C = C_now
     state.schedule = schedule
 
@@ -299,9 +308,10 @@ def _evaluate(datafit, state, epoch_runner, C, C_now, gap_sampling, history, pas
     return primal, gap, entropy_term
 
 
-def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, threads):
+def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, threads, cache):
     """The dual point a fit starts from, the runner of its passes and its ``C`` schedule.
 
+    ``cache`` is ``(cache_size, cache_dir)`` of the online runner's kernel data.
     Returns ``(state, epoch_runner, (C_now, C_next, C_start, epoch0))``.  Annealing starts a
     cold fit (uniform duals) where they make sense; a warm start already has a good dual
     point, unless it stopped while annealing.
@@ -335,7 +345,7 @@ def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, thread
     attach_state(datafit, state, C_now, expected)
     state.w_average = state.w.copy() if state.beta is not None and AVERAGE_WINDOW > 0 else None
     if solver == "online":
-        epoch_runner = OnlineEpoch(datafit, threads)
+        epoch_runner = OnlineEpoch(datafit, threads, *cache)
     elif not cold_start:
         epoch_runner = BatchPasses.from_state(datafit, state)
     return state, epoch_runner, (C_now, C_next, C_start, epoch0)

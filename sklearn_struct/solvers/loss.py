@@ -8,6 +8,8 @@ working-set solver, the subgradient method, the cutting plane and EM all take th
 loss object.
 """
 
+from functools import cached_property
+
 import numpy as np
 
 from ._chunks import ExampleChunks
@@ -119,8 +121,8 @@ class StructuredLoss:
         self.sample_weight = (np.ones(self.n_samples) if sample_weight is None
                               else np.ascontiguousarray(sample_weight, dtype=np.float64))
         self.feature_scale = feature_scale
-        self.part_losses = (structure.part_losses(batch, self.Y) if part_losses is None
-                            else np.ascontiguousarray(part_losses, dtype=np.float64))
+        if part_losses is not None:  # (else computed when first read: see part_losses)
+            self.__dict__["part_losses"] = np.ascontiguousarray(part_losses, dtype=np.float64)
         self.loss_offsets = (np.asarray(structure.loss_offsets(batch, self.Y), dtype=np.float64)
                              if kind == "hinge" else np.zeros(self.n_samples))
         self.nonnegative = np.asarray(structure.nonnegative_weights(batch), dtype=bool)
@@ -128,6 +130,12 @@ class StructuredLoss:
         self.observed = self.features(batch, self.truth, self.sample_weight)
         self.penalty = L2(None if center is None else np.asarray(center, dtype=np.float64))
         self._example_batches = {}
+
+    @cached_property
+    def part_losses(self):
+        """Every part's loss against the targets, computed when first read: the log loss's
+        online EG never reads them, and they take one float per part."""
+        return self.structure.part_losses(self.batch, self.Y)
 
     @property
     def center(self):
