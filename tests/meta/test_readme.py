@@ -52,3 +52,9 @@ def test_main_job_verbose_reports_the_annealing(capsys):
 )
 def test_readme_names_the_setup_commands(command):
     assert command in README.read_text()
+
+
+def test_readme_reads_in_a_minute():
+    # a pitch, the set-up, a short example, the tables and links: the detail lives in the
+    # documentation (doc/results.md, the user guide) and benchmarks/README.md
+    assert len(README.read_text()) <= 8000
