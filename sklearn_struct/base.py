@@ -58,6 +58,7 @@ work.  Accepted edge cases:
 Sequences, sentences and graphs of 0 tokens, words or nodes are refused.
 """
 
+import functools
 from collections.abc import Mapping
 from numbers import Real
 from typing import NamedTuple
@@ -264,6 +265,23 @@ def _declared_structure(structure):
         return resolve_structure(structure)
     except ValueError:
         return None
+
+
+def restored_on_failure(fit):
+    """Decorate a ``fit`` or ``partial_fit`` method: if it raises, the estimator gets back
+    every attribute it had before the call, so that no partial model (the weights of a
+    pass shown to a callback, the classes of a fit refused later) outlives a failed fit."""
+    @functools.wraps(fit)
+    def guarded(self, *args, **kwargs):
+        before = dict(self.__dict__)
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    return guarded
 
 
 def as_history(history):

@@ -21,7 +21,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 
-from .base import STRUCTURE_CONSTRAINT, StructuredEstimator, as_history, check_path_arguments
+from .base import (STRUCTURE_CONSTRAINT, StructuredEstimator, as_history,
+                   check_path_arguments, restored_on_failure)
 from .solvers._eg_dual import dual_weights, last_examples_state
 from .solvers.eg import EGState, check_cache_dir, eg_solve, new_examples_state
 from .solvers.latent import latent_solve
@@ -151,6 +152,7 @@ class _BaseEG(StructuredEstimator):
             keep_dual=bool(self.warm_start), **self._cache_arguments(),
             **self._solver_arguments(sample_weight, state, callback))
 
+    @restored_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, callback=None):
         """Fit the model on the dual of its objective (see the class and ``solver``).

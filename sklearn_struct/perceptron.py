@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
-from .base import STRUCTURE_CONSTRAINT, StructuredEstimator, as_history
+from .base import STRUCTURE_CONSTRAINT, StructuredEstimator, as_history, restored_on_failure
 from .solvers.perceptron import PerceptronState, perceptron_solve
 
 __all__ = ["StructuredPerceptron"]
@@ -134,6 +134,7 @@ class StructuredPerceptron(StructuredEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
+    @restored_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, callback=None):
         """Run perceptron epochs over the training examples.

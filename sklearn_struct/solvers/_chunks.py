@@ -21,7 +21,7 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from joblib.parallel import get_active_backend
 
-__all__ = ["ExampleChunks"]
+__all__ = ["ExampleChunks", "WorkerLostError"]
 
 #: Below this many parts per chunk a cluster costs more than it saves (a round
 #: trip to the workers per call against tens of nanoseconds of inference per part;
@@ -50,6 +50,27 @@ def _nbytes(value):
     if isinstance(value, tuple):
         return sum(_nbytes(item) for item in value)
     return getattr(value, "nbytes", 0)
+
+
+class WorkerLostError(RuntimeError):
+    """A dask worker died during a fit, and with it data that lived on it alone."""
+
+
+def _gathered(client, futures):
+    """``client.gather(futures)``; a worker lost with the chunks it held is a
+    :class:`WorkerLostError`, not dask's cancelled futures."""
+    from distributed.client import FutureCancelledError
+    from distributed.scheduler import KilledWorker
+
+    try:
+        return client.gather(futures)
+    except (FutureCancelledError, KilledWorker) as error:
+        raise WorkerLostError(
+            "a dask worker was lost during the fit, and with it the chunk of examples (and "
+            "its dual variables) that lived on it alone; the fit stopped and the estimator "
+            "is left as it was before fit. Fit again: the cluster replaces lost workers "
+            f"and the examples are scattered anew. ({type(error).__name__}: {error})"
+        ) from None
 
 
 def _dask_client():
@@ -143,7 +164,7 @@ class ExampleChunks:
                     in zip(self, self._slices(part_arrays, unit_arrays, ()))]
         if where == "cluster":
             client = _dask_client()
-            return client.gather(self._submit(
+            return _gathered(client, self._submit(
                 client, function, self._scattered(client),
                 list(self._slices(part_arrays, unit_arrays, ())), shared))
         return Parallel(n_jobs=self.n_jobs, prefer=prefer)(
@@ -207,8 +228,8 @@ class ExampleChunks:
         """
         if values and hasattr(values[0], "result"):
             client = values[0].client
-            return client.gather(values if function is None
-                                 else [client.submit(function, value) for value in values])
+            return _gathered(client, values if function is None
+                             else [client.submit(function, value) for value in values])
         return list(values) if function is None else [function(value) for value in values]
 
     def _where(self):
@@ -247,7 +268,7 @@ class ExampleChunks:
     @staticmethod
     def _gather_summaries(client, pairs):
         values = [client.submit(_first, pair) for pair in pairs]
-        return values, client.gather([client.submit(_second, pair) for pair in pairs])
+        return values, _gathered(client, [client.submit(_second, pair) for pair in pairs])
 
     def _scattered(self, client):
         """Futures of the sub-batches on ``client``'s workers, scattered on first use.

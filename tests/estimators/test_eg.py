@@ -6,7 +6,9 @@ LogisticRegression, and the solver's own Python path for arbitrary structures.
 """
 
 import itertools
+import os
 import pickle
+import signal
 import warnings
 from dataclasses import replace
 
@@ -23,6 +25,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 
 from sklearn_struct.eg import EGCRF, EGStructuredSVM, eg_path
 from sklearn_struct.solvers import _chunks
+from sklearn_struct.solvers._chunks import WorkerLostError
 from sklearn_struct.solvers import eg as eg_module
 from sklearn_struct.solvers import _eg_dual
 from sklearn_struct.solvers._eg_dual import dual_weights, l2_dual
@@ -1018,3 +1021,30 @@ def test_structure_without_marginals_is_refused():
         EGCRF(structure=NoMarginals()).fit(X, y)
     with pytest.raises(ValueError, match="structure"):
         EGCRF(structure="hypergraph").fit(X, y)
+
+
+def test_a_worker_lost_during_a_fit_stops_it_cleanly(every_job_on_the_cluster):
+    """A worker process killed in the middle of a batch fit on a cluster takes its chunk
+    (scattered there alone) and that chunk's dual variables with it: the fit stops with a
+    WorkerLostError that says so, and the estimator keeps no partial model (not the
+    weights of the passes before, which a callback saw), only what it had before fit."""
+    distributed = pytest.importorskip("dask.distributed")
+    X, y = make_chains(n=20, seed=18)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        victim = next(iter(client.run(os.getpid).values()))
+        seen = []
+
+        def kill_after_the_second_pass(epoch, estimator):
+            seen.append(estimator.coef_.copy())
+            if epoch == 2:
+                os.kill(victim, signal.SIGKILL)
+
+        model = EGCRF(solver="batch", max_iter=6, tol=0, n_jobs=2, C=0.5)
+        with joblib.parallel_config(backend="dask"), \
+                pytest.raises(WorkerLostError, match="a dask worker was lost during the fit"):
+            model.fit(X, y, callback=kill_after_the_second_pass)
+    assert len(seen) >= 2  # the passes before did run and showed their weights
+    assert not hasattr(model, "coef_") and not hasattr(model, "classes_")
+    assert model.get_params()["C"] == 0.5
