@@ -71,15 +71,18 @@ class OnlineEpoch:
         self.loss_kernel = None
         if datafit.kind == "log":  # (online EG has marginals, hence log_partition)
             self.loss_kernel = specialize(_eg_kernels.log_losses, structure.kernel_ops)
+            # the targets encoded example by example, where the structure can
+            self.encoded_truth = not datafit.soft_truth and kernel_provides(structure, "encode")
         elif kernel_provides(structure, *HINGE_KERNEL_OPERATIONS):
             self.loss_kernel = specialize(_eg_kernels.hinge_losses, structure.kernel_ops)
 
     def _loss_vectors(self, shard):
-        """The shard's slices of the targets' part vector (and the hinge's part losses and
-        loss offsets) that the loss kernel reads."""
+        """The shard's slices of what the loss kernel reads of the targets: for the log loss
+        their part vector (empty: encoded in the kernel) and outputs, for the hinge their
+        part vector, part losses and loss offsets."""
         p = self.datafit
         if p.kind == "log":
-            return (p.truth[shard.parts],)
+            return (np.empty(0) if self.encoded_truth else p.truth[shard.parts], p.Y[shard.units])
         return p.truth[shard.parts], p.part_losses[shard.parts], shard.examples(p.loss_offsets)
 
     def primal(self, w, C, margins_of=None):

@@ -209,7 +209,7 @@ def add_expected_features(examples, data, part_offsets, unit_offsets, mu, sample
         add_features_op(data, i, coef, scale, w)
 
 
-def log_losses(examples, data, part_offsets, unit_offsets, true_parts, w, scale, out, mu,
+def log_losses(examples, data, part_offsets, unit_offsets, true_parts, Y, w, scale, out, mu,
                margins):
     """Negative log-likelihood of the ``examples`` at ``w`` (kernel layout) into ``out``.
 
@@ -218,29 +218,38 @@ def log_losses(examples, data, part_offsets, unit_offsets, true_parts, w, scale,
     batch by batch, but without the arrays over all parts (on CoNLL-2000 each
     of those holds 4.6M numbers, and writing fresh ones took up to four times
     as long as the inference once the memory had gone back to the system).
+    The targets' part vector ``true_parts`` may be empty: each example's
+    encoding of its outputs ``Y`` (flat over units) is then made here
+    (``encode_op``), and a fit keeps no vector of the size of the parts for it.
     Unless ``mu`` is empty, also every example's expected margin under the
     part marginals ``mu`` into ``margins``.
     """
     scores_buf, scratch_buf, _ = example_buffers(part_offsets, unit_offsets)
+    encoded = true_parts.shape[0] == 0
     for i in examples:
         p0 = part_offsets[i]
         n_parts = part_offsets[i + 1] - p0
         scores = scores_buf[:n_parts]
         part_scores_op(data, i, w, scale, scores)
-        true_score = _true_score(scores, true_parts, p0, mu, margins, i)
+        if encoded:
+            z = scratch_buf[:n_parts]
+            encode_op(data, i, Y[unit_offsets[i]:unit_offsets[i + 1]], z)
+            true_score = _true_score(scores, z, 0, mu, p0, margins, i)
+        else:
+            true_score = _true_score(scores, true_parts, p0, mu, p0, margins, i)
         out[i] = log_partition_op(data, i, scores, scratch_buf[:n_parts]) - true_score
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _true_score(scores, true_parts, p0, mu, margins, i):
-    """``w . phi(x_i, y_i)`` from example ``i``'s part scores; unless ``mu`` is
-    empty, its expected margin ``w . phi(x_i, y_i) - E_mu w . phi(x_i, y)`` into
-    ``margins[i]``."""
+def _true_score(scores, true_parts, t0, mu, p0, margins, i):
+    """``w . phi(x_i, y_i)`` from example ``i``'s part scores and its true parts (from
+    ``true_parts[t0]``); unless ``mu`` is empty, its expected margin ``w . phi(x_i, y_i) -
+    E_mu w . phi(x_i, y)`` (the marginals from ``mu[p0]``) into ``margins[i]``."""
     true_score = 0.0
     expected_score = 0.0
     with_margins = mu.shape[0] > 0
     for r in range(scores.shape[0]):
-        true_score += true_parts[p0 + r] * scores[r]
+        true_score += true_parts[t0 + r] * scores[r]
         if with_margins:
             expected_score += mu[p0 + r] * scores[r]
     if with_margins:
@@ -264,7 +273,7 @@ def hinge_losses(examples, data, part_offsets, unit_offsets, true_parts, part_lo
         p0, scores, z, y_hat = example_views(i, part_offsets, unit_offsets, scores_buf, z_buf,
                                              y_buf)
         part_scores_op(data, i, w, scale, scores)
-        true_score = _true_score(scores, true_parts, p0, mu, margins, i)
+        true_score = _true_score(scores, true_parts, p0, mu, p0, margins, i)
         for r in range(scores.shape[0]):
             scores[r] += part_losses[p0 + r]
         argmax_op(data, i, scores, y_hat)

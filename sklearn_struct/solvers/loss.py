@@ -112,8 +112,11 @@ class StructuredLoss:
         structure.check_supports(*LOSS_OPERATIONS[kind], needed_by=f"the {kind} loss")
         self.structure = structure
         self.batch = batch
-        self.truth = (structure.encode(batch, Y) if truth is None  # checks Y
-                      else np.ascontiguousarray(truth, dtype=np.float64))
+        self.soft_truth = truth is not None
+        truth = (structure.encode(batch, Y) if truth is None  # checks Y
+                 else np.ascontiguousarray(truth, dtype=np.float64))
+        if self.soft_truth:  # (else encoded again when read: see truth)
+            self.__dict__["truth"] = truth
         self.Y = np.ascontiguousarray(Y, dtype=np.int64)
         self.kind = kind
         self.n_samples = int(batch.n_samples)
@@ -127,9 +130,16 @@ class StructuredLoss:
                              if kind == "hinge" else np.zeros(self.n_samples))
         self.nonnegative = np.asarray(structure.nonnegative_weights(batch), dtype=bool)
         self.chunks = ExampleChunks(structure, batch, n_jobs)
-        self.observed = self.features(batch, self.truth, self.sample_weight)
+        self.observed = self.features(batch, truth, self.sample_weight)
         self.penalty = L2(None if center is None else np.asarray(center, dtype=np.float64))
         self._example_batches = {}
+
+    @cached_property
+    def truth(self):
+        """The targets' part vector (the encodings of ``Y``, unless a soft truth was given),
+        kept once read: online EG on the log loss encodes each example's outputs where it
+        needs them, and keeps no vector of one float per part for them."""
+        return self.structure.encode(self.batch, self.Y)
 
     @cached_property
     def part_losses(self):

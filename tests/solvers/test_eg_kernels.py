@@ -340,3 +340,20 @@ def test_log_partition_defaults_to_the_marginals_only_when_there_are_some():
     assert DependencyTreeStructure(projective=True).kernel_ops.provides("log_partition")
     assert ChainStructure.kernel_ops.provides("log_partition")
     assert "log_partition" not in MinCutStructure.kernel_ops.functions
+
+
+@pytest.mark.parametrize("structure", [ChainStructure(), DependencyTreeStructure(hash_bits=8)],
+                         ids=repr)
+def test_online_log_loss_keeps_no_part_vector_of_the_targets(structure):
+    """The online solver's log-loss evaluation encodes each example's outputs inside the
+    kernel: the datafit never builds the targets' part vector or the part losses (one
+    float per part each), and the losses and margins are the batch evaluation's."""
+    problem, w, mu = _evaluation_problem(structure, "log", 3, False)
+    epoch = _eg_execution.OnlineEpoch(problem)
+    primal, losses, margins = epoch.primal(w, 0.7, margins_of=mu)
+    assert "truth" not in problem.__dict__ and "part_losses" not in problem.__dict__
+    expected, expected_margins = example_losses(structure, problem.chunks, w, problem.Y,
+                                                "log", None, margins_of=mu)
+    np.testing.assert_allclose(losses, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(margins, expected_margins, rtol=1e-12, atol=1e-12)
+    assert primal == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
