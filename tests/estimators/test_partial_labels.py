@@ -130,11 +130,16 @@ def test_contradiction_with_the_scheme_names_example_and_token():
         model.fit(X, y)
 
 
-def test_structures_other_than_chains_refuse_partial_labels():
+@pytest.mark.parametrize("estimator", [EGCRF, EGStructuredSVM, StructuredPerceptron])
+def test_structures_other_than_chains_refuse_partial_labels(estimator):
+    # the partial-labels guide promises the example and the token
     rng = np.random.RandomState(0)
     X = [(rng.randn(3, 2), np.array([-1, 0, 0])) for _ in range(3)]
-    with pytest.raises(ValueError, match="TreeStructure: partial labels .* on chains"):
-        EGCRF(structure="tree").fit(X, [["a", None, "b"]] * 3)
+    y = [["a", "b", "b"], ["b", "a", "a"], ["a", {"a", "b"}, None]]
+    with pytest.raises(ValueError, match=r"^y\[2\]: node 1 has no single label \(2 of the 2 "
+                                         r"labels allowed\); TreeStructure: partial labels .* "
+                                         r"on chains"):
+        estimator(structure="tree").fit(X, y)
 
 
 def test_label_outside_classes_is_refused():
