@@ -139,6 +139,11 @@ def _gold_trees(path, sentences):
             heads.append(check_heads(values, where="the heads"))
         except ValueError as exc:
             raise malformed(path, sentence.words[0][0], str(exc)) from None
+        roots = np.flatnonzero(heads[-1] == 0)
+        if len(roots) > 1:  # CoNLL-U's trees have one root, as every parser's structure
+            raise malformed(path, sentence.words[roots[1]][0],
+                            f"words {roots[0] + 1} and {roots[1] + 1} both have head 0; a "
+                            "dependency tree has one root (exactly one word of head 0)")
         deprels.append(sentence.column("deprel"))
     return heads, deprels
 
@@ -165,6 +170,12 @@ def learn(args):
     kept = list(range(len(heads)))
     if not args.non_projective:  # Eisner's trees are projective: so must the examples be
         kept, _, _ = filter_projective(kept, heads)
+        if not kept:
+            advice = ("drop --second-order and add --non-projective" if args.second_order
+                      else "add --non-projective")
+            raise ValueError(f"{args.train}: no projective sentence to learn from (none of "
+                             f"its {len(heads)} sentences is projective, and the parser learns "
+                             f"projective trees only); {advice} to learn from every tree")
     X_parser = encoder.transform([sentences[i] for i in kept])
     vectorizer = SequenceDictVectorizer().fit(
         [relation_features(columns_i, columns, heads_i)
