@@ -21,7 +21,7 @@ from ..datasets._io import malformed
 from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
 from ..structures import DependencyTreeStructure, SiblingDependencyStructure, TreeStructure
 from ._common import (CONLLU_COLUMN_INDEX, check_output, gold_inputs_note, make_estimator,
-                      output_file, parse_inputs, read_conllu)
+                      output_file, parse_inputs, read_conllu, unannotated)
 from ._evaluation import attachment_scores
 from ._model_file import save_model
 
@@ -144,6 +144,10 @@ def _gold_trees(path, sentences):
             raise malformed(path, sentence.words[roots[1]][0],
                             f"words {roots[0] + 1} and {roots[1] + 1} both have head 0; a "
                             "dependency tree has one root (exactly one word of head 0)")
+        for line_number, fields in sentence.words:
+            if unannotated("deprel", fields[CONLLU_COLUMN_INDEX["deprel"]]):
+                raise malformed(path, line_number, "no DEPREL ('_'): the relation labeller "
+                                "learns from every word's relation")
         deprels.append(sentence.column("deprel"))
     return heads, deprels
 
