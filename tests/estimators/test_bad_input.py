@@ -617,6 +617,8 @@ def test_unsupported_structures_are_refused_before_any_work(name, structure, no_
 
 def test_chains_in_the_euclidean_extragradient_name_the_setting_that_works(no_solver):
     with pytest.raises(ValueError, match="use geometry='entropic' with a finite radius"):
+        DualExtragradientMatcher(structure="chain", geometry="euclidean").fit(*valid("chain"))
+    with pytest.raises(ValueError, match="geometry='auto' takes 'entropic' for ChainStructure"):
         DualExtragradientMatcher(structure="chain").fit(*valid("chain"))
     with pytest.raises(ValueError, match="geometry='entropic' needs a finite radius"):
         DualExtragradientMatcher(structure="chain", geometry="entropic").fit(*valid("chain"))
