@@ -202,6 +202,8 @@ class SemiMarkovStructure(BaseStructure):
                                       tag_label, opens, closes, segment_tags)
 
     def check_outputs(self, batch, Y):
+        """Refuse tags that are no segmentation's: too long a segment, or tags the scheme
+        does not write (the decoder's tags of their segments differ)."""
         name = type(self).__name__
         Y = check_encoded_states(Y, batch.unit_offsets, len(self.labels), name)
         tables = self._settings()
@@ -213,6 +215,23 @@ class SemiMarkovStructure(BaseStructure):
                         f"{name}: sequence {i}, tokens {start} to {end - 1}: a segment of "
                         f"{end - start} tokens ({self.labels[tags[start]]}...), longer than "
                         f"max_length={self.max_length}.")
+        data = self.kernel_data(batch)
+        for i in range(batch.n_samples):
+            u0, u1 = int(batch.unit_offsets[i]), int(batch.unit_offsets[i + 1])
+            z = np.zeros(int(batch.part_offsets[i + 1] - batch.part_offsets[i]))
+            kernels.semimarkov_encode(data, i, Y[u0:u1], z)
+            written = np.empty(u1 - u0, dtype=np.int64)
+            kernels.semimarkov_decode(data, i, z, written)
+            wrong = np.flatnonzero(written != Y[u0:u1])
+            if wrong.size:
+                t = int(wrong[0])
+                expected = (repr(self.labels[written[t]]) if written[t] >= 0
+                            else "a tag that is not among the labels")
+                raise ValueError(
+                    f"{name}: sequence {i}, token {t}: the {self.scheme} scheme cannot write the "
+                    f"tag {self.labels[Y[u0 + t]]!r} there (it writes {expected} for the "
+                    f"segment that tag is in): no segmentation has these tags; are they of "
+                    f"another scheme (scheme=...)?")
         return Y
 
     # ---------------------------------------------------------------- parts
