@@ -10,6 +10,7 @@ from ..eg import EGCRF, EGStructuredSVM
 from ..perceptron import StructuredPerceptron
 from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
 from ._model_file import load_model
+from ._model_schema import DamagedModelFile
 
 ESTIMATORS = {"crf": EGCRF, "svm": EGStructuredSVM, "perceptron": StructuredPerceptron}
 #: CoNLL-U columns a model may read (``--inputs``); everything but the form is an annotation.
@@ -160,7 +161,8 @@ def open_model(path, args, notes):
         missing = [key for key, kinds in _MODEL_OBJECTS[task].items()
                    if not isinstance(objects.get(key), kinds)]
     if missing:
-        raise ValueError(f"{path}: an incomplete model file (no valid {', '.join(missing)})")
+        raise DamagedModelFile(f"{path}: an incomplete model file (no valid "
+                               f"{', '.join(missing)})")
     source = settings["input"]
     given = {"--format": (getattr(args, "format", None), source["format"]),
              "--label": (getattr(args, "label", None), source.get("label")),

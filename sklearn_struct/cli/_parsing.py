@@ -256,6 +256,11 @@ def _predict(settings, objects, inputs):
     return heads, objects["labeller"].predict(trees)
 
 
+def check_model(settings, objects):
+    """Parse one sentence of two one-letter words: what a model must do to be one."""
+    _predict(settings, objects, [[["x", "y"] for _ in settings["input"]["columns"]]])
+
+
 def tag(args, settings, objects):
     """``tag`` with a parser: the input file with HEAD and DEPREL predicted."""
     if args.marginals != "none" or args.nbest is not None:

@@ -225,6 +225,17 @@ def learn(args):
         print(f"note: {warning.message}", file=sys.stderr)
 
 
+def check_model(settings, objects):
+    """Tag one sentence of one-letter tokens: what a model must do to be one (raises on failure)."""
+    source = settings["input"]
+    n_columns = len(source["columns"]) if source["format"] == "conllu" else \
+        source["n_attributes"]
+    sentence = _Sentence([["x"] for _ in range(n_columns)], None)
+    X = objects["vectorizer"].transform(_features([sentence], settings))
+    objects["estimator"].predict(X)
+    objects["estimator"].decision_function(X)
+
+
 def _pipeline(objects):
     return Pipeline([("vectorizer", objects["vectorizer"]), ("estimator", objects["estimator"])])
 
