@@ -136,7 +136,7 @@ def _gold_trees(path, sentences):
                                 "learning a parser needs the trees")
             values.append(int(head))
         try:
-            heads.append(check_heads(values, where="the heads"))
+            heads.append(check_heads(values, where="HEAD"))
         except ValueError as exc:
             raise malformed(path, sentence.words[0][0], str(exc)) from None
         roots = np.flatnonzero(heads[-1] == 0)
