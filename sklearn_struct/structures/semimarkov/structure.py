@@ -202,8 +202,25 @@ class SemiMarkovStructure(BaseStructure):
                                       tag_label, opens, closes, segment_tags)
 
     def check_outputs(self, batch, Y):
-        """Refuse tags that are no segmentation's: too long a segment, or tags the scheme
-        does not write (the decoder's tags of their segments differ)."""
+        """Check encoded tags: a segmentation's, written as the scheme writes it.
+
+        Refused, naming the sequence and the token: a segment longer than
+        ``max_length``, and tags that the scheme does not write for their
+        segments (the structure's decoder, run on their encoding, gives other
+        tags), such as ``I-X`` with no ``B-X`` under IOB2.
+
+        Parameters
+        ----------
+        batch : SemiMarkovBatch
+            The sequences.
+        Y : array-like of int of shape (n_units_total,)
+            Tag indices of every token, flat.
+
+        Returns
+        -------
+        Y : ndarray of int64 of shape (n_units_total,)
+            The checked tags.
+        """
         name = type(self).__name__
         Y = check_encoded_states(Y, batch.unit_offsets, len(self.labels), name)
         tables = self._settings()
