@@ -432,7 +432,8 @@ class StructuredEstimator(BaseEstimator):
             unit has one label; else 0 on the parts consistent with the partial
             labels and ``-inf`` elsewhere (the output space's
             ``partial_label_scores`` under the training structure), ``Y`` then
-            holding a stand-in at every partial unit.  Without ``partial``,
+            an output consistent with them (the training structure's argmax of
+            these scores alone).  Without ``partial``,
             partial labels are refused, naming the example and the unit.
         """
         name = type(self).__name__
@@ -460,11 +461,13 @@ class StructuredEstimator(BaseEstimator):
         else:
             Y = codec.encode(batch, y)
         constraint_scores = None
-        if allowed is None:
-            structure.training_structure().check_outputs(batch, Y)
+        if allowed is None:  # gold must be an output the fitted model can predict
+            structure.check_outputs(batch, Y)
         else:
-            constraint_scores = space.partial_label_scores(
-                batch, allowed, structure.training_structure())
+            training = structure.training_structure()
+            constraint_scores = space.partial_label_scores(batch, allowed, training)
+            # the codec's stand-ins at the partial units need not be an output: a consistent one
+            Y = training.argmax(batch, constraint_scores)
         self._check_sign_constraints(structure, batch)
         sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
         self._set_data_attributes(structure, codec, batch, table)
@@ -551,7 +554,7 @@ class StructuredEstimator(BaseEstimator):
         if not first:
             self._check_input_shape(batch, name)
         Y = codec.encode(batch, y)
-        structure.training_structure().check_outputs(batch, Y)
+        structure.check_outputs(batch, Y)  # an output the model can predict
         self._check_sign_constraints(structure, batch)
         sample_weight = self._check_sample_weight(sample_weight, batch.n_samples)
         if first:

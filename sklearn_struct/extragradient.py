@@ -46,10 +46,15 @@ class DualExtragradientMatcher(StructuredEstimator):
         ``gamma``, radius of the parameter ball (2-norm, or 1-norm with
         ``geometry="entropic"``).  Smaller = stronger regularisation; ``inf``
         runs the unregularised path of section 6 (use with early stopping).
-    geometry : {"euclidean", "entropic"}, default="euclidean"
-        ``"entropic"``: L1 ball through the entropic simplex setup of
-        Example 1 (needs a finite radius) and, for structures with marginals
-        (chains), KL projections = marginals (Example 2).
+    geometry : {"auto", "euclidean", "entropic"}, default="auto"
+        ``"euclidean"``: 2-norm ball and Euclidean projections of the
+        structure's outputs (Figure 2; matching, min-cut).  ``"entropic"``:
+        L1 ball through the entropic simplex setup of Example 1 (needs a
+        finite radius) and, for structures with marginals (chains), KL
+        projections = marginals (Example 2).  ``"auto"``: ``"euclidean"``
+        where the structure has a Euclidean projection, ``"entropic"``
+        otherwise (chains and flat samples, which then need a finite
+        ``radius``); the choice is ``geometry_``.
     memory : {"full", "low"}, default="full"
         ``"low"``: the memory-efficient variant of Figure 6: besides the
         data, memory of the size of ``w`` plus one chunk of examples (the
@@ -120,6 +125,8 @@ class DualExtragradientMatcher(StructuredEstimator):
         Pass whose weights are kept.
     lipschitz_ : float
         ``L``; the step size is ``1/L``.
+    geometry_ : {"euclidean", "entropic"}
+        The geometry used: ``geometry``, or the one ``"auto"`` chose.
     n_features_in_ : int
         Number of input features per unit (edge features of a matching,
         token features of a chain); for min-cut, the number of weights.
@@ -153,7 +160,7 @@ class DualExtragradientMatcher(StructuredEstimator):
     _parameter_constraints = {
         "structure": STRUCTURE_CONSTRAINT,
         "radius": [Interval(numbers.Real, 0, np.inf, closed="right")],
-        "geometry": [StrOptions({"euclidean", "entropic"})],
+        "geometry": [StrOptions({"auto", "euclidean", "entropic"})],
         "memory": [StrOptions({"full", "low"})],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -171,7 +178,7 @@ class DualExtragradientMatcher(StructuredEstimator):
         *,
         structure="matching",
         radius=np.inf,
-        geometry="euclidean",
+        geometry="auto",
         memory="full",
         max_iter=100,
         tol=1e-3,
@@ -197,16 +204,30 @@ class DualExtragradientMatcher(StructuredEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
+    def _geometry(self, structure):
+        """``geometry``, or what ``"auto"`` takes for ``structure``."""
+        if self.geometry != "auto":
+            return self.geometry
+        return "euclidean" if structure.supports("project") else "entropic"
+
     def _operations_needed(self, structure):
-        if (self.geometry == "euclidean" and not structure.supports("project")
+        geometry = self._geometry(structure)
+        if (geometry == "euclidean" and not structure.supports("project")
                 and structure.supports("marginals")):
             raise ValueError(
                 f"{type(structure).__name__} has no Euclidean projection for "
                 "geometry='euclidean'; use geometry='entropic' with a finite radius (KL steps "
                 "on its marginals, Example 2 of the paper).")
-        z_step = ("marginals" if self.geometry == "entropic" and structure.supports("marginals")
+        if geometry == "entropic" and not np.isfinite(self.radius):
+            if self.geometry == "auto":
+                raise ValueError(
+                    f"geometry='auto' takes 'entropic' for {type(structure).__name__} (it has "
+                    "no Euclidean projection), which needs a finite radius (an L1 ball); pass "
+                    "radius=... (the larger, the weaker the regularisation).")
+            raise ValueError("geometry='entropic' needs a finite radius (an L1 ball).")
+        z_step = ("marginals" if geometry == "entropic" and structure.supports("marginals")
                   else "project")
-        step_size = ("feature_bounds",) if self.geometry == "entropic" else ()
+        step_size = ("feature_bounds",) if geometry == "entropic" else ()
         return ("part_scores", "expected_features", "encode", "part_losses",
                 "loss_augmented_argmax", "argmax", z_step) + step_size
 
@@ -231,10 +252,9 @@ class DualExtragradientMatcher(StructuredEstimator):
         self : object
             The fitted estimator.
         """
-        if self.geometry == "entropic" and not np.isfinite(self.radius):
-            raise ValueError("geometry='entropic' needs a finite radius (an L1 ball).")
         batch, Y, _ = self._validate_fit_data(X, y)
         structure = self.structure_
+        self.geometry_ = self._geometry(structure)
 
         validation = None
         if self.early_stopping:
@@ -277,7 +297,7 @@ class DualExtragradientMatcher(StructuredEstimator):
         previous = getattr(self, "_solver_state", None) if self.warm_start else None
         result = dual_extragradient(
             structure.training_structure(), batch, Y, radius=float(self.radius),
-            geometry=self.geometry, memory=self.memory, max_iter=self.max_iter, tol=self.tol,
+            geometry=self.geometry_, memory=self.memory, max_iter=self.max_iter, tol=self.tol,
             callback=callback, state=previous,
         )
         # as large as the weights: kept only for warm starts

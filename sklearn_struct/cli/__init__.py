@@ -25,6 +25,7 @@ from . import _parsing, _tagging
 from ._common import CONLLU_LABELS, ESTIMATORS, open_model
 from ._evaluation import evaluate
 from ._model_file import MODEL_FORMAT
+from ._model_schema import DamagedModelFile
 from ._parsing import relation_features
 from ._tagging import TEMPLATES, token_features
 
@@ -101,9 +102,20 @@ def _task_module(settings):
     return _parsing if settings["task"] == "parse" else _tagging
 
 
+def _open_model(args, notes):
+    """A model file's version, settings and objects, checked to tag a sentence."""
+    version, settings, objects = open_model(args.model, args, notes)
+    try:
+        _task_module(settings).check_model(settings, objects)
+    except Exception as exc:  # an untrusted file: any failure of its model is damage
+        raise DamagedModelFile(f"{args.model}: a damaged model file (its model cannot tag a "
+                               f"sentence: {type(exc).__name__}: {exc})") from exc
+    return version, settings, objects
+
+
 def _tag(args):
     notes = []
-    _, settings, objects = open_model(args.model, args, notes)
+    _, settings, objects = _open_model(args, notes)
     _print_notes(notes)
     return _task_module(settings).tag(args, settings, objects)
 
@@ -114,7 +126,7 @@ def _eval(args):
 
 def _dump(args):
     notes = []
-    version, settings, objects = open_model(args.model, args, notes)
+    version, settings, objects = _open_model(args, notes)
     _print_notes(notes)
     print(f"model written by sklearn-struct {version}, --estimator {settings['estimator']}")
     source = settings["input"]

@@ -5,11 +5,12 @@ import os
 import sys
 import warnings
 
-from ..datasets._conllu import COLUMNS, read_conllu_sentences
+from ..datasets._conllu import COLUMNS, EMPTY_LIST_COLUMNS, read_conllu_sentences
 from ..eg import EGCRF, EGStructuredSVM
 from ..perceptron import StructuredPerceptron
 from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
 from ._model_file import load_model
+from ._model_schema import DamagedModelFile
 
 ESTIMATORS = {"crf": EGCRF, "svm": EGStructuredSVM, "perceptron": StructuredPerceptron}
 #: CoNLL-U columns a model may read (``--inputs``); everything but the form is an annotation.
@@ -89,11 +90,21 @@ def gold_inputs_note(columns, path):
             "(gold, or predicted by a tagger first)")
 
 
+def unannotated(name, value):
+    """Whether ``value`` in the CoNLL-U column ``name`` says the annotation is missing.
+
+    ``_`` is missing in UPOS, XPOS, LEMMA, HEAD and DEPREL, but in FEATS (and
+    MISC) it is the empty list, a value like any other.
+    """
+    return value == "_" and name not in EMPTY_LIST_COLUMNS
+
+
 def read_conllu(path, columns):
     """The sentences of a CoNLL-U file and, per sentence with words, its input columns.
 
     An input column other than the form must be filled: a ``_`` there (a file
-    not tagged yet) is an error naming the line, not an unknown value.
+    not tagged yet) is an error naming the line, not an unknown value; FEATS'
+    ``_`` is the empty bundle, a value.
     """
     sentences = read_conllu_sentences(path)
     inputs = []
@@ -105,7 +116,7 @@ def read_conllu(path, columns):
                 continue
             index = CONLLU_COLUMN_INDEX[name]
             for line_number, fields in sentence.words:
-                if fields[index] == "_":
+                if unannotated(name, fields[index]):
                     raise ValueError(
                         f"{path}, line {line_number}: no {name.upper()} ('_'), but the model "
                         f"reads it (inputs: {', '.join(columns)}); fill that column first")
@@ -150,7 +161,8 @@ def open_model(path, args, notes):
         missing = [key for key, kinds in _MODEL_OBJECTS[task].items()
                    if not isinstance(objects.get(key), kinds)]
     if missing:
-        raise ValueError(f"{path}: an incomplete model file (no valid {', '.join(missing)})")
+        raise DamagedModelFile(f"{path}: an incomplete model file (no valid "
+                               f"{', '.join(missing)})")
     source = settings["input"]
     given = {"--format": (getattr(args, "format", None), source["format"]),
              "--label": (getattr(args, "label", None), source.get("label")),

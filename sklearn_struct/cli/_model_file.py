@@ -25,6 +25,7 @@ from ..structures import (
     ChainStructure, DependencyTreeStructure, SiblingDependencyStructure, TreeStructure)
 from ..structures._targets import UnitLabelCodec, _Labels
 from ..structures.dependency.structure import HeadsCodec
+from ._model_schema import MAX_DEPTH, DamagedModelFile, check_fields, check_state, header_depth
 
 #: Version of the file layout; a file of another version is refused.
 MODEL_FORMAT = 2
@@ -75,6 +76,9 @@ def load_model(path):
     ValueError
         If the file is not a model file (a pickle among them: refused without
         being run), or is one of another layout version.
+    DamagedModelFile
+        If it is one, but its header does not hold what its classes need
+        (checked against :mod:`._model_schema` before any object is built).
     """
     with open(path, "rb") as handle:
         start = handle.read(2)
@@ -88,26 +92,36 @@ def load_model(path):
                 raise ValueError("no header")
             header = json.loads(str(archive["header"]))
             arrays = {name: archive[name] for name in archive.files if name != "header"}
+    except RecursionError:  # json nests by recursion: a hostile header
+        raise DamagedModelFile(f"{path}: a damaged model file (its header is nested deeper "
+                               f"than {MAX_DEPTH} levels)") from None
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"{path}: {_NOT_A_MODEL} (expected an .npz archive of arrays and "
                          "a JSON header)") from exc
     if not isinstance(header, dict) or "sklearn_struct_model" not in header:
         raise ValueError(f"{path}: {_NOT_A_MODEL} (its header has no model marker)")
+    if header_depth(header) > MAX_DEPTH:
+        raise DamagedModelFile(f"{path}: a damaged model file (its header is nested deeper "
+                               f"than {MAX_DEPTH} levels)")
     if header["sklearn_struct_model"] != MODEL_FORMAT:
         raise ValueError(f"{path}: a model file of layout {header['sklearn_struct_model']} "
                          f"(sklearn-struct {header.get('version')}); this sklearn-struct "
                          f"({__version__}) reads layout {MODEL_FORMAT}: learn the model again")
     missing = [key for key in ("version", "settings", "objects") if key not in header]
     if missing:
-        raise ValueError(f"{path}: an incomplete model file (no {', '.join(missing)})")
+        raise DamagedModelFile(f"{path}: an incomplete model file (no {', '.join(missing)})")
+    if not (isinstance(header["objects"], dict) and isinstance(header["settings"], dict)):
+        raise DamagedModelFile(f"{path}: a damaged model file (its objects or settings are "
+                               "not a dict)")
     if header["version"] != __version__:
         warnings.warn(f"{path}: written by sklearn-struct {header['version']}, read by "
                       f"{__version__}; the layout is the same, but predictions may differ "
                       "if the models changed: learn it again if they matter", UserWarning)
     try:
         objects = {name: _decode(value, arrays) for name, value in header["objects"].items()}
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ValueError(f"{path}: a damaged model file ({exc})") from exc
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        what = exc.args[0] if isinstance(exc, DamagedModelFile) else f"{type(exc).__name__}: {exc}"
+        raise DamagedModelFile(f"{path}: a damaged model file ({what})") from exc
     return header["version"], header["settings"], objects
 
 
@@ -164,16 +178,18 @@ def _decode(value, arrays):
     if "__object__" in value:
         name = value["__object__"]
         if name not in _CLASSES:
-            raise ValueError(f"it names the class {name!r}, which a model file may not hold")
+            raise DamagedModelFile(f"it names the class {name!r}, which a model file may not "
+                                   "hold")
         cls = _CLASSES[name]
         if "fields" in value:
-            return cls(*_decode(value["fields"], arrays))
+            fields = _decode(value["fields"], arrays)
+            check_fields(cls, fields)
+            return cls(*fields)
         obj = cls.__new__(cls)
         state = _decode(value["state"], arrays)
+        check_state(cls, state)
         if state is None:
             return obj
-        if not isinstance(state, dict):
-            raise ValueError(f"the state of a {name} is not a dict")
         if hasattr(obj, "__setstate__"):
             obj.__setstate__(state)
         else:

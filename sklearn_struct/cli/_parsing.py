@@ -21,7 +21,7 @@ from ..datasets._io import malformed
 from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
 from ..structures import DependencyTreeStructure, SiblingDependencyStructure, TreeStructure
 from ._common import (CONLLU_COLUMN_INDEX, check_output, gold_inputs_note, make_estimator,
-                      output_file, parse_inputs, read_conllu)
+                      output_file, parse_inputs, read_conllu, unannotated)
 from ._evaluation import attachment_scores
 from ._model_file import save_model
 
@@ -136,9 +136,18 @@ def _gold_trees(path, sentences):
                                 "learning a parser needs the trees")
             values.append(int(head))
         try:
-            heads.append(check_heads(values, where="the heads"))
+            heads.append(check_heads(values, where="HEAD"))
         except ValueError as exc:
             raise malformed(path, sentence.words[0][0], str(exc)) from None
+        roots = np.flatnonzero(heads[-1] == 0)
+        if len(roots) > 1:  # CoNLL-U's trees have one root, as every parser's structure
+            raise malformed(path, sentence.words[roots[1]][0],
+                            f"words {roots[0] + 1} and {roots[1] + 1} both have head 0; a "
+                            "dependency tree has one root (exactly one word of head 0)")
+        for line_number, fields in sentence.words:
+            if unannotated("deprel", fields[CONLLU_COLUMN_INDEX["deprel"]]):
+                raise malformed(path, line_number, "no DEPREL ('_'): the relation labeller "
+                                "learns from every word's relation")
         deprels.append(sentence.column("deprel"))
     return heads, deprels
 
@@ -165,6 +174,12 @@ def learn(args):
     kept = list(range(len(heads)))
     if not args.non_projective:  # Eisner's trees are projective: so must the examples be
         kept, _, _ = filter_projective(kept, heads)
+        if not kept:
+            advice = ("drop --second-order and add --non-projective" if args.second_order
+                      else "add --non-projective")
+            raise ValueError(f"{args.train}: no projective sentence to learn from (none of "
+                             f"its {len(heads)} sentences is projective, and the parser learns "
+                             f"projective trees only); {advice} to learn from every tree")
     X_parser = encoder.transform([sentences[i] for i in kept])
     vectorizer = SequenceDictVectorizer().fit(
         [relation_features(columns_i, columns, heads_i)
@@ -239,6 +254,11 @@ def _predict(settings, objects, inputs):
     heads = objects["parser"].predict(objects["encoder"].transform(sentences))
     trees = relation_inputs(inputs, columns, heads, objects["vectorizer"])
     return heads, objects["labeller"].predict(trees)
+
+
+def check_model(settings, objects):
+    """Parse one sentence of two one-letter words: what a model must do to be one."""
+    _predict(settings, objects, [[["x", "y"] for _ in settings["input"]["columns"]]])
 
 
 def tag(args, settings, objects):

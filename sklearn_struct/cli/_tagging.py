@@ -13,7 +13,7 @@ from ..datasets._io import check_file, iter_lines, malformed
 from ..metrics import chunk_f1_score
 from ..preprocessing import SequenceDictVectorizer, column_window_features, conll_token_features
 from ._common import (CONLLU_COLUMN_INDEX, check_output, count, gold_inputs_note,
-                      make_estimator, output_file, parse_inputs, read_conllu)
+                      make_estimator, output_file, parse_inputs, read_conllu, unannotated)
 from ._model_file import save_model
 
 TEMPLATES = ("window", "words")
@@ -79,7 +79,7 @@ def _conllu_sentences(path, source, with_labels):
     if with_labels:
         for sentence in conllu:
             for line_number, fields in sentence.words:
-                if fields[CONLLU_COLUMN_INDEX[source["label"]]] == "_":
+                if unannotated(source["label"], fields[CONLLU_COLUMN_INDEX[source["label"]]]):
                     raise malformed(path, line_number, f"no {source['label'].upper()} ('_') "
                                     "to learn from")
     return conllu, [_Sentence(columns, sentence_labels)
@@ -223,6 +223,17 @@ def learn(args):
     print(f"{line}; model written to {args.output}", flush=True)
     for warning in caught:
         print(f"note: {warning.message}", file=sys.stderr)
+
+
+def check_model(settings, objects):
+    """Tag one sentence of one-letter tokens: what a model must do to be one (raises on failure)."""
+    source = settings["input"]
+    n_columns = len(source["columns"]) if source["format"] == "conllu" else \
+        source["n_attributes"]
+    sentence = _Sentence([["x"] for _ in range(n_columns)], None)
+    X = objects["vectorizer"].transform(_features([sentence], settings))
+    objects["estimator"].predict(X)
+    objects["estimator"].decision_function(X)
 
 
 def _pipeline(objects):

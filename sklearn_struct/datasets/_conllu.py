@@ -11,6 +11,9 @@ __all__ = ["ConlluSentence", "check_heads", "filter_projective", "is_projective"
            "projectivize", "read_conllu_sentences"]
 
 COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
+#: Columns whose ``_`` is a value, the empty list (a word without features), by the
+#: CoNLL-U format; in the others ``_`` says the annotation is not available.
+EMPTY_LIST_COLUMNS = ("feats", "misc")
 
 
 def load_conllu(path, *, encoding="utf-8"):

@@ -27,8 +27,8 @@ Hinge (latent structured SVM, Yu and Joachims, ICML 2009)::
 with ``D_i`` the structure's loss against the first imputation ``h_i^0``
 counted on the forbidden parts only (on a chain, the Hamming loss of the units
 whose label is known; 0 on unknown units), which does not depend on the later
-imputations.  (``Y``'s stand-ins at the partial units need not form an
-output of the structure; ``h_i^0`` does, and agrees with every known label.)
+imputations.  (``Y`` is an output consistent with the partial labels; ``h_i^0`` is the
+best one under the first imputation's scores.)
 CCCP imputes ``h_i``, the constrained argmax under the current ``w`` (the
 concave part linearised), and solves the convex structured SVM whose truth is
 ``h_i``; ``J`` does not increase.
@@ -187,7 +187,8 @@ def latent_solve(structure, batch, Y, constraint_scores, *, loss="log", C=1.0,
         and the online EG's kernel operations).
     batch : batch of ``structure``
     Y : ndarray of int64 of shape (n_units_total,)
-        Encoded outputs: the known labels, any allowed label at a partial unit.
+        Encoded outputs consistent with the partial labels (an output of the
+        structure, whose loss EG may read).
     constraint_scores : ndarray of shape (n_parts_total,)
         0 on the parts consistent with the partial labels, ``-inf`` elsewhere;
         every example must keep a consistent output.

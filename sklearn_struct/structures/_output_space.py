@@ -257,11 +257,17 @@ class OutputSpace:
         Raises
         ------
         ValueError
-            By default: the structure's outputs are not labelled units.
+            By default: the structure's outputs are not labelled units; the
+            message names the first example and unit without a single label.
         """
-        raise ValueError(f"{type(self.structure).__name__}: partial labels (None or sets of "
-                         "labels in the targets) are learnt on chains (ChainStructure) and "
-                         "semi-Markov chains (SemiMarkovStructure) only.")
+        allowed = np.asarray(allowed)
+        unit = int(np.flatnonzero(allowed.sum(axis=1) != 1)[0])
+        i = int(np.searchsorted(batch.unit_offsets, unit, side="right")) - 1
+        raise ValueError(f"y[{i}]: {self.unit} {unit - int(batch.unit_offsets[i])} has no "
+                         f"single label ({int(allowed[unit].sum())} of the {allowed.shape[1]} "
+                         f"labels allowed); {type(self.structure).__name__}: partial labels "
+                         "(None or sets of labels in the targets) are learnt on chains "
+                         "(ChainStructure) and semi-Markov chains (SemiMarkovStructure) only.")
 
     def partial_label_start(self, batch, constraint_scores):
         """Part scores that start learning from partial labels (the first E-step or imputation).

@@ -58,11 +58,16 @@ def _label_array(labels, where):
     raw = labels
     if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
         raise TypeError(f"{where}: expected a 1-D sequence of labels, got {type(labels).__name__}.")
-    labels = np.asarray(labels)
-    if labels.ndim == 2 and isinstance(raw, (list, tuple)):  # tuples as labels
+    if isinstance(raw, (list, tuple)) and any(isinstance(v, (list, tuple)) for v in raw):
+        # a tuple is one label: numpy would make it a row, or fail on tuples of other lengths
         labels = np.empty(len(raw), dtype=object)
         for k, value in enumerate(raw):
+            if isinstance(value, list):
+                raise TypeError(f"{where}: label {value!r} at position {k} is a list, which "
+                                "cannot be a label (unhashable); a tuple can.")
             labels[k] = value
+    else:
+        labels = np.asarray(labels)
     if labels.ndim != 1:
         raise ValueError(f"{where}: expected a 1-D sequence of labels, got shape {labels.shape}.")
     if labels.dtype.kind == "f" and not np.isfinite(labels).all():

@@ -123,3 +123,67 @@ def test_training_options_elsewhere_say_why_they_are_refused(
         main([arg.format(**files) for arg in command])
     assert exit_.value.code == 2
     assert capsys.readouterr().err == f"sklearn-struct {command[0]}: error: {why}\n"
+
+
+def test_two_roots_name_the_file_and_line(tmp_path, capsys):
+    path = tmp_path / "train.conllu"
+    path.write_text(TREEBANK.replace("1\tA\ta\tDET\tDT\t_\t2\tdet", "1\tA\ta\tDET\tDT\t_\t0\tdet"))
+    assert main(["learn", str(path), "--format", "conllu", "--label", "head",
+                 "-o", str(tmp_path / "m.npz")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        f"sklearn-struct learn: error: {path}, line 9: words 1 and 3 both have head 0; a "
+        "dependency tree has one root (exactly one word of head 0)\n")
+
+
+NON_PROJECTIVE = """\
+1\ta\ta\tX\tX\t_\t3\tdep\t_\t_
+2\tb\tb\tX\tX\t_\t4\tdep\t_\t_
+3\tc\tc\tX\tX\t_\t0\troot\t_\t_
+4\td\td\tX\tX\t_\t3\tdep\t_\t_
+
+"""
+
+
+@pytest.mark.parametrize("extra, advice", [
+    ([], "add --non-projective"),
+    (["--second-order"], "drop --second-order and add --non-projective")])
+def test_no_projective_sentence_says_so(tmp_path, capsys, extra, advice):
+    path = tmp_path / "train.conllu"
+    path.write_text(NON_PROJECTIVE * 2)
+    assert main(["learn", str(path), "--format", "conllu", "--label", "head",
+                 "-o", str(tmp_path / "m.npz")] + extra) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        f"sklearn-struct learn: error: {path}: no projective sentence to learn from (none of "
+        "its 2 sentences is projective, and the parser learns projective trees only); "
+        f"{advice} to learn from every tree\n")
+
+
+def test_feats_underscore_is_the_empty_bundle(tmp_path, capsys):
+    """In CoNLL-U, '_' in FEATS is a word without features: a label and an input value."""
+    path = tmp_path / "train.conllu"
+    path.write_text(TREEBANK.replace("DET\tDT\t_", "DET\tDT\tDefinite=Def")
+                    .replace("NOUN\tNN\t_", "NOUN\tNN\tNumber=Sing"))
+    model = tmp_path / "feats.npz"
+    assert main(["learn", str(path), "--format", "conllu", "--label", "feats",
+                 "--estimator", "perceptron", "-o", str(model)]) == 0
+    assert main(["tag", str(model), str(path), "-o", str(tmp_path / "tagged.conllu")]) == 0
+    # learnt, and written back as '_', the verbs' empty bundle
+    assert (tmp_path / "tagged.conllu").read_text() == path.read_text()
+    assert main(["learn", str(path), "--format", "conllu", "--inputs", "form,feats",
+                 "--estimator", "perceptron", "-o", str(tmp_path / "upos.npz")]) == 0
+    capsys.readouterr()
+    # UPOS, XPOS and DEPREL '_' are annotations missing, still refused
+    for column, text in [("upos", "\tVERB\t"), ("deprel", "\troot\t")]:
+        path.write_text(TREEBANK.replace(text, "\t_\t", 1))
+        assert main(["learn", str(path), "--format", "conllu", "--label", column,
+                     "-o", str(model)]) == 2
+        assert capsys.readouterr().err == (
+            f"sklearn-struct learn: error: {path}, line 4: no {column.upper()} ('_') to learn "
+            "from\n")
+    assert main(["learn", str(path), "--format", "conllu", "--label", "head",
+                 "-o", str(model)]) == 2
+    assert capsys.readouterr().err == (
+        f"sklearn-struct learn: error: {path}, line 4: no DEPREL ('_'): the relation labeller "
+        "learns from every word's relation\n")

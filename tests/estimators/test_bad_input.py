@@ -10,14 +10,18 @@ labels at scoring, all-zero binary targets).  Inputs that could crash the
 interpreter in the numba kernels run in a subprocess.  Invalid structure
 settings are refused by every estimator in the same way; grammars and trees
 when they are built; malformed files by every loader, naming the file and the
-line; and bad files or paths by the ``sklearn-struct`` commands, in one line
-on standard error before any work.
+line; gold that a structure's decoder could never give (semi-Markov tags its
+scheme cannot write, a constrained chain's forbidden labels, second-order trees
+that are none); and bad files, paths and model files (truncated, damaged,
+hostile, incomplete, of another layout) by every ``sklearn-struct`` command, in
+one line on standard error before any work.
 
 The classes of input and how each is handled are summarised by
 ``catalogue_summary()`` (printed by ``python tests/estimators/test_bad_input.py``).
 """
 
 import collections
+import json
 import re
 import subprocess
 import sys
@@ -36,8 +40,10 @@ from sklearn_struct.cli import MODEL_FORMAT
 from sklearn_struct.cli import main as cli_main
 from sklearn_struct.datasets import Tree, load_cachopo_text, load_conll, load_conllu, load_ptb
 from sklearn_struct.structures import (
+    ChainStructure,
     DependencyTreeStructure,
     Grammar,
+    SemiMarkovStructure,
     SiblingDependencyStructure,
     UnsupportedOperation,
     WeightedCFGStructure,
@@ -468,6 +474,44 @@ CASES = {
 
 CATALOGUE = [(case, name) for case, spec in CASES.items() for name in SUPPORTED[spec.structure]]
 
+#: gold outside the output set of structures with settings: (structure, data, error, message)
+SEQUENCES = [np.ones((3, 2)), np.ones((2, 2))]
+GOLD_CASES = {
+    "semimarkov: I-X with no B-X under IOB2": (
+        lambda: SemiMarkovStructure(), SEQUENCES, [["I-X", "I-X", "O"], ["O", "O"]],
+        r"SemiMarkovStructure: sequence 0, token 0: the IOB2 scheme cannot write the tag "
+        r"'I-X' there"),
+    "semimarkov: B-X first under IOB1": (
+        lambda: SemiMarkovStructure(scheme="IOB1"), SEQUENCES,
+        [["B-X", "I-X", "O"], ["I-X", "O"]],
+        r"sequence 0, token 0: the IOB1 scheme cannot write the tag 'B-X' there \(it writes "
+        r"'I-X'"),
+    "semimarkov: B-X not closed under BIOES": (
+        lambda: SemiMarkovStructure(scheme="BIOES"), SEQUENCES,
+        [["B-X", "I-X", "O"], ["S-X", "O"]],
+        r"sequence 0, token 1: the BIOES scheme cannot write the tag 'I-X' there"),
+    "semimarkov: a segment longer than max_length": (
+        lambda: SemiMarkovStructure(max_length=2), SEQUENCES,
+        [["B-X", "I-X", "I-X"], ["B-X", "O"]],
+        r"sequence 0, tokens 0 to 2: a segment of 3 tokens \(B-X...\), longer than "
+        r"max_length=2"),
+    "chain IOB2: I-X first": (
+        lambda: ChainStructure(allowed_transitions="IOB2"), SEQUENCES,
+        [["O", "B-X", "I-X"], ["I-X", "O"]],
+        r"ChainStructure: sequence 1, position 0: label 1 cannot come first"),
+    "sibling_dependency: two roots": (
+        lambda: SiblingDependencyStructure(hash_bits=8), None, [[0, 0, 1], [2, 0]],
+        r"sentence 0: words 1 and 2 both have head 0"),
+    "sibling_dependency: crossing arcs": (
+        lambda: SiblingDependencyStructure(hash_bits=8), None,
+        [[3, 4, 0, 3], [2, 0]], r"sentence 0: the arcs .* cross"),
+    "sibling_dependency: a cycle": (
+        lambda: SiblingDependencyStructure(hash_bits=8), None, [[0, 3, 2], [2, 0]],
+        r"sentence 0: the heads form a cycle through word 2"),
+}
+GOLD_LEARNERS = ("EGCRF", "EGStructuredSVM", "StructuredPerceptron")
+GOLD_CATALOGUE = [(case, name) for case in GOLD_CASES for name in GOLD_LEARNERS]
+
 
 @pytest.fixture
 def no_solver(monkeypatch):
@@ -492,6 +536,15 @@ def test_bad_input_is_refused_before_any_work(case, name, no_solver):
     X, y = spec.build(*valid(spec.structure))
     with pytest.raises(spec.error, match=spec.match):
         make_estimator(name, spec.structure).fit(X, y)
+
+
+@pytest.mark.parametrize("case, name", GOLD_CATALOGUE)
+def test_gold_outside_the_output_set_is_refused_before_any_work(case, name, no_solver):
+    make_structure, X, y, match = GOLD_CASES[case]
+    if X is None:  # sentences of as many words as the heads
+        X = [np.random.RandomState(0).randint(4, 9, size=(len(heads), 3)) for heads in y]
+    with pytest.raises(ValueError, match=match):
+        getattr(sklearn_struct, name)(structure=make_structure(), max_iter=2).fit(X, y)
 
 
 # ----------------------------------------------------------- structure settings
@@ -617,6 +670,8 @@ def test_unsupported_structures_are_refused_before_any_work(name, structure, no_
 
 def test_chains_in_the_euclidean_extragradient_name_the_setting_that_works(no_solver):
     with pytest.raises(ValueError, match="use geometry='entropic' with a finite radius"):
+        DualExtragradientMatcher(structure="chain", geometry="euclidean").fit(*valid("chain"))
+    with pytest.raises(ValueError, match="geometry='auto' takes 'entropic' for ChainStructure"):
         DualExtragradientMatcher(structure="chain").fit(*valid("chain"))
     with pytest.raises(ValueError, match="geometry='entropic' needs a finite radius"):
         DualExtragradientMatcher(structure="chain", geometry="entropic").fit(*valid("chain"))
@@ -910,6 +965,25 @@ COMMAND_CASES = {
     "learn: binary garbage": (
         ["learn", "{garbage}", "-o", "{tmp}/m.joblib"], "undecodable bytes",
         "{garbage}, line 1: not valid utf-8 text"),
+    "learn: a line with a column less": (
+        ["learn", "{ragged}", "-o", "{tmp}/m.npz"], "malformed lines",
+        "{ragged}, line 2: expected 3 columns like the first token line, got 2"),
+    "learn --format conllu: a label missing ('_')": (
+        ["learn", "{no_upos}", "--format", "conllu", "-o", "{tmp}/m.npz"],
+        "missing annotations (CoNLL-U)", "{no_upos}, line 2: no UPOS ('_') to learn from"),
+    "learn --label head: two roots": (
+        ["learn", "{two_roots}", "--format", "conllu", "--label", "head", "-o", "{tmp}/m.npz"],
+        "invalid trees (CoNLL-U)",
+        "{two_roots}, line 3: words 1 and 3 both have head 0; a dependency tree has one root"),
+    "learn --label head: a cycle": (
+        ["learn", "{cycle}", "--format", "conllu", "--label", "head", "-o", "{tmp}/m.npz"],
+        "invalid trees (CoNLL-U)", "{cycle}, line 1: HEAD: the heads form a cycle through "
+        "word 1"),
+    "learn --label head: no projective sentence": (
+        ["learn", "{crossing}", "--format", "conllu", "--label", "head", "-o", "{tmp}/m.npz"],
+        "invalid trees (CoNLL-U)",
+        "{crossing}: no projective sentence to learn from (none of its 1 sentences is "
+        "projective, and the parser learns projective trees only); add --non-projective"),
     "tag: a pickled model file": (
         ["tag", "{incomplete}", "{train}"], "pickles are never opened",
         "{incomplete}: not a model file written by 'sklearn-struct learn' (a pickle"),
@@ -919,25 +993,115 @@ COMMAND_CASES = {
     "tag: a file that is no model": (
         ["tag", "{train}", "{train}"], "not a model file",
         "{train}: not a model file written by 'sklearn-struct learn'"),
+    "tag: a truncated model file": (
+        ["tag", "{truncated}", "{train}"], "model files: truncated",
+        "{truncated}: not a model file written by 'sklearn-struct learn'"),
+    "dump: a model file of another layout": (
+        ["dump", "{other_layout}"], "model files: of another version",
+        "{other_layout}: a model file of layout 99"),
+    "dump: a class outside the allowed ones": (
+        ["dump", "{foreign_class}"], "model files: damaged",
+        "{foreign_class}: a damaged model file (it names the class 'Popen'"),
+    "tag: a header nested 100,000 deep": (
+        ["tag", "{deep}", "{train}"], "model files: hostile",
+        "{deep}: a damaged model file (its header is nested deeper than 32 levels)"),
+    "tag: a state key that shadows a method": (
+        ["tag", "{shadow}", "{train}"], "model files: hostile",
+        "{shadow}: a damaged model file (the state of a EGCRF holds 'predict'"),
+    "tag: an estimator's state {}": (
+        ["tag", "{empty_state}", "{train}"], "model files: incomplete",
+        "{empty_state}: a damaged model file (the state of a EGCRF has no "),
+    "dump: a structure without a parameter": (
+        ["dump", "{no_parameter}"], "model files: incomplete",
+        "{no_parameter}: a damaged model file (the state of a ChainStructure has no start_end"),
+    "tag: a file with a column less than the model's": (
+        ["tag", "{model}", "{one_column}"], "malformed lines",
+        "{one_column}, line 1: 1 column, but the model was learnt on 2 attribute columns"),
+    "eval: another tokenisation": (
+        ["eval", "{conllu}", "{retokenised}"], "malformed lines",
+        "{retokenised}, line 1: word 'A' where {conllu}, line 1 has 'The'"),
+    "eval: one CoNLL-U file": (
+        ["eval", "{conllu}"], "missing files",
+        "CoNLL-U is scored against its gold file: give the gold file and the system's"),
 }
 
+CONLLU_LINE = "{}\t{}\t{}\t{}\t_\t_\t{}\tdep\t_\t_\n"
 
-@pytest.mark.parametrize("case", list(COMMAND_CASES))
-def test_bad_command_inputs_are_one_line_errors(case, tmp_path, capsys):
-    args, _, message = COMMAND_CASES[case]
-    files = {"tmp": tmp_path, "train": tmp_path / "train.txt",
-             "garbage": tmp_path / "garbage.txt", "incomplete": tmp_path / "m.joblib"}
-    files["train"].write_text("The DT B-NP\ncat NN I-NP\n\nA DT B-NP\n")
+
+def _conllu(*words):
+    return "".join(CONLLU_LINE.format(k + 1, form, form.lower(), upos, head)
+                   for k, (form, upos, head) in enumerate(words)) + "\n"
+
+
+@pytest.fixture(scope="module")
+def command_files(tmp_path_factory):
+    """The files the command cases read: inputs, and a model with damaged copies."""
+    tmp = tmp_path_factory.mktemp("commands")
+    files = {"tmp": tmp}
+    texts = {
+        "train": "The DT B-NP\ncat NN I-NP\n\nA DT B-NP\n",
+        "ragged": "The DT B-NP\ncat NN\n", "one_column": "The\ncat\n",
+        "conllu": _conllu(("The", "DET", 2), ("cat", "NOUN", 0)),
+        "retokenised": _conllu(("A", "DET", 2), ("cat", "NOUN", 0)),
+        "no_upos": _conllu(("The", "DET", 2), ("cat", "_", 0)),
+        "two_roots": _conllu(("a", "X", 0), ("b", "X", 1), ("c", "X", 0)),
+        "cycle": _conllu(("a", "X", 2), ("b", "X", 1)),
+        "crossing": _conllu(("a", "X", 3), ("b", "X", 4), ("c", "X", 0), ("d", "X", 3))}
+    for name, text in texts.items():
+        files[name] = tmp / (f"{name}.txt" if name in ("train", "ragged", "one_column")
+                             else f"{name}.conllu")
+        files[name].write_text(text)
+    files["garbage"] = tmp / "garbage.txt"
     files["garbage"].write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    files["incomplete"] = tmp / "m.joblib"
     joblib.dump({"sklearn_struct_model": MODEL_FORMAT, "version": "0", "input": {},
                  "template": "window", "window": 2, "label_kind": "tokens"},
                 files["incomplete"])
-    status = cli_main([arg.format(**files) for arg in args])
+    files["model"] = tmp / "model.npz"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cli_main(["learn", str(files["train"]), "-o", str(files["model"]),
+                         "--max-iter", "1"]) == 0
+    with np.load(files["model"], allow_pickle=False) as archive:
+        arrays = dict(archive)
+    header_text = str(arrays.pop("header"))
+    state = ("objects", "estimator", "state")
+    edits = {"other_layout": (("sklearn_struct_model",), 99),
+             "foreign_class": (("objects", "estimator", "__object__"), "Popen"),
+             "shadow": (state + ("predict",), 1), "empty_state": (state, {})}
+    for name, (path, value) in edits.items():
+        header = json.loads(header_text)
+        parent = header
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = value
+        files[name] = _model_copy(tmp / f"{name}.npz", json.dumps(header), arrays)
+    header = json.loads(header_text)
+    del header["objects"]["estimator"]["state"]["structure_"]["state"]["start_end"]
+    files["no_parameter"] = _model_copy(tmp / "no_parameter.npz", json.dumps(header), arrays)
+    files["deep"] = _model_copy(tmp / "deep.npz", '{"sklearn_struct_model": 2, "objects": '
+                                + "[" * 100_000 + "]" * 100_000 + "}", {})
+    files["truncated"] = tmp / "truncated.npz"
+    files["truncated"].write_bytes(files["model"].read_bytes()[:200])
+    return files
+
+
+def _model_copy(path, header_text, arrays):
+    with open(path, "wb") as handle:
+        np.savez(handle, header=np.array(header_text), **arrays)
+    return path
+
+
+@pytest.mark.parametrize("case", list(COMMAND_CASES))
+def test_bad_command_inputs_are_one_line_errors(case, command_files, capsys):
+    args, _, message = COMMAND_CASES[case]
+    capsys.readouterr()
+    status = cli_main([arg.format(**command_files) for arg in args])
     captured = capsys.readouterr()
     assert status == 2 and captured.out == ""  # nothing read, trained or written first
     command = args[0]
     assert captured.err.startswith(f"sklearn-struct {command}: error: "
-                                   f"{message.format(**files)}")
+                                   f"{message.format(**command_files)}")
     assert captured.err.count("\n") == 1
 
 
@@ -951,6 +1115,9 @@ def catalogue_summary():
         spec = PREDICT_CASES[case]
         error = spec[3] if isinstance(spec[3], type) else spec[3][0]
         rows[spec[1] + " (predict)", f"{error.__name__} before any work"] += 1
+    for case, name in GOLD_CATALOGUE:
+        rows["invalid outputs (semi-Markov, second order, chain schemes)",
+             "ValueError before any work"] += 1
     for case, name in SETTING_CATALOGUE:
         rows["invalid structure settings", f"{SETTING_CASES[case][2].__name__} before any "
              "work"] += 1
@@ -959,7 +1126,7 @@ def catalogue_summary():
     for load, kind, _, error, _ in FILE_CASES.values():
         rows[f"{kind} ({load.__name__})", f"{error.__name__} naming file and line"] += 1
     for args, kind, _ in COMMAND_CASES.values():
-        rows[f"{kind} (sklearn-struct {args[0]})", "one-line error, exit 2, before any "
+        rows[f"{kind} (sklearn-struct {args[0]})", "one-line error and exit 2 before any "
              "work"] += 1
     for name, structure in UNSUPPORTED:
         rows["unsupported estimator/structure", f"{UNSUPPORTED[name, structure][0].__name__} "
@@ -967,10 +1134,32 @@ def catalogue_summary():
     return rows
 
 
+def outcome_counts():
+    """The catalogue's cases by outcome, most first: what the changelog gives."""
+    counts = collections.Counter()
+    for (_, handling), count in catalogue_summary().items():
+        counts[handling] += count
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def test_the_documented_counts_are_the_catalogue_s():
+    import pathlib
+
+    changelog = (pathlib.Path(__file__).parents[2] / "doc" / "changelog.rst").read_text()
+    text = " ".join(changelog.split())
+    total = re.search(r"a catalogue of (\d+) bad inputs", text)
+    outcomes = re.search(r"by outcome: ([^)]*)\)", text)
+    assert total and outcomes, "the changelog no longer gives the catalogue's counts"
+    assert int(total.group(1)) == sum(catalogue_summary().values())
+    assert outcomes.group(1).split(", ") == [f"{count} {handling}"
+                                             for handling, count in outcome_counts()]
+
+
 if __name__ == "__main__":
     for (kind, handling), count in sorted(catalogue_summary().items()):
         print(f"| {kind} | {handling} | {count} |")
     print("total", sum(catalogue_summary().values()))
+    print("by outcome:", ", ".join(f"{count} {handling}" for handling, count in outcome_counts()))
 
 
 # ------------------------------------------------ token dicts (sklearn-crfsuite's input)

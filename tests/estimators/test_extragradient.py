@@ -182,6 +182,30 @@ def test_entropic_geometry_on_chains_and_matchings():
     assert matcher.history_["gap"][-1] < matcher.history_["gap"][0]
 
 
+def test_the_default_geometry_fits_the_structure():
+    """geometry='auto': Euclidean where the structure has a projection, entropic otherwise."""
+    assert DualExtragradientMatcher().get_params()["geometry"] == "auto"
+    rng = np.random.RandomState(0)
+    X = [rng.randn(4, 3) for _ in range(4)]
+    y = [(x[:, 0] > 0).astype(int) for x in X]
+    chain = DualExtragradientMatcher(structure="chain", radius=5.0, max_iter=20,
+                                     tol=0.0).fit(X, y)
+    explicit = DualExtragradientMatcher(structure="chain", radius=5.0, max_iter=20, tol=0.0,
+                                        geometry="entropic").fit(X, y)
+    assert chain.geometry_ == "entropic"
+    np.testing.assert_array_equal(chain.weights_, explicit.weights_)
+    _, _, _, Xm, ym = alignment_problem(3)
+    matcher = DualExtragradientMatcher(max_iter=5, tol=0.0).fit(Xm, ym)
+    assert matcher.geometry_ == "euclidean"
+    np.testing.assert_array_equal(
+        matcher.weights_,
+        DualExtragradientMatcher(max_iter=5, tol=0.0, geometry="euclidean").fit(Xm, ym).weights_)
+    with pytest.raises(ValueError, match=r"^geometry='auto' takes 'entropic' for ChainStructure "
+                                         r"\(it has no Euclidean projection\), which needs a "
+                                         r"finite radius \(an L1 ball\); pass radius="):
+        DualExtragradientMatcher(structure="chain").fit(X, y)
+
+
 def test_estimator_fit_predict_early_stopping_and_grid_search():
     _, _, _, X, y = alignment_problem(20, noise=0.3, seed=3)
     model = DualExtragradientMatcher(max_iter=40, early_stopping=True, validation_fraction=0.25,

@@ -130,11 +130,36 @@ def test_contradiction_with_the_scheme_names_example_and_token():
         model.fit(X, y)
 
 
-def test_structures_other_than_chains_refuse_partial_labels():
+@pytest.mark.parametrize("estimator", [EGCRF, EGStructuredSVM, StructuredPerceptron])
+def test_structures_other_than_chains_refuse_partial_labels(estimator):
+    # the partial-labels guide promises the example and the token
     rng = np.random.RandomState(0)
     X = [(rng.randn(3, 2), np.array([-1, 0, 0])) for _ in range(3)]
-    with pytest.raises(ValueError, match="TreeStructure: partial labels .* on chains"):
-        EGCRF(structure="tree").fit(X, [["a", None, "b"]] * 3)
+    y = [["a", "b", "b"], ["b", "a", "a"], ["a", {"a", "b"}, None]]
+    with pytest.raises(ValueError, match=r"^y\[2\]: node 1 has no single label \(2 of the 2 "
+                                         r"labels allowed\); TreeStructure: partial labels .* "
+                                         r"on chains"):
+        estimator(structure="tree").fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_tuple_is_a_label_of_its_own():
+    # the guide: "a list or tuple stays a label of its own" (tuples of any lengths)
+    X = [np.eye(3), np.eye(3)[:2]]
+    y = [[("B", "NP"), ("O",), ("B", "NP")], [("B", "NP"), ("O",)]]
+    model = StructuredPerceptron(max_iter=5).fit(X, y)
+    assert model.classes_.tolist() == [("B", "NP"), ("O",)]
+    assert [list(p) for p in model.predict(X)] == y
+    partial = [[("B", "NP"), None, {("B", "NP"), ("O",)}], y[1]]
+    assert StructuredPerceptron(max_iter=2).fit(X, partial).classes_.tolist() == \
+        [("B", "NP"), ("O",)]
+    with pytest.raises(TypeError, match=r"^labels mix types: example 0 has labels of types "
+                                        r"str and tuple"):
+        EGCRF(max_iter=2).fit(X, [["a", ("b", "c"), "a"], ["a", "b"]])
+    with pytest.raises(TypeError, match=r"^y\[1\]: label \['b', 'c'\] at position 0 is a "
+                                        r"list, which cannot be a label \(unhashable\); a "
+                                        r"tuple can"):
+        EGCRF(max_iter=2).fit(X, [["a", "b", "a"], [["b", "c"], "a"]])
 
 
 def test_label_outside_classes_is_refused():

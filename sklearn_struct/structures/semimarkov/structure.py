@@ -202,6 +202,25 @@ class SemiMarkovStructure(BaseStructure):
                                       tag_label, opens, closes, segment_tags)
 
     def check_outputs(self, batch, Y):
+        """Check encoded tags: a segmentation's, written as the scheme writes it.
+
+        Refused, naming the sequence and the token: a segment longer than
+        ``max_length``, and tags that the scheme does not write for their
+        segments (the structure's decoder, run on their encoding, gives other
+        tags), such as ``I-X`` with no ``B-X`` under IOB2.
+
+        Parameters
+        ----------
+        batch : SemiMarkovBatch
+            The sequences.
+        Y : array-like of int of shape (n_units_total,)
+            Tag indices of every token, flat.
+
+        Returns
+        -------
+        Y : ndarray of int64 of shape (n_units_total,)
+            The checked tags.
+        """
         name = type(self).__name__
         Y = check_encoded_states(Y, batch.unit_offsets, len(self.labels), name)
         tables = self._settings()
@@ -213,6 +232,23 @@ class SemiMarkovStructure(BaseStructure):
                         f"{name}: sequence {i}, tokens {start} to {end - 1}: a segment of "
                         f"{end - start} tokens ({self.labels[tags[start]]}...), longer than "
                         f"max_length={self.max_length}.")
+        data = self.kernel_data(batch)
+        for i in range(batch.n_samples):
+            u0, u1 = int(batch.unit_offsets[i]), int(batch.unit_offsets[i + 1])
+            z = np.zeros(int(batch.part_offsets[i + 1] - batch.part_offsets[i]))
+            kernels.semimarkov_encode(data, i, Y[u0:u1], z)
+            written = np.empty(u1 - u0, dtype=np.int64)
+            kernels.semimarkov_decode(data, i, z, written)
+            wrong = np.flatnonzero(written != Y[u0:u1])
+            if wrong.size:
+                t = int(wrong[0])
+                expected = (repr(self.labels[written[t]]) if written[t] >= 0
+                            else "a tag that is not among the labels")
+                raise ValueError(
+                    f"{name}: sequence {i}, token {t}: the {self.scheme} scheme cannot write the "
+                    f"tag {self.labels[Y[u0 + t]]!r} there (it writes {expected} for the "
+                    f"segment that tag is in): no segmentation has these tags; are they of "
+                    f"another scheme (scheme=...)?")
         return Y
 
     # ---------------------------------------------------------------- parts
