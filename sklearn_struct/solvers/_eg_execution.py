@@ -101,7 +101,7 @@ class OnlineEpoch:
             losses, margins = np.empty(p.n_samples), np.empty(p.n_samples)
             w_kernel = p.structure.kernel_weights(p.batch, w)
             mu = np.empty(0) if margins_of is None else margins_of
-            for shard in self.shards.walk(range(len(self.shards))):
+            for shard in self.shards.walk():
                 def share(examples, shard=shard):
                     self.loss_kernel(examples, shard.data, shard.part_offsets,
                                      shard.unit_offsets, *self._loss_vectors(shard), w_kernel,
@@ -166,7 +166,7 @@ class OnlineEpoch:
             self.features_kernel = specialize(_eg_kernels.add_expected_features,
                                               p.structure.kernel_ops)
         expected = 0.0
-        for shard in self.shards.walk(range(len(self.shards))):
+        for shard in self.shards.walk():
             def share(examples, shard=shard):
                 w = np.zeros(n_weights)
                 self.features_kernel(examples, shard.data, shard.part_offsets,

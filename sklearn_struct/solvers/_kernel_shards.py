@@ -153,6 +153,7 @@ class KernelShards:
         self.structure = structure
         self.folder = None
         self._buffers = None
+        self._last_walk = []
         n, part_offsets = batch.n_samples, batch.part_offsets
         budget = None if cache_size is None else cache_size * MB
         estimated = None if budget is None else self._estimated_bytes(structure, batch)
@@ -240,14 +241,24 @@ class KernelShards:
         return [(int(k), visits[shard_of == k] - self.shards[k].start)
                 for k in np.argsort(first, kind="stable") if first[k] < len(visits)]
 
-    def walk(self, indices):
+    def walk(self, indices=None):
         """Yield the shards ``indices`` in turn with their kernel data loaded, reading the
-        next one from disk while the caller works on the current one."""
+        next one from disk while the caller works on the current one.
+
+        ``indices`` None walks every shard, those read last first: the operating system
+        keeps the files last read in memory, and a walk in the order of the one before
+        would evict each shard just before reading it (a data set larger than the page
+        cache would then come from disk twice per pass)."""
+        if indices is None:
+            last = self._last_walk
+            unread = sorted(set(range(len(self.shards))) - set(last))
+            indices = last[::-1] + unread
+        indices = list(indices)
+        self._last_walk = indices
         if not self.streamed:
             for k in indices:
                 yield self.shards[k]
             return
-        indices = list(indices)
         if self._buffers is None:  # two sets: the shard in use, and the next one read
             sizes = np.max([_array_sizes(shard.layout) for shard in self.shards], axis=0)
             self._buffers = [[np.empty(size, dtype=np.uint8) for size in sizes]

@@ -168,3 +168,31 @@ def test_the_working_set_solver_refuses_a_cache_size():
     X, y = _letters(10)
     with pytest.raises(ValueError, match="solver='working_set' keeps its whole cache"):
         EGStructuredSVM(solver="working_set", cache_size=10.0).fit(X, y)
+
+
+def test_a_walk_of_every_shard_reads_those_read_last_first():
+    X, y = _letters()
+    structure = ChainStructure()
+    shards = KernelShards(structure, structure.make_batch(X, n_states=26), cache_size=0.1)
+    try:
+        n = len(shards)
+        assert [s.start for s in shards.walk()] == [s.start for s in shards.shards]
+        order = [3, 0, 5]
+        loaded = list(shards.walk(order))
+        assert [s.start for s in loaded] == [shards.shards[k].start for k in order]
+        # with its kernel data read back as it was built
+        batch = structure.make_batch(X, n_states=26)
+        first = shards.shards[0]
+        built = structure.kernel_data(structure.take(batch, np.arange(first.start, first.stop)),
+                                      training=True)
+        for name, value in zip(built._fields, built):
+            read = getattr(loaded[1].data, name)
+            if isinstance(value, np.ndarray):
+                assert read.dtype == value.dtype
+                np.testing.assert_array_equal(read, value)
+            else:
+                assert read == value
+        expected = [5, 0, 3] + [k for k in range(n) if k not in order]
+        assert [s.start for s in shards.walk()] == [shards.shards[k].start for k in expected]
+    finally:
+        shards.close()
