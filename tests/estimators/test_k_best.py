@@ -1,6 +1,7 @@
 """predict_k_best and sample_y of fitted estimators, against enumeration of every output."""
 
 import itertools
+import re
 import warnings
 
 import numpy as np
@@ -328,6 +329,17 @@ def test_bad_n_samples(n, error):
     model, X = _fitted("chain")
     with pytest.raises(error, match="n_samples must be"):
         model.sample_y(X, n_samples=n)
+
+
+@pytest.mark.parametrize("random_state", ["a", -1, 2.5, 2**40])
+def test_bad_random_state_of_sample_y_names_the_method(random_state):
+    """Was numpy's or scikit-learn's message ('Seed must be between 0 and 2**32 - 1'), which
+    names neither the method nor the parameter."""
+    model, X = _fitted("chain")
+    with pytest.raises(ValueError, match=r"EGCRF.sample_y: random_state must be None, an int "
+                                         r"in \[0, 2\*\*32 - 1\] or a numpy RandomState, got "
+                                         + re.escape(repr(random_state))):
+        model.sample_y(X, n_samples=2, random_state=random_state)
 
 
 def test_unfitted_and_unsupported_structures():
