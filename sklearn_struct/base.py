@@ -501,6 +501,8 @@ class StructuredEstimator(BaseEstimator):
         the data attributes as ``fit`` does, its classes from ``classes``
         (required when the outputs carry labels, as scikit-learn's incremental
         classifiers require it); later calls (or calls after ``fit``) check
+        the ``structure`` parameter against the fitted structure's kind (a
+        ``set_params(structure=...)`` in between is refused, not ignored),
         ``X`` against the fitted input width and layout, ``classes`` against
         ``classes_``, and every label of ``y`` against ``classes_``, naming the
         example and the label outside them.
@@ -520,6 +522,12 @@ class StructuredEstimator(BaseEstimator):
             structure.check_supports(*self._operations_needed(structure), needed_by=name)
         else:
             structure = self.structure_
+            declared = None if self.structure is None else resolve_structure(self.structure)
+            if declared is not None and type(declared) is not type(structure):
+                raise ValueError(
+                    f"{name}: structure={self.structure!r} is not the structure of the first "
+                    f"call ({structure!r}); partial_fit continues one model and cannot change "
+                    "its structure: call fit, or partial_fit on a clone.")
         _check_data_set(X, name)
         _reject_token_dicts(X, name)
         space = structure.output_space()
