@@ -66,7 +66,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils import ClassifierTags
+from sklearn.utils import ClassifierTags, check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils._param_validation import Hidden, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -501,6 +501,8 @@ class StructuredEstimator(BaseEstimator):
         the data attributes as ``fit`` does, its classes from ``classes``
         (required when the outputs carry labels, as scikit-learn's incremental
         classifiers require it); later calls (or calls after ``fit``) check
+        the ``structure`` parameter against the fitted structure's kind (a
+        ``set_params(structure=...)`` in between is refused, not ignored),
         ``X`` against the fitted input width and layout, ``classes`` against
         ``classes_``, and every label of ``y`` against ``classes_``, naming the
         example and the label outside them.
@@ -520,6 +522,12 @@ class StructuredEstimator(BaseEstimator):
             structure.check_supports(*self._operations_needed(structure), needed_by=name)
         else:
             structure = self.structure_
+            declared = None if self.structure is None else resolve_structure(self.structure)
+            if declared is not None and type(declared) is not type(structure):
+                raise ValueError(
+                    f"{name}: structure={self.structure!r} is not the structure of the first "
+                    f"call ({structure!r}); partial_fit continues one model and cannot change "
+                    "its structure: call fit, or partial_fit on a clone.")
         _check_data_set(X, name)
         _reject_token_dicts(X, name)
         space = structure.output_space()
@@ -1118,7 +1126,8 @@ class StructuredEstimator(BaseEstimator):
         Raises
         ------
         ValueError
-            If ``n_samples`` is not a positive integer.
+            If ``n_samples`` is not a positive integer, or ``random_state``
+            cannot seed a generator.
         UnsupportedOperation
             If the structure has no dynamic program to draw from.
 
@@ -1136,6 +1145,12 @@ class StructuredEstimator(BaseEstimator):
             raise TypeError(f"{name}.sample_y: n_samples must be an integer, got {n_samples!r}.")
         if n_samples < 1:
             raise ValueError(f"{name}.sample_y: n_samples must be at least 1, got {n_samples}.")
+        try:
+            random_state = check_random_state(random_state)
+        except ValueError as error:  # numpy's and scikit-learn's messages name no method
+            raise ValueError(
+                f"{name}.sample_y: random_state must be None, an int in [0, 2**32 - 1] or a "
+                f"numpy RandomState, got {random_state!r} ({error})") from None
         self._check_dp_operation("sample", "sample_y")
         batch = self._validate_predict_data(X)
         Y = self.structure_.sample(batch, self._part_scores(batch), int(n_samples),

@@ -288,7 +288,9 @@ class _BaseEG(StructuredEstimator):
         examples to the objective: an example given twice counts twice.
         ``history_``, ``duality_gap_`` and the objectives are those of the
         call's proximal problem; no ``ConvergenceWarning`` is raised.  Only
-        for the EG solvers (``solver="online"`` or ``"batch"``).
+        for the EG solvers (``solver="online"`` or ``"batch"``).  ``cache_size``
+        and ``cache_dir`` bound the online solver's cache of a call's examples (the
+        chunk and the kept ones) as they bound ``fit``'s.
 
         Parameters
         ----------
@@ -312,6 +314,7 @@ class _BaseEG(StructuredEstimator):
             The estimator, fitted on everything seen so far.
         """
         fitted = "weights_" in self.__dict__
+        self._check_cache_arguments()
         X, batch, Y, sample_weight = self._validate_partial_fit_data(X, y, classes,
                                                                      sample_weight)
         structure = self.structure_.training_structure()
@@ -337,7 +340,7 @@ class _BaseEG(StructuredEstimator):
             structure, batch, Y, loss=self._loss, solver=self.solver, order=self.order,
             learning_rate=self.learning_rate, eta0=self.eta0, max_iter=self.max_iter,
             smoothing=smoothing, n_jobs=self.n_jobs, center=kept.center,
-            **self._solver_arguments(sample_weight, state, None))
+            **self._cache_arguments(), **self._solver_arguments(sample_weight, state, None))
         self._set_fit_results(batch, result)
         self._partial_fit_kept = self._kept_after(structure, batch, X, Y, sample_weight,
                                                   result.state, kept.center)

@@ -85,6 +85,11 @@ from ._output_space import OutputSpace
 __all__ = ["BaseStructure", "UnsupportedOperation", "require_kernel"]
 
 
+#: The k that :meth:`BaseStructure.k_best` runs first (then four times more while an
+#: example has that many outputs, up to the k asked).
+K_BEST_FIRST = 16
+
+
 def _count(value, name, owner):
     """``value`` as a Python int of at least 1, or a ValueError naming the parameter."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -617,14 +622,19 @@ class BaseStructure(ABC):
         scores : array-like of shape (n_parts_total,)
             Part scores, flat.
         k : int
-            How many outputs per example, at least 1.
+            How many outputs per example, at least 1; any larger number than
+            the examples have outputs asks for all of them (the dynamic
+            program is run for at most about four times the most outputs an
+            example has, not for ``k``).
 
         Returns
         -------
-        Y : ndarray of int64 of shape (k, n_units_total)
+        Y : ndarray of int64 of shape (n_best, n_units_total)
             Row ``j`` holds the ``j``-th best output of every example, flat;
             zeros where an example has fewer than ``j + 1`` outputs.
-        best_scores : ndarray of shape (n_samples, k)
+            ``n_best`` is ``k``, or the most outputs an example has when that
+            is fewer (at least 1).
+        best_scores : ndarray of shape (n_samples, n_best)
             The outputs' scores; ``-inf`` where there is no such output.
 
         Raises
@@ -635,13 +645,23 @@ class BaseStructure(ABC):
         ops = self._kernel_for("k_best")
         k = _count(k, "k", type(self).__name__)
         scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
-        Y = np.zeros((k, int(batch.unit_offsets[-1])), dtype=np.int64)
-        best_scores = np.full((batch.n_samples, k), -np.inf)
-        found = np.empty(batch.n_samples, dtype=np.int64)
-        specialize(_generic_kernels.batch_k_best, ops)(
-            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, k, Y,
-            best_scores, found)
-        return Y, best_scores
+        data = self.kernel_data(batch)
+        # a k beyond the outputs there are would only size buffers (k rows per example, a
+        # node's k best): grow the k asked of the kernel until an example has that many
+        k_run = min(k, K_BEST_FIRST)
+        while True:
+            Y = np.zeros((k_run, int(batch.unit_offsets[-1])), dtype=np.int64)
+            best_scores = np.full((batch.n_samples, k_run), -np.inf)
+            found = np.zeros(batch.n_samples, dtype=np.int64)
+            specialize(_generic_kernels.batch_k_best, ops)(
+                data, batch.part_offsets, batch.unit_offsets, scores, k_run, Y, best_scores,
+                found)
+            most = int(found.max(initial=0))
+            if k_run == k or most < k_run:
+                break
+            k_run = min(k, 4 * k_run)
+        n_best = max(min(most, k_run), 1)
+        return Y[:n_best], best_scores[:, :n_best]
 
     def sample(self, batch, scores, n_draws, random_state=None):
         """Exact samples of ``p(y) ~ exp(sum_{r in y} scores_r)`` for every example.

@@ -179,7 +179,9 @@ class _Labels:
         if len(classes) < 2:
             raise ValueError(
                 f"y has a single class ({_plain(classes[0])!r}); at least two are needed."
-                if len(classes) else "y holds no labels."
+                if len(classes) else "y holds no label: every entry of every example is None "
+                "(unknown); a fit needs known labels (or sets of labels) of at least two "
+                "classes."
             )
         self.classes_ = classes
         self._index = {label: k for k, label in enumerate(classes.tolist())}
@@ -344,8 +346,15 @@ class UnitLabelCodec:
         """
         pairs = _example_label_arrays(y, "example")
         check_lengths(batch, [labels for labels, _ in pairs], self.unit)
-        for i, (labels, _) in enumerate(pairs):
+        for i, (labels, raw) in enumerate(pairs):
             partial = _partial_positions(labels)
+            if partial.size:  # a set of one label is that label (the partial-labels guide)
+                labels = labels.copy()
+                for t in partial:
+                    if labels[t] is not None and len(labels[t]) == 1:
+                        labels[t] = next(iter(labels[t]))
+                pairs[i] = (labels, raw)
+                partial = _partial_positions(labels)
             if partial.size:
                 t = int(partial[0])
                 raise ValueError(
@@ -472,7 +481,9 @@ def _describe_partial(value):
     """``None`` or a set of labels, in words."""
     if value is None:
         return "unknown: None"
-    return f"a set of allowed labels: {sorted(map(repr, value))}"
+    if not value:
+        return "an empty set of allowed labels"
+    return "a set of allowed labels: {" + ", ".join(sorted(map(repr, value))) + "}"
 
 
 class BinaryUnitCodec:

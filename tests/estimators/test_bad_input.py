@@ -62,6 +62,7 @@ STRUCTURES = {  # the value of the ``structure`` parameter
     "dependency": lambda: DependencyTreeStructure(hash_bits=8),
     "sibling_dependency": lambda: SiblingDependencyStructure(hash_bits=8),
     "cfg": lambda: WeightedCFGStructure(GRAMMAR, hash_bits=8),
+    "semimarkov": lambda: SemiMarkovStructure(),
 }
 
 
@@ -112,6 +113,8 @@ def valid(structure):
     if structure == "tree":
         return ([(rng.randn(3, 2), np.array([-1, 0, 0])), (rng.randn(2, 2), np.array([-1, 0]))],
                 [np.array([0, 1, 0]), np.array([1, 1])])
+    if structure == "semimarkov":
+        return [rng.randn(3, 2), rng.randn(2, 2)], [["B-X", "I-X", "O"], ["O", "B-X"]]
     if structure in ("dependency", "sibling_dependency"):
         return ([rng.randint(4, 9, size=(3, 3)), rng.randint(4, 9, size=(2, 3))],
                 [np.array([0, 1, 1]), np.array([2, 0])])
@@ -509,8 +512,9 @@ GOLD_CASES = {
         lambda: SiblingDependencyStructure(hash_bits=8), None, [[0, 3, 2], [2, 0]],
         r"sentence 0: the heads form a cycle through word 2"),
 }
-GOLD_LEARNERS = ("EGCRF", "EGStructuredSVM", "StructuredPerceptron")
-GOLD_CATALOGUE = [(case, name) for case in GOLD_CASES for name in GOLD_LEARNERS]
+GOLD_LEARNERS = ("EGCRF", "EGStructuredSVM", "L1M3N", "StructuredPerceptron")
+GOLD_CATALOGUE = [(case, name) for case in GOLD_CASES for name in GOLD_LEARNERS] + [
+    (case, "DualExtragradientMatcher") for case in GOLD_CASES if case.startswith("chain")]
 
 
 @pytest.fixture
@@ -520,7 +524,7 @@ def no_solver(monkeypatch):
     def entered(*args, **kwargs):
         raise AssertionError("a solver was entered: the input was not refused before any work")
 
-    for module, name in [(sklearn_struct.eg, "eg_solve"),
+    for module, name in [(sklearn_struct.eg, "eg_solve"), (sklearn_struct.eg, "latent_solve"),
                          (sklearn_struct.l1m3n, "l1_cutting_plane"),
                          (sklearn_struct.l1m3n, "l1_proximal_subgradient"),
                          (sklearn_struct.l1m3n, "adaptive_m3n"),
@@ -528,6 +532,7 @@ def no_solver(monkeypatch):
                          (sklearn_struct.perceptron, "perceptron_solve"),
                          (sklearn_struct.sm, "sm_minimize")]:
         monkeypatch.setattr(module, name, entered)
+    return monkeypatch
 
 
 @pytest.mark.parametrize("case, name", CATALOGUE)
@@ -543,8 +548,11 @@ def test_gold_outside_the_output_set_is_refused_before_any_work(case, name, no_s
     make_structure, X, y, match = GOLD_CASES[case]
     if X is None:  # sentences of as many words as the heads
         X = [np.random.RandomState(0).randint(4, 9, size=(len(heads), 3)) for heads in y]
+    model = getattr(sklearn_struct, name)(structure=make_structure(), max_iter=2)
+    if name == "DualExtragradientMatcher":  # chains: the entropic setting
+        model.set_params(geometry="entropic", radius=1.0)
     with pytest.raises(ValueError, match=match):
-        getattr(sklearn_struct, name)(structure=make_structure(), max_iter=2).fit(X, y)
+        model.fit(X, y)
 
 
 # ----------------------------------------------------------- structure settings
@@ -656,6 +664,8 @@ UNSUPPORTED = {  # (estimator, structure): why it cannot learn it
         UnsupportedOperation, "SiblingDependencyStructure does not support feature_bounds"),
     ("DualExtragradientMatcher", "cfg"): (
         UnsupportedOperation, "WeightedCFGStructure does not support feature_bounds"),
+    ("DualExtragradientMatcher", "semimarkov"): (
+        UnsupportedOperation, "SemiMarkovStructure does not support feature_bounds"),
     ("StructuredPerceptron", "mincut"): (
         ValueError, "MinCutStructure needs some weights non-negative .* cannot keep; use L1M3N"),
 }
@@ -1105,6 +1115,401 @@ def test_bad_command_inputs_are_one_line_errors(case, command_files, capsys):
     assert captured.err.count("\n") == 1
 
 
+# ------------------------------------------------------------ k-best outputs and samples
+#: the structures with a dynamic program (k-best outputs, and samples of a CRF)
+DRAW_STRUCTURES = ("multiclass", "chain", "tree", "dependency", "sibling_dependency", "cfg")
+#: every output of each example of ``valid(structure)``: (2 labels) ** units, 3 classes,
+#: 7 and 2 projective trees (first or second order), the grammar's 3 and 1 parses
+ALL_OUTPUTS = {"multiclass": [3] * 6, "chain": [8, 4], "tree": [8, 4], "dependency": [7, 2],
+               "sibling_dependency": [7, 2], "cfg": [3, 1]}
+#: (method, arguments, class of input, error, message); error None: accepted, result checked
+DRAW_CASES = {
+    "predict_k_best: k=0": ("predict_k_best", dict(k=0), "k or n_samples below 1", ValueError,
+                            r"\.predict_k_best: k must be at least 1, got 0\."),
+    "predict_k_best: k=-1": ("predict_k_best", dict(k=-1), "k or n_samples below 1", ValueError,
+                             r"\.predict_k_best: k must be at least 1, got -1\."),
+    "predict_k_best: k=2.0": ("predict_k_best", dict(k=2.0), "k or n_samples not an integer",
+                              TypeError, r"\.predict_k_best: k must be an integer, got 2\.0\."),
+    "predict_k_best: k=True": ("predict_k_best", dict(k=True), "k or n_samples not an integer",
+                               TypeError, r"\.predict_k_best: k must be an integer, got True"),
+    "predict_k_best: k='2'": ("predict_k_best", dict(k="2"), "k or n_samples not an integer",
+                              TypeError, r"\.predict_k_best: k must be an integer, got '2'"),
+    "predict_k_best: k=None": ("predict_k_best", dict(k=None), "k or n_samples not an integer",
+                               TypeError, r"\.predict_k_best: k must be an integer, got None"),
+    "predict_k_best: k=np.int64(2)": ("predict_k_best", dict(k=np.int64(2)),
+                                      "numpy integers", None, 2),
+    "predict_k_best: k=10**6": ("predict_k_best", dict(k=10**6), "k beyond the outputs", None,
+                                "all"),
+    "predict_k_best: k=10**30": ("predict_k_best", dict(k=10**30), "k beyond the outputs",
+                                 None, "all"),
+    "sample_y: n_samples=0": ("sample_y", dict(n_samples=0), "k or n_samples below 1",
+                              ValueError, r"EGCRF\.sample_y: n_samples must be at least 1, got 0"),
+    "sample_y: n_samples=-3": ("sample_y", dict(n_samples=-3), "k or n_samples below 1",
+                               ValueError, r"EGCRF\.sample_y: n_samples must be at least 1"),
+    "sample_y: n_samples=2.0": ("sample_y", dict(n_samples=2.0), "k or n_samples not an integer",
+                                TypeError, r"EGCRF\.sample_y: n_samples must be an integer, "
+                                r"got 2\.0"),
+    "sample_y: n_samples=True": ("sample_y", dict(n_samples=True),
+                                 "k or n_samples not an integer", TypeError,
+                                 r"EGCRF\.sample_y: n_samples must be an integer, got True"),
+    "sample_y: n_samples='2'": ("sample_y", dict(n_samples="2"), "k or n_samples not an integer",
+                                TypeError, r"EGCRF\.sample_y: n_samples must be an integer, "
+                                r"got '2'"),
+    "sample_y: n_samples=None": ("sample_y", dict(n_samples=None),
+                                 "k or n_samples not an integer", TypeError,
+                                 r"EGCRF\.sample_y: n_samples must be an integer, got None"),
+    "sample_y: random_state='a'": ("sample_y", dict(n_samples=2, random_state="a"),
+                                   "bad random_state", ValueError,
+                                   r"EGCRF\.sample_y: random_state must be None, an int in "
+                                   r"\[0, 2\*\*32 - 1\] or a numpy RandomState, got 'a'"),
+    "sample_y: random_state=-1": ("sample_y", dict(n_samples=2, random_state=-1),
+                                  "bad random_state", ValueError,
+                                  r"EGCRF\.sample_y: random_state must be .*, got -1 \(Seed"),
+    "sample_y: random_state=2.5": ("sample_y", dict(n_samples=2, random_state=2.5),
+                                   "bad random_state", ValueError,
+                                   r"EGCRF\.sample_y: random_state must be .*, got 2\.5"),
+    "sample_y: n_samples=np.int32(2)": ("sample_y", dict(n_samples=np.int32(2)),
+                                        "numpy integers", None, 2),
+    "sample_y: random_state=RandomState(0)": (
+        "sample_y", dict(n_samples=3, random_state=np.random.RandomState(0)),
+        "a RandomState as random_state", None, 3),
+}
+DRAW_CATALOGUE = [(case, structure, name) for case, spec in DRAW_CASES.items()
+                  for structure in DRAW_STRUCTURES for name in SUPPORTED[structure]
+                  if name in STRUCTURED and (spec[0] == "predict_k_best" or name == "EGCRF")]
+#: the other pairs: (method, estimator, structure, error, message)
+DRAW_REFUSED = [
+    *[("predict_k_best", name, structure, UnsupportedOperation,
+       rf"\w+Structure does not support k_best \(needed by {name}\.predict_k_best\)")
+      for structure in ("matching", "mincut") for name in SUPPORTED[structure]],
+    *[("predict_k_best(return_proba=True)", name, "chain", ValueError,
+       rf"{name}\.predict_k_best: return_proba=True needs a probabilistic model")
+      for name in STRUCTURED if name != "EGCRF"],
+    *[("sample_y", name, "chain", AttributeError, f"'{name}' has no attribute 'sample_y'")
+      for name in STRUCTURED if name != "EGCRF"],
+]
+
+
+def _entered(*args, **kwargs):
+    raise AssertionError("part scores were computed: the argument was not refused before any "
+                         "work")
+
+
+@pytest.mark.parametrize("case, structure, name", DRAW_CATALOGUE)
+def test_k_best_and_samples(case, structure, name, fitted, monkeypatch):
+    method, arguments, _, error, expected = DRAW_CASES[case]
+    model = fitted[structure, name]
+    X, _ = valid(structure)
+    flat = structure == "multiclass"
+    if error is not None:
+        monkeypatch.setattr(model, "_part_scores", _entered)
+        with pytest.raises(error, match=expected):
+            getattr(model, method)(X, **arguments)
+        return
+    if "random_state" in arguments:  # a generator of its own
+        arguments = dict(arguments, random_state=np.random.RandomState(0))
+    result = getattr(model, method)(X, **arguments)
+    outputs = result[0] if method == "predict_k_best" else result
+    counts = [outputs.shape[1]] * len(X) if flat else [len(o) for o in outputs]
+    if expected == "all":  # every output of every example, best first, each once
+        assert counts == ALL_OUTPUTS[structure]
+        scores = result[1]
+        assert all(np.all(np.diff(s) <= 1e-12) for s in scores)
+        if not flat:
+            assert all(len({str(o) if isinstance(o, Tree) else repr(np.asarray(o).tolist())
+                            for o in example}) == len(example) for example in outputs)
+    else:
+        assert counts == [min(expected, n) if method == "predict_k_best" else expected
+                          for n in ALL_OUTPUTS[structure]]
+    predicted = model.predict(X)
+    if method == "predict_k_best":  # the first is predict's
+        firsts = outputs[:, 0] if flat else [o[0] for o in outputs]
+        for first, prediction in zip(firsts, predicted):
+            assert str(first) == str(prediction) if not hasattr(first, "shape") \
+                else np.array_equal(first, prediction)
+    elif "random_state" in arguments:  # the same draws from the same seed
+        again = model.sample_y(X, n_samples=3, random_state=np.random.RandomState(0))
+        assert str(again) == str(outputs) if flat else all(
+            str(a) == str(b) for a, b in zip(again, outputs))
+
+
+@pytest.mark.parametrize("method, name, structure, error, match", DRAW_REFUSED)
+def test_k_best_and_samples_refused(method, name, structure, error, match, fitted,
+                                    monkeypatch):
+    model = fitted[structure, name]
+    monkeypatch.setattr(model, "_part_scores", _entered)
+    X, _ = valid(structure)
+    with pytest.raises(error, match=match):
+        if method == "predict_k_best(return_proba=True)":
+            model.predict_k_best(X, 2, return_proba=True)
+        elif method == "predict_k_best":
+            model.predict_k_best(X, 2)
+        else:
+            model.sample_y(X, n_samples=2)
+
+
+# --------------------------------------------------------------------- partial labels
+PARTIAL = "partial labels are learnt by the fit of EGCRF, EGStructuredSVM and StructuredPerceptron"
+LEARNERS = ("EGCRF", "EGStructuredSVM", "StructuredPerceptron")
+SEMIMARKOV_Y = [["B-X", "I-X", "O"], ["O", "B-X"]]
+#: (structure, y, estimators (name, parameters), error, message); error None: accepted
+PARTIAL_LABEL_CASES = {
+    "chain: an empty set": (
+        None, [[0, set(), 0], [1, 1]], LEARNERS, ValueError,
+        r"y\[0\]: token 1 has an empty set of allowed labels; give at least one label, or "
+        "None"),
+    "chain: a set mixing types": (
+        None, [[0, {0, "b"}, 0], [1, 1]], LEARNERS, TypeError,
+        "labels mix types: example 0 has labels of types number and str"),
+    "chain: every token unknown in every sequence": (
+        None, [[None] * 3, [None] * 2], LEARNERS, ValueError,
+        r"y holds no label: every entry of every example is None \(unknown\)"),
+    "chain: a set naming a label never seen": (
+        None, [[0, {0, 2}, 0], [1, 1]], LEARNERS, None, [0, 1, 2]),
+    "chain: a set of one label": (
+        None, [[0, {1}, 0], [1, frozenset([1])]], LEARNERS, None, [0, 1]),
+    "chain: partial labels to solver='batch'": (
+        None, [[0, None, 0], [1, 1]], (("EGCRF", {"solver": "batch"}),
+                                       ("EGStructuredSVM", {"solver": "batch"}),
+                                       ("EGStructuredSVM", {"solver": "working_set"})),
+        ValueError, r"partial labels \(None or sets of labels in y\) are learnt with "
+        r"solver='online' only; got solver='(batch|working_set)'"),
+    "chain: partial labels to a learner of whole outputs": (
+        None, [[0, None, 0], [1, 1]], ("L1M3N", "DualExtragradientMatcher"), ValueError,
+        rf"y\[0\]: token 1 has no single label \(unknown: None\); {PARTIAL} only"),
+    "chain: a set to a learner of whole outputs": (
+        None, [[0, {0, 1}, 0], [1, 1]], ("L1M3N", "DualExtragradientMatcher"), ValueError,
+        r"y\[0\]: token 1 has no single label \(a set of allowed labels: \{0, 1\}\)"),
+    "chain: an empty set to a learner of whole outputs": (
+        None, [[0, set(), 0], [1, 1]], ("L1M3N", "DualExtragradientMatcher"), ValueError,
+        r"y\[0\]: token 1 has (an empty set of allowed labels|no single label \(an empty set)"),
+    "chain: labels no output of a constrained chain obeys": (
+        lambda: ChainStructure(allowed_transitions="IOB2", constrain_training=True),
+        [["O", "I-X", None], ["B-X", "O"]], LEARNERS, ValueError,
+        r"y\[0\]: no output of example 0 is consistent with its labels: those known up to "
+        r"token 1"),
+    "tree: a node unknown": (
+        "tree", [[0, None, 0], [1, 1]], STRUCTURED, ValueError,
+        r"y\[0\]: node 1 has no single label"),
+    "dependency: a head unknown": (
+        "dependency", [[0, None, 1], [2, 0]], ("EGCRF", "EGStructuredSVM", "L1M3N",
+                                               "StructuredPerceptron"), ValueError,
+        r"y\[0\]: expected a 1-D array of integer heads, got \[0, None, 1\]"),
+    "sibling_dependency: a set of heads": (
+        "sibling_dependency", [[0, {1, 3}, 1], [2, 0]], ("EGCRF", "EGStructuredSVM", "L1M3N",
+                                                         "StructuredPerceptron"), ValueError,
+        r"y\[0\]: expected a 1-D array of integer heads, got \[0, \{1, 3\}, 1\]"),
+    "multiclass: a sample unknown": (
+        "multiclass", np.array([0, None, 2, 0, 1, 2], dtype=object), STRUCTURED, TypeError,
+        r"labels mix types: y\[1\] = None is of type NoneType but y\[0\] = 0 is of type number"),
+    "semimarkov: an empty set": (
+        lambda: SemiMarkovStructure(), [["B-X", set(), "O"], ["O", "O"]], LEARNERS, ValueError,
+        r"y\[0\]: token 1 has an empty set of allowed labels"),
+    "semimarkov: every token unknown in every sequence": (
+        lambda: SemiMarkovStructure(), [[None] * 3, [None] * 2], LEARNERS, ValueError,
+        r"y holds no label: every entry of every example is None"),
+    "semimarkov: partial tags under IOB1": (
+        lambda: SemiMarkovStructure(scheme="IOB1"), [["I-X", None, "O"], ["O", "O"]], LEARNERS,
+        ValueError, r"SemiMarkovStructure\(scheme='IOB1'\): partial labels \(None or sets of "
+        r"tags in y\) are not learnt under IOB1.*convert the tags to IOB2"),
+}
+PARTIAL_LABEL_CATALOGUE = [
+    (case, learner if isinstance(learner, str) else learner[0],
+     {} if isinstance(learner, str) else learner[1])
+    for case, spec in PARTIAL_LABEL_CASES.items() for learner in spec[2]]
+
+
+def _partial_label_data(structure, y):
+    if structure in (None, "tree", "dependency", "sibling_dependency", "multiclass"):
+        return valid(structure or "chain")[0], (structure or "chain")
+    return [np.ones((len(labels), 2)) for labels in y], structure
+
+
+@pytest.mark.parametrize("case, name, parameters",
+                         [pytest.param(*row, id=f"{row[0]}-{row[1]}-{row[2]}")
+                          for row in PARTIAL_LABEL_CATALOGUE])
+def test_partial_labels(case, name, parameters, no_solver):
+    structure, y, _, error, expected = PARTIAL_LABEL_CASES[case]
+    X, structure = _partial_label_data(structure, y)
+    if callable(structure):
+        model = getattr(sklearn_struct, name)(structure=structure(), max_iter=2)
+        if name == "DualExtragradientMatcher":
+            model.set_params(geometry="entropic", radius=1.0)
+    else:
+        model = make_estimator(name, structure)
+    model.set_params(**parameters)
+    if error is not None:
+        with pytest.raises(error, match=expected):
+            model.fit(X, y)
+        return
+    no_solver.undo()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    assert model.classes_.tolist() == expected
+    assert all(set(p.tolist()) <= set(expected) for p in model.predict(X))
+    assert np.isfinite(model.weights_).all()
+
+
+# ------------------------------------------------------------------------ partial_fit
+#: every estimator with partial_fit, every solver that has it and every memory setting
+PARTIAL_FIT_LEARNERS = {
+    **{f"{name}(solver={solver!r}, partial_fit_memory={memory!r})":
+       (name, dict(solver=solver, partial_fit_memory=memory))
+       for name in ("EGCRF", "EGStructuredSVM") for solver in ("online", "batch")
+       for memory in (None, 0, 1, 1000)},
+    "StructuredPerceptron": ("StructuredPerceptron", {}),
+}
+CHAIN_X, CHAIN_Y = valid("chain")
+CLASSES = [0, 1]
+#: (a later call's (X, y, classes) after a first call on the valid chains with CLASSES --
+#: None: the first call itself --, class of input, error, message); error None: accepted
+PARTIAL_FIT_CASES = {
+    "first call without classes": (
+        None, (CHAIN_X, CHAIN_Y, None), "partial_fit: classes", ValueError,
+        r"\.partial_fit: classes must be passed on the first call to partial_fit"),
+    "first call: a label outside classes": (
+        None, (CHAIN_X, [[0, 2, 0], [1, 1]], CLASSES), "partial_fit: labels outside classes",
+        ValueError, r"\.partial_fit: example 0 \(position 1\) has label 2, which is not among "
+        r"the classes \[0, 1\] fixed by the first call"),
+    "later call: other classes": (
+        "later", (CHAIN_X, CHAIN_Y, [0, 1, 2]), "partial_fit: classes", ValueError,
+        r"\.partial_fit: classes=\[0, 1, 2\] is not the same as the classes_ fixed by the "
+        r"first call, \[0, 1\]"),
+    "later call: a label outside classes": (
+        "later", (CHAIN_X, [[0, 1, 0], [1, 5]], None), "partial_fit: labels outside classes",
+        ValueError, r"\.partial_fit: example 1 \(position 1\) has label 5, which is not among "
+        r"the classes \[0, 1\]"),
+    "later call: another feature width": (
+        "later", ([np.ones((2, 3))], [[0, 1]], None), "partial_fit: feature-count mismatch",
+        ValueError, r"X has 3 features, but .*partial_fit is expecting 2"),
+    "later call: an empty chunk": (
+        "later", ([], [], None), "partial_fit: empty chunks", ValueError,
+        r"\.partial_fit: X is an empty list"),
+    "later call: a sequence of 0 tokens": (
+        "later", ([np.ones((0, 2))], [[]], None), "partial_fit: empty chunks", ValueError,
+        r"sequence 0: has no rows"),
+    "later call: a table after sequences": (
+        "later", (np.ones((2, 2)), [0, 1], None), "partial_fit: structure change",
+        TypeError, r"expected a list of 2-D arrays or sparse matrices \(one per sequence, one "
+        r"row per unit\), got a single ndarray of shape \(2, 2\)"),
+    "later call: another structure": (
+        "structure", (CHAIN_X, CHAIN_Y, None), "partial_fit: structure change", ValueError,
+        r"\.partial_fit: structure='tree' is not the structure of the first call "
+        r"\(ChainStructure"),
+    "later call: partial labels": (
+        "later", (CHAIN_X, [[0, None, 0], [1, 1]], None), "partial_fit: partial labels",
+        ValueError, rf"y\[0\]: token 1 has no single label \(unknown: None\); {PARTIAL}"),
+    "later call: the same classes in another order": (
+        "later", (CHAIN_X, CHAIN_Y, [1, 0]), "partial_fit: classes", None, None),
+    "later call: a set of one label": (
+        "later", (CHAIN_X, [[0, {1}, 0], [1, 1]], None), "partial_fit: partial labels", None,
+        None),
+}
+PARTIAL_FIT_CATALOGUE = [(case, learner) for case in PARTIAL_FIT_CASES
+                         for learner in PARTIAL_FIT_LEARNERS]
+
+
+def _partial_fit_learner(learner):
+    name, parameters = PARTIAL_FIT_LEARNERS[learner]
+    return getattr(sklearn_struct, name)(max_iter=2, random_state=0, **parameters)
+
+
+@pytest.mark.parametrize("case, learner", PARTIAL_FIT_CATALOGUE)
+def test_partial_fit(case, learner, no_solver):
+    when, (X, y, classes), _, error, match = PARTIAL_FIT_CASES[case]
+    model = _partial_fit_learner(learner)
+    if when is not None:  # a first call that works, then the call of the case
+        no_solver.undo()
+        model.partial_fit(CHAIN_X, CHAIN_Y, classes=CLASSES)
+        weights = model.weights_.copy()
+        if when == "structure":
+            model.set_params(structure="tree")
+    if error is None:  # the same model as the call with the whole labels, the classes omitted
+        model.partial_fit(X, y, classes=classes)
+        reference = _partial_fit_learner(learner)
+        reference.partial_fit(CHAIN_X, CHAIN_Y, classes=CLASSES)
+        reference.partial_fit(CHAIN_X, [[0, 1, 0], [1, 1]] if "one label" in case else CHAIN_Y)
+        np.testing.assert_array_equal(model.weights_, reference.weights_)
+        assert model.classes_.tolist() == CLASSES
+        return
+    if when is not None:
+        no_solver.setattr(sklearn_struct.eg, "eg_solve", _entered)
+        no_solver.setattr(sklearn_struct.perceptron, "perceptron_solve", _entered)
+    with pytest.raises(error, match=match):
+        model.partial_fit(X, y, classes=classes)
+    if when is not None:  # the model is the first call's
+        np.testing.assert_array_equal(model.weights_, weights)
+        assert model.classes_.tolist() == CLASSES and model.n_features_in_ == 2
+
+
+def test_partial_fit_of_the_working_set_solver_is_refused():
+    with pytest.raises(AttributeError, match="has no attribute 'partial_fit'"):
+        sklearn_struct.EGStructuredSVM(solver="working_set").partial_fit(
+            CHAIN_X, CHAIN_Y, classes=CLASSES)
+
+
+# ------------------------------------------------------- the training cache (EG estimators)
+#: (parameters, class of input, error, message): refused by fit before any work
+CACHE_CASES = {
+    "cache_size=-1": (dict(cache_size=-1), "cache_size out of range", ValueError,
+                      r"The 'cache_size' parameter of \w+ must be None or a float in the range "
+                      r"\(0.0, inf\). Got -1 instead"),
+    "cache_size=0": (dict(cache_size=0), "cache_size out of range", ValueError,
+                     r"The 'cache_size' parameter of \w+ must be .* Got 0 instead"),
+    "cache_size='big'": (dict(cache_size="big"), "cache_size not a number", ValueError,
+                         r"The 'cache_size' parameter of \w+ must be .* Got 'big' instead"),
+    "cache_dir=3": (dict(cache_dir=3), "cache_dir not a path", TypeError,
+                    r"The 'cache_dir' parameter of \w+ must be None, an instance of 'str' or "
+                    r"an instance of 'os.PathLike'. Got 3 instead"),
+    "cache_dir a file": (dict(cache_size=1.0, cache_dir="{file}"), "cache_dir not a folder",
+                         ValueError, r"cache_dir='.*file' is not a writable folder"),
+    "cache_dir a missing folder": (dict(cache_dir="{missing}"), "cache_dir not a folder",
+                                   ValueError, r"cache_dir='.*missing' is not a writable "
+                                   r"folder \(No such file or directory\)"),
+    "cache_size with solver='working_set'": (
+        dict(cache_size=10.0, solver="working_set"), "cache_size the solver cannot keep",
+        ValueError, r"EGStructuredSVM: cache_size bounds the online solver's feature cache; "
+        r"solver='working_set' keeps its whole cache in memory"),
+}
+CACHE_CATALOGUE = [(case, name, method) for case in CACHE_CASES
+                   for name in ("EGCRF", "EGStructuredSVM") for method in ("fit", "partial_fit")
+                   if "working_set" not in case or (name, method) == ("EGStructuredSVM", "fit")]
+
+
+@pytest.mark.parametrize("case, name, method", CACHE_CATALOGUE)
+def test_cache_settings(case, name, method, no_solver, tmp_path):
+    parameters, _, error, match = CACHE_CASES[case]
+    (tmp_path / "file").write_text("")
+    parameters = {key: value.format(file=tmp_path / "file", missing=tmp_path / "missing")
+                  if isinstance(value, str) and "{" in value else value
+                  for key, value in parameters.items()}
+    model = getattr(sklearn_struct, name)(max_iter=2, **parameters)
+    with pytest.raises(error, match=match):
+        if method == "fit":
+            model.fit(CHAIN_X, CHAIN_Y)
+        else:
+            model.partial_fit(CHAIN_X, CHAIN_Y, classes=CLASSES)
+    assert not hasattr(model, "weights_")
+
+
+@pytest.mark.parametrize("name", ["EGCRF", "EGStructuredSVM"])
+def test_a_cache_size_too_small_for_one_example_names_it(name, tmp_path):
+    """Refused when the cache is built, before the first pass; the scratch folder is gone."""
+    X = [np.random.RandomState(0).randint(4, 9, size=(n, 3)) for n in (2, 12, 3)]
+    y = [np.arange(len(x)) for x in X]  # every word the head of the next
+    structure = DependencyTreeStructure(hash_bits=8)
+    one = structure.kernel_data(structure.make_batch(X[1:2]), training=True)
+    size = sum(getattr(one, field).nbytes for field in one._fields
+               if isinstance(getattr(one, field), np.ndarray)) / 2 ** 20
+    model = getattr(sklearn_struct, name)(structure=structure, cache_size=size,
+                                          cache_dir=tmp_path, max_iter=2)
+    with pytest.raises(ValueError, match=r"cache_size=.* MB is too small for example 1: its "
+                                         r"feature cache alone takes"):
+        model.fit(X, y)
+    assert not hasattr(model, "weights_") and list(tmp_path.iterdir()) == []
+
+
 # --------------------------------------------------------------------- the summary
 def catalogue_summary():
     """Number of cases per class of input and how they are handled (for the issue's note)."""
@@ -1131,6 +1536,27 @@ def catalogue_summary():
     for name, structure in UNSUPPORTED:
         rows["unsupported estimator/structure", f"{UNSUPPORTED[name, structure][0].__name__} "
              "before any work"] += 1
+    accepted = "accepted and result checked"
+    for case, structure, name in DRAW_CATALOGUE:
+        method, _, kind, error, _ = DRAW_CASES[case]
+        rows[f"{kind} ({method})",
+             accepted if error is None else f"{error.__name__} before any work"] += 1
+    for method, _, _, error, _ in DRAW_REFUSED:
+        rows["k-best or samples the model cannot give", f"{error.__name__} before any "
+             "work"] += 1
+    for case, name, _ in PARTIAL_LABEL_CATALOGUE:
+        error = PARTIAL_LABEL_CASES[case][3]
+        rows["partial labels: " + case.split(": ", 1)[1],
+             accepted if error is None else f"{error.__name__} before any work"] += 1
+    for case, learner in PARTIAL_FIT_CATALOGUE:
+        _, _, kind, error, _ = PARTIAL_FIT_CASES[case]
+        rows[kind, accepted if error is None else f"{error.__name__} before any work"] += 1
+    rows["partial_fit: the working-set solver", "AttributeError before any work"] += 1
+    for case, name, method in CACHE_CATALOGUE:
+        _, kind, error, _ = CACHE_CASES[case]
+        rows[f"{kind} ({method})", f"{error.__name__} before any work"] += 1
+    rows["cache_size too small for one example (fit)", "ValueError before the first "
+         "pass"] += 2
     return rows
 
 

@@ -1,6 +1,7 @@
 """predict_k_best and sample_y of fitted estimators, against enumeration of every output."""
 
 import itertools
+import re
 import warnings
 
 import numpy as np
@@ -301,11 +302,44 @@ def test_bad_k(k, error, message):
         model.predict_k_best(X, k)
 
 
+@pytest.mark.parametrize("case", ["chain", "multiclass", "cfg"])
+@pytest.mark.parametrize("k", [17, 10**6, 10**30, np.int64(2**62)])
+def test_a_k_beyond_the_outputs_gives_every_output(case, k):
+    """A k larger than the outputs there are is all of them (was: MemoryError, or numpy's
+    'Maximum allowed dimension exceeded', from buffers of k rows)."""
+    model, X = _fitted(case)
+    _, enumerated = _enumerated(model, X)
+    y_all, scores = model.predict_k_best(X, k)
+    counts = [min(k, len(outputs)) for outputs in enumerated]
+    if model.structure_.output_space().flat:
+        assert y_all.shape == (len(counts), max(counts)) and scores.shape == y_all.shape
+    else:
+        assert [len(outputs) for outputs in y_all] == counts
+        assert [len(s) for s in scores] == counts
+    for i, outputs in enumerate(enumerated):
+        np.testing.assert_allclose(np.sort(list(outputs.values()))[::-1][:k], scores[i],
+                                   atol=1e-9)
+    batch = model.structure_.make_batch(X, n_states=model._codec.n_states)
+    Y, best = model.structure_.k_best(batch, model._part_scores(batch), k)
+    assert Y.shape[0] == best.shape[1] == max(counts)
+
+
 @pytest.mark.parametrize("n, error", [(0, ValueError), ("3", TypeError), (1.5, TypeError)])
 def test_bad_n_samples(n, error):
     model, X = _fitted("chain")
     with pytest.raises(error, match="n_samples must be"):
         model.sample_y(X, n_samples=n)
+
+
+@pytest.mark.parametrize("random_state", ["a", -1, 2.5, 2**40])
+def test_bad_random_state_of_sample_y_names_the_method(random_state):
+    """Was numpy's or scikit-learn's message ('Seed must be between 0 and 2**32 - 1'), which
+    names neither the method nor the parameter."""
+    model, X = _fitted("chain")
+    with pytest.raises(ValueError, match=r"EGCRF.sample_y: random_state must be None, an int "
+                                         r"in \[0, 2\*\*32 - 1\] or a numpy RandomState, got "
+                                         + re.escape(repr(random_state))):
+        model.sample_y(X, n_samples=2, random_state=random_state)
 
 
 def test_unfitted_and_unsupported_structures():

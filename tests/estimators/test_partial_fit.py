@@ -222,6 +222,22 @@ def test_features_and_input_form_must_match(estimator):
         chain.partial_fit([np.ones((2, 4))], [np.array([0, 1])])
 
 
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+def test_a_structure_set_between_calls_is_refused(estimator):
+    """set_params(structure=...) between calls was ignored: the calls went on training the
+    first call's chain."""
+    Xs, ys = _chain_data()
+    model = estimator().partial_fit(Xs[:5], ys[:5], classes=CLASSES)
+    weights = model.weights_.copy()
+    model.set_params(structure="tree")
+    with pytest.raises(ValueError, match=r"partial_fit: structure='tree' is not the structure "
+                                         r"of the first call \(ChainStructure"):
+        model.partial_fit(Xs[5:8], ys[5:8])
+    np.testing.assert_array_equal(model.weights_, weights)
+    model.set_params(structure="chain")  # the same kind of structure: goes on
+    model.partial_fit(Xs[5:8], ys[5:8])
+
+
 # -------------------------------------------------------------------------- perceptron
 @pytest.mark.parametrize("data", [_flat_data, _chain_data])
 @pytest.mark.parametrize("average", [True, False])

@@ -196,3 +196,26 @@ def test_a_walk_of_every_shard_reads_those_read_last_first():
         assert [s.start for s in shards.walk()] == [shards.shards[k].start for k in expected]
     finally:
         shards.close()
+
+
+@pytest.mark.parametrize("Model", [EGCRF, EGStructuredSVM])
+def test_partial_fit_streams_its_cache_and_checks_the_folder(Model, tmp_path):
+    """partial_fit ignored cache_size and cache_dir (a file as cache_dir was accepted);
+    streamed in the cyclic order, its calls give the weights of the calls in memory."""
+    X, y = _sentences(30)
+    structure = DependencyTreeStructure(hash_bits=12)
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    model = Model(structure=structure, cache_size=1.0, cache_dir=not_a_folder)
+    with pytest.raises(ValueError, match=r"cache_dir='.*file' is not a writable folder"):
+        model.partial_fit(X[:10], y[:10])
+    assert not hasattr(model, "weights_")
+    budget = KernelShards._estimated_bytes(structure, structure.make_batch(X)) / 2 ** 20 / 2
+    models = [Model(structure=structure, order="cyclic", max_iter=3, tol=1e-12,
+                    partial_fit_memory=None, **cache) for cache in
+              ({}, {"cache_size": budget, "cache_dir": tmp_path})]
+    for model in models:
+        for start in (0, 15):
+            model.partial_fit(X[start:start + 15], y[start:start + 15])
+    np.testing.assert_array_equal(models[1].weights_, models[0].weights_)
+    assert os.listdir(tmp_path) == ["file"]
