@@ -127,6 +127,9 @@ class _BaseEG(StructuredEstimator):
         """Refuse, before any work, a cache folder that cannot be written and a cache bound
         that the solver cannot keep."""
         check_cache_dir(self.cache_dir)
+        if isinstance(self.cache_size, (bool, np.bool_)):  # (a Real to scikit-learn)
+            raise TypeError(f"{type(self).__name__}: cache_size must be a number of megabytes "
+                            f"or None, got {self.cache_size!r}.")
         if self.cache_size is not None and self.solver == "working_set":
             raise ValueError(f"{type(self).__name__}: cache_size bounds the online solver's "
                              "feature cache; solver='working_set' keeps its whole cache in "

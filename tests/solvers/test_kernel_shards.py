@@ -219,3 +219,12 @@ def test_partial_fit_streams_its_cache_and_checks_the_folder(Model, tmp_path):
             model.partial_fit(X[start:start + 15], y[start:start + 15])
     np.testing.assert_array_equal(models[1].weights_, models[0].weights_)
     assert os.listdir(tmp_path) == ["file"]
+
+
+def test_a_boolean_cache_size_is_refused():
+    X, y = _letters(10)
+    model = EGCRF(cache_size=True)
+    with pytest.raises(TypeError, match="cache_size must be a number of megabytes or None, "
+                                        "got True"):
+        model.fit(X, y)
+    assert not hasattr(model, "weights_")
