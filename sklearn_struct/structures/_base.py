@@ -80,6 +80,7 @@ import numpy as np
 from . import _generic_kernels
 from ._batch import check_part_vector, check_sample_weight
 from ._kernel import empty_scale, kernel_provides, specialize
+from ._semiring import COUNT_LIMIT
 from ._output_space import OutputSpace
 
 __all__ = ["BaseStructure", "UnsupportedOperation", "require_kernel"]
@@ -617,14 +618,17 @@ class BaseStructure(ABC):
         scores : array-like of shape (n_parts_total,)
             Part scores, flat.
         k : int
-            How many outputs per example, at least 1.
+            How many outputs per example, at least 1: any number, the work and
+            the memory grow with ``n_best`` below, not with ``k``.
 
         Returns
         -------
-        Y : ndarray of int64 of shape (k, n_units_total)
+        Y : ndarray of int64 of shape (n_best, n_units_total)
             Row ``j`` holds the ``j``-th best output of every example, flat;
             zeros where an example has fewer than ``j + 1`` outputs.
-        best_scores : ndarray of shape (n_samples, k)
+            ``n_best = min(k, the most outputs of an example)``, at least 1
+            (the outputs of finite score, counted by the counting semiring).
+        best_scores : ndarray of shape (n_samples, n_best)
             The outputs' scores; ``-inf`` where there is no such output.
 
         Raises
@@ -633,15 +637,10 @@ class BaseStructure(ABC):
             If the structure has no dynamic program.
         """
         ops = self._kernel_for("k_best")
-        k = _count(k, "k", type(self).__name__)
+        k = min(_count(k, "k", type(self).__name__), COUNT_LIMIT)  # no more can exist
         scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
-        Y = np.zeros((k, int(batch.unit_offsets[-1])), dtype=np.int64)
-        best_scores = np.full((batch.n_samples, k), -np.inf)
-        found = np.empty(batch.n_samples, dtype=np.int64)
-        specialize(_generic_kernels.batch_k_best, ops)(
-            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, k, Y,
-            best_scores, found)
-        return Y, best_scores
+        return specialize(_generic_kernels.batch_k_best, ops)(
+            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, k)
 
     def sample(self, batch, scores, n_draws, random_state=None):
         """Exact samples of ``p(y) ~ exp(sum_{r in y} scores_r)`` for every example.

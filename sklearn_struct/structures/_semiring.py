@@ -4,15 +4,16 @@ A dynamic-programming structure writes its recursion once, as the hyperedges
 of one example (the kernel operation ``hypergraph``), and every inference
 operation follows from it here, written once for every such structure:
 
-=================  ======================  ===========================================
-semiring           algorithm               gives
-=================  ======================  ===========================================
-log (sum-product)  :func:`log_inside`      ``log Z``
-log, reversed      :func:`log_marginals`   part marginals (outside pass)
-max-plus           :func:`k_best`, k = 1   argmax and loss-augmented argmax
-k-best max-plus    :func:`k_best`          the k highest-scoring outputs, in order
-log, top-down      :func:`sample_parts`    exact samples from ``p(y) ~ exp(score)``
-=================  ======================  ===========================================
+=================  ==========================  =========================================
+semiring           algorithm                   gives
+=================  ==========================  =========================================
+log (sum-product)  :func:`log_inside`          ``log Z``
+log, reversed      :func:`log_marginals`       part marginals (outside pass)
+max-plus           :func:`k_best`, k = 1       argmax and loss-augmented argmax
+k-best max-plus    :func:`k_best`              the k highest-scoring outputs, in order
+counting           :func:`count_derivations`   how many outputs of finite score (caps k)
+log, top-down      :func:`sample_parts`        exact samples from ``p(y) ~ exp(score)``
+=================  ==========================  =========================================
 
 The hypergraph
 --------------
@@ -36,8 +37,8 @@ does not emit, or parts scored ``-inf``; both give probability exactly 0.
 import numpy as np
 from numba import njit
 
-__all__ = ["HEAD", "TAIL0", "TAIL1", "PART0", "PART1", "log_inside", "log_marginals", "k_best",
-           "sample_parts", "derivation_parts"]
+__all__ = ["HEAD", "TAIL0", "TAIL1", "PART0", "PART1", "COUNT_LIMIT", "log_inside",
+           "log_marginals", "count_derivations", "k_best", "sample_parts", "derivation_parts"]
 
 HEAD, TAIL0, TAIL1, PART0, PART1 = 0, 1, 2, 3, 4
 NEG_INF = -np.inf
@@ -125,92 +126,203 @@ def log_marginals(edges, n_nodes, theta, mu, inside, edge_share, mass):
     return log_z
 
 
+#: Where the counting semiring saturates: counts of outputs stay exact up to here, and
+#: ``k`` is capped to it (nothing can hold more outputs than this).
+COUNT_LIMIT = 2 ** 62
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _saturated_product(a, b):
+    if a == 0 or b == 0:
+        return 0
+    return COUNT_LIMIT if a > COUNT_LIMIT // b else min(a * b, COUNT_LIMIT)
+
+
 @njit(cache=True, nogil=True)
-def k_best(edges, n_nodes, theta, k, values, back, counts):
-    """The k-best max-plus semiring: each node's ``k`` best derivations, best first.
+def count_derivations(edges, n_nodes, theta, counts):
+    """The counting semiring: ``counts[v]`` becomes the number of node ``v``'s derivations
+    of finite score (saturating at ``COUNT_LIMIT``), the outputs :func:`k_best` can list."""
+    counts[:n_nodes] = 0
+    for e in range(edges.shape[0]):
+        if _edge_score(edges, e, theta) == NEG_INF:
+            continue
+        n = 1
+        for column in (TAIL0, TAIL1):
+            if edges[e, column] >= 0:
+                n = _saturated_product(n, counts[edges[e, column]])
+        head = edges[e, HEAD]
+        counts[head] = min(counts[head] + n, COUNT_LIMIT)
 
-    ``values[v, j]`` is the score of node ``v``'s ``j``-th best derivation and
-    ``back[v, j]`` its last step ``(edge, rank of tail0, rank of tail1)``;
-    ``counts[v]`` says how many it has (fewer than ``k`` where there are not
-    that many, finite ones only).  Ties keep the order of the edges, then of
-    the tails' ranks, so that the result is deterministic.  With ``k == 1`` it
-    is Viterbi.
 
-    A candidate ``(r0, r1)`` of an edge is beaten by every ``(s0, s1) <=
-    (r0, r1)`` of the same edge, so only those with ``(r0 + 1) (r1 + 1) <= k``
-    can be among the ``k`` best.
+@njit(cache=True, nogil=True, inline="always")
+def _precedes(heap_value, heap_key, a, b):
+    """Whether candidate ``a`` of the heap comes before ``b``: the higher value first,
+    then the smaller ``(edge, rank of tail0, rank of tail1)``: the order of ties."""
+    if heap_value[a] != heap_value[b]:
+        return heap_value[a] > heap_value[b]
+    for c in range(3):
+        if heap_key[a, c] != heap_key[b, c]:
+            return heap_key[a, c] < heap_key[b, c]
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _swap(heap_value, heap_key, a, b):
+    heap_value[a], heap_value[b] = heap_value[b], heap_value[a]
+    for c in range(3):
+        heap_key[a, c], heap_key[b, c] = heap_key[b, c], heap_key[a, c]
+
+
+@njit(cache=True, nogil=True)
+def _push(heap_value, heap_key, size, value, f, r0, r1):
+    """Add a candidate to the binary heap of ``size`` entries; returns the new size."""
+    heap_value[size] = value
+    heap_key[size, 0], heap_key[size, 1], heap_key[size, 2] = f, r0, r1
+    child = size
+    while child > 0:
+        parent = (child - 1) // 2
+        if not _precedes(heap_value, heap_key, child, parent):
+            break
+        _swap(heap_value, heap_key, child, parent)
+        child = parent
+    return size + 1
+
+
+@njit(cache=True, nogil=True)
+def _pop(heap_value, heap_key, size):
+    """Move the first candidate to the end of the heap (entry ``size - 1``) and restore
+    the heap on the others; returns the new size."""
+    size -= 1
+    _swap(heap_value, heap_key, 0, size)
+    parent = 0
+    while True:
+        first = parent
+        for child in (2 * parent + 1, 2 * parent + 2):
+            if child < size and _precedes(heap_value, heap_key, child, first):
+                first = child
+        if first == parent:
+            return size
+        _swap(heap_value, heap_key, parent, first)
+        parent = first
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _candidate(edges, f, r0, r1, theta, values, start):
+    """The value of edge ``f`` on derivation ``r0`` of its tail0 and ``r1`` of its tail1."""
+    value = _edge_score(edges, f, theta)
+    if edges[f, TAIL0] >= 0:
+        value += values[start[edges[f, TAIL0]] + r0]
+    if edges[f, TAIL1] >= 0:
+        value += values[start[edges[f, TAIL1]] + r1]
+    return value
+
+
+@njit(cache=True, nogil=True)
+def k_best(edges, n_nodes, theta, values, back, start, found):
+    """The k-best max-plus semiring: each node's best derivations, best first.
+
+    Node ``v`` keeps up to ``start[v + 1] - start[v]`` of them (its share of
+    the flat arrays): ``values[start[v] + j]`` is the score of its ``j``-th
+    best derivation and ``back[start[v] + j]`` its last step ``(edge, rank of
+    tail0, rank of tail1)``; ``found[v]`` says how many it has (fewer where
+    there are not that many, finite ones only).  Ties keep the order of the
+    edges, then of the tails' ranks, so that the result is deterministic.
+    With one derivation per node it is Viterbi.
+
+    Each node pops its derivations from a heap of candidates ``(edge, r0,
+    r1)`` as in Huang and Chiang (2005, Algorithm 2): a candidate is beaten by
+    the candidates ``(s0, s1) <= (r0, r1)`` of its edge, both in value and in
+    the order of ties, so the heap starts from every edge's ``(0, 0)`` and
+    popping ``(r0, r1)`` adds ``(r0, r1 + 1)`` and, from the first column,
+    ``(r0 + 1, 0)`` (each candidate once).  A node with ``n`` edges that keeps
+    ``m`` derivations costs ``O((n + m) log(n + m))``, whatever ``k``.
     """
     n_edges = edges.shape[0]
-    counts[:n_nodes] = 0
-    cand_value = np.empty(0)
-    cand_back = np.empty((0, 3), dtype=np.int64)
+    found[:n_nodes] = 0
+    heap_value, heap_key = _heap(edges, start, n_nodes)
     e = 0
     while e < n_edges:
         head = edges[e, HEAD]
         stop = e
         while stop < n_edges and edges[stop, HEAD] == head:
             stop += 1
-        if k == 1:
-            best, best_edge = NEG_INF, -1
-            for f in range(e, stop):
-                t0, t1 = edges[f, TAIL0], edges[f, TAIL1]
-                if (t0 >= 0 and counts[t0] == 0) or (t1 >= 0 and counts[t1] == 0):
-                    continue
-                value = _edge_score(edges, f, theta)
-                if t0 >= 0:
-                    value += values[t0, 0]
-                if t1 >= 0:
-                    value += values[t1, 0]
-                if value > best:
-                    best, best_edge = value, f
-            counts[head] = 0
-            if best_edge >= 0:
-                values[head, 0] = best
-                back[head, 0, 0] = best_edge
-                back[head, 0, 1] = 0
-                back[head, 0, 2] = 0
-                counts[head] = 1
-            e = stop
-            continue
-        if cand_value.shape[0] < (stop - e) * k * k:
-            cand_value = np.empty((stop - e) * k * k)
-            cand_back = np.empty(((stop - e) * k * k, 3), dtype=np.int64)
-        n_cand = 0
-        for f in range(e, stop):
-            t0, t1 = edges[f, TAIL0], edges[f, TAIL1]
-            n0 = counts[t0] if t0 >= 0 else 1
-            n1 = counts[t1] if t1 >= 0 else 1
-            if n0 == 0 or n1 == 0:
-                continue
-            score = _edge_score(edges, f, theta)
-            if score == NEG_INF:
-                continue
-            for r0 in range(n0):
-                for r1 in range(n1):
-                    if (r0 + 1) * (r1 + 1) > k:
-                        break
-                    value = score
-                    if t0 >= 0:
-                        value += values[t0, r0]
-                    if t1 >= 0:
-                        value += values[t1, r1]
-                    cand_value[n_cand] = value
-                    cand_back[n_cand, 0] = f
-                    cand_back[n_cand, 1] = r0
-                    cand_back[n_cand, 2] = r1
-                    n_cand += 1
-        order = np.argsort(-cand_value[:n_cand], kind="mergesort")
-        kept = min(k, n_cand)
-        for j in range(kept):
-            c = order[j]
-            values[head, j] = cand_value[c]
-            back[head, j, :] = cand_back[c]
-        counts[head] = kept
+        kept = start[head + 1] - start[head]
+        if kept == 1:
+            _best_edge(edges, e, stop, theta, values, back, start, found)
+        elif kept > 1:
+            _best_candidates(edges, e, stop, theta, values, back, start, found, heap_value,
+                             heap_key)
         e = stop
 
 
 @njit(cache=True, nogil=True)
-def derivation_parts(edges, back, node, rank, stack, z):
+def _heap(edges, start, n_nodes):
+    """Room for the largest heap of :func:`k_best`: a node's edges and its pops (none
+    where every node keeps one derivation)."""
+    capacity = 0
+    n_edges = edges.shape[0]
+    e = 0
+    while e < n_edges:
+        head = edges[e, HEAD]
+        stop = e
+        while stop < n_edges and edges[stop, HEAD] == head:
+            stop += 1
+        if start[head + 1] - start[head] > 1:
+            capacity = max(capacity, stop - e + start[head + 1] - start[head])
+        e = stop
+    return np.empty(capacity), np.empty((capacity, 3), dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _best_edge(edges, e, stop, theta, values, back, start, found):
+    """Viterbi at a node that keeps one derivation: its best edge over the tails' best
+    (the first of equal ones), as the heap would pop it."""
+    head = edges[e, HEAD]
+    best, best_edge = NEG_INF, -1
+    for f in range(e, stop):
+        t0, t1 = edges[f, TAIL0], edges[f, TAIL1]
+        if (t0 >= 0 and found[t0] == 0) or (t1 >= 0 and found[t1] == 0):
+            continue
+        value = _candidate(edges, f, 0, 0, theta, values, start)
+        if value > best:
+            best, best_edge = value, f
+    if best_edge >= 0:
+        j = start[head]
+        values[j] = best
+        back[j, 0], back[j, 1], back[j, 2] = best_edge, 0, 0
+        found[head] = 1
+
+
+@njit(cache=True, nogil=True)
+def _best_candidates(edges, e, stop, theta, values, back, start, found, heap_value, heap_key):
+    """The node's derivations, popped from the heap of its candidates (see :func:`k_best`)."""
+    head = edges[e, HEAD]
+    size = 0
+    for f in range(e, stop):
+        t0, t1 = edges[f, TAIL0], edges[f, TAIL1]
+        if ((t0 < 0 or found[t0] > 0) and (t1 < 0 or found[t1] > 0)
+                and _edge_score(edges, f, theta) != NEG_INF):
+            size = _push(heap_value, heap_key, size,
+                         _candidate(edges, f, 0, 0, theta, values, start), f, 0, 0)
+    wanted = start[head + 1] - start[head]
+    while size > 0 and found[head] < wanted:
+        size = _pop(heap_value, heap_key, size)
+        j = start[head] + found[head]
+        values[j] = heap_value[size]
+        f, r0, r1 = heap_key[size, 0], heap_key[size, 1], heap_key[size, 2]
+        back[j, 0], back[j, 1], back[j, 2] = f, r0, r1
+        found[head] += 1
+        t0, t1 = edges[f, TAIL0], edges[f, TAIL1]
+        if t1 >= 0 and r1 + 1 < found[t1]:
+            size = _push(heap_value, heap_key, size,
+                         _candidate(edges, f, r0, r1 + 1, theta, values, start), f, r0, r1 + 1)
+        if r1 == 0 and t0 >= 0 and r0 + 1 < found[t0]:
+            size = _push(heap_value, heap_key, size,
+                         _candidate(edges, f, r0 + 1, 0, theta, values, start), f, r0 + 1, 0)
+
+
+@njit(cache=True, nogil=True)
+def derivation_parts(edges, back, start, node, rank, stack, z):
     """Add the part counts of derivation ``rank`` of ``node`` (from :func:`k_best`) to ``z``.
 
     ``stack`` has a row per node.
@@ -221,7 +333,8 @@ def derivation_parts(edges, back, node, rank, stack, z):
     while depth > 0:
         depth -= 1
         v, r = stack[depth, 0], stack[depth, 1]
-        e = back[v, r, 0]
+        step = start[v] + r
+        e = back[step, 0]
         for column in (PART0, PART1):
             if edges[e, column] >= 0:
                 z[edges[e, column]] += 1.0
@@ -229,7 +342,7 @@ def derivation_parts(edges, back, node, rank, stack, z):
             tail = edges[e, column]
             if tail >= 0:
                 stack[depth, 0] = tail
-                stack[depth, 1] = back[v, r, rank_column]
+                stack[depth, 1] = back[step, rank_column]
                 depth += 1
 
 
@@ -302,38 +415,50 @@ def dp_marginals(data, i, theta, mu):
 
 @njit(cache=True, nogil=True)
 def _best_derivations(edges, n_nodes, scores, k):
-    values = np.empty((n_nodes, k))
-    back = np.empty((n_nodes, k, 3), dtype=np.int64)
-    counts = np.empty(n_nodes, dtype=np.int64)
-    k_best(edges, n_nodes, scores, k, values, back, counts)
-    return values, back, counts
+    """:func:`k_best` with each node keeping ``min(k', its derivations)``, ``k'`` the goal's
+    ``min(k, its derivations)`` (no node needs more); returns its arrays."""
+    start = np.arange(n_nodes + 1)
+    if k > 1:
+        counts = np.empty(n_nodes, dtype=np.int64)
+        count_derivations(edges, n_nodes, scores, counts)
+        wanted = min(k, counts[n_nodes - 1])
+        start[0] = 0
+        for v in range(n_nodes):
+            start[v + 1] = start[v] + min(wanted, counts[v])
+    values = np.empty(start[n_nodes])
+    back = np.empty((start[n_nodes], 3), dtype=np.int64)
+    found = np.empty(n_nodes, dtype=np.int64)
+    k_best(edges, n_nodes, scores, values, back, start, found)
+    return values, back, start, found
 
 
-def dp_k_best(data, i, scores, k, Y_out, scores_out):
-    """The ``k`` best outputs of example ``i`` into the rows of ``Y_out`` and their
-    scores into ``scores_out``, best first; returns how many there are (at most ``k``)."""
+def dp_k_best(data, i, scores, k, n_units):
+    """The ``k`` best outputs of example ``i`` (of ``n_units`` output units), best first, as
+    the rows of an array, and their scores: as many as there are, at most ``k``."""
     n_nodes, max_edges = hypergraph_size_op(data, i)  # noqa: F821 (bound by specialize)
     edges = np.empty((max_edges, 5), dtype=np.int64)
     edges = edges[:hypergraph_op(data, i, edges)]  # noqa: F821
-    values, back, counts = _best_derivations(edges, n_nodes, scores, k)
+    values, back, start, found = _best_derivations(edges, n_nodes, scores, k)
+    goal = n_nodes - 1
+    Y = np.zeros((found[goal], n_units), dtype=np.int64)
+    best = values[start[goal]:start[goal] + found[goal]].copy()
     stack = np.empty((n_nodes, 2), dtype=np.int64)
     z = np.empty(scores.shape[0])
-    goal = n_nodes - 1
-    for j in range(counts[goal]):
+    for j in range(found[goal]):
         z[:] = 0.0
-        derivation_parts(edges, back, goal, j, stack, z)
-        decode_op(data, i, z, Y_out[j])  # noqa: F821
-        scores_out[j] = values[goal, j]
-    return counts[goal]
+        derivation_parts(edges, back, start, goal, j, stack, z)
+        decode_op(data, i, z, Y[j])  # noqa: F821
+    return Y, best
 
 
 def dp_argmax(data, i, scores, y_out):
     n_nodes, max_edges = hypergraph_size_op(data, i)  # noqa: F821 (bound by specialize)
     edges = np.empty((max_edges, 5), dtype=np.int64)
     edges = edges[:hypergraph_op(data, i, edges)]  # noqa: F821
-    _, back, _ = _best_derivations(edges, n_nodes, scores, 1)
+    _, back, start, _ = _best_derivations(edges, n_nodes, scores, 1)
     z = np.zeros(scores.shape[0])
-    derivation_parts(edges, back, n_nodes - 1, 0, np.empty((n_nodes, 2), dtype=np.int64), z)
+    derivation_parts(edges, back, start, n_nodes - 1, 0, np.empty((n_nodes, 2), dtype=np.int64),
+                     z)
     decode_op(data, i, z, y_out)  # noqa: F821
 
 
