@@ -135,7 +135,7 @@ COUNT_LIMIT = 2 ** 62
 def _saturated_product(a, b):
     if a == 0 or b == 0:
         return 0
-    return COUNT_LIMIT if a > COUNT_LIMIT // b else min(a * b, COUNT_LIMIT)
+    return COUNT_LIMIT if a > COUNT_LIMIT // b else a * b
 
 
 @njit(cache=True, nogil=True)
@@ -151,7 +151,7 @@ def count_derivations(edges, n_nodes, theta, counts):
             if edges[e, column] >= 0:
                 n = _saturated_product(n, counts[edges[e, column]])
         head = edges[e, HEAD]
-        counts[head] = min(counts[head] + n, COUNT_LIMIT)
+        counts[head] = min(counts[head], COUNT_LIMIT - n) + n  # (the sum could overflow)
 
 
 @njit(cache=True, nogil=True, inline="always")

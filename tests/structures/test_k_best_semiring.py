@@ -152,3 +152,17 @@ def test_structure_k_best_has_a_row_per_output_at_most(n_tokens, n_states, k, se
         assert len(listed) == min(k, n)
         np.testing.assert_array_equal(best[i, :min(k, n)], 0.0)
         assert np.all(np.isneginf(best[i, min(k, n):]))
+
+
+def test_counts_saturate_and_k_best_still_runs():
+    """3**60 outputs: the counts stop at COUNT_LIMIT (no overflow), and a few best come out."""
+    structure = ChainStructure()
+    batch = structure.make_batch([np.zeros((60, 1))], n_states=3)
+    edges, n_nodes = _hypergraph(structure, batch)
+    theta = np.random.RandomState(0).randint(-2, 3, size=int(batch.part_offsets[-1]))
+    counts = np.empty(n_nodes, dtype=np.int64)
+    _semiring.count_derivations(edges, n_nodes, theta.astype(float), counts)
+    assert counts[-1] == _semiring.COUNT_LIMIT and np.all(counts >= 0)
+    Y, best = structure.k_best(batch, theta.astype(float), 5)
+    assert Y.shape == (5, 60) and len({tuple(y) for y in Y}) == 5
+    assert np.all(np.diff(best[0]) <= 0)
