@@ -80,7 +80,7 @@ import numpy as np
 from . import _generic_kernels
 from ._batch import check_part_vector, check_sample_weight
 from ._kernel import empty_scale, kernel_provides, specialize
-from ._semiring import COUNT_LIMIT
+from ._semiring import MAX_K
 from ._output_space import OutputSpace
 
 __all__ = ["BaseStructure", "UnsupportedOperation", "require_kernel"]
@@ -637,7 +637,7 @@ class BaseStructure(ABC):
             If the structure has no dynamic program.
         """
         ops = self._kernel_for("k_best")
-        k = min(_count(k, "k", type(self).__name__), COUNT_LIMIT)  # no more can exist
+        k = min(_count(k, "k", type(self).__name__), MAX_K)  # no more can exist
         scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
         return specialize(_generic_kernels.batch_k_best, ops)(
             self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, k)

@@ -37,7 +37,7 @@ does not emit, or parts scored ``-inf``; both give probability exactly 0.
 import numpy as np
 from numba import njit
 
-__all__ = ["HEAD", "TAIL0", "TAIL1", "PART0", "PART1", "COUNT_LIMIT", "log_inside",
+__all__ = ["HEAD", "TAIL0", "TAIL1", "PART0", "PART1", "MAX_K", "log_inside",
            "log_marginals", "count_derivations", "k_best", "sample_parts", "derivation_parts"]
 
 HEAD, TAIL0, TAIL1, PART0, PART1 = 0, 1, 2, 3, 4
@@ -126,84 +126,80 @@ def log_marginals(edges, n_nodes, theta, mu, inside, edge_share, mass):
     return log_z
 
 
-#: Where the counting semiring saturates: counts of outputs stay exact up to here, and
-#: ``k`` is capped to it (nothing can hold more outputs than this).
-COUNT_LIMIT = 2 ** 62
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _saturated_product(a, b):
-    if a == 0 or b == 0:
-        return 0
-    return COUNT_LIMIT if a > COUNT_LIMIT // b else a * b
+#: The largest ``k`` (it must fit in int64; no example could hold more outputs).
+MAX_K = 2 ** 62
 
 
 @njit(cache=True, nogil=True)
 def count_derivations(edges, n_nodes, theta, counts):
     """The counting semiring: ``counts[v]`` becomes the number of node ``v``'s derivations
-    of finite score (saturating at ``COUNT_LIMIT``), the outputs :func:`k_best` can list."""
-    counts[:n_nodes] = 0
+    of finite score, the outputs :func:`k_best` can list (floating point: exact up to
+    ``2**53``, ``inf`` past ``1e308``)."""
+    counts[:n_nodes] = 0.0
     for e in range(edges.shape[0]):
-        if _edge_score(edges, e, theta) == NEG_INF:
-            continue
-        n = 1
+        n = 1.0
         for column in (TAIL0, TAIL1):
             if edges[e, column] >= 0:
-                n = _saturated_product(n, counts[edges[e, column]])
-        head = edges[e, HEAD]
-        counts[head] = min(counts[head], COUNT_LIMIT - n) + n  # (the sum could overflow)
+                n *= counts[edges[e, column]]
+        if n > 0.0 and _edge_score(edges, e, theta) != NEG_INF:  # (inf * 0 is not 0)
+            counts[edges[e, HEAD]] += n
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _precedes(heap_value, heap_key, a, b):
-    """Whether candidate ``a`` of the heap comes before ``b``: the higher value first,
-    then the smaller ``(edge, rank of tail0, rank of tail1)``: the order of ties."""
-    if heap_value[a] != heap_value[b]:
-        return heap_value[a] > heap_value[b]
-    for c in range(3):
-        if heap_key[a, c] != heap_key[b, c]:
-            return heap_key[a, c] < heap_key[b, c]
-    return False
+def _before(value, f, r0, r1, other_value, other_f, other_r0, other_r1):
+    """Whether candidate ``(f, r0, r1)`` of score ``value`` comes before the other: the
+    higher score first, then the smaller ``(edge, rank of tail0, rank of tail1)``."""
+    if value != other_value:
+        return value > other_value
+    if f != other_f:
+        return f < other_f
+    if r0 != other_r0:
+        return r0 < other_r0
+    return r1 < other_r1
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _swap(heap_value, heap_key, a, b):
-    heap_value[a], heap_value[b] = heap_value[b], heap_value[a]
-    for c in range(3):
-        heap_key[a, c], heap_key[b, c] = heap_key[b, c], heap_key[a, c]
+def _before_row(heap, a, b):
+    return _before(heap[a, 0], heap[a, 1], heap[a, 2], heap[a, 3],
+                   heap[b, 0], heap[b, 1], heap[b, 2], heap[b, 3])
 
 
 @njit(cache=True, nogil=True)
-def _push(heap_value, heap_key, size, value, f, r0, r1):
-    """Add a candidate to the binary heap of ``size`` entries; returns the new size."""
-    heap_value[size] = value
-    heap_key[size, 0], heap_key[size, 1], heap_key[size, 2] = f, r0, r1
-    child = size
-    while child > 0:
-        parent = (child - 1) // 2
-        if not _precedes(heap_value, heap_key, child, parent):
+def _sift_down(heap, size, hole):
+    """Move the candidate at ``hole`` of the binary heap of ``size`` candidates down to its
+    place (``heap`` rows: score, edge, rank of tail0, rank of tail1)."""
+    value, f, r0, r1 = heap[hole, 0], heap[hole, 1], heap[hole, 2], heap[hole, 3]
+    while 2 * hole + 1 < size:
+        child = 2 * hole + 1
+        if child + 1 < size and _before_row(heap, child + 1, child):
+            child += 1
+        if not _before(heap[child, 0], heap[child, 1], heap[child, 2], heap[child, 3],
+                       value, f, r0, r1):
             break
-        _swap(heap_value, heap_key, child, parent)
-        child = parent
-    return size + 1
+        _move(heap, child, hole)
+        hole = child
+    heap[hole, 0], heap[hole, 1], heap[hole, 2], heap[hole, 3] = value, f, r0, r1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _move(heap, source, target):
+    heap[target, 0], heap[target, 1], heap[target, 2], heap[target, 3] = (
+        heap[source, 0], heap[source, 1], heap[source, 2], heap[source, 3])
 
 
 @njit(cache=True, nogil=True)
-def _pop(heap_value, heap_key, size):
-    """Move the first candidate to the end of the heap (entry ``size - 1``) and restore
-    the heap on the others; returns the new size."""
-    size -= 1
-    _swap(heap_value, heap_key, 0, size)
-    parent = 0
-    while True:
-        first = parent
-        for child in (2 * parent + 1, 2 * parent + 2):
-            if child < size and _precedes(heap_value, heap_key, child, first):
-                first = child
-        if first == parent:
-            return size
-        _swap(heap_value, heap_key, parent, first)
-        parent = first
+def _push(heap, size, value, f, r0, r1):
+    """Add a candidate to the heap of ``size`` candidates; returns the new size."""
+    hole = size
+    while hole > 0:
+        parent = (hole - 1) // 2
+        if not _before(value, f, r0, r1, heap[parent, 0], heap[parent, 1], heap[parent, 2],
+                       heap[parent, 3]):
+            break
+        _move(heap, parent, hole)
+        hole = parent
+    heap[hole, 0], heap[hole, 1], heap[hole, 2], heap[hole, 3] = value, f, r0, r1
+    return size + 1
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -239,7 +235,7 @@ def k_best(edges, n_nodes, theta, values, back, start, found):
     """
     n_edges = edges.shape[0]
     found[:n_nodes] = 0
-    heap_value, heap_key = _heap(edges, start, n_nodes)
+    heap = _heap(edges, start, n_nodes)
     e = 0
     while e < n_edges:
         head = edges[e, HEAD]
@@ -250,15 +246,14 @@ def k_best(edges, n_nodes, theta, values, back, start, found):
         if kept == 1:
             _best_edge(edges, e, stop, theta, values, back, start, found)
         elif kept > 1:
-            _best_candidates(edges, e, stop, theta, values, back, start, found, heap_value,
-                             heap_key)
+            _best_candidates(edges, e, stop, theta, values, back, start, found, heap)
         e = stop
 
 
 @njit(cache=True, nogil=True)
 def _heap(edges, start, n_nodes):
-    """Room for the largest heap of :func:`k_best`: a node's edges and its pops (none
-    where every node keeps one derivation)."""
+    """Room for the largest heap of :func:`k_best`, a node's edges and its pops: rows of
+    (score, edge, rank of tail0, rank of tail1), exact as floats below ``2**53``."""
     capacity = 0
     n_edges = edges.shape[0]
     e = 0
@@ -270,7 +265,7 @@ def _heap(edges, start, n_nodes):
         if start[head + 1] - start[head] > 1:
             capacity = max(capacity, stop - e + start[head + 1] - start[head])
         e = stop
-    return np.empty(capacity), np.empty((capacity, 3), dtype=np.int64)
+    return np.empty((capacity, 4))
 
 
 @njit(cache=True, nogil=True)
@@ -283,7 +278,11 @@ def _best_edge(edges, e, stop, theta, values, back, start, found):
         t0, t1 = edges[f, TAIL0], edges[f, TAIL1]
         if (t0 >= 0 and found[t0] == 0) or (t1 >= 0 and found[t1] == 0):
             continue
-        value = _candidate(edges, f, 0, 0, theta, values, start)
+        value = _edge_score(edges, f, theta)
+        if t0 >= 0:
+            value += values[start[t0]]
+        if t1 >= 0:
+            value += values[start[t1]]
         if value > best:
             best, best_edge = value, f
     if best_edge >= 0:
@@ -294,31 +293,37 @@ def _best_edge(edges, e, stop, theta, values, back, start, found):
 
 
 @njit(cache=True, nogil=True)
-def _best_candidates(edges, e, stop, theta, values, back, start, found, heap_value, heap_key):
-    """The node's derivations, popped from the heap of its candidates (see :func:`k_best`)."""
+def _best_candidates(edges, e, stop, theta, values, back, start, found, heap):
+    """The node's derivations, popped from the heap of its candidates (see :func:`k_best`):
+    every edge's first, heapified at once, then the successors of each one popped."""
     head = edges[e, HEAD]
     size = 0
     for f in range(e, stop):
         t0, t1 = edges[f, TAIL0], edges[f, TAIL1]
         if ((t0 < 0 or found[t0] > 0) and (t1 < 0 or found[t1] > 0)
                 and _edge_score(edges, f, theta) != NEG_INF):
-            size = _push(heap_value, heap_key, size,
-                         _candidate(edges, f, 0, 0, theta, values, start), f, 0, 0)
+            heap[size, 0] = _candidate(edges, f, 0, 0, theta, values, start)
+            heap[size, 1], heap[size, 2], heap[size, 3] = f, 0, 0
+            size += 1
+    for hole in range(size // 2 - 1, -1, -1):
+        _sift_down(heap, size, hole)
     wanted = start[head + 1] - start[head]
     while size > 0 and found[head] < wanted:
-        size = _pop(heap_value, heap_key, size)
         j = start[head] + found[head]
-        values[j] = heap_value[size]
-        f, r0, r1 = heap_key[size, 0], heap_key[size, 1], heap_key[size, 2]
+        f, r0, r1 = int(heap[0, 1]), int(heap[0, 2]), int(heap[0, 3])
+        values[j] = heap[0, 0]
         back[j, 0], back[j, 1], back[j, 2] = f, r0, r1
         found[head] += 1
+        size -= 1
+        _move(heap, size, 0)
+        _sift_down(heap, size, 0)
         t0, t1 = edges[f, TAIL0], edges[f, TAIL1]
         if t1 >= 0 and r1 + 1 < found[t1]:
-            size = _push(heap_value, heap_key, size,
-                         _candidate(edges, f, r0, r1 + 1, theta, values, start), f, r0, r1 + 1)
+            size = _push(heap, size, _candidate(edges, f, r0, r1 + 1, theta, values, start),
+                         f, r0, r1 + 1)
         if r1 == 0 and t0 >= 0 and r0 + 1 < found[t0]:
-            size = _push(heap_value, heap_key, size,
-                         _candidate(edges, f, r0 + 1, 0, theta, values, start), f, r0 + 1, 0)
+            size = _push(heap, size, _candidate(edges, f, r0 + 1, 0, theta, values, start),
+                         f, r0 + 1, 0)
 
 
 @njit(cache=True, nogil=True)
@@ -419,12 +424,11 @@ def _best_derivations(edges, n_nodes, scores, k):
     ``min(k, its derivations)`` (no node needs more); returns its arrays."""
     start = np.arange(n_nodes + 1)
     if k > 1:
-        counts = np.empty(n_nodes, dtype=np.int64)
+        counts = np.empty(n_nodes)
         count_derivations(edges, n_nodes, scores, counts)
-        wanted = min(k, counts[n_nodes - 1])
-        start[0] = 0
+        wanted = min(float(k), counts[n_nodes - 1])
         for v in range(n_nodes):
-            start[v + 1] = start[v] + min(wanted, counts[v])
+            start[v + 1] = start[v] + int(min(wanted, counts[v]))
     values = np.empty(start[n_nodes])
     back = np.empty((start[n_nodes], 3), dtype=np.int64)
     found = np.empty(n_nodes, dtype=np.int64)

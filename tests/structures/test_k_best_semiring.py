@@ -118,12 +118,12 @@ def test_k_best_lists_the_outputs_in_the_order_of_ties(example, scale, forbidden
     theta[rng.rand(theta.shape[0]) < forbidden] = -np.inf
     expected = _reference(edges, n_nodes, theta)
     # the reference's derivations are the enumerated outputs of finite score, each once
-    with np.errstate(invalid="ignore"):
-        scores = np.where(encodings > 0, theta, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore"):  # (a part counted 0 times adds 0, even at -inf)
+        scores = np.where(encodings > 0, encodings * theta, 0.0).sum(axis=1)
     finite = np.isfinite(scores)
     assert sorted(tuple(z) for _, z in expected) == sorted(map(tuple, encodings[finite]))
     np.testing.assert_array_equal([v for v, _ in expected], np.sort(scores[finite])[::-1])
-    counts = np.empty(n_nodes, dtype=np.int64)
+    counts = np.empty(n_nodes)
     _semiring.count_derivations(edges, n_nodes, theta, counts)
     assert counts[-1] == len(expected)
     for k in ks + [len(expected), len(expected) + 1, *HUGE]:
@@ -154,15 +154,15 @@ def test_structure_k_best_has_a_row_per_output_at_most(n_tokens, n_states, k, se
         assert np.all(np.isneginf(best[i, min(k, n):]))
 
 
-def test_counts_saturate_and_k_best_still_runs():
-    """3**60 outputs: the counts stop at COUNT_LIMIT (no overflow), and a few best come out."""
+def test_many_outputs_count_and_k_best_still_runs():
+    """3**700 outputs: the count is infinite (not a wrong size), and a few best come out."""
     structure = ChainStructure()
-    batch = structure.make_batch([np.zeros((60, 1))], n_states=3)
+    batch = structure.make_batch([np.zeros((700, 1))], n_states=3)
     edges, n_nodes = _hypergraph(structure, batch)
     theta = np.random.RandomState(0).randint(-2, 3, size=int(batch.part_offsets[-1]))
-    counts = np.empty(n_nodes, dtype=np.int64)
+    counts = np.empty(n_nodes)
     _semiring.count_derivations(edges, n_nodes, theta.astype(float), counts)
-    assert counts[-1] == _semiring.COUNT_LIMIT and np.all(counts >= 0)
+    assert counts[-1] == np.inf and not np.any(np.isnan(counts))
     Y, best = structure.k_best(batch, theta.astype(float), 5)
-    assert Y.shape == (5, 60) and len({tuple(y) for y in Y}) == 5
+    assert Y.shape == (5, 700) and len({tuple(y) for y in Y}) == 5
     assert np.all(np.diff(best[0]) <= 0)
