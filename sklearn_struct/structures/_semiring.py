@@ -300,11 +300,17 @@ def _best_candidates(edges, e, stop, theta, values, back, start, found, heap):
     size = 0
     for f in range(e, stop):
         t0, t1 = edges[f, TAIL0], edges[f, TAIL1]
-        if ((t0 < 0 or found[t0] > 0) and (t1 < 0 or found[t1] > 0)
-                and _edge_score(edges, f, theta) != NEG_INF):
-            heap[size, 0] = _candidate(edges, f, 0, 0, theta, values, start)
-            heap[size, 1], heap[size, 2], heap[size, 3] = f, 0, 0
-            size += 1
+        if (t0 >= 0 and found[t0] == 0) or (t1 >= 0 and found[t1] == 0):
+            continue
+        value = _edge_score(edges, f, theta)
+        if value == NEG_INF:
+            continue
+        if t0 >= 0:
+            value += values[start[t0]]
+        if t1 >= 0:
+            value += values[start[t1]]
+        heap[size, 0], heap[size, 1], heap[size, 2], heap[size, 3] = value, f, 0, 0
+        size += 1
     for hole in range(size // 2 - 1, -1, -1):
         _sift_down(heap, size, hole)
     wanted = start[head + 1] - start[head]
