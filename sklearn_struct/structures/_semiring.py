@@ -252,20 +252,13 @@ def k_best(edges, n_nodes, theta, values, back, start, found):
 
 @njit(cache=True, nogil=True)
 def _heap(edges, start, n_nodes):
-    """Room for the largest heap of :func:`k_best`, a node's edges and its pops: rows of
-    (score, edge, rank of tail0, rank of tail1), exact as floats below ``2**53``."""
-    capacity = 0
-    n_edges = edges.shape[0]
-    e = 0
-    while e < n_edges:
-        head = edges[e, HEAD]
-        stop = e
-        while stop < n_edges and edges[stop, HEAD] == head:
-            stop += 1
-        if start[head + 1] - start[head] > 1:
-            capacity = max(capacity, stop - e + start[head + 1] - start[head])
-        e = stop
-    return np.empty((capacity, 4))
+    """Room for any heap of :func:`k_best`, a node's edges and its pops (none where no
+    node keeps more than one): rows of (score, edge, rank of tail0, rank of tail1),
+    exact as floats below ``2**53``."""
+    most = 0
+    for v in range(n_nodes):
+        most = max(most, start[v + 1] - start[v])
+    return np.empty((edges.shape[0] + most if most > 1 else 0, 4))
 
 
 @njit(cache=True, nogil=True)
