@@ -1022,8 +1022,10 @@ class StructuredEstimator(BaseEstimator):
         X : array-like or sparse matrix of shape (n_samples, n_features), or list
             Inputs in the form used for ``fit``.
         k : int
-            How many outputs per example, at least 1.  An example with fewer
-            outputs gets all of them.
+            How many outputs per example, at least 1: any number.  An example
+            with fewer outputs gets all of them; the time and memory grow with
+            the outputs returned, not with ``k`` (the structure counts its
+            outputs first).
         return_proba : bool, default=False
             Also return each output's probability ``exp(score - log Z)``
             under the model's Gibbs distribution (CRFs only, such as

@@ -317,19 +317,20 @@ def _tag_nbest(args, settings, objects):
                          "(--nbest-layout wapiti writes scores instead)")
     blocks, sentences = _read_input_file(args.input, settings["input"])
     X = pipeline[:-1].transform(_features(sentences, settings))
-    if layout == "crfpp":
-        labellings, _, values = estimator.predict_k_best(X, args.nbest, return_proba=True)
-    else:
-        labellings, values = estimator.predict_k_best(X, args.nbest)
+    if layout == "wapiti":
         node_scores = estimator.decision_function(X)
-    sentence = iter(enumerate(zip(labellings, values)))
+    sentence = iter(range(len(sentences)))
     with output_file(args.output) as out:
         for block in blocks:
             if isinstance(block, str):  # blank lines come with every labelling
                 if block.strip():
                     out.write(block + "\n\n")
                 continue
-            index, (outputs, sentence_values) = next(sentence)
+            index = next(sentence)
+            # a sentence at a time: the memory holds its labellings alone, however large K
+            ranked = estimator.predict_k_best(X[index:index + 1], args.nbest,
+                                              return_proba=layout == "crfpp")
+            outputs, sentence_values = ranked[0][0], ranked[-1][0]
             for rank, (labels, value) in enumerate(zip(outputs, sentence_values)):
                 out.write(f"# {rank} {value:.6f}\n")
                 if layout == "crfpp":

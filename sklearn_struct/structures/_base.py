@@ -80,14 +80,10 @@ import numpy as np
 from . import _generic_kernels
 from ._batch import check_part_vector, check_sample_weight
 from ._kernel import empty_scale, kernel_provides, specialize
+from ._semiring import MAX_K
 from ._output_space import OutputSpace
 
 __all__ = ["BaseStructure", "UnsupportedOperation", "require_kernel"]
-
-
-#: The k that :meth:`BaseStructure.k_best` runs first (then four times more while an
-#: example has that many outputs, up to the k asked).
-K_BEST_FIRST = 16
 
 
 def _count(value, name, owner):
@@ -145,7 +141,7 @@ def require_kernel(structure, operations, user, advice=""):
             f"operations {', '.join(operations)} (see KernelOps){advice}.")
 
 
-#: Names of the parts operations, in the order of DESIGN.md.
+#: Names of the parts operations, in the order of ARCHITECTURE.md's table of the protocol.
 OPERATIONS = (
     "part_scores",
     "expected_features",
@@ -622,18 +618,16 @@ class BaseStructure(ABC):
         scores : array-like of shape (n_parts_total,)
             Part scores, flat.
         k : int
-            How many outputs per example, at least 1; any larger number than
-            the examples have outputs asks for all of them (the dynamic
-            program is run for at most about four times the most outputs an
-            example has, not for ``k``).
+            How many outputs per example, at least 1: any number, the work and
+            the memory grow with ``n_best`` below, not with ``k``.
 
         Returns
         -------
         Y : ndarray of int64 of shape (n_best, n_units_total)
             Row ``j`` holds the ``j``-th best output of every example, flat;
             zeros where an example has fewer than ``j + 1`` outputs.
-            ``n_best`` is ``k``, or the most outputs an example has when that
-            is fewer (at least 1).
+            ``n_best = min(k, the most outputs of an example)``, at least 1
+            (the outputs of finite score, counted by the counting semiring).
         best_scores : ndarray of shape (n_samples, n_best)
             The outputs' scores; ``-inf`` where there is no such output.
 
@@ -643,25 +637,10 @@ class BaseStructure(ABC):
             If the structure has no dynamic program.
         """
         ops = self._kernel_for("k_best")
-        k = _count(k, "k", type(self).__name__)
+        k = min(_count(k, "k", type(self).__name__), MAX_K)  # no more can exist
         scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
-        data = self.kernel_data(batch)
-        # a k beyond the outputs there are would only size buffers (k rows per example, a
-        # node's k best): grow the k asked of the kernel until an example has that many
-        k_run = min(k, K_BEST_FIRST)
-        while True:
-            Y = np.zeros((k_run, int(batch.unit_offsets[-1])), dtype=np.int64)
-            best_scores = np.full((batch.n_samples, k_run), -np.inf)
-            found = np.zeros(batch.n_samples, dtype=np.int64)
-            specialize(_generic_kernels.batch_k_best, ops)(
-                data, batch.part_offsets, batch.unit_offsets, scores, k_run, Y, best_scores,
-                found)
-            most = int(found.max(initial=0))
-            if k_run == k or most < k_run:
-                break
-            k_run = min(k, 4 * k_run)
-        n_best = max(min(most, k_run), 1)
-        return Y[:n_best], best_scores[:, :n_best]
+        return specialize(_generic_kernels.batch_k_best, ops)(
+            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, k)
 
     def sample(self, batch, scores, n_draws, random_state=None):
         """Exact samples of ``p(y) ~ exp(sum_{r in y} scores_r)`` for every example.

@@ -10,6 +10,7 @@ and ``project`` of a structure that gives :class:`._kernel.KernelOps`.
 """
 
 import numpy as np
+from numba.typed import List
 
 # The ``*_op`` names are bound by ``specialize``; flake8 cannot see them.
 # flake8: noqa: F821
@@ -61,14 +62,25 @@ def batch_project(data, part_offsets, v, out):
         project_op(data, i, v[p0:p1], out[p0:p1])
 
 
-def batch_k_best(data, part_offsets, unit_offsets, scores, k, Y, best_scores, found):
-    """``Y[j, units of i]``: the ``j``-th best output of example ``i`` (``found[i]`` of them)."""
-    for i in range(part_offsets.shape[0] - 1):
-        u0, u1 = unit_offsets[i], unit_offsets[i + 1]
-        rows = np.zeros((k, u1 - u0), dtype=np.int64)
-        found[i] = k_best_op(data, i, scores[part_offsets[i]:part_offsets[i + 1]], k, rows,
-                             best_scores[i])
-        Y[:, u0:u1] = rows
+def batch_k_best(data, part_offsets, unit_offsets, scores, k):
+    """``(Y, best_scores)``: ``Y[j, units of i]`` the ``j``-th best output of example ``i``
+    and ``best_scores[i, j]`` its score (``-inf`` past the example's outputs), for ``j``
+    below ``min(k, the most outputs of an example)`` (at least 1)."""
+    n_samples = part_offsets.shape[0] - 1
+    found = List()
+    n_best = 1
+    for i in range(n_samples):
+        rows, best = k_best_op(data, i, scores[part_offsets[i]:part_offsets[i + 1]], k,
+                               unit_offsets[i + 1] - unit_offsets[i])
+        found.append((rows, best))
+        n_best = max(n_best, best.shape[0])
+    Y = np.zeros((n_best, unit_offsets[n_samples]), dtype=np.int64)
+    best_scores = np.full((n_samples, n_best), -np.inf)
+    for i in range(n_samples):
+        rows, best = found[i]
+        Y[:rows.shape[0], unit_offsets[i]:unit_offsets[i + 1]] = rows
+        best_scores[i, :best.shape[0]] = best
+    return Y, best_scores
 
 
 def batch_sample(data, part_offsets, unit_offsets, theta, seed, Y):

@@ -4,15 +4,16 @@ A dynamic-programming structure writes its recursion once, as the hyperedges
 of one example (the kernel operation ``hypergraph``), and every inference
 operation follows from it here, written once for every such structure:
 
-=================  ======================  ===========================================
-semiring           algorithm               gives
-=================  ======================  ===========================================
-log (sum-product)  :func:`log_inside`      ``log Z``
-log, reversed      :func:`log_marginals`   part marginals (outside pass)
-max-plus           :func:`k_best`, k = 1   argmax and loss-augmented argmax
-k-best max-plus    :func:`k_best`          the k highest-scoring outputs, in order
-log, top-down      :func:`sample_parts`    exact samples from ``p(y) ~ exp(score)``
-=================  ======================  ===========================================
+=================  ==========================  =========================================
+semiring           algorithm                   gives
+=================  ==========================  =========================================
+log (sum-product)  :func:`log_inside`          ``log Z``
+log, reversed      :func:`log_marginals`       part marginals (outside pass)
+max-plus           :func:`k_best`, k = 1       argmax and loss-augmented argmax
+k-best max-plus    :func:`k_best`              the k highest-scoring outputs, in order
+counting           :func:`count_derivations`   how many outputs of finite score (caps k)
+log, top-down      :func:`sample_parts`        exact samples from ``p(y) ~ exp(score)``
+=================  ==========================  =========================================
 
 The hypergraph
 --------------
@@ -36,8 +37,8 @@ does not emit, or parts scored ``-inf``; both give probability exactly 0.
 import numpy as np
 from numba import njit
 
-__all__ = ["HEAD", "TAIL0", "TAIL1", "PART0", "PART1", "log_inside", "log_marginals", "k_best",
-           "sample_parts", "derivation_parts"]
+__all__ = ["HEAD", "TAIL0", "TAIL1", "PART0", "PART1", "MAX_K", "log_inside",
+           "log_marginals", "count_derivations", "k_best", "sample_parts", "derivation_parts"]
 
 HEAD, TAIL0, TAIL1, PART0, PART1 = 0, 1, 2, 3, 4
 NEG_INF = -np.inf
@@ -125,92 +126,207 @@ def log_marginals(edges, n_nodes, theta, mu, inside, edge_share, mass):
     return log_z
 
 
+#: The largest ``k`` (it must fit in int64; no example could hold more outputs).
+MAX_K = 2 ** 62
+
+
 @njit(cache=True, nogil=True)
-def k_best(edges, n_nodes, theta, k, values, back, counts):
-    """The k-best max-plus semiring: each node's ``k`` best derivations, best first.
+def count_derivations(edges, n_nodes, theta, counts):
+    """The counting semiring: ``counts[v]`` becomes the number of node ``v``'s derivations
+    of finite score, the outputs :func:`k_best` can list (floating point: exact up to
+    ``2**53``, ``inf`` past ``1e308``)."""
+    counts[:n_nodes] = 0.0
+    for e in range(edges.shape[0]):
+        n = 1.0
+        for column in (TAIL0, TAIL1):
+            if edges[e, column] >= 0:
+                n *= counts[edges[e, column]]
+        if n > 0.0 and _edge_score(edges, e, theta) != NEG_INF:  # (inf * 0 is not 0)
+            counts[edges[e, HEAD]] += n
 
-    ``values[v, j]`` is the score of node ``v``'s ``j``-th best derivation and
-    ``back[v, j]`` its last step ``(edge, rank of tail0, rank of tail1)``;
-    ``counts[v]`` says how many it has (fewer than ``k`` where there are not
-    that many, finite ones only).  Ties keep the order of the edges, then of
-    the tails' ranks, so that the result is deterministic.  With ``k == 1`` it
-    is Viterbi.
 
-    A candidate ``(r0, r1)`` of an edge is beaten by every ``(s0, s1) <=
-    (r0, r1)`` of the same edge, so only those with ``(r0 + 1) (r1 + 1) <= k``
-    can be among the ``k`` best.
+@njit(cache=True, nogil=True, inline="always")
+def _before(value, f, r0, r1, other_value, other_f, other_r0, other_r1):
+    """Whether candidate ``(f, r0, r1)`` of score ``value`` comes before the other: the
+    higher score first, then the smaller ``(edge, rank of tail0, rank of tail1)``."""
+    if value != other_value:
+        return value > other_value
+    if f != other_f:
+        return f < other_f
+    if r0 != other_r0:
+        return r0 < other_r0
+    return r1 < other_r1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _before_row(heap, a, b):
+    return _before(heap[a, 0], heap[a, 1], heap[a, 2], heap[a, 3],
+                   heap[b, 0], heap[b, 1], heap[b, 2], heap[b, 3])
+
+
+@njit(cache=True, nogil=True)
+def _sift_down(heap, size, hole):
+    """Move the candidate at ``hole`` of the binary heap of ``size`` candidates down to its
+    place (``heap`` rows: score, edge, rank of tail0, rank of tail1)."""
+    value, f, r0, r1 = heap[hole, 0], heap[hole, 1], heap[hole, 2], heap[hole, 3]
+    while 2 * hole + 1 < size:
+        child = 2 * hole + 1
+        if child + 1 < size and _before_row(heap, child + 1, child):
+            child += 1
+        if not _before(heap[child, 0], heap[child, 1], heap[child, 2], heap[child, 3],
+                       value, f, r0, r1):
+            break
+        _move(heap, child, hole)
+        hole = child
+    heap[hole, 0], heap[hole, 1], heap[hole, 2], heap[hole, 3] = value, f, r0, r1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _move(heap, source, target):
+    heap[target, 0], heap[target, 1], heap[target, 2], heap[target, 3] = (
+        heap[source, 0], heap[source, 1], heap[source, 2], heap[source, 3])
+
+
+@njit(cache=True, nogil=True)
+def _push(heap, size, value, f, r0, r1):
+    """Add a candidate to the heap of ``size`` candidates; returns the new size."""
+    hole = size
+    while hole > 0:
+        parent = (hole - 1) // 2
+        if not _before(value, f, r0, r1, heap[parent, 0], heap[parent, 1], heap[parent, 2],
+                       heap[parent, 3]):
+            break
+        _move(heap, parent, hole)
+        hole = parent
+    heap[hole, 0], heap[hole, 1], heap[hole, 2], heap[hole, 3] = value, f, r0, r1
+    return size + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _candidate(edges, f, r0, r1, theta, values, start):
+    """The value of edge ``f`` on derivation ``r0`` of its tail0 and ``r1`` of its tail1."""
+    value = _edge_score(edges, f, theta)
+    if edges[f, TAIL0] >= 0:
+        value += values[start[edges[f, TAIL0]] + r0]
+    if edges[f, TAIL1] >= 0:
+        value += values[start[edges[f, TAIL1]] + r1]
+    return value
+
+
+@njit(cache=True, nogil=True)
+def k_best(edges, n_nodes, theta, values, back, start, found):
+    """The k-best max-plus semiring: each node's best derivations, best first.
+
+    Node ``v`` keeps up to ``start[v + 1] - start[v]`` of them (its share of
+    the flat arrays): ``values[start[v] + j]`` is the score of its ``j``-th
+    best derivation and ``back[start[v] + j]`` its last step ``(edge, rank of
+    tail0, rank of tail1)``; ``found[v]`` says how many it has (fewer where
+    there are not that many, finite ones only).  Ties keep the order of the
+    edges, then of the tails' ranks, so that the result is deterministic.
+    With one derivation per node it is Viterbi.
+
+    Each node pops its derivations from a heap of candidates ``(edge, r0,
+    r1)`` as in Huang and Chiang (2005, Algorithm 2): a candidate is beaten by
+    the candidates ``(s0, s1) <= (r0, r1)`` of its edge, both in value and in
+    the order of ties, so the heap starts from every edge's ``(0, 0)`` and
+    popping ``(r0, r1)`` adds ``(r0, r1 + 1)`` and, from the first column,
+    ``(r0 + 1, 0)`` (each candidate once).  A node with ``n`` edges that keeps
+    ``m`` derivations costs ``O((n + m) log(n + m))``, whatever ``k``.
     """
     n_edges = edges.shape[0]
-    counts[:n_nodes] = 0
-    cand_value = np.empty(0)
-    cand_back = np.empty((0, 3), dtype=np.int64)
+    found[:n_nodes] = 0
+    heap = _heap(edges, start, n_nodes)
     e = 0
     while e < n_edges:
         head = edges[e, HEAD]
         stop = e
         while stop < n_edges and edges[stop, HEAD] == head:
             stop += 1
-        if k == 1:
-            best, best_edge = NEG_INF, -1
-            for f in range(e, stop):
-                t0, t1 = edges[f, TAIL0], edges[f, TAIL1]
-                if (t0 >= 0 and counts[t0] == 0) or (t1 >= 0 and counts[t1] == 0):
-                    continue
-                value = _edge_score(edges, f, theta)
-                if t0 >= 0:
-                    value += values[t0, 0]
-                if t1 >= 0:
-                    value += values[t1, 0]
-                if value > best:
-                    best, best_edge = value, f
-            counts[head] = 0
-            if best_edge >= 0:
-                values[head, 0] = best
-                back[head, 0, 0] = best_edge
-                back[head, 0, 1] = 0
-                back[head, 0, 2] = 0
-                counts[head] = 1
-            e = stop
-            continue
-        if cand_value.shape[0] < (stop - e) * k * k:
-            cand_value = np.empty((stop - e) * k * k)
-            cand_back = np.empty(((stop - e) * k * k, 3), dtype=np.int64)
-        n_cand = 0
-        for f in range(e, stop):
-            t0, t1 = edges[f, TAIL0], edges[f, TAIL1]
-            n0 = counts[t0] if t0 >= 0 else 1
-            n1 = counts[t1] if t1 >= 0 else 1
-            if n0 == 0 or n1 == 0:
-                continue
-            score = _edge_score(edges, f, theta)
-            if score == NEG_INF:
-                continue
-            for r0 in range(n0):
-                for r1 in range(n1):
-                    if (r0 + 1) * (r1 + 1) > k:
-                        break
-                    value = score
-                    if t0 >= 0:
-                        value += values[t0, r0]
-                    if t1 >= 0:
-                        value += values[t1, r1]
-                    cand_value[n_cand] = value
-                    cand_back[n_cand, 0] = f
-                    cand_back[n_cand, 1] = r0
-                    cand_back[n_cand, 2] = r1
-                    n_cand += 1
-        order = np.argsort(-cand_value[:n_cand], kind="mergesort")
-        kept = min(k, n_cand)
-        for j in range(kept):
-            c = order[j]
-            values[head, j] = cand_value[c]
-            back[head, j, :] = cand_back[c]
-        counts[head] = kept
+        kept = start[head + 1] - start[head]
+        if kept == 1:
+            _best_edge(edges, e, stop, theta, values, back, start, found)
+        elif kept > 1:
+            _best_candidates(edges, e, stop, theta, values, back, start, found, heap)
         e = stop
 
 
 @njit(cache=True, nogil=True)
-def derivation_parts(edges, back, node, rank, stack, z):
+def _heap(edges, start, n_nodes):
+    """Room for any heap of :func:`k_best`, a node's edges and its pops (none where no
+    node keeps more than one): rows of (score, edge, rank of tail0, rank of tail1),
+    exact as floats below ``2**53``."""
+    most = 0
+    for v in range(n_nodes):
+        most = max(most, start[v + 1] - start[v])
+    return np.empty((edges.shape[0] + most if most > 1 else 0, 4))
+
+
+@njit(cache=True, nogil=True)
+def _best_edge(edges, e, stop, theta, values, back, start, found):
+    """Viterbi at a node that keeps one derivation: its best edge over the tails' best
+    (the first of equal ones), as the heap would pop it."""
+    head = edges[e, HEAD]
+    best, best_edge = NEG_INF, -1
+    for f in range(e, stop):
+        t0, t1 = edges[f, TAIL0], edges[f, TAIL1]
+        if (t0 >= 0 and found[t0] == 0) or (t1 >= 0 and found[t1] == 0):
+            continue
+        value = _edge_score(edges, f, theta)
+        if t0 >= 0:
+            value += values[start[t0]]
+        if t1 >= 0:
+            value += values[start[t1]]
+        if value > best:
+            best, best_edge = value, f
+    if best_edge >= 0:
+        j = start[head]
+        values[j] = best
+        back[j, 0], back[j, 1], back[j, 2] = best_edge, 0, 0
+        found[head] = 1
+
+
+@njit(cache=True, nogil=True)
+def _best_candidates(edges, e, stop, theta, values, back, start, found, heap):
+    """The node's derivations, popped from the heap of its candidates (see :func:`k_best`):
+    every edge's first, heapified at once, then the successors of each one popped."""
+    head = edges[e, HEAD]
+    size = 0
+    for f in range(e, stop):
+        t0, t1 = edges[f, TAIL0], edges[f, TAIL1]
+        if (t0 >= 0 and found[t0] == 0) or (t1 >= 0 and found[t1] == 0):
+            continue
+        value = _edge_score(edges, f, theta)
+        if value == NEG_INF:
+            continue
+        if t0 >= 0:
+            value += values[start[t0]]
+        if t1 >= 0:
+            value += values[start[t1]]
+        heap[size, 0], heap[size, 1], heap[size, 2], heap[size, 3] = value, f, 0, 0
+        size += 1
+    for hole in range(size // 2 - 1, -1, -1):
+        _sift_down(heap, size, hole)
+    wanted = start[head + 1] - start[head]
+    while size > 0 and found[head] < wanted:
+        j = start[head] + found[head]
+        f, r0, r1 = int(heap[0, 1]), int(heap[0, 2]), int(heap[0, 3])
+        values[j] = heap[0, 0]
+        back[j, 0], back[j, 1], back[j, 2] = f, r0, r1
+        found[head] += 1
+        size -= 1
+        _move(heap, size, 0)
+        _sift_down(heap, size, 0)
+        t0, t1 = edges[f, TAIL0], edges[f, TAIL1]
+        if t1 >= 0 and r1 + 1 < found[t1]:
+            size = _push(heap, size, _candidate(edges, f, r0, r1 + 1, theta, values, start),
+                         f, r0, r1 + 1)
+        if r1 == 0 and t0 >= 0 and r0 + 1 < found[t0]:
+            size = _push(heap, size, _candidate(edges, f, r0 + 1, 0, theta, values, start),
+                         f, r0 + 1, 0)
+
+
+@njit(cache=True, nogil=True)
+def derivation_parts(edges, back, start, node, rank, stack, z):
     """Add the part counts of derivation ``rank`` of ``node`` (from :func:`k_best`) to ``z``.
 
     ``stack`` has a row per node.
@@ -221,7 +337,8 @@ def derivation_parts(edges, back, node, rank, stack, z):
     while depth > 0:
         depth -= 1
         v, r = stack[depth, 0], stack[depth, 1]
-        e = back[v, r, 0]
+        step = start[v] + r
+        e = back[step, 0]
         for column in (PART0, PART1):
             if edges[e, column] >= 0:
                 z[edges[e, column]] += 1.0
@@ -229,7 +346,7 @@ def derivation_parts(edges, back, node, rank, stack, z):
             tail = edges[e, column]
             if tail >= 0:
                 stack[depth, 0] = tail
-                stack[depth, 1] = back[v, r, rank_column]
+                stack[depth, 1] = back[step, rank_column]
                 depth += 1
 
 
@@ -302,38 +419,49 @@ def dp_marginals(data, i, theta, mu):
 
 @njit(cache=True, nogil=True)
 def _best_derivations(edges, n_nodes, scores, k):
-    values = np.empty((n_nodes, k))
-    back = np.empty((n_nodes, k, 3), dtype=np.int64)
-    counts = np.empty(n_nodes, dtype=np.int64)
-    k_best(edges, n_nodes, scores, k, values, back, counts)
-    return values, back, counts
+    """:func:`k_best` with each node keeping ``min(k', its derivations)``, ``k'`` the goal's
+    ``min(k, its derivations)`` (no node needs more); returns its arrays."""
+    start = np.arange(n_nodes + 1)
+    if k > 1:
+        counts = np.empty(n_nodes)
+        count_derivations(edges, n_nodes, scores, counts)
+        wanted = min(float(k), counts[n_nodes - 1])
+        for v in range(n_nodes):
+            start[v + 1] = start[v] + int(min(wanted, counts[v]))
+    values = np.empty(start[n_nodes])
+    back = np.empty((start[n_nodes], 3), dtype=np.int64)
+    found = np.empty(n_nodes, dtype=np.int64)
+    k_best(edges, n_nodes, scores, values, back, start, found)
+    return values, back, start, found
 
 
-def dp_k_best(data, i, scores, k, Y_out, scores_out):
-    """The ``k`` best outputs of example ``i`` into the rows of ``Y_out`` and their
-    scores into ``scores_out``, best first; returns how many there are (at most ``k``)."""
+def dp_k_best(data, i, scores, k, n_units):
+    """The ``k`` best outputs of example ``i`` (of ``n_units`` output units), best first, as
+    the rows of an array, and their scores: as many as there are, at most ``k``."""
     n_nodes, max_edges = hypergraph_size_op(data, i)  # noqa: F821 (bound by specialize)
     edges = np.empty((max_edges, 5), dtype=np.int64)
     edges = edges[:hypergraph_op(data, i, edges)]  # noqa: F821
-    values, back, counts = _best_derivations(edges, n_nodes, scores, k)
+    values, back, start, found = _best_derivations(edges, n_nodes, scores, k)
+    goal = n_nodes - 1
+    Y = np.zeros((found[goal], n_units), dtype=np.int64)
+    best = values[start[goal]:start[goal] + found[goal]].copy()
     stack = np.empty((n_nodes, 2), dtype=np.int64)
     z = np.empty(scores.shape[0])
-    goal = n_nodes - 1
-    for j in range(counts[goal]):
+    for j in range(found[goal]):
         z[:] = 0.0
-        derivation_parts(edges, back, goal, j, stack, z)
-        decode_op(data, i, z, Y_out[j])  # noqa: F821
-        scores_out[j] = values[goal, j]
-    return counts[goal]
+        derivation_parts(edges, back, start, goal, j, stack, z)
+        decode_op(data, i, z, Y[j])  # noqa: F821
+    return Y, best
 
 
 def dp_argmax(data, i, scores, y_out):
     n_nodes, max_edges = hypergraph_size_op(data, i)  # noqa: F821 (bound by specialize)
     edges = np.empty((max_edges, 5), dtype=np.int64)
     edges = edges[:hypergraph_op(data, i, edges)]  # noqa: F821
-    _, back, _ = _best_derivations(edges, n_nodes, scores, 1)
+    _, back, start, _ = _best_derivations(edges, n_nodes, scores, 1)
     z = np.zeros(scores.shape[0])
-    derivation_parts(edges, back, n_nodes - 1, 0, np.empty((n_nodes, 2), dtype=np.int64), z)
+    derivation_parts(edges, back, start, n_nodes - 1, 0, np.empty((n_nodes, 2), dtype=np.int64),
+                     z)
     decode_op(data, i, z, y_out)  # noqa: F821
 
 

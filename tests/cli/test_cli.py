@@ -340,6 +340,26 @@ def test_tag_nbest_writes_crfpp_blocks(tmp_path, capsys):
     assert len(set(labellings)) == 3
 
 
+def test_tag_nbest_beyond_every_labelling(tmp_path, capsys):
+    """A K far beyond the labellings (2**40): each sentence gets all of them, once, in the
+    memory of its own labellings (it used to allocate K rows up front)."""
+    (tmp_path / "train.txt").write_text(TRAIN)
+    model = tmp_path / "model.npz"
+    assert main(["learn", str(tmp_path / "train.txt"), "-o", str(model)]) == 0
+    (tmp_path / "plain.txt").write_text("The DT\ndog NN\nsat VBD\n\nran VBD\n")
+    capsys.readouterr()
+    assert main(["tag", str(model), str(tmp_path / "plain.txt"), "--nbest", str(2 ** 40)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    headers = [n for n, line in enumerate(lines) if line.startswith("#")]
+    first = [n for n in headers if lines[n + 2]]  # the 3-token sentence's blocks
+    assert [int(lines[n].split()[1]) for n in first] == list(range(len(first)))
+    assert len(headers) - len(first) == 4  # one token: every label
+    for blocks in (first, headers[len(first):]):  # all labellings: probabilities sum to 1
+        assert sum(float(lines[n].split()[2]) for n in blocks) == pytest.approx(1.0, abs=1e-4)
+    labellings = {tuple(line.split()[-1] for line in lines[n + 1:n + 4]) for n in first}
+    assert len(labellings) == len(first) > 4
+
+
 @pytest.mark.parametrize("estimator", ["crf", "perceptron"])
 def test_tag_nbest_wapiti_layout(tmp_path, capsys, estimator):
     """Wapiti's ``label -n K -s``: per labelling '# RANK SCORE', then per token the line,

@@ -190,6 +190,15 @@ def test_k_best_matches_enumeration(case):
         _check_against_enumeration(model, X, k)
 
 
+@pytest.mark.parametrize("k", [10 ** 5, 2 ** 40])
+@pytest.mark.parametrize("case", ["chain", "multiclass", "dependency"])
+def test_any_k_gives_every_output(case, k):
+    """A k far beyond the outputs (3-token sequences have 27): each example gets all of them,
+    in the time and memory of those (k rows used to be allocated up front)."""
+    model, X = _fitted(case)
+    _check_against_enumeration(model, X, k)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_k_best_with_ties(case):
     """Zero weights: every output ties at 0; still k distinct allowed ones, the same each call."""

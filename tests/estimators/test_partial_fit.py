@@ -16,6 +16,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_struct import EGCRF, EGStructuredSVM, StructuredPerceptron
+from sklearn_struct.structures import SemiMarkovStructure
 
 C = 2.0
 CLASSES = [0, 1, 2]
@@ -131,6 +132,56 @@ def test_unbounded_memory_over_chunks_is_the_full_fit(estimator, data):
         assert np.linalg.norm(model.weights_ - full.weights_) <= bound < 1e-2
 
 
+def _segment_data(seed=0, n=15):
+    """IOB2 sequences of one chunk each (for semi-Markov chains)."""
+    rng = np.random.RandomState(seed)
+    X, y = [], []
+    for length in rng.randint(1, 5, size=n):
+        tags = np.array(["O"] * length, dtype=object)
+        start = rng.randint(length)
+        tags[start:start + rng.randint(1, 3)] = "I-A"
+        tags[start] = "B-A"
+        X.append(rng.standard_normal((length, 3)))
+        y.append(tags.astype(str))
+    return X, y
+
+
+PARTIAL_FIT_DATA = {
+    "chain": lambda: (*_chain_data(n=15), None, CLASSES),
+    "multiclass": lambda: (*_flat_data(n=15), None, CLASSES),
+    "semimarkov": lambda: (*_segment_data(), SemiMarkovStructure(), ["B-A", "I-A", "O"]),
+}
+EG_SOLVERS = {
+    "crf-online": (EGCRF, {}),
+    "crf-batch": (EGCRF, {"solver": "batch"}),
+    "svm-online": (EGStructuredSVM, {}),
+    "svm-online-plain": (EGStructuredSVM, {"smoothing": False}),
+    "svm-batch": (EGStructuredSVM, {"solver": "batch"}),
+}
+
+
+@pytest.mark.parametrize("data", sorted(PARTIAL_FIT_DATA))
+@pytest.mark.parametrize("solver", sorted(EG_SOLVERS))
+def test_partial_fit_equals_fit(solver, data):
+    """Issue 47: with every example kept, the calls over three chunks reach ``fit``'s
+    objective, each run converged to ``tol`` (the plain hinge, batch EG's or online EG's
+    without smoothing, used to crawl from the kept examples' saturated duals)."""
+    estimator, params = EG_SOLVERS[solver]
+    X, y, structure, classes = PARTIAL_FIT_DATA[data]()
+    tol = 1e-4
+    params = dict(C=0.1, tol=tol, max_iter=1000, random_state=0, structure=structure, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # fit converges to tol
+        full = estimator(**params).fit(X, y)
+    model = estimator(partial_fit_memory=None, **params)
+    for X_chunk, y_chunk in _chunks(X, y, 3):
+        model.partial_fit(X_chunk, y_chunk, classes=classes)
+    assert model.duality_gap_ <= tol * abs(model.primal_objective_), model.n_iter_
+    # both primals bound the optimum from above and both duals from below
+    assert abs(model.primal_objective_ - full.primal_objective_) <= (
+        max(model.duality_gap_, full.duality_gap_) + 1e-12 * abs(full.primal_objective_))
+
+
 def test_bounded_memory_keeps_the_last_examples():
     X, y = _chain_data()
     unbounded = _tight(partial_fit_memory=None)
@@ -239,16 +290,17 @@ def test_a_structure_set_between_calls_is_refused(estimator):
 
 
 # -------------------------------------------------------------------------- perceptron
-@pytest.mark.parametrize("data", [_flat_data, _chain_data])
+@pytest.mark.parametrize("data", sorted(PARTIAL_FIT_DATA))
 @pytest.mark.parametrize("average", [True, False])
 def test_perceptron_chunks_are_one_fit_epoch(data, average):
-    X, y = data()
+    X, y, structure, classes = PARTIAL_FIT_DATA[data]()
+    params = dict(shuffle=False, average=average, structure=structure)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        full = StructuredPerceptron(max_iter=1, shuffle=False, average=average).fit(X, y)
-    model = StructuredPerceptron(shuffle=False, average=average)
+        full = StructuredPerceptron(max_iter=1, **params).fit(X, y)
+    model = StructuredPerceptron(**params)
     for X_chunk, y_chunk in _chunks(X, y, 4):
-        assert model.partial_fit(X_chunk, y_chunk, classes=CLASSES) is model
+        assert model.partial_fit(X_chunk, y_chunk, classes=classes) is model
     np.testing.assert_array_equal(model.weights_, full.weights_)
     assert model.n_iter_ == 1
 
