@@ -139,6 +139,15 @@ _SETTINGS = {"tag": ("estimator", "input", "template", "window", "label_kind"),
 _INPUT_SETTINGS = {"conllu": ("label", "columns"), "columns": ("n_attributes", "names")}
 
 
+def _valid_input_setting(key, value):
+    """Whether an input setting of a model file has the kind ``learn`` writes."""
+    if key == "label":
+        return isinstance(value, str)
+    if key == "n_attributes":
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
 def open_model(path, args, notes):
     """The version, settings and objects of a model file, checked against the options given.
 
@@ -156,7 +165,8 @@ def open_model(path, args, notes):
         source = settings["input"]
         keys = _INPUT_SETTINGS.get(source.get("format") if isinstance(source, dict) else None)
         missing = (["input format"] if keys is None else
-                   [f"input {key}" for key in keys if key not in source])
+                   [f"input {key}" for key in keys
+                    if key not in source or not _valid_input_setting(key, source[key])])
     if not missing:
         missing = [key for key, kinds in _MODEL_OBJECTS[task].items()
                    if not isinstance(objects.get(key), kinds)]
