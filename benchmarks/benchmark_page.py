@@ -217,8 +217,6 @@ def parsing_against_perceptron():
     speed = {(row["order"], row["version"].split(" (")[0]): row for row in _table_with(
         read_record("parsing_speed")[speed_title], "EG s/pass (with gap evaluations)")
         if row["treebank"] == "ewt"}
-    base, before = next((version, row) for (order, version), row in speed.items()
-                        if order == "1" and version != "working tree")
     now = speed[("1", "working tree")]
     answer = (f"On UD English-EWT, with identical features and projective trees, test UAS "
               f"(punctuation excluded, at the pass with the best dev UAS) is {svm} for "
@@ -227,10 +225,7 @@ def parsing_against_perceptron():
               f"{crf_pass:.0f} s and {svm_pass:.0f} s (medians). Since fits cache the hashed "
               f"features, an EG pass with its gap evaluations takes "
               f"{now['EG s/pass (with gap evaluations)']} s against "
-              f"{now['perceptron s/epoch']} s for a perceptron epoch "
-              f"({before['EG s/pass (with gap evaluations)']} s and "
-              f"{before['perceptron s/epoch']} s with the code of {base}, the record's "
-              f"baseline, side by side).")
+              f"{now['perceptron s/epoch']} s for a perceptron epoch.")
     return Headline("parsing_perceptron",
                     "Does dependency parsing beat the averaged perceptron?", answer,
                     [("dependency_ewt", title) for title in PARSERS.values()]
@@ -255,23 +250,29 @@ def scaling():
         rows = {row["way"]: row for row in _table_with(dask[title], "fit speed-up")}
         speedups[job] = {way: float(rows[way]["fit speed-up"].rstrip("x"))
                          for way in ("two joblib threads", "dask, two worker processes")}
+    growth_title = "Growth from 1x to 8x EWT (first order, streamed)"
+    growth = _table_with(read_record("parsing_memory")[growth_title], "peak RSS GB")
     contention_title = "Two processes at once on this machine"
     contention = _table_with(read_record("core_contention")[contention_title], "slowdown")
     slowdown = statistics.mean(float(row["slowdown"].rstrip("x")) for row in contention)
     per_edge = [float(row["us / pass / edge"]) for row in sizes if row["memory"] == "full"]
     answer = (f"Time per pass grows linearly with the data ({min(per_edge):.2f}-"
-              f"{max(per_edge):.2f} µs per edge from {sizes[0]['edges']} to "
-              f"{sizes[-1]['edges']} edges, dual extragradient); two worker processes make "
-              f"batch EG {speedups['EWT parsing']['dask, two worker processes']:.2f}x faster on "
-              f"EWT parsing but not on CoNLL-2000 "
+              f"{max(per_edge):.2f} µs per edge, dual extragradient); a parser streaming its "
+              f"feature cache peaks at {growth[0]['peak RSS GB']} GB on EWT and "
+              f"{growth[-1]['peak RSS GB']} GB on 8 copies ({growth[-1]['against 1x']}x the "
+              f"time per sentence); two worker processes make batch EG "
+              f"{speedups['EWT parsing']['dask, two worker processes']:.2f}x faster on "
+              f"EWT parsing, not on CoNLL-2000 "
               f"({speedups['CoNLL-2000']['dask, two worker processes']:.2f}x), where memory "
-              f"bandwidth, not cores, limits: two processes slow each other's passes "
-              f"{slowdown:.2f}x.")
+              f"bandwidth limits: two processes slow each other {slowdown:.2f}x.")
     return Headline("scaling", "How does training scale with data size and cores?", answer,
                     [("extragradient_scaling", sizes_title),
                      *[("eg_dask", title) for title in jobs.values()],
-                     ("core_contention", contention_title)],
-                    {"sizes": by_memory, "speedups": speedups, "slowdown": slowdown})
+                     ("core_contention", contention_title), ("parsing_memory", growth_title)],
+                    {"sizes": by_memory, "speedups": speedups, "slowdown": slowdown,
+                     "growth": [(int(row["training sentences"]),
+                                 float(row["µs/sentence per pass"]), float(row["peak RSS GB"]))
+                                for row in growth]})
 
 
 def headlines():
@@ -471,7 +472,7 @@ def _draw_accuracy_papers(plt, data):
     -------
     fig : matplotlib.figure.Figure
     """
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, (left, middle, right) = plt.subplots(1, 3, figsize=(13, 3.6))
     left.semilogx(data["C"], data["paper_error"], "o-", color="C7", label="paper (Table 2)")
     left.semilogx(data["C"], data["path_error"], "s-", color="C0", label="sklearn_struct")
     left.invert_xaxis()
@@ -522,7 +523,7 @@ def _draw_parsing_perceptron(plt, data):
 
 
 def _draw_scaling(plt, data):
-    """Figure: time per pass against edges; speed-up on two cores.
+    """Figure: time per pass against edges; a streamed parser's growth; speed-up on two cores.
 
     Parameters
     ----------
@@ -535,7 +536,7 @@ def _draw_scaling(plt, data):
     -------
     fig : matplotlib.figure.Figure
     """
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, (left, middle, right) = plt.subplots(1, 3, figsize=(13, 3.6))
     for memory, points in data["sizes"].items():
         edges, seconds = zip(*points)
         left.plot([e / 1000 for e in edges], seconds, "o-", label=f'memory="{memory}"')
@@ -545,6 +546,17 @@ def _draw_scaling(plt, data):
     left.set_ylabel("seconds per pass")
     left.set_title("Dual extragradient, synthetic alignments")
     left.legend(fontsize=7)
+    sentences, per_sentence, peak = zip(*data["growth"])
+    thousands = [n / 1000 for n in sentences]
+    middle.plot(thousands, per_sentence, "o-", color="C0")
+    middle.set_ylim(0, 1.3 * max(per_sentence))
+    middle.set_xlabel("training sentences (thousands)")
+    middle.set_ylabel("µs per sentence per pass", color="C0")
+    middle.set_title("EWT first-order EGCRF, cache streamed")
+    memory = middle.twinx()
+    memory.plot(thousands, peak, "s--", color="C1")
+    memory.set_ylim(0, 1.3 * max(peak))
+    memory.set_ylabel("peak resident memory (GB)", color="C1")
     jobs = list(data["speedups"])
     ways = list(data["speedups"][jobs[0]])
     for k, way in enumerate(ways):

@@ -45,11 +45,32 @@ def _unpacked(function, first, slices, *shared):
     return function(first, *slices, *shared)
 
 
+def _tree_sum(items, add):
+    """``items`` summed in pairs, round after round (the same order on a cluster, where
+    each ``add`` is a task, and here)."""
+    while len(items) > 1:
+        items = [add(items[k], items[k + 1]) if k + 1 < len(items) else items[k]
+                 for k in range(0, len(items), 2)]
+    return items[0]
+
+
 def _nbytes(value):
     """Bytes of the arrays in ``value`` (an array or a tuple of them), 0 for anything else."""
     if isinstance(value, tuple):
         return sum(_nbytes(item) for item in value)
     return getattr(value, "nbytes", 0)
+
+
+def _balanced_bounds(part_offsets, n_chunks):
+    """Example bounds of ``n_chunks`` consecutive chunks of about equal numbers of parts
+    (the work of a chunk grows with its parts: a second-order parse of a long sentence
+    costs hundreds of short ones), each of at least one example."""
+    n = len(part_offsets) - 1
+    targets = np.linspace(0, part_offsets[-1], n_chunks + 1)[1:-1]
+    bounds = [0]
+    for k, stop in enumerate(np.searchsorted(part_offsets, targets).tolist(), start=1):
+        bounds.append(min(max(stop, bounds[-1] + 1), n - (n_chunks - k)))
+    return bounds + [n]
 
 
 class WorkerLostError(RuntimeError):
@@ -109,7 +130,7 @@ class ExampleChunks:
         else:
             n_chunks = (1 if n_jobs in (None, 1) or max_parts is not None
                         else min(max(effective_n_jobs(n_jobs), 1), n))
-            bounds = np.linspace(0, n, n_chunks + 1).astype(np.int64).tolist()
+            bounds = _balanced_bounds(part_offsets, n_chunks)
             self.lazy = False
         self.bounds = list(zip(bounds[:-1], bounds[1:]))
         self._batches = None if self.lazy else (
@@ -171,7 +192,8 @@ class ExampleChunks:
             delayed(function)(sub, *slices, *shared) for sub, slices
             in zip(self._batches, self._slices(part_arrays, unit_arrays, ())))
 
-    def resident(self, function, part_arrays=(), unit_arrays=(), example_arrays=(), shared=()):
+    def resident(self, function, part_arrays=(), unit_arrays=(), example_arrays=(), shared=(),
+                 summed=False):
         """Per-chunk values that stay where they are computed; with small summaries.
 
         ``function(sub_batch, *part_slices, *unit_slices, *example_slices,
@@ -180,21 +202,28 @@ class ExampleChunks:
         to be advanced by :meth:`advance` and fetched by :meth:`collect`; the
         summaries come back.
 
+        With ``summed``, each summary is a pair ``(small, array)``, and the arrays
+        (of one shape in every chunk, such as a weight vector) are summed where
+        they are: on a cluster, in a tree of additions on the workers, so that one
+        sum comes back, not one array per chunk.
+
         Returns
         -------
         values : list
             One handle per chunk (the value, or a dask future of it).
         summaries : list
-            One summary per chunk, in order.
+            One summary per chunk, in order (with ``summed``: their ``small``).
+        total : ndarray
+            With ``summed`` only: the sum of the arrays.
         """
         slices = list(self._slices(part_arrays, unit_arrays, example_arrays))
         if self._where() == "cluster":
             client = _dask_client()
             return self._gather_summaries(client, self._submit(
-                client, function, self._scattered(client), slices, shared))
-        return self._run_local(function, [sub for sub, _, _ in self], slices, shared)
+                client, function, self._scattered(client), slices, shared), summed)
+        return self._run_local(function, [sub for sub, _, _ in self], slices, shared, summed)
 
-    def advance(self, function, values, shared=()):
+    def advance(self, function, values, shared=(), summed=False):
         """``function(value, *shared) -> (new value, summary)`` on every chunk's value.
 
         Returns
@@ -202,13 +231,15 @@ class ExampleChunks:
         values : list
             Handles of the new values (the old ones stay valid).
         summaries : list
+        total : ndarray
+            With ``summed`` only (see :meth:`resident`).
         """
         no_slices = [()] * len(values)
         if self._where() == "cluster":
             client = _dask_client()
             return self._gather_summaries(client, self._submit(
-                client, function, values, no_slices, shared))
-        return self._run_local(function, values, no_slices, shared)
+                client, function, values, no_slices, shared), summed)
+        return self._run_local(function, values, no_slices, shared, summed)
 
     def share(self, value):
         """``value`` as it is now, for the ``shared`` arguments of later calls.
@@ -242,14 +273,18 @@ class ExampleChunks:
             return "cluster" if parts_per_chunk >= MIN_PARTS_PER_REMOTE_CHUNK else "here"
         return "joblib"
 
-    def _run_local(self, function, firsts, slices, shared):
+    def _run_local(self, function, firsts, slices, shared, summed=False):
         calls = [(first, *chunk_slices, *shared) for first, chunk_slices in zip(firsts, slices)]
         if self._where() == "here":
             pairs = [function(*call) for call in calls]
         else:
             pairs = Parallel(n_jobs=self.n_jobs, prefer="threads")(
                 delayed(function)(*call) for call in calls)
-        return [value for value, _ in pairs], [summary for _, summary in pairs]
+        values, summaries = [value for value, _ in pairs], [summary for _, summary in pairs]
+        if not summed:
+            return values, summaries
+        return (values, [small for small, _ in summaries],
+                _tree_sum([array for _, array in summaries], np.add))
 
     @staticmethod
     def _submit(client, function, firsts, slices, shared):
@@ -266,9 +301,18 @@ class ExampleChunks:
                 for first, chunk_slices in zip(firsts, slices)]
 
     @staticmethod
-    def _gather_summaries(client, pairs):
+    def _gather_summaries(client, pairs, summed=False):
         values = [client.submit(_first, pair) for pair in pairs]
-        return values, _gathered(client, [client.submit(_second, pair) for pair in pairs])
+        summaries = [client.submit(_second, pair) for pair in pairs]
+        if not summed:
+            return values, _gathered(client, summaries)
+        # each addition runs where the larger of its two arrays is (dask places a task by
+        # its data): the arrays meet in pairs on the workers, and one sum comes back
+        total = _tree_sum([client.submit(_second, summary) for summary in summaries],
+                          lambda a, b: client.submit(np.add, a, b))
+        gathered = _gathered(client, [client.submit(_first, summary) for summary in summaries]
+                             + [total])
+        return values, gathered[:-1], gathered[-1]
 
     def _scattered(self, client):
         """Futures of the sub-batches on ``client``'s workers, scattered on first use.

@@ -122,10 +122,9 @@ def dual_weights(datafit, mu, C, expected=None):
     return w if datafit.center is None else datafit.center + w
 
 
-def chunk_expected(datafit, summaries):
-    """``scale * F mu`` from the chunks' summaries ``(..., F_chunk mu_chunk)``."""
-    expected = sum(summary[-1] for summary in summaries)
-    return expected if datafit.feature_scale is None else datafit.feature_scale * expected
+def scaled(datafit, features):
+    """``feature_scale * features`` (features summed over chunks, in the structure's layout)."""
+    return features if datafit.feature_scale is None else datafit.feature_scale * features
 
 
 def l2_dual(datafit, terms, w, C):
@@ -140,26 +139,29 @@ def l2_dual(datafit, terms, w, C):
     return dual if center is None else dual + 0.5 * float(center @ center)
 
 
-def initial_state(datafit, eta0, near_truth=False, marginals=None):
+def initial_state(datafit, eta0, near_truth=False, terms=None):
     """Uniform dual distributions (``theta = 0``), the paper's starting point.
 
     With ``near_truth``, ``theta = -TRUTH_LOGIT * part_losses`` instead: the
     distributions concentrate on the zero-loss outputs (the truth), the dual
-    point of ``w = 0``, sensible at any ``C``.  ``marginals``: their marginals
-    and log-partitions when already computed (batch EG's chunks compute them
-    where they keep them).
+    point of ``w = 0``, sensible at any ``C``.  ``terms``: the uniform start's dual
+    terms when batch EG's chunks computed them where they keep the dual variables;
+    the state then holds no ``theta`` and ``mu`` (see :meth:`BatchPasses.store`).
     """
+    etas = np.full(datafit.n_samples, float(eta0))
+    part_offsets = datafit.batch.part_offsets.copy()
+    if terms is not None:
+        return EGState(theta=None, mu=None, terms=terms, etas=etas, eta=float(eta0),
+                       part_offsets=part_offsets)
     theta = (-TRUTH_LOGIT * datafit.part_losses if near_truth
              else np.zeros(int(datafit.batch.part_offsets[-1])))
-    mu, log_partition = (batch_marginals(datafit.structure, datafit.chunks, theta)
-                         if marginals is None else marginals)
+    mu, log_partition = batch_marginals(datafit.structure, datafit.chunks, theta)
     return EGState(
         theta=theta, mu=mu,
         terms=dual_terms(datafit.kind, mu, log_partition, theta,
                          datafit.part_losses if datafit.kind == "hinge" else None,
                          datafit.batch.part_offsets),
-        etas=np.full(datafit.n_samples, float(eta0)), eta=float(eta0),
-        part_offsets=datafit.batch.part_offsets.copy(),
+        etas=etas, eta=float(eta0), part_offsets=part_offsets,
     )
 
 
@@ -172,8 +174,8 @@ def attach_state(datafit, state, C, expected=None):
     the entropies, from one inference per example).  ``expected``: ``F mu`` of
     the state's marginals, when known (see :func:`dual_weights`).
     """
-    if datafit.kind == "hinge":
-        state.terms = datafit.expected_losses(state.mu)
+    if datafit.kind == "hinge" and state.mu is not None:  # (None: on batch EG's chunks,
+        state.terms = datafit.expected_losses(state.mu)  # which computed the terms)
     if datafit.kind == "hinge" and state.beta is not None:
         mu, log_partition = batch_marginals(datafit.structure, datafit.chunks, state.theta)
         state.terms += dual_terms("log", mu, log_partition, state.theta, None,

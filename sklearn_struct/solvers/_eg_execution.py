@@ -10,7 +10,7 @@ from joblib import effective_n_jobs
 
 from ..structures._kernel import empty_scale, kernel_provides, specialize
 from . import _eg_kernels
-from ._eg_dual import LOSSES, MAX_HALVINGS, chunk_expected, dual_terms, dual_weights, l2_dual
+from ._eg_dual import LOSSES, MAX_HALVINGS, dual_terms, dual_weights, l2_dual, scaled
 from ._kernel_shards import KernelShards
 from ._objective import score_losses
 
@@ -187,9 +187,11 @@ class OnlineEpoch:
 class _ChunkDual:
     """Batch EG's dual variables of one chunk of examples, kept where the chunk lives.
 
-    ``scores`` are the part scores of the shared ``w`` (see
-    :meth:`BatchPasses.share`) once the duality gap has been evaluated there,
-    kept for the step that follows; None once the chunk has stepped.
+    A chunk keeps ``theta`` alone of the part vectors it can: the marginals are
+    recomputed from it when the state is brought back (:func:`_chunk_parts`), and the
+    part losses are kept for the hinge only.  ``scores`` are the part scores of the
+    shared ``w`` (see :meth:`BatchPasses.share`) once the duality gap has been evaluated
+    there, kept for the step that follows; None once the chunk has stepped.
     """
 
     structure: object
@@ -198,22 +200,21 @@ class _ChunkDual:
     part_losses: np.ndarray
     sample_weight: np.ndarray
     theta: np.ndarray
-    mu: np.ndarray
     scores: np.ndarray = None
 
 
-def _chunk_dual(batch, theta, mu, Y, sample_weight, structure):
-    return _ChunkDual(structure, batch, Y, structure.part_losses(batch, Y), sample_weight,
-                      theta, mu), None
+def _chunk_dual(batch, theta, Y, sample_weight, structure, loss):
+    part_losses = structure.part_losses(batch, Y) if loss == "hinge" else None
+    return _ChunkDual(structure, batch, Y, part_losses, sample_weight, theta), None
 
 
-def _chunk_uniform_dual(batch, Y, sample_weight, structure):
-    """The uniform start (``theta = 0``) of a chunk; its marginals, log-partitions and
-    ``F mu``."""
+def _chunk_uniform_dual(batch, Y, sample_weight, structure, loss):
+    """The uniform start (``theta = 0``) of a chunk; its dual terms and ``F mu``."""
     theta = np.zeros(int(batch.part_offsets[-1]))
     mu, log_partition = structure.marginals(batch, theta)
-    return (_chunk_dual(batch, theta, mu, Y, sample_weight, structure)[0],
-            (mu, log_partition, structure.expected_features(batch, mu, sample_weight)))
+    dual = _chunk_dual(batch, theta, Y, sample_weight, structure, loss)[0]
+    terms = dual_terms(loss, mu, log_partition, theta, dual.part_losses, batch.part_offsets)
+    return dual, (terms, structure.expected_features(batch, mu, sample_weight))
 
 
 def _chunk_scores(dual, w_shared):
@@ -248,24 +249,26 @@ def _chunk_step(dual, w_shared, factor, step, loss):
         theta = dual.theta + step * (dual.part_losses + scores)
     mu, log_partition = structure.marginals(batch, theta)
     terms = dual_terms(loss, mu, log_partition, theta, dual.part_losses, batch.part_offsets)
-    new = replace(dual, theta=theta, mu=mu, scores=None)
+    new = replace(dual, theta=theta, scores=None)
     return new, (terms, structure.expected_features(batch, mu, dual.sample_weight))
 
 
 def _chunk_parts(dual):
-    return dual.theta, dual.mu
+    return dual.theta, dual.structure.marginals(dual.batch, dual.theta)[0]
 
 
 class BatchPasses:
     """Batch EG (Figure 1): every example steps at once; adaptive global rate.
 
     The dual variables live in chunks (:meth:`ExampleChunks.resident`): on a
-    cluster each worker keeps its chunk's ``theta`` and ``mu`` across passes.
-    Each new ``w`` is shared with the chunks once (:meth:`share`); a step
-    brings back the dual terms and ``F mu`` of every chunk; the primal is
+    cluster each worker keeps its chunk's ``theta`` across passes, and this
+    process holds no vector over the parts.  Each new ``w`` is shared with the
+    chunks once (:meth:`share`); a step brings back every chunk's dual terms
+    and one ``F mu``, summed on the workers; the primal is
     evaluated on the chunks too (:meth:`primal`), whose part scores the next
     step reuses: a pass ships ``w`` and scores the parts once, duality gap or
-    not.  The dual variables come back into the state in :meth:`store`.
+    not.  The dual variables come back into the state in :meth:`store` (the
+    marginals recomputed from ``theta`` where they live).
     """
 
     def __init__(self, datafit, duals):
@@ -276,23 +279,22 @@ class BatchPasses:
     def from_state(cls, datafit, state):
         """The chunks take the dual variables of ``state`` (a warm start)."""
         duals, _ = datafit.chunks.resident(
-            _chunk_dual, part_arrays=(state.theta, state.mu), **cls._per_chunk(datafit))
+            _chunk_dual, part_arrays=(state.theta,), **cls._per_chunk(datafit))
         return cls(datafit, duals)
 
     @classmethod
     def uniform(cls, datafit):
         """The chunks create the uniform start (a cold start): nothing of the size of
-        the parts goes out to them.  Returns the runner, the start's marginals and
-        log-partitions, and its ``F mu`` (see :func:`dual_weights`)."""
-        duals, summaries = datafit.chunks.resident(_chunk_uniform_dual,
-                                                   **cls._per_chunk(datafit))
-        mu, log_partition = (np.concatenate(arrays) for arrays in list(zip(*summaries))[:2])
-        return cls(datafit, duals), (mu, log_partition), chunk_expected(datafit, summaries)
+        the parts goes out to them or comes back.  Returns the runner, the start's dual
+        terms and its ``F mu`` (see :func:`dual_weights`)."""
+        duals, terms, expected = datafit.chunks.resident(
+            _chunk_uniform_dual, **cls._per_chunk(datafit), summed=True)
+        return cls(datafit, duals), np.concatenate(terms), scaled(datafit, expected)
 
     @staticmethod
     def _per_chunk(datafit):
         return dict(unit_arrays=(datafit.Y,), example_arrays=(datafit.sample_weight,),
-                    shared=(datafit.structure,))
+                    shared=(datafit.structure, datafit.kind))
 
     def share(self, w, C):
         """Send ``w`` (of ``C``) to the chunks, for the evaluations and steps from it."""
@@ -318,10 +320,11 @@ class BatchPasses:
         tries = 0
         while tries < min(max(budget, 1), MAX_HALVINGS + 1):
             tries += 1
-            duals, summaries = p.chunks.advance(
-                _chunk_step, self.duals, shared=(self.w_shared, C / self.shared_C, step, loss))
-            terms = np.concatenate([chunk_terms for chunk_terms, _ in summaries])
-            w = dual_weights(p, None, C, chunk_expected(p, summaries))
+            duals, terms, expected = p.chunks.advance(
+                _chunk_step, self.duals, shared=(self.w_shared, C / self.shared_C, step, loss),
+                summed=True)
+            terms = np.concatenate(terms)
+            w = dual_weights(p, None, C, scaled(p, expected))
             if not adaptive or l2_dual(p, terms, w, C) >= old_dual:
                 self.duals, state.terms, state.w = duals, terms, w
                 self.share(w, C)

@@ -320,8 +320,8 @@ def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, thread
     epoch_runner = None
     expected = None  # scale * F mu of the state's marginals, when known
     if cold_start and solver == "batch":  # created where batch EG keeps it, on the chunks
-        epoch_runner, marginals, expected = BatchPasses.uniform(datafit)
-        state = initial_state(datafit, eta0, marginals=marginals)
+        epoch_runner, terms, expected = BatchPasses.uniform(datafit)
+        state = initial_state(datafit, eta0, terms=terms)
     elif cold_start:
         state = initial_state(datafit, eta0, near_truth=smoothed or datafit.center is not None)
         # F mu once, for both the annealing's start and w

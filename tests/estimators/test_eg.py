@@ -920,6 +920,78 @@ def test_small_jobs_stay_in_this_process_on_a_cluster(process_cluster):
     np.testing.assert_allclose(remote.coef_, local.coef_, rtol=1e-12, atol=1e-14)
 
 
+def test_summed_chunk_arrays_meet_on_the_workers_and_one_sum_comes_back(
+        process_cluster, every_job_on_the_cluster, monkeypatch):
+    X, y = make_chains(n=12, seed=3)
+    structure = ChainStructure()
+    batch = structure.make_batch(X, n_states=3)
+    chunks = _chunks.ExampleChunks(structure, batch, n_jobs=2)
+    local_values, local_sizes, local_total = _chunks.ExampleChunks(
+        structure, batch, n_jobs=2).resident(_chunk_size_and_vector, summed=True)
+    gathered = []
+    real_gathered = _chunks._gathered
+
+    def counting_gathered(client, futures):
+        results = real_gathered(client, futures)
+        gathered.extend(results)
+        return results
+
+    monkeypatch.setattr(_chunks, "_gathered", counting_gathered)
+    with joblib.parallel_config(backend="dask"):
+        values, sizes, total = chunks.resident(_chunk_size_and_vector, summed=True)
+        values, sizes, total_after = chunks.advance(_doubled_vector, values, summed=True)
+    assert sizes == local_sizes == [a.n_samples for a in chunks._batches]
+    np.testing.assert_array_equal(total, local_total)
+    np.testing.assert_array_equal(total, np.full(1000, batch.n_samples, dtype=float))
+    np.testing.assert_array_equal(total_after, 2 * total)
+    # the chunks' vectors were added on the workers: two sums came back, no chunk's own vector
+    assert sum(isinstance(result, np.ndarray) for result in gathered) == 2
+
+
+def test_chunks_balance_parts_not_examples():
+    # one long example and many short ones: the long one is a chunk of its own
+    X, _ = make_chains(n=12, seed=3)
+    X = [np.repeat(X[0], 40, axis=0)] + list(X[1:])
+    structure = ChainStructure()
+    batch = structure.make_batch(X, n_states=3)
+    chunks = _chunks.ExampleChunks(structure, batch, n_jobs=2)
+    parts = [int(batch.part_offsets[b] - batch.part_offsets[a]) for a, b in chunks.bounds]
+    assert chunks.bounds[0] == (0, 1)
+    assert max(parts) < 0.75 * batch.part_offsets[-1]
+    # and every chunk has an example, however the parts fall
+    bounds = _chunks._balanced_bounds(np.array([0, 1, 2, 3, 4, 1000]), 4)
+    assert len(bounds) == 5 and np.all(np.diff(bounds) >= 1) and bounds[-2:] == [4, 5]
+
+
+def test_batch_eg_keeps_no_part_vectors_here_until_asked(monkeypatch):
+    from sklearn_struct.solvers import _eg_execution
+
+    X, y = make_chains(n=20, seed=18)
+    seen = []
+    real_store = _eg_execution.BatchPasses.store
+
+    def store(self, state):
+        seen.append((state.theta, state.mu))
+        real_store(self, state)
+
+    monkeypatch.setattr(_eg_execution.BatchPasses, "store", store)
+    model = EGCRF(solver="batch", C=1.0, max_iter=3, tol=0, warm_start=True,
+                  structure=ChainStructure()).fit(X, y)
+    # the state had no theta and mu until the fit ended and brought them back
+    assert seen == [(None, None)]
+    state = model._dual_state  # the marginals were recomputed from theta where it lived
+    batch = model.structure_.make_batch(X, n_states=len(model.classes_))
+    np.testing.assert_array_equal(state.mu, model.structure_.marginals(batch, state.theta)[0])
+
+
+def _chunk_size_and_vector(sub):
+    return sub.n_samples, (sub.n_samples, np.full(1000, float(sub.n_samples)))
+
+
+def _doubled_vector(value):
+    return value, (value, np.full(1000, 2.0 * value))
+
+
 def _chunk_size(sub):
     return sub.n_samples
 

@@ -1,0 +1,282 @@
+"""dask on worker processes: a second-order parser's batch EG with its data partitioned.
+
+UD English-EWT, the projective training sentences, second order (``SiblingDependencyStructure``,
+hashed features with ``2 ** --hash-bits`` weights, gold UPOS and XPOS, single-root projective
+trees): batch ``EGCRF`` at ``C = --C`` with ``tol=0`` (the duality gap evaluated after every
+pass), ``--passes`` passes, fitted two ways, each in a child process of its own:
+
+* ``one process``: ``n_jobs=None``, under ``/usr/bin/time -v``; its peak resident set (data
+  loading included) sets the workers' memory limit;
+* ``dask``: a ``distributed.LocalCluster`` of 2 worker processes with one thread each and a
+  ``memory_limit`` of ``--memory-fraction`` times that peak, ``joblib.parallel_config(backend=
+  "dask")``, ``n_jobs=2``.  The client (the child process) encodes the treebank; each worker
+  gets its chunk of the sentences once, about half of the parts, and keeps that chunk's dual
+  variables; a pass sends ``w`` out and brings back each chunk's dual terms and losses and one
+  ``F mu`` summed on the workers.
+
+Both fit a small model first (200 sentences), so that numba's compilation is apart (reported).
+Reported: seconds per pass (EG steps and gap evaluations, ``history_``), the speed-up, the final
+primals and their relative difference; the peak resident set of the one-process fit, of the
+client and of each worker (the kernel's ``ru_maxrss`` of each process, read when the fit ends:
+the workers are not children that ``/usr/bin/time`` could wait for); what each worker holds when
+the fit ends (dask's ``sizeof`` of its stored values) against the client's whole training batch;
+the bytes each worker read from its sockets and files during the fit (``rchar`` of
+``/proc/<pid>/io``), and the bytes over the loopback interface per pass (psutil's counters of
+the machine, which runs nothing else).
+
+Run from benchmarks/:
+    python bench_eg_dask_partitioned.py --passes 5
+"""
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _record import markdown_table, record  # noqa: E402
+
+DATA = HERE.parents[1] / "shared" / "data" / "ud_en_ewt_r2.16"
+
+
+def load(n=None):
+    """The encoded projective training sentences (the first ``n``) and their heads."""
+    from sklearn_struct.datasets import filter_projective, load_conllu
+    from sklearn_struct.preprocessing import DependencyTokenEncoder
+
+    train = load_conllu(DATA / "en_ewt-ud-train.conllu.gz")
+    sentences = [{"form": f, "upos": u, "xpos": x}
+                 for f, u, x in zip(train.form, train.upos, train.xpos)]
+    kept, heads, _ = filter_projective(sentences, train.head)
+    kept, heads = kept[:n], heads[:n]
+    return DependencyTokenEncoder(pos="both").fit(kept).transform(kept), heads
+
+
+def fit(X, y, job, n_jobs):
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_struct import EGCRF
+    from sklearn_struct.structures import SiblingDependencyStructure
+
+    model = EGCRF(C=job["C"], solver="batch", tol=0, max_iter=job["passes"], n_jobs=n_jobs,
+                  structure=SiblingDependencyStructure(hash_bits=job["hash_bits"]))
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    h = model.history_
+    return model, {"fit_seconds": time.perf_counter() - start,
+                   "pass_seconds": float(sum(h["seconds"]) + sum(h["eval_seconds"]))
+                   / job["passes"], "primal": float(h["primal"][-1])}
+
+
+def _worker_report():
+    """In a worker: its peak RSS, the bytes it has read, and the bytes of what it stores."""
+    from dask.sizeof import sizeof
+    from distributed import get_worker
+
+    io = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+    stored = get_worker().data
+    return {"peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20,
+            "read_bytes": int(io["rchar"]),
+            "stored_bytes": int(sum(sizeof(stored[key]) for key in list(stored)))}
+
+
+def _communication_costs(client, n_bytes, repeats=5):
+    """Seconds to send a vector of ``n_bytes`` to a worker and back (one way), and seconds
+    per small task (submitted and gathered in a batch of 500), on this cluster."""
+    import numpy as np
+
+    vector = np.ones(n_bytes // 8)
+    worker = sorted(client.scheduler_info()["workers"])[0]
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        future = client.scatter(vector, workers=[worker], hash=False)
+        client.gather(client.submit(np.negative, future, workers=[worker], pure=False))
+        seconds.append((time.perf_counter() - start) / 2)
+    start = time.perf_counter()
+    client.gather([client.submit(abs, -k, pure=False) for k in range(500)])
+    return {"transfer_seconds": float(np.median(seconds)),
+            "task_seconds": (time.perf_counter() - start) / 500}
+
+
+def worker(job):
+    """One way's fits in this (child) process; prints its measurements as JSON."""
+    import joblib
+    import psutil
+
+    from dask.sizeof import sizeof
+
+    X, y = load()
+    out = {"sentences": len(y)}
+    if job["way"] == "one process":
+        start = time.perf_counter()
+        fit(X[:200], y[:200], dict(job, passes=1), None)
+        out["compile_seconds"] = time.perf_counter() - start
+        out.update(fit(X, y, job, None)[1])
+        print(json.dumps(out), flush=True)
+        return
+    from dask.distributed import Client, LocalCluster
+
+    start = time.perf_counter()
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           memory_limit=job["memory_limit"], dashboard_address=None)
+    client = Client(cluster)
+    out["cluster_seconds"] = time.perf_counter() - start
+    with joblib.parallel_config(backend="dask"):
+        start = time.perf_counter()
+        fit(X[:200], y[:200], dict(job, passes=1), 2)
+        out["compile_seconds"] = time.perf_counter() - start
+        before = client.run(_worker_report)
+        network = psutil.net_io_counters(pernic=True)["lo"]
+        model, measured = fit(X, y, job, 2)
+        after_network = psutil.net_io_counters(pernic=True)["lo"]
+        after = client.run(_worker_report)
+    out.update(measured)
+    out["loopback_bytes_per_pass"] = (after_network.bytes_recv - network.bytes_recv) / job["passes"]
+    out["workers"] = [{"peak_rss_gb": after[w]["peak_rss_gb"],
+                       "read_bytes": after[w]["read_bytes"] - before[w]["read_bytes"],
+                       "stored_bytes": after[w]["stored_bytes"]} for w in sorted(after)]
+    out["batch_bytes"] = int(sizeof(model.structure_.make_batch(X)))
+    out["parts"] = int(model.structure_.make_batch(X).part_offsets[-1])
+    out.update(_communication_costs(client, 8 * 2 ** job["hash_bits"]))
+    out["client_peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+    client.close()
+    cluster.close()
+    print(json.dumps(out), flush=True)
+
+
+#: Scheduler tasks per chunk and pass: the step (its task and the two that split its result,
+#: the two that split its summary), the gap evaluation (three), and the tree of additions of
+#: the chunks' ``F mu`` (one per chunk, less one).
+TASKS_PER_CHUNK = 9
+NETWORK_BYTES_PER_SECOND = 10e9 / 8
+
+
+def pass_model(one_process, cluster, n_bytes):
+    """Seconds per pass on ``k`` workers, from the measured parts (see the record).
+
+    ``T(k) = T1 / k + c + k * TASKS_PER_CHUNK * t_task + hops(k) * n_bytes / bandwidth``:
+    the one-process pass ``T1`` split evenly; ``c``, this process's work on weight-sized
+    vectors and the chunks' imbalance, what the 2-worker pass leaves unexplained; the
+    scheduler's time per task; and the hops of a weight vector that a pass waits for in
+    turn: the broadcast of ``w`` (to one worker, then doubling rounds among the workers, as
+    dask's ``replicate`` copies) and the tree sum of ``F mu`` (rounds of pairs, then one hop to
+    the client).  ``star`` instead brings every chunk's ``F mu`` to the client.
+    """
+    import math
+
+    def hops(k, star=False):
+        rounds = math.ceil(math.log2(k)) if k > 1 else 0
+        return (1 + rounds) + (k if star else rounds + 1)
+
+    t1, t_task = one_process["pass_seconds"], cluster["task_seconds"]
+    local_hop = cluster["transfer_seconds"]
+    c = max(0.0, cluster["pass_seconds"] - t1 / 2 - 2 * TASKS_PER_CHUNK * t_task
+            - hops(2) * local_hop)
+
+    def seconds(k, work=t1, hop=n_bytes / NETWORK_BYTES_PER_SECOND, star=False):
+        return work / k + c + k * TASKS_PER_CHUNK * t_task + hops(k, star) * hop
+
+    return c, seconds
+
+
+def run(job):
+    """One way in a child process under ``/usr/bin/time -v``; its JSON plus peak RSS (GB)."""
+    command = ["/usr/bin/time", "-v", sys.executable, __file__, "--worker", json.dumps(job)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=HERE)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        sys.exit(f"{job['way']} failed (exit {done.returncode}):\n" + done.stderr[-3000:])
+    result = json.loads(lines[-1])
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    result["time_peak_rss_gb"] = int(rss.group(1)) * 1024 / 1e9
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--passes", type=int, default=5)
+    parser.add_argument("--C", type=float, default=0.1)
+    parser.add_argument("--hash-bits", type=int, default=23)
+    parser.add_argument("--memory-fraction", type=float, default=0.6)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(json.loads(args.worker))
+    job = {"passes": args.passes, "C": args.C, "hash_bits": args.hash_bits}
+    load_start = os.getloadavg()[0]
+    single = run(dict(job, way="one process"))
+    print(single, flush=True)
+    limit = int(args.memory_fraction * single["time_peak_rss_gb"] * 1e9)
+    cluster = run(dict(job, way="dask", memory_limit=limit))
+    print(cluster, flush=True)
+    relative = abs(cluster["primal"] - single["primal"]) / abs(single["primal"])
+    rows = [["one process", f"{single['pass_seconds']:.2f}", "1.00x", f"{single['primal']:.10g}",
+             "", f"{single['compile_seconds']:.0f}", f"{single['time_peak_rss_gb']:.2f}", ""],
+            ["dask, 2 worker processes", f"{cluster['pass_seconds']:.2f}",
+             f"{single['pass_seconds'] / cluster['pass_seconds']:.2f}x",
+             f"{cluster['primal']:.10g}", f"{relative:.1e}", f"{cluster['compile_seconds']:.0f}",
+             f"{cluster['client_peak_rss_gb']:.2f} (client)",
+             f"{cluster['loopback_bytes_per_pass'] / 1e6:.0f}"]]
+    workers = [[f"worker {k}", f"{w['peak_rss_gb']:.2f}", f"{limit / 1e9:.2f}",
+                f"{w['stored_bytes'] / 1e9:.2f}", f"{w['read_bytes'] / 1e9:.2f}",
+                f"{cluster['batch_bytes'] / 1e9:.2f}"]
+               for k, w in enumerate(cluster["workers"])]
+    body = (
+        f"UD English-EWT, {single['sentences']} projective training sentences, second order, "
+        f"2^{args.hash_bits} hashed weights: batch EGCRF, C={args.C:g}, {args.passes} passes, "
+        f"the gap evaluated after each. Cluster start-up {cluster['cluster_seconds']:.1f} s. "
+        f"Load average (1 minute) at the start: {load_start:.2f}, at the end: "
+        f"{os.getloadavg()[0]:.2f}.\n\n"
+        + markdown_table(["way", "s/pass (steps and gap evaluations)", "speed-up",
+                          "final primal", "relative difference", "first fit s (compilation)",
+                          "peak RSS GB", "loopback MB per pass"], rows)
+        + "\n\n" + markdown_table(
+            ["process", "peak RSS GB", "memory_limit GB", "holds at the end GB",
+             "read during the fit GB", "whole training batch GB (client)"], workers)
+    )
+    n_bytes = 8 * 2 ** args.hash_bits
+    c, seconds = pass_model(single, cluster, n_bytes)
+    model_rows = [["2 (this machine, loopback: check)",
+                   f"{seconds(2, hop=cluster['transfer_seconds']):.2f} "
+                   f"(measured {cluster['pass_seconds']:.2f})", "", "", ""]]
+    t1 = single["pass_seconds"]
+    for k in (8, 32, 128):
+        model_rows.append([str(k), f"{seconds(k):.2f} ({t1 / seconds(k):.1f}x)",
+                           f"{seconds(k, star=True):.2f}",
+                           f"{seconds(k, work=8 * t1):.2f} "
+                           f"({8 * t1 / seconds(k, work=8 * t1):.1f}x)",
+                           f"{seconds(k, work=8 * t1, star=True):.2f}"])
+    body += (
+        f"\n\nA model of the pass time on k workers, fitted to the parts measured here: the "
+        f"one-process pass T1 = {t1:.2f} s split evenly, a constant c = {c:.2f} s (this "
+        f"process's vector work and the chunks' imbalance, what the 2-worker pass leaves "
+        f"unexplained), {TASKS_PER_CHUNK} scheduler tasks per chunk at "
+        f"{1e3 * cluster['task_seconds']:.2f} ms each, and the weight vectors ({n_bytes / 1e6:.0f} "
+        f"MB) that a pass waits for in turn: the broadcast of w (one hop, then doubling rounds) "
+        f"and the tree sum of F mu (rounds of pairs, then one hop to the client), "
+        f"{1e3 * cluster['transfer_seconds']:.0f} ms per hop here and {n_bytes / 1.25e6:.0f} "
+        f"ms on a 10 Gbit/s network. The 8x treebank (98k sentences, every copy with its own "
+        f"words) costs 8 T1 in one process (the time per sentence stays flat, "
+        f"bench_parsing_memory.py --experiment growth). 'Gathered' is the same pass with every "
+        f"chunk's F mu brought to the client (k hops), as before the tree sum.\n\n"
+        + markdown_table(["workers", "EWT second order s/pass (speed-up)",
+                          "gathered s/pass", "8x treebank s/pass (speed-up)",
+                          "gathered s/pass"], model_rows))
+    print(body)
+    record("dask on processes: EWT second order, the data partitioned", body,
+           " ".join(["cd benchmarks && python bench_eg_dask_partitioned.py"] + sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()
