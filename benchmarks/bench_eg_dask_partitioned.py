@@ -14,15 +14,16 @@ pass), ``--passes`` passes, fitted two ways, each in a child process of its own:
   variables; a pass sends ``w`` out and brings back each chunk's dual terms and losses and one
   ``F mu`` summed on the workers.
 
-Both fit a small model first (200 sentences), so that numba's compilation is apart (reported).
+Both fit a small model first (200 sentences; on the cluster, on its workers), so that numba's
+compilation is apart (reported).
 Reported: seconds per pass (EG steps and gap evaluations, ``history_``), the speed-up, the final
 primals and their relative difference; the peak resident set of the one-process fit, of the
 client and of each worker (the kernel's ``ru_maxrss`` of each process, read when the fit ends:
-the workers are not children that ``/usr/bin/time`` could wait for); what each worker holds when
-the fit ends (dask's ``sizeof`` of its stored values) against the client's whole training batch;
-the bytes each worker read from its sockets and files during the fit (``rchar`` of
-``/proc/<pid>/io``), and the bytes over the loopback interface per pass (psutil's counters of
-the machine, which runs nothing else).
+the workers are not children that ``/usr/bin/time`` could wait for); what each worker holds during
+the fit (dask's ``sizeof`` of its stored values, polled every second) against the whole fit's data
+(the encoded batch and one float of ``theta`` per part), and the bytes over the loopback
+interface per pass, the start included (psutil's counters of the machine, which runs nothing
+else).  A model of the pass time on k workers (:func:`pass_model`) is fitted to these parts.
 
 Run from benchmarks/:
     python bench_eg_dask_partitioned.py --passes 5
@@ -35,6 +36,7 @@ import re
 import resource
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -77,15 +79,15 @@ def fit(X, y, job, n_jobs):
                    / job["passes"], "primal": float(h["primal"][-1])}
 
 
-def _worker_report():
-    """In a worker: its peak RSS, the bytes it has read, and the bytes of what it stores."""
+def _worker_report(dask_worker):
+    """In a worker: its peak RSS and the bytes of what it stores."""
     from dask.sizeof import sizeof
-    from distributed import get_worker
 
-    io = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
-    stored = get_worker().data
+    stored = dask_worker.data
+    import psutil
+
     return {"peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20,
-            "read_bytes": int(io["rchar"]),
+            "rss_gb": psutil.Process().memory_info().rss / 2 ** 30,
             "stored_bytes": int(sum(sizeof(stored[key]) for key in list(stored)))}
 
 
@@ -115,7 +117,9 @@ def worker(job):
 
     from dask.sizeof import sizeof
 
-    X, y = load()
+    from sklearn_struct.solvers import _chunks
+
+    X, y = load(job["n_train"])
     out = {"sentences": len(y)}
     if job["way"] == "one process":
         start = time.perf_counter()
@@ -132,21 +136,39 @@ def worker(job):
     client = Client(cluster)
     out["cluster_seconds"] = time.perf_counter() - start
     with joblib.parallel_config(backend="dask"):
+        # the small fit on the workers too (below this size jobs stay in the client): each
+        # worker process compiles, or loads, the kernels before the fit that is timed
+        threshold = _chunks.MIN_PARTS_PER_REMOTE_CHUNK
+        _chunks.MIN_PARTS_PER_REMOTE_CHUNK = 0
         start = time.perf_counter()
         fit(X[:200], y[:200], dict(job, passes=1), 2)
         out["compile_seconds"] = time.perf_counter() - start
-        before = client.run(_worker_report)
+        _chunks.MIN_PARTS_PER_REMOTE_CHUNK = threshold
+        idle = client.run(_worker_report)
         network = psutil.net_io_counters(pernic=True)["lo"]
-        model, measured = fit(X, y, job, 2)
+        stored, stop = {}, threading.Event()
+
+        def watch():  # what each worker stores, at its largest during the fit
+            while not stop.wait(1.0):
+                for name, report in client.run(_worker_report).items():
+                    stored[name] = max(stored.get(name, 0), report["stored_bytes"])
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            model, measured = fit(X, y, job, 2)
+        finally:
+            stop.set()
+            watcher.join()
         after_network = psutil.net_io_counters(pernic=True)["lo"]
         after = client.run(_worker_report)
     out.update(measured)
     out["loopback_bytes_per_pass"] = (after_network.bytes_recv - network.bytes_recv) / job["passes"]
-    out["workers"] = [{"peak_rss_gb": after[w]["peak_rss_gb"],
-                       "read_bytes": after[w]["read_bytes"] - before[w]["read_bytes"],
-                       "stored_bytes": after[w]["stored_bytes"]} for w in sorted(after)]
-    out["batch_bytes"] = int(sizeof(model.structure_.make_batch(X)))
-    out["parts"] = int(model.structure_.make_batch(X).part_offsets[-1])
+    out["workers"] = [{"peak_rss_gb": after[w]["peak_rss_gb"], "stored_bytes": stored.get(w, 0),
+                       "idle_rss_gb": idle[w]["rss_gb"]} for w in sorted(after)]
+    batch = model.structure_.make_batch(X)
+    out["batch_bytes"] = int(sum(sizeof(value) for value in vars(batch).values()))
+    out["parts"] = int(batch.part_offsets[-1])
     out.update(_communication_costs(client, 8 * 2 ** job["hash_bits"]))
     out["client_peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
     client.close()
@@ -210,10 +232,13 @@ def main():
     parser.add_argument("--C", type=float, default=0.1)
     parser.add_argument("--hash-bits", type=int, default=23)
     parser.add_argument("--memory-fraction", type=float, default=0.6)
+    parser.add_argument("--n-train", type=int, default=None,
+                        help="the first projective sentences only (a trial run)")
     args = parser.parse_args()
     if args.worker:
         return worker(json.loads(args.worker))
-    job = {"passes": args.passes, "C": args.C, "hash_bits": args.hash_bits}
+    job = {"passes": args.passes, "C": args.C, "hash_bits": args.hash_bits,
+           "n_train": args.n_train}
     load_start = os.getloadavg()[0]
     single = run(dict(job, way="one process"))
     print(single, flush=True)
@@ -228,12 +253,14 @@ def main():
              f"{cluster['primal']:.10g}", f"{relative:.1e}", f"{cluster['compile_seconds']:.0f}",
              f"{cluster['client_peak_rss_gb']:.2f} (client)",
              f"{cluster['loopback_bytes_per_pass'] / 1e6:.0f}"]]
-    workers = [[f"worker {k}", f"{w['peak_rss_gb']:.2f}", f"{limit / 1e9:.2f}",
-                f"{w['stored_bytes'] / 1e9:.2f}", f"{w['read_bytes'] / 1e9:.2f}",
-                f"{cluster['batch_bytes'] / 1e9:.2f}"]
+    whole = cluster["batch_bytes"] + 8 * cluster["parts"]
+    workers = [[f"worker {k}", f"{w['idle_rss_gb']:.2f}", f"{w['peak_rss_gb']:.2f}",
+                f"{limit / 1e9:.2f}",
+                f"{w['stored_bytes'] / 1e9:.2f}", f"{whole / 1e9:.2f}"]
                for k, w in enumerate(cluster["workers"])]
     body = (
-        f"UD English-EWT, {single['sentences']} projective training sentences, second order, "
+        f"UD English-EWT, {single['sentences']} projective training sentences "
+        f"({cluster['parts']} parts), second order, "
         f"2^{args.hash_bits} hashed weights: batch EGCRF, C={args.C:g}, {args.passes} passes, "
         f"the gap evaluated after each. Cluster start-up {cluster['cluster_seconds']:.1f} s. "
         f"Load average (1 minute) at the start: {load_start:.2f}, at the end: "
@@ -242,8 +269,9 @@ def main():
                           "final primal", "relative difference", "first fit s (compilation)",
                           "peak RSS GB", "loopback MB per pass"], rows)
         + "\n\n" + markdown_table(
-            ["process", "peak RSS GB", "memory_limit GB", "holds at the end GB",
-             "read during the fit GB", "whole training batch GB (client)"], workers)
+            ["process", "RSS before the fit GB", "peak RSS GB", "memory_limit GB",
+             "stores at most GB",
+             "the whole: batch and theta GB"], workers)
     )
     n_bytes = 8 * 2 ** args.hash_bits
     c, seconds = pass_model(single, cluster, n_bytes)
@@ -274,6 +302,8 @@ def main():
                           "gathered s/pass", "8x treebank s/pass (speed-up)",
                           "gathered s/pass"], model_rows))
     print(body)
+    if args.n_train is not None:
+        return
     record("dask on processes: EWT second order, the data partitioned", body,
            " ".join(["cd benchmarks && python bench_eg_dask_partitioned.py"] + sys.argv[1:]))
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _eg_kernels
-from ._objective import segment_sums
+from ._objective import segment_dots
 
 
 LOSSES = {"log": _eg_kernels.LOG_LOSS, "hinge": _eg_kernels.HINGE_LOSS}
@@ -104,8 +104,8 @@ def batch_marginals(structure, chunks, theta):
 def dual_terms(loss, mu, log_partition, theta, part_losses, part_offsets):
     """Entropy (log loss) or expected loss (hinge) of each example's distribution."""
     if loss == "log":
-        return log_partition - segment_sums(mu * theta, part_offsets)
-    return segment_sums(mu * part_losses, part_offsets)
+        return log_partition - segment_dots(mu, theta, part_offsets)
+    return segment_dots(mu, part_losses, part_offsets)
 
 
 # ------------------------------------------------------------------ the solver

@@ -12,7 +12,7 @@ from ..structures._kernel import empty_scale, kernel_provides, specialize
 from . import _eg_kernels
 from ._eg_dual import LOSSES, MAX_HALVINGS, dual_terms, dual_weights, l2_dual, scaled
 from ._kernel_shards import KernelShards
-from ._objective import score_losses
+from ._objective import DOT_BLOCK_PARTS, score_losses
 
 
 #: Kernel operations the online epoch needs.
@@ -236,17 +236,28 @@ def _chunk_evaluate(dual, w_shared, factor, loss):
     return replace(dual, scores=scores), losses
 
 
+def _add_scaled(y, a, x):
+    """``y += a * x`` a block at a time (no temporary vector over all the parts)."""
+    for start in range(0, len(y), DOT_BLOCK_PARTS):
+        block = slice(start, start + DOT_BLOCK_PARTS)
+        y[block] += a * x[block]
+
+
 def _chunk_step(dual, w_shared, factor, step, loss):
     """Figure 1's step on one chunk from ``w = factor * w_shared``: new dual variables;
-    their terms and ``F mu``."""
+    their terms and ``F mu``.
+
+    The new ``theta`` is made without temporaries over the parts: the step's peak holds the
+    old and new ``theta``, the part scores (kept for a step tried again at a smaller rate)
+    and the marginals.
+    """
     structure, batch = dual.structure, dual.batch
-    scores = _chunk_scores(dual, w_shared)
-    if factor != 1.0:
-        scores = factor * scores
-    if loss == "log":
-        theta = (1.0 - step) * dual.theta + step * scores
-    else:
-        theta = dual.theta + step * (dual.part_losses + scores)
+    theta = np.multiply(_chunk_scores(dual, w_shared), step * factor)
+    if loss == "log":  # (1 - step) theta + step scores
+        _add_scaled(theta, 1.0 - step, dual.theta)
+    else:  # theta + step (part losses + scores)
+        _add_scaled(theta, step, dual.part_losses)
+        _add_scaled(theta, 1.0, dual.theta)
     mu, log_partition = structure.marginals(batch, theta)
     terms = dual_terms(loss, mu, log_partition, theta, dual.part_losses, batch.part_offsets)
     new = replace(dual, theta=theta, scores=None)

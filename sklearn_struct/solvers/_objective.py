@@ -24,6 +24,25 @@ def segment_sums(values, offsets):
     return sums
 
 
+#: Parts per block of :func:`segment_dots`: its products are made a block at a time, so
+#: that no temporary vector over all the parts joins the fit's part vectors at its peak.
+DOT_BLOCK_PARTS = 1 << 20
+
+
+def segment_dots(a, b, offsets):
+    """``segment_sums(a * b, offsets)``, without a product vector over all the parts."""
+    sums = np.zeros(len(offsets) - 1)
+    first = 0
+    while first < len(offsets) - 1:
+        last = int(np.searchsorted(offsets, offsets[first] + DOT_BLOCK_PARTS, side="right")) - 1
+        last = min(max(last, first + 1), len(offsets) - 1)
+        start, stop = int(offsets[first]), int(offsets[last])
+        sums[first:last] = segment_sums(a[start:stop] * b[start:stop],
+                                        offsets[first:last + 1] - start)
+        first = last
+    return sums
+
+
 def example_losses(structure, chunks, w, Y, loss="hinge", scale=None, return_worst=False,
                    margins_of=None):
     """Loss of every example at ``w``, chunk by chunk (in parallel).
@@ -85,7 +104,7 @@ def _chunk_losses_and_margins(sub, mu, y, structure, w, loss, return_worst):
     scores = structure.part_scores(sub, w)
     truth = structure.encode(sub, y)
     losses, worst = score_losses(structure, sub, scores, y, loss, return_worst, truth)
-    margins = segment_sums(scores * (truth - mu), sub.part_offsets)
+    margins = segment_dots(scores, truth - mu, sub.part_offsets)
     return losses, worst, margins
 
 
@@ -100,11 +119,11 @@ def score_losses(structure, batch, scores, y, loss, return_worst=False, truth=No
     """
     if truth is None:
         truth = structure.encode(batch, y)
-    true_scores = segment_sums(scores * truth, batch.part_offsets)
+    true_scores = segment_dots(scores, truth, batch.part_offsets)
     if loss == "log":
         return structure.log_partition(batch, scores) - true_scores, None
     worst = structure.encode(batch, structure.loss_augmented_argmax(batch, scores, y))
     augmented = scores + structure.part_losses(batch, y)
-    value = (segment_sums(worst * augmented, batch.part_offsets) - true_scores
+    value = (segment_dots(worst, augmented, batch.part_offsets) - true_scores
              + structure.loss_offsets(batch, y))
     return np.maximum(value, 0.0), worst if return_worst else None
