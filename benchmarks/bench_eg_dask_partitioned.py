@@ -8,8 +8,9 @@ pass), ``--passes`` passes, fitted two ways, each in a child process of its own:
 * ``one process``: ``n_jobs=None``, under ``/usr/bin/time -v``; its peak resident set (data
   loading included) sets the workers' memory limit;
 * ``dask``: a ``distributed.LocalCluster`` of 2 worker processes with one thread each and a
-  ``memory_limit`` of ``--memory-fraction`` times that peak, ``joblib.parallel_config(backend=
-  "dask")``, ``n_jobs=2``.  The client (the child process) encodes the treebank; each worker
+  ``memory_limit`` of ``--memory-fraction`` times that peak (with ``--no-spill``, dask's
+  spilling of stored values to disk turned off), ``joblib.parallel_config(backend="dask")``,
+  ``n_jobs=2``.  The client (the child process) encodes the treebank; each worker
   gets its chunk of the sentences once, about half of the parts, and keeps that chunk's dual
   variables; a pass sends ``w`` out and brings back each chunk's dual terms and losses and one
   ``F mu`` summed on the workers.
@@ -130,6 +131,11 @@ def worker(job):
         return
     from dask.distributed import Client, LocalCluster
 
+    if job["no_spill"]:  # a fit's stored values are its live dual variables, read every pass
+        import dask
+
+        dask.config.set({"distributed.worker.memory.target": False,
+                         "distributed.worker.memory.spill": False})
     start = time.perf_counter()
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                            memory_limit=job["memory_limit"], dashboard_address=None)
@@ -232,13 +238,15 @@ def main():
     parser.add_argument("--C", type=float, default=0.1)
     parser.add_argument("--hash-bits", type=int, default=23)
     parser.add_argument("--memory-fraction", type=float, default=0.6)
+    parser.add_argument("--no-spill", action="store_true",
+                        help="the workers do not spill stored values to disk")
     parser.add_argument("--n-train", type=int, default=None,
                         help="the first projective sentences only (a trial run)")
     args = parser.parse_args()
     if args.worker:
         return worker(json.loads(args.worker))
     job = {"passes": args.passes, "C": args.C, "hash_bits": args.hash_bits,
-           "n_train": args.n_train}
+           "n_train": args.n_train, "no_spill": args.no_spill}
     load_start = os.getloadavg()[0]
     single = run(dict(job, way="one process"))
     print(single, flush=True)
@@ -304,7 +312,8 @@ def main():
     print(body)
     if args.n_train is not None:
         return
-    record("dask on processes: EWT second order, the data partitioned", body,
+    record(f"dask on processes: EWT second order, memory_limit {args.memory_fraction:g} of one "
+           f"process{', no spilling' if args.no_spill else ''}", body,
            " ".join(["cd benchmarks && python bench_eg_dask_partitioned.py"] + sys.argv[1:]))
 
 
