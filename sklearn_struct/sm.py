@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .base import _check_data_set, _check_label_kinds
+from ._validation import _check_data_set, _check_label_kinds
 from .utils._renamed import refuse_renamed
 from .solvers.sm import (
     METHODS,

@@ -524,7 +524,8 @@ def no_solver(monkeypatch):
     def entered(*args, **kwargs):
         raise AssertionError("a solver was entered: the input was not refused before any work")
 
-    for module, name in [(sklearn_struct.eg, "eg_solve"), (sklearn_struct.eg, "latent_solve"),
+    for module, name in [(sklearn_struct._eg_base, "eg_solve"),
+                         (sklearn_struct._eg_base, "latent_solve"),
                          (sklearn_struct.l1m3n, "l1_cutting_plane"),
                          (sklearn_struct.l1m3n, "l1_proximal_subgradient"),
                          (sklearn_struct.l1m3n, "adaptive_m3n"),
@@ -1434,7 +1435,7 @@ def test_partial_fit(case, learner, no_solver):
         assert model.classes_.tolist() == CLASSES
         return
     if when is not None:
-        no_solver.setattr(sklearn_struct.eg, "eg_solve", _entered)
+        no_solver.setattr(sklearn_struct._eg_base, "eg_solve", _entered)
         no_solver.setattr(sklearn_struct.perceptron, "perceptron_solve", _entered)
     with pytest.raises(error, match=match):
         model.partial_fit(X, y, classes=classes)
