@@ -22,24 +22,6 @@ ALLOWED = {
     "sklearn_struct.cli._model_file -> sklearn_struct.base._WeightView",
     # model files store each object's class name: renaming _Labels changes the file layout.
     "sklearn_struct.cli._model_file -> sklearn_struct.structures._targets._Labels",
-    # to be given public names
-    "sklearn_struct.cli._evaluation -> sklearn_struct.metrics._conlleval_counts",
-    "sklearn_struct.cli._evaluation -> sklearn_struct.metrics._prf",
-    "sklearn_struct.datasets._ptb -> sklearn_struct.structures.grammar._tree.Tree",
-    "sklearn_struct.datasets._ptb -> sklearn_struct.structures.grammar._tree.UNARY_JOIN",
-    "sklearn_struct.datasets._ptb -> sklearn_struct.structures.grammar._tree._TOKEN",
-    "sklearn_struct.datasets._ptb -> sklearn_struct.structures.grammar._tree._parse",
-    "sklearn_struct.preprocessing -> sklearn_struct.metrics._is_punctuation",
-    "sklearn_struct.preprocessing -> sklearn_struct.structures.dependency._arc_features.FIRST_ID",
-    "sklearn_struct.preprocessing -> sklearn_struct.structures.dependency._arc_features.NO_PREFIX",
-    "sklearn_struct.preprocessing -> sklearn_struct.structures.dependency._arc_features.POS",
-    "sklearn_struct.preprocessing -> sklearn_struct.structures.dependency._arc_features.PREFIX",
-    "sklearn_struct.preprocessing -> "
-    "sklearn_struct.structures.dependency._arc_features.PUNCTUATION",
-    "sklearn_struct.preprocessing -> "
-    "sklearn_struct.structures.dependency._arc_features.SECOND_POS",
-    "sklearn_struct.preprocessing -> sklearn_struct.structures.dependency._arc_features.WORD",
-    "sklearn_struct.structures.semimarkov.structure -> sklearn_struct._chunk_tags._scheme_tags",
 }
 
 
