@@ -178,8 +178,28 @@ def iob2_to_iob1(tags):
 _SCHEMES = {"IOB1": "BI", "IOB2": "BI", "BIO": "BI", "BIOES": "BIES"}
 
 
-def _scheme_tags(labels, scheme):
-    """``(prefix, type)`` of every label, checked against the scheme."""
+def scheme_tags(labels, scheme):
+    """``(prefix, type)`` of every label, checked against the scheme.
+
+    Parameters
+    ----------
+    labels : list of str
+        Chunk labels such as ``"B-NP"`` and ``"O"``.
+    scheme : {"IOB1", "IOB2", "BIO", "BIOES"}
+        The tagging scheme the labels must follow.
+
+    Returns
+    -------
+    list of (str, str)
+        Per label its prefix and chunk type (``("O", "")`` for ``"O"``).
+
+    Raises
+    ------
+    TypeError
+        If a label is not a ``str``.
+    ValueError
+        If the scheme is unknown or a label does not follow it.
+    """
     if scheme not in _SCHEMES:
         raise ValueError(f"scheme must be one of {sorted(_SCHEMES)}, got {scheme!r}.")
     prefixes = _SCHEMES[scheme]
@@ -264,7 +284,7 @@ def chunk_constraints(labels, scheme="IOB2"):
     >>> constraints["allowed_start"], constraints["allowed_end"]
     (array([ True, False,  True]), array([ True,  True,  True]))
     """
-    tags = _scheme_tags(list(labels), scheme)
+    tags = scheme_tags(list(labels), scheme)
     scheme = "IOB2" if scheme == "BIO" else scheme
     outside = ("O", "")  # the sentence boundaries behave like an O tag
     transitions = np.array([[_allowed(a, b, scheme) for b in tags] for a in tags],

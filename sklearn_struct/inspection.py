@@ -96,23 +96,51 @@ def explain_weights(model, *, feature_names=None, top=10):
         per_label[label].append((feature, weight))
     state = []
     for label, items in per_label.items():
-        state += [(label, feature, weight) for feature, weight in _strongest(items, top)]
+        state += [(label, feature, weight) for feature, weight in strongest_weights(items, top)]
     pairs = [((a, b), weight) for (a, b), weight in named.get("transition_features_", {}).items()]
-    transition = [(a, b, weight) for (a, b), weight in _strongest(pairs, top)]
-    return Bunch(state=state, transition=transition, text=_format(state, transition, top))
+    transition = [(a, b, weight) for (a, b), weight in strongest_weights(pairs, top)]
+    return Bunch(state=state, transition=transition, text=format_weights(state, transition, top))
 
 
-def _strongest(items, top):
+def strongest_weights(items, top):
     """The ``top`` largest positive ``(key, weight)`` items, then the ``top`` most negative.
 
     Ties keep the order of ``items``.
+
+    Parameters
+    ----------
+    items : list of (object, float)
+        Keys with their weights.
+    top : int
+        How many of each sign to keep.
+
+    Returns
+    -------
+    list of (object, float)
+        The positive items by decreasing weight, then the negative ones by increasing weight.
     """
     positive = sorted((item for item in items if item[1] > 0), key=lambda item: -item[1])
     negative = sorted((item for item in items if item[1] < 0), key=lambda item: item[1])
     return positive[:top] + negative[:top]
 
 
-def _format(state, transition, top):
+def format_weights(state, transition, top):
+    """The text of :func:`explain_weights`: transitions, then state features per label.
+
+    Parameters
+    ----------
+    state : list of (label, feature, float)
+        The state features kept, grouped by label.
+    transition : list of (label, label, float)
+        The transitions kept.
+    top : int
+        How many of each sign were kept (for the headings).
+
+    Returns
+    -------
+    str
+        One weight a line, ending with a newline.
+    """
     lines = []
     if transition:
         lines.append(f"Transitions (top {top} positive and negative)")

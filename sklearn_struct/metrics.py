@@ -164,7 +164,7 @@ def attachment_score(y_true, y_pred, *, forms=None, labels_true=None, labels_pre
     for index, (true_heads, pred_heads) in enumerate(zip(true_list, pred_list)):
         scored = np.ones(len(true_heads), dtype=bool)
         if forms is not None:
-            scored = np.array([not _is_punctuation(word) for word in forms[index]], dtype=bool)
+            scored = np.array([not is_punctuation(word) for word in forms[index]], dtype=bool)
         right = true_heads == pred_heads
         if labels_true is not None:
             right &= label_true_list[index] == label_pred_list[index]
@@ -175,7 +175,20 @@ def attachment_score(y_true, y_pred, *, forms=None, labels_true=None, labels_pre
     return correct / total
 
 
-def _is_punctuation(word):
+def is_punctuation(word):
+    """Whether a word is made of punctuation characters only (the CoNLL-X rule).
+
+    Parameters
+    ----------
+    word : str
+        A word form.
+
+    Returns
+    -------
+    bool
+        True when the word is not empty and every character is in a Unicode
+        punctuation category.
+    """
     return len(word) > 0 and all(unicodedata.category(c).startswith("P") for c in word)
 
 
@@ -204,12 +217,17 @@ def sequence_accuracy_score(y_true, y_pred):
 
 
 # -------------------------------------------------------------------------------- chunks
-def _conlleval_counts(y_true, y_pred):
+def conlleval_counts(y_true, y_pred):
     """Chunk counts per type, computed exactly as the conlleval script does.
 
     Sentences are processed as one stream separated by boundary tokens tagged ``O`` (as
     conlleval reads blank lines), with conlleval's state machine: a chunk is correct when
     true and predicted chunks start together with the same type and end together.
+
+    Parameters
+    ----------
+    y_true, y_pred : list of array-like of str
+        True and predicted chunk tags per sentence.
 
     Returns
     -------
@@ -261,7 +279,23 @@ def _conlleval_counts(y_true, y_pred):
     return correct, n_true, n_pred
 
 
-def _prf(n_correct, n_true, n_pred):
+def precision_recall_f1(n_correct, n_true, n_pred):
+    """Precision, recall and F1 from counts, each 0 where its denominator is 0.
+
+    Parameters
+    ----------
+    n_correct : int
+        Items found that are right.
+    n_true : int
+        Items to find.
+    n_pred : int
+        Items found.
+
+    Returns
+    -------
+    precision, recall, f1 : float
+        In ``[0, 1]``.
+    """
     precision = n_correct / n_pred if n_pred else 0.0
     recall = n_correct / n_true if n_true else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
@@ -304,12 +338,13 @@ def chunk_precision_recall_fscore_support(y_true, y_pred, average="micro"):
     """
     if average not in ("micro", None):
         raise ValueError(f"average must be 'micro' or None, got {average!r}")
-    correct, n_true, n_pred = _conlleval_counts(y_true, y_pred)
+    correct, n_true, n_pred = conlleval_counts(y_true, y_pred)
     if average == "micro":
         totals = sum(correct.values()), sum(n_true.values()), sum(n_pred.values())
-        return (*_prf(*totals), totals[1])
+        return (*precision_recall_f1(*totals), totals[1])
     types = sorted(set(n_true) | set(n_pred))
-    scores = np.array([_prf(correct[t], n_true[t], n_pred[t]) for t in types]).reshape(-1, 3)
+    scores = np.array([precision_recall_f1(correct[t], n_true[t], n_pred[t])
+                       for t in types]).reshape(-1, 3)
     support = np.array([n_true[t] for t in types], dtype=np.int64)
     return scores[:, 0], scores[:, 1], scores[:, 2], support, np.array(types, dtype=str)
 
@@ -366,14 +401,14 @@ def chunk_classification_report(y_true, y_pred, digits=2, output_dict=False):
     >>> report["NP"]["f1-score"], report["overall"]["precision"]
     (1.0, 0.5)
     """
-    correct, n_true, n_pred = _conlleval_counts(y_true, y_pred)
+    correct, n_true, n_pred = conlleval_counts(y_true, y_pred)
     rows = {}
     for chunk_type in sorted(set(n_true) | set(n_pred)):
         rows[chunk_type] = (correct[chunk_type], n_true[chunk_type], n_pred[chunk_type])
     rows["overall"] = (sum(correct.values()), sum(n_true.values()), sum(n_pred.values()))
     report = {}
     for name, (n_correct, n_t, n_p) in rows.items():
-        precision, recall, f1 = _prf(n_correct, n_t, n_p)
+        precision, recall, f1 = precision_recall_f1(n_correct, n_t, n_p)
         report[name] = {
             "precision": precision,
             "recall": recall,
@@ -558,7 +593,7 @@ def parseval(y_true, y_pred, *, punctuation_tags=EVALB_PUNCTUATION, ignore_label
         n_true += sum(true.values())
         n_pred += sum(predicted.values())
         exact += true == predicted
-    precision, recall, f1 = _prf(n_correct, n_true, n_pred)
+    precision, recall, f1 = precision_recall_f1(n_correct, n_true, n_pred)
     return {"precision": precision, "recall": recall, "f1": f1, "n_correct": n_correct,
             "n_true": n_true, "n_pred": n_pred, "exact_match": exact / max(len(y_true), 1)}
 

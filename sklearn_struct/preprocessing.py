@@ -559,7 +559,7 @@ class DependencyTokenEncoder(TransformerMixin, BaseEstimator):
         self : DependencyTokenEncoder
             The fitted encoder.
         """
-        from .structures.dependency._arc_features import FIRST_ID
+        from .structures.dependency import FIRST_ID
 
         counts = {}
         vocabulary = {}
@@ -591,9 +591,8 @@ class DependencyTokenEncoder(TransformerMixin, BaseEstimator):
             punctuation characters only (the CoNLL-X rule), else 0, and with
             ``pos="both"`` the XPOS id.
         """
-        from .metrics import _is_punctuation
-        from .structures.dependency._arc_features import (
-            NO_PREFIX, POS, PREFIX, PUNCTUATION, SECOND_POS, WORD)
+        from .metrics import is_punctuation
+        from .structures.dependency import NO_PREFIX, POS, PREFIX, PUNCTUATION, SECOND_POS, WORD
 
         check_is_fitted(self)
         vocabulary = self.vocabulary_
@@ -605,7 +604,7 @@ class DependencyTokenEncoder(TransformerMixin, BaseEstimator):
                 rows[k, POS] = vocabulary.get("p:" + word_tags[0], 0)
                 rows[k, PREFIX] = (vocabulary.get("x:" + word[:5], 0) if len(word) > 5
                                    else NO_PREFIX)
-                rows[k, PUNCTUATION] = _is_punctuation(word)
+                rows[k, PUNCTUATION] = is_punctuation(word)
                 if len(word_tags) == 2:
                     rows[k, SECOND_POS] = vocabulary.get("p:" + word_tags[1], 0)
             out.append(rows)

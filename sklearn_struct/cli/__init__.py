@@ -19,8 +19,7 @@ from sklearn.pipeline import Pipeline
 
 from .. import __version__
 from ..datasets._io import check_file
-from ..inspection import _format as _format_weights
-from ..inspection import _strongest, explain_weights
+from ..inspection import explain_weights, format_weights, strongest_weights
 from . import _parsing, _tagging
 from ._common import CONLLU_LABELS, ESTIMATORS, open_model
 from ._evaluation import evaluate
@@ -169,12 +168,12 @@ def _relation_weights(vectorizer, labeller, top):
     for k, label in enumerate(classes):
         items = [(names[j], float(labeller.coef_[k, j]))
                  for j in np.flatnonzero(labeller.coef_[k])]
-        state += [(label, name, weight) for name, weight in _strongest(items, top)]
+        state += [(label, name, weight) for name, weight in strongest_weights(items, top)]
     pairs = [((classes[a], f"{classes[b]} ({side} of its head)"), float(weights[a, b]))
              for side, weights in zip(("left", "right"), labeller.transition_)
              for a, b in zip(*np.nonzero(weights))]
-    transition = [(a, b, weight) for (a, b), weight in _strongest(pairs, top)]
-    return _format_weights(state, transition, top)
+    transition = [(a, b, weight) for (a, b), weight in strongest_weights(pairs, top)]
+    return format_weights(state, transition, top)
 
 
 def _print_notes(notes):

@@ -4,7 +4,7 @@ import numpy as np
 
 from ..datasets._conllu import read_conllu_sentences
 from ..datasets._io import malformed
-from ..metrics import _conlleval_counts, _prf, attachment_score
+from ..metrics import attachment_score, conlleval_counts, precision_recall_f1
 from ._tagging import label_kind, read_column_file
 
 #: CoNLL-U columns ``eval`` scores by accuracy, with their report names.
@@ -71,7 +71,7 @@ def _evaluate_columns(args):
         print(f"processed {n_tokens} tokens in {len(y_true)} sentences; "
               f"accuracy: {100 * right / n_tokens:6.2f}%")
         return
-    correct, n_true, n_pred = _conlleval_counts(y_true, y_pred)
+    correct, n_true, n_pred = conlleval_counts(y_true, y_pred)
     totals = sum(correct.values()), sum(n_true.values()), sum(n_pred.values())
     print(f"processed {n_tokens} tokens with {totals[1]} phrases; found: {totals[2]} "
           f"phrases; correct: {totals[0]}.")
@@ -83,7 +83,7 @@ def _evaluate_columns(args):
 
 def _prf_text(n_correct, n_true, n_pred):
     """conlleval's ``precision: ..%; recall: ..%; FB1: ..`` from chunk counts."""
-    precision, recall, f1 = _prf(n_correct, n_true, n_pred)
+    precision, recall, f1 = precision_recall_f1(n_correct, n_true, n_pred)
     return (f"precision: {100 * precision:6.2f}%; recall: {100 * recall:6.2f}%; "
             f"FB1: {100 * f1:6.2f}")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sklearn.utils import Bunch
 
-from ..structures.grammar._tree import _TOKEN, UNARY_JOIN, Tree, _parse
+from ..structures.grammar import UNARY_JOIN, Tree, read_bracketed
 from ._io import read_text
 
 __all__ = ["Tree", "binarize", "clean_tree", "load_ptb", "unbinarize"]
@@ -76,9 +76,9 @@ def load_ptb(path, *, clean=True):
         if depth < 0:
             raise ValueError(f"{path}: line {line}: ')' without a matching '('.")
         if depth == 0:
-            tokens = _TOKEN.findall(text[start:match.end()])
             try:
-                tree, _ = _parse(tokens, 0, f"{path}: line {start_line}", len(trees) + 1)
+                tree, _ = read_bracketed(text[start:match.end()], f"{path}: line {start_line}",
+                                         len(trees) + 1)
             except ValueError as error:
                 raise ValueError(str(error)) from None
             if tree.label == "":

@@ -76,62 +76,14 @@ propagates node marginals forwards through the conditionals
 import numpy as np
 from numba import njit
 
-# A scaled sum s >= _TINY_SUM is accurate to full precision: every term lost to
-# underflow is below 1e-307, so the relative error is below K * 1e-307 / _TINY_SUM.
-_TINY_SUM = 1e-250
-# Conditionals use p(b | a) = E[a, b] q_b / s_a: the absolute error from
-# underflowed terms is below K * 1e-307 / s_a, negligible when s_a >= 1e-20.
-_TINY_CONDITIONAL = 1e-20
+from .._log_space import (
+    TINY_CONDITIONAL, TINY_SUM, UNDERFLOW, VECTORISE, exp_transition, largest, logsumexp)
+
 # A position's messages are carried to the next one without logarithms (see
 # :func:`_carried`) when the largest of their scaled exponentials is at least this:
 # every term then lost to underflow is below 1e-287 of the largest, which keeps the
-# guarantee of _TINY_SUM (relative error below K * 1e-287 / _TINY_SUM).
+# guarantee of TINY_SUM (relative error below K * 1e-287 / TINY_SUM).
 _TINY_MESSAGE = 1e-20
-# Exponents below this give exactly 0.0 or a subnormal (< 1e-305): such terms
-# cannot change a sum whose largest term is 1 and are skipped in the exact path.
-_UNDERFLOW = -700.0
-# Let LLVM reorder sums (SIMD over labels); no assumptions about NaN/inf.
-_VECTORISE = {"reassoc", "contract"}
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _largest(values):
-    """``values.max()`` of a non-empty vector, as a loop (see the module docstring)."""
-    top = values[0]
-    for k in range(1, values.shape[0]):
-        top = max(top, values[k])
-    return top
-
-
-@njit(cache=True, nogil=True)
-def _logsumexp(values):
-    """Exact log-sum-exp; exponentials only for the terms that do not underflow."""
-    top = _largest(values)
-    if top == -np.inf:  # every term is exp(-inf) = 0
-        return top
-    total = 0.0
-    for v in values:
-        if v - top > _UNDERFLOW:
-            total += np.exp(v - top)
-    return top + np.log(total)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def exp_transition(transition, exp_transition_out, row_max_out):
-    """``exp_transition_out[a] = exp(transition[a] - row_max_out[a])``, row by row.
-
-    Each row is scaled by its own maximum, so a row of the matrix never
-    underflows as a whole however far apart the rows' scores are (the backward
-    recursion and the conditionals ``p(b | a)`` sum one row at a time).
-    Computed once per distinct transition matrix and passed to
-    :func:`chain_forward_backward_scaled`.
-    """
-    K = transition.shape[0]
-    for a in range(K):
-        top = _largest(transition[a])
-        row_max_out[a] = top
-        for b in range(K):
-            exp_transition_out[a, b] = np.exp(transition[a, b] - top)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -179,21 +131,21 @@ def _carried(node, scale_max, shift, totals, scaled_out):
 @njit(cache=True, nogil=True, inline="always")
 def _explicit(node, scale_max, shift, totals, log_out):
     """``log_out = node + scale_max + shift + log(totals)``: a position's messages in log
-    space (every total at least ``_TINY_SUM``)."""
+    space (every total at least ``TINY_SUM``)."""
     for k in range(node.shape[0]):
         log_out[k] = node[k] + scale_max[k] + shift + np.log(totals[k])
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _accurate(totals):
-    """Whether every scaled sum is large enough to be accurate (``_TINY_SUM``; not NaN)."""
+    """Whether every scaled sum is large enough to be accurate (``TINY_SUM``; not NaN)."""
     for k in range(totals.shape[0]):
-        if not totals[k] >= _TINY_SUM:
+        if not totals[k] >= TINY_SUM:
             return False
     return True
 
 
-@njit(cache=True, nogil=True, fastmath=_VECTORISE)
+@njit(cache=True, nogil=True, fastmath=VECTORISE)
 def _forward_log_partition(node_scores, transition, start, end, exp_cols, col_max):
     """``log Z`` by the forward recursion (``exp_cols, col_max`` from :func:`exp_columns`).
 
@@ -226,7 +178,7 @@ def _forward_log_partition(node_scores, transition, start, end, exp_cols, col_ma
                 _explicit(node_scores[t - 1], col_max, shift, totals, log_alpha)
                 explicit = True
         if explicit:
-            shift = _largest(log_alpha)
+            shift = largest(log_alpha)
             if shift == -np.inf:  # no allowed prefix: none can be extended
                 return -np.inf
             for a in range(K):
@@ -243,12 +195,12 @@ def _forward_log_partition(node_scores, transition, start, end, exp_cols, col_ma
         if not explicit:  # the exact sums need the previous position in log space
             _explicit(node_scores[t - 1], col_max, previous_shift, previous_totals, log_alpha)
         for b in range(K):
-            if totals[b] >= _TINY_SUM:
+            if totals[b] >= TINY_SUM:
                 terms[b] = node_scores[t, b] + shift + col_max[b] + np.log(totals[b])
             else:
                 for a in range(K):
                     scaled[a] = log_alpha[a] + transition[a, b]
-                terms[b] = node_scores[t, b] + _logsumexp(scaled)
+                terms[b] = node_scores[t, b] + logsumexp(scaled)
         for b in range(K):
             log_alpha[b] = terms[b]
         explicit = True
@@ -256,7 +208,7 @@ def _forward_log_partition(node_scores, transition, start, end, exp_cols, col_ma
         _explicit(node_scores[T - 1], col_max, shift, totals, log_alpha)
     for k in range(K):
         terms[k] = log_alpha[k] + end[k]
-    return _logsumexp(terms)
+    return logsumexp(terms)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -269,7 +221,7 @@ def _hold_log_beta(t, row_max, shift, totals, explicit, log_beta):
     explicit[t] = True
 
 
-@njit(cache=True, nogil=True, fastmath=_VECTORISE)
+@njit(cache=True, nogil=True, fastmath=VECTORISE)
 def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
                       node_marginals_out, transition_marginals_out, edge_marginals_out):
     """Shared body: summed transition marginals, or per-position edge marginals.
@@ -317,7 +269,7 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
         if explicit[t + 1]:
             for b in range(K):
                 terms[b] = node_scores[t + 1, b] + log_beta[t + 1, b]
-            top = _largest(terms)
+            top = largest(terms)
             if top == -np.inf:  # no allowed suffix from position t + 1 on
                 log_beta[t] = -np.inf
                 explicit[t] = True
@@ -336,17 +288,17 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
             continue
         _hold_log_beta(t + 1, row_max, shift, totals, explicit, log_beta)
         for a in range(K):
-            if totals[t, a] >= _TINY_SUM:
+            if totals[t, a] >= TINY_SUM:
                 log_beta[t, a] = row_max[a] + shift[t] + np.log(totals[t, a])
             else:
                 for b in range(K):
                     terms[b] = transition[a, b] + node_scores[t + 1, b] + log_beta[t + 1, b]
-                log_beta[t, a] = _logsumexp(terms)
+                log_beta[t, a] = logsumexp(terms)
         explicit[t] = True
     _hold_log_beta(0, row_max, shift, totals, explicit, log_beta)
     for k in range(K):
         terms[k] = start[k] + node_scores[0, k] + log_beta[0, k]
-    log_z = _logsumexp(terms)
+    log_z = logsumexp(terms)
     for k in range(K):
         # (no allowed labelling at all: zero marginals rather than exp(-inf + inf))
         node_marginals_out[0, k] = 0.0 if log_z == -np.inf else np.exp(terms[k] - log_z)
@@ -362,7 +314,7 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
             if marginal == 0.0:
                 continue
             # p(y_t = a, y_t+1 = b) = p(y_t = a) p(b | a)
-            if totals[t, a] >= _TINY_CONDITIONAL:
+            if totals[t, a] >= TINY_CONDITIONAL:
                 factor = marginal / totals[t, a]
                 for b in range(K):
                     joint = factor * exp_trans[a, b] * scaled[t, b]
@@ -377,7 +329,7 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
                 for b in range(K):
                     exponent = (transition[a, b] + node_scores[t + 1, b] + log_beta[t + 1, b]
                                 - log_beta[t, a])
-                    if exponent <= _UNDERFLOW:
+                    if exponent <= UNDERFLOW:
                         continue
                     joint = marginal * np.exp(exponent)
                     node_marginals_out[t + 1, b] += joint

@@ -43,7 +43,7 @@ from .._batch import (
     take_ragged_rows,
 )
 from ..._chunk_tags import chunk_constraints
-from ..multiclass.structure import NodeLabels
+from .._node_labels import NodeLabels
 
 __all__ = ["ChainBatch", "ChainStructure"]
 

@@ -7,7 +7,7 @@ the job of :mod:`sklearn_struct.datasets` (``load_ptb``, ``binarize``).
 
 import re
 
-__all__ = ["MAX_DEPTH", "Tree", "tree_problem"]
+__all__ = ["MAX_DEPTH", "UNARY_JOIN", "Tree", "read_bracketed", "tree_problem"]
 
 #: Separator of the labels of a unary chain that ``binarize`` collapses (``VP+VBZ``).
 UNARY_JOIN = "+"
@@ -65,10 +65,9 @@ class Tree:
         tree : Tree
             The tree, labels as written.
         """
-        tokens = _TOKEN.findall(text)
-        tree, end = _parse(tokens, 0, "<string>", 1)
-        if end != len(tokens):
-            raise ValueError(f"text after the end of the tree: {' '.join(tokens[end:end + 5])!r}")
+        tree, rest = read_bracketed(text, "<string>", 1)
+        if rest:
+            raise ValueError(f"text after the end of the tree: {' '.join(rest[:5])!r}")
         return tree
 
     def is_preterminal(self):
@@ -195,6 +194,35 @@ def tree_problem(tree):
             return problem
         stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
     return ""
+
+
+def read_bracketed(text, source, tree_number):
+    """The tree written in brackets at the start of ``text``, and the tokens after it.
+
+    Parameters
+    ----------
+    text : str
+        Bracketed text starting with ``(``, e.g. ``"(S (NP (DT the) (NN dog)))"``.
+    source : str
+        Where the text comes from, for the error messages (a file and line).
+    tree_number : int
+        The tree's number in its source, for the error messages.
+
+    Returns
+    -------
+    tree : Tree
+        The first tree, labels as written.
+    rest : list of str
+        The tokens (brackets, labels, words) after it.
+
+    Raises
+    ------
+    ValueError
+        If the brackets do not make a tree, or nest deeper than ``MAX_DEPTH``.
+    """
+    tokens = _TOKEN.findall(text)
+    tree, end = _parse(tokens, 0, source, tree_number)
+    return tree, tokens[end:]
 
 
 def _parse(tokens, i, source, tree_number, depth=1):

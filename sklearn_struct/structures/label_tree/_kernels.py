@@ -14,7 +14,7 @@ Sum-product runs an upward pass (children before parents) that sends every
 node's message to its parent, then a downward pass that propagates node
 marginals from the roots through the conditionals ``p(y_child | y_parent)``,
 which gives the edge marginals on the way.  Both are in log space with the
-numerics of the chain's forward-backward (:mod:`..chain._kernels`): a scaled
+numerics of the chain's forward-backward (:mod:`.._log_space`): a scaled
 sum with one exponential per label, and an exact log-sum-exp for an entry
 whose scaled sum is too small to be accurate.  Max-product runs the same
 upward pass with maxima and back-pointers, then reads the labels top-down.
@@ -34,15 +34,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..chain._kernels import (
-    _TINY_CONDITIONAL,
-    _TINY_SUM,
-    _UNDERFLOW,
-    _VECTORISE,
-    _logsumexp,
-    exp_transition,
-)
 from .._kernel import KernelOps
+from .._log_space import (
+    TINY_CONDITIONAL, TINY_SUM, UNDERFLOW, VECTORISE, exp_transition, logsumexp)
 from .._token_kernels import (
     TokenData,
     token_add_features,
@@ -128,7 +122,7 @@ def tree_orders(parents, unit_offsets, order_out):
 
 
 # ------------------------------------------------------------- sum-product
-@njit(cache=True, nogil=True, fastmath=_VECTORISE)
+@njit(cache=True, nogil=True, fastmath=VECTORISE)
 def _upward(node, transition, parent, order, edge_type, exp_trans, row_max, inside, message,
             scaled, totals):
     """Upward sum-product pass; returns ``log Z`` (summed over the trees of the forest).
@@ -152,7 +146,7 @@ def _upward(node, transition, parent, order, edge_type, exp_trans, row_max, insi
         n = order[j]
         p = parent[n]
         if p < 0:
-            log_z += _logsumexp(inside[n])
+            log_z += logsumexp(inside[n])
             continue
         e = edge_type[n]
         shift = inside[n].max()
@@ -163,17 +157,17 @@ def _upward(node, transition, parent, order, edge_type, exp_trans, row_max, insi
             for b in range(K):
                 total += exp_trans[e, a, b] * scaled[n, b]
             totals[n, a] = total
-            if total >= _TINY_SUM:
+            if total >= TINY_SUM:
                 message[n, a] = row_max[e, a] + shift + np.log(total)
             else:
                 for b in range(K):
                     terms[b] = transition[e, a, b] + inside[n, b]
-                message[n, a] = _logsumexp(terms)
+                message[n, a] = logsumexp(terms)
             inside[p, a] += message[n, a]
     return log_z
 
 
-@njit(cache=True, nogil=True, fastmath=_VECTORISE)
+@njit(cache=True, nogil=True, fastmath=VECTORISE)
 def _downward(transition, parent, order, edge_type, exp_trans, inside, message, scaled, totals,
               node_mu, transition_mu, edge_mu, per_edge):
     """Downward pass: node marginals, and tied transition or per-edge marginals.
@@ -192,7 +186,7 @@ def _downward(transition, parent, order, edge_type, exp_trans, inside, message, 
         n = order[j]
         p = parent[n]
         if p < 0:
-            log_z = _logsumexp(inside[n])
+            log_z = logsumexp(inside[n])
             for b in range(K):
                 node_mu[n, b] = np.exp(inside[n, b] - log_z)
             continue
@@ -202,7 +196,7 @@ def _downward(transition, parent, order, edge_type, exp_trans, inside, message, 
             marginal = node_mu[p, a]
             if marginal == 0.0:
                 continue
-            if totals[n, a] >= _TINY_CONDITIONAL:
+            if totals[n, a] >= TINY_CONDITIONAL:
                 factor = marginal / totals[n, a]
                 for b in range(K):
                     joint = factor * exp_trans[e, a, b] * scaled[n, b]
@@ -214,7 +208,7 @@ def _downward(transition, parent, order, edge_type, exp_trans, inside, message, 
             else:
                 for b in range(K):
                     exponent = transition[e, a, b] + inside[n, b] - message[n, a]
-                    if exponent <= _UNDERFLOW:
+                    if exponent <= UNDERFLOW:
                         continue
                     joint = marginal * np.exp(exponent)
                     node_mu[n, b] += joint

@@ -40,7 +40,7 @@ from .._batch import (
 )
 from .._output_space import LabelledUnits
 from .._token_kernels import feature_major, label_major
-from ..multiclass.structure import NodeLabels
+from .._node_labels import NodeLabels
 
 __all__ = ["TreeBatch", "TreeStructure"]
 

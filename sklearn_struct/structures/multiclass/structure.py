@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._base import BaseStructure
+from .._node_labels import weighted_zero_one_losses
 from .._output_space import LabelledUnits
 from .._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
 from .._batch import (
@@ -22,7 +23,6 @@ from .._batch import (
     check_n_states,
     check_part_vector,
     check_sample_weight,
-    check_state_weights,
     check_take_indices,
 )
 
@@ -30,7 +30,6 @@ __all__ = [
     "MulticlassBatch",
     "MulticlassStructure",
     "project_rows_onto_simplex",
-    "weighted_zero_one_losses",
 ]
 
 
@@ -258,67 +257,9 @@ class MulticlassStructure(BaseStructure):
         return w.reshape(batch.n_states, batch.n_features)
 
 
-class NodeLabels(BaseStructure):
-    """Base of structures with a part per node and label (chains, label trees): their
-    decoding and Hamming losses.  A subclass gives ``_check_batch(batch)`` and
-    ``_node_index(batch)``, the ``(n_units_total, n_states)`` index of those parts."""
-
-    def decode(self, batch, z):
-        self._check_batch(batch)
-        z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
-        return z[self._node_index(batch)].argmax(axis=1)
-
-    def part_losses(self, batch, Y):
-        Y = self.check_outputs(batch, Y)
-        losses = np.zeros(batch.part_offsets[-1])
-        losses[self._node_index(batch)] = weighted_zero_one_losses(
-            Y, self.loss_weights, batch.n_states, type(self).__name__
-        )
-        return losses
-
-    def _check_scores(self, batch, scores):
-        self._check_batch(batch)
-        # -inf: a forbidden part (constraints, partial labels)
-        return check_part_vector(scores, batch.part_offsets[-1], type(self).__name__,
-                                 forbidden=True)
-
-
 def _sample_parts(batch):
     """The part of every sample and label: an ``(n_samples, n_states)`` index."""
     return np.arange(batch.n_samples * batch.n_states).reshape(batch.n_samples, batch.n_states)
-
-
-def weighted_zero_one_losses(Y, loss_weights, n_states, owner):
-    """Loss ``loss_weights[Y[i]] * [k != Y[i]]`` of giving unit ``i`` state ``k``.
-
-    Parameters
-    ----------
-    Y : ndarray of int64 of shape (n_units,)
-        True states, already validated.
-    loss_weights : array-like of shape (n_states,) or None
-        Cost of a mistake on a unit of each true state; ``None`` is the 0/1 loss.
-    n_states : int
-        Number of states ``K``.
-    owner : str
-        Name of the structure, quoted in error messages.
-
-    Returns
-    -------
-    losses : ndarray of shape (n_units, n_states)
-        One row of part losses per unit.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_struct.structures.multiclass.structure import weighted_zero_one_losses
-    >>> weighted_zero_one_losses(np.array([0, 2]), [1.0, 1.0, 3.0], 3, "example")
-    array([[0., 1., 1.],
-           [3., 3., 0.]])
-    """
-    weights = check_state_weights(loss_weights, n_states, owner)
-    losses = np.repeat(weights[Y][:, None], n_states, axis=1)
-    losses[np.arange(len(Y)), Y] = 0.0
-    return losses
 
 
 def project_rows_onto_simplex(V):

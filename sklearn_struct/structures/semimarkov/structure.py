@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._chunk_tags import _scheme_tags
+from ..._chunk_tags import scheme_tags
 from .._base import BaseStructure
 from .._output_space import OutputSpace
 from .._targets import _is_partial
@@ -145,7 +145,7 @@ class SemiMarkovStructure(BaseStructure):
         """Segment labels and the tag tables of the kernel data."""
         name = type(self).__name__
         try:
-            tags = _scheme_tags(labels, self.scheme)
+            tags = scheme_tags(labels, self.scheme)
         except (TypeError, ValueError) as error:
             raise type(error)(f"{name}(scheme={self.scheme!r}): {error}") from None
         types = sorted({chunk_type for _, chunk_type in tags if chunk_type})
