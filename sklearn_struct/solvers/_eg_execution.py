@@ -49,8 +49,9 @@ class OnlineEpoch:
     structure's numba loss kernels when it has their operations.
 
     The kernel data that the passes read live in :class:`KernelShards`: whole in memory,
-    or, past ``cache_size`` megabytes, in shards on disk that a pass reads in turn (it
-    then visits the examples shard by shard, :meth:`KernelShards.blocked`).
+    or, past ``cache_size`` megabytes, in shards on disk that a pass reads a window of
+    shards at a time (it then visits the examples window by window,
+    :meth:`KernelShards.windows`).
     """
 
     def __init__(self, datafit, n_threads=1, cache_size=None, cache_dir=None):
@@ -101,7 +102,7 @@ class OnlineEpoch:
             losses, margins = np.empty(p.n_samples), np.empty(p.n_samples)
             w_kernel = p.structure.kernel_weights(p.batch, w)
             mu = np.empty(0) if margins_of is None else margins_of
-            for shard in self.shards.walk():
+            for shard in (shard for window in self.shards.walk() for shard in window):
                 def share(examples, shard=shard):
                     self.loss_kernel(examples, shard.data, shard.part_offsets,
                                      shard.unit_offsets, *self._loss_vectors(shard), w_kernel,
@@ -122,25 +123,34 @@ class OnlineEpoch:
             self.w_scratch = [np.zeros_like(w_kernel) for _ in range(self.n_threads)]
         # (the log loss's step reads no part losses: they are not even computed for it)
         part_losses = np.empty(0) if loss == "log" else p.part_losses
-        blocks = self.shards.blocked(order)
+        plan = self.shards.windows(order)
         tries = 0
-        for (_, visits), shard in zip(blocks, self.shards.walk([k for k, _ in blocks])):
+        for (window, visits), loaded in zip(plan, self.shards.walk([k for k, _ in plan])):
             if tries >= budget:
                 break
+            shards = dict(zip(window, loaded))
 
-            def epoch(examples, shard=shard, left=budget - tries, n_visits=len(visits)):
-                # a thread's share of the shard's visits and of the budget left
-                share = int(examples[0] % self.n_threads) if len(examples) else 0
-                parts = shard.parts
-                return self.kernel(
-                    examples, int(np.ceil(left * len(examples) / max(n_visits, 1))),
-                    _eg_kernels.SMOOTHED_HINGE if smoothed else LOSSES[loss],
-                    adaptive, eta, MAX_HALVINGS, shard.data, shard.part_offsets,
-                    part_losses[parts], shard.examples(p.sample_weight), C, w_kernel,
-                    self.w_scratch[share], self.scale, state.theta[parts], state.mu[parts],
-                    shard.examples(state.terms), shard.examples(state.etas),
-                    state.beta if smoothed else 0.0,
-                )
+            def epoch(share, left=budget - tries, n_visits=len(visits), shards=shards):
+                # a thread's share of the window's visits and of the budget left, visited a
+                # run of one shard's examples at a time
+                thread = int(share[0] % self.n_threads) if len(share) else 0
+                allowed = int(np.ceil(left * len(share) / max(n_visits, 1)))
+                done = 0
+                for k, local in self.shards.runs(share):
+                    if done >= allowed:
+                        break
+                    shard = shards[k]
+                    parts = shard.parts
+                    done += self.kernel(
+                        local, allowed - done,
+                        _eg_kernels.SMOOTHED_HINGE if smoothed else LOSSES[loss],
+                        adaptive, eta, MAX_HALVINGS, shard.data, shard.part_offsets,
+                        part_losses[parts], shard.examples(p.sample_weight), C, w_kernel,
+                        self.w_scratch[thread], self.scale, state.theta[parts],
+                        state.mu[parts], shard.examples(state.terms),
+                        shard.examples(state.etas), state.beta if smoothed else 0.0,
+                    )
+                return done
 
             tries += self._on_threads(epoch, visits)
         if self.n_threads == 1:
@@ -166,7 +176,7 @@ class OnlineEpoch:
             self.features_kernel = specialize(_eg_kernels.add_expected_features,
                                               p.structure.kernel_ops)
         expected = 0.0
-        for shard in self.shards.walk():
+        for shard in (shard for window in self.shards.walk() for shard in window):
             def share(examples, shard=shard):
                 w = np.zeros(n_weights)
                 self.features_kernel(examples, shard.data, shard.part_offsets,

@@ -8,18 +8,26 @@ take 4.5 GB, and a treebank eight times as large would not fit in memory at all.
 :class:`KernelShards` bounds it.  Without a budget, or when the data's kernel
 data are estimated to fit in it (from a sample of examples), there is one shard,
 the whole batch's kernel data in memory, as before.  Otherwise the examples are
-cut into contiguous shards of about a third of the budget each; every shard's
-kernel data are built once (one shard alive at a time), written to a scratch
-folder, and a pass reads them back in turn, the next shard read by a background
-thread while the kernels work on the current one (the kernels release the GIL):
-MSTParser kept its feature forest on disk for the same reason.  A pass then
-visits the examples shard by shard (:meth:`KernelShards.blocked`), in the order
-the shards first appear in the pass's visits, and within a shard in the visits'
-own order, so that every shard is read once per pass.
+cut into contiguous shards, ``SHARDS_PER_WINDOW`` to a *window* of about a third
+of the budget; every shard's kernel data are built once (one shard alive at a
+time) and written to a scratch folder, and a pass reads them back a window at a
+time, the next window read by a background thread while the kernels work on the
+current one (the kernels release the GIL): MSTParser kept its feature forest on
+disk for the same reason.
+
+A pass groups the shards into windows anew, in the order the shards first appear
+in its visits, and visits each window's examples in the visits' own order, first
+visits first (:meth:`KernelShards.windows`), so that every shard is read once per
+pass.  The
+windows hold many small shards because the examples that a pass visits together
+must change from pass to pass: with one shard to a window, the same examples
+were visited together in every pass, and online EG on EWT converged many times
+more slowly than in memory (``benchmarks/results/parsing_memory.md``).
 
 The solvers call their numba kernels on one shard at a time with the shard's
-local offsets and their own flat vectors sliced to the shard (:meth:`Shard.parts`
-and :meth:`Shard.examples`): the kernels do not change.
+local offsets and their own flat vectors sliced to the shard (:attr:`Shard.parts`
+and :meth:`Shard.examples`), once per run of consecutive visits in one shard
+(:meth:`KernelShards.runs`): the kernels do not change.
 """
 
 import os
@@ -38,9 +46,14 @@ __all__ = ["KernelShards", "check_cache_dir"]
 MB = 2 ** 20
 #: Examples whose kernel data estimate the bytes per part of the whole batch.
 PROBE_EXAMPLES = 64
-#: Shards of at most this share of ``cache_size``: the shard in use, the next one being
-#: read, and the slack of the buffers' allocation.
-SHARD_SHARE = 1 / 3
+#: Windows of at most this share of ``cache_size``: the window in use, the next one
+#: being read, and the slack of the buffers' allocation.
+WINDOW_SHARE = 1 / 3
+#: Shards to a window: how finely a pass regroups the examples it visits together.
+SHARDS_PER_WINDOW = 16
+#: Arrays read into a window's buffer start at multiples of this many bytes (numba's
+#: kernels take aligned arrays).
+ALIGNMENT = 64
 
 
 def check_cache_dir(cache_dir):
@@ -86,6 +99,29 @@ def _array_sizes(layout):
     if layout[0] == "tuple":
         return [size for field in layout[2] for size in _array_sizes(field)]
     return []
+
+
+def _occurrences(values):
+    """How many times each entry's value occurs before it in ``values``."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(ordered)) + 1]
+    lengths = np.diff(np.r_[starts, len(values)])
+    occurrences = np.empty(len(values), dtype=np.int64)
+    occurrences[order] = np.arange(len(values)) - np.repeat(starts, lengths)
+    return occurrences
+
+
+def _aligned(size):
+    return -(-size // ALIGNMENT) * ALIGNMENT
+
+
+def _pieces(buffer, sizes):
+    """Consecutive aligned pieces of ``buffer``, of the byte ``sizes`` in turn."""
+    start = 0
+    for size in sizes:
+        yield buffer[start:start + size]
+        start += _aligned(size)
 
 
 def _read(layout, file, buffers):
@@ -146,13 +182,14 @@ class KernelShards:
     Raises
     ------
     ValueError
-        If one example's kernel data alone take more than a shard may hold.
+        If one example's kernel data alone take more than a window may hold.
     """
 
     def __init__(self, structure, batch, cache_size=None, cache_dir=None):
         self.structure = structure
         self.folder = None
-        self._buffers = None
+        self.window_bytes = np.inf
+        self._buffers = [np.empty(0, dtype=np.uint8)] * 2  # the window in use, the next
         self._last_walk = []
         n, part_offsets = batch.n_samples, batch.part_offsets
         budget = None if cache_size is None else cache_size * MB
@@ -162,16 +199,19 @@ class KernelShards:
             self.shards = [Shard(0, n, slice(0, int(part_offsets[-1])),
                                  slice(0, int(batch.unit_offsets[-1])), part_offsets,
                                  batch.unit_offsets, _nbytes(data), data)]
+            self._starts = np.zeros(1, dtype=np.int64)
             return
         check_cache_dir(cache_dir)
         self.folder = tempfile.mkdtemp(prefix="sklearn_struct-cache-", dir=cache_dir)
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)
+        self.window_bytes = budget * WINDOW_SHARE
         try:
-            self.shards = self._spilled(structure, batch, budget * SHARD_SHARE,
+            self.shards = self._spilled(structure, batch,
                                         estimated / max(int(part_offsets[-1]), 1), cache_size)
         except BaseException:
             self.close()
             raise
+        self._starts = np.array([shard.start for shard in self.shards], dtype=np.int64)
 
     @staticmethod
     def _estimated_bytes(structure, batch):
@@ -184,10 +224,11 @@ class KernelShards:
             int(sub.part_offsets[-1]), 1)
         return per_part * int(batch.part_offsets[-1])
 
-    def _spilled(self, structure, batch, shard_bytes, per_part, cache_size):
+    def _spilled(self, structure, batch, per_part, cache_size):
         """Build every shard's kernel data in turn and write it to the scratch folder; a
-        range of examples whose data outgrow ``shard_bytes`` (estimated from ``per_part``
-        bytes per part) is halved."""
+        range of examples whose data outgrow a shard's share of a window (estimated from
+        ``per_part`` bytes per part) is halved."""
+        shard_bytes = self.window_bytes / SHARDS_PER_WINDOW
         chunks = ExampleChunks(structure, batch, max_parts=max(int(shard_bytes / per_part), 1))
         pending, shards = list(reversed(chunks.bounds)), []
         po, uo = batch.part_offsets, batch.unit_offsets
@@ -200,11 +241,11 @@ class KernelShards:
                 middle = (start + stop) // 2
                 pending += [(middle, stop), (start, middle)]
                 continue
-            if nbytes > shard_bytes:
+            if nbytes > self.window_bytes:
                 raise ValueError(
                     f"cache_size={cache_size:g} MB is too small for example {start}: its "
                     f"feature cache alone takes {nbytes / MB:.3g} MB, and a fit holds up to "
-                    f"three shards at once; give cache_size >= {3 * nbytes / MB:.3g}, or "
+                    f"three times that at once; give cache_size >= {3 * nbytes / MB:.3g}, or "
                     "cache_size=None to keep the whole cache in memory.")
             path = os.path.join(self.folder, f"shard{len(shards)}.bin")
             with open(path, "wb") as file:
@@ -228,56 +269,97 @@ class KernelShards:
         """Whether the shards live on disk."""
         return self.folder is not None
 
-    def blocked(self, visits):
-        """The ``visits`` (example indices) grouped by shard, as ``[(shard index, local
-        visits)]``: shards in the order of their first visit, each shard's visits in their
-        own order."""
+    def _shard_of(self, examples):
+        return np.searchsorted(self._starts, examples, side="right") - 1
+
+    def _grouped(self, indices):
+        """The shards ``indices``, in turn, cut into windows of at most ``window_bytes``."""
+        windows, size = [], 0
+        for k in indices:
+            nbytes = self.shards[k].nbytes
+            if not windows or size + nbytes > self.window_bytes:
+                windows.append([])
+                size = 0
+            windows[-1].append(k)
+            size += nbytes
+        return windows
+
+    def windows(self, visits):
+        """The ``visits`` (example indices) of a pass grouped by window, as ``[(shard
+        indices, visits)]``: the shards in the order of their first visit, cut into windows,
+        and each window's visits in their own order, every example's first visit before
+        any second one (and so on): an example visited twice in a pass (``order="gap"``)
+        is not visited twice in a row."""
         if len(self.shards) == 1:
-            return [(0, visits)]
-        starts = np.array([shard.start for shard in self.shards])
-        shard_of = np.searchsorted(starts, visits, side="right") - 1
+            return [([0], visits)]
+        shard_of = self._shard_of(visits)
         first = np.full(len(self.shards), len(visits))
         np.minimum.at(first, shard_of, np.arange(len(visits)))
-        return [(int(k), visits[shard_of == k] - self.shards[k].start)
-                for k in np.argsort(first, kind="stable") if first[k] < len(visits)]
+        visited = [int(k) for k in np.argsort(first, kind="stable") if first[k] < len(visits)]
+        windows = self._grouped(visited)
+        window_of = np.empty(len(self.shards), dtype=np.int64)
+        for position, window in enumerate(windows):
+            window_of[window] = position
+        visit_window = window_of[shard_of]
+        order = np.lexsort((_occurrences(visits), visit_window))
+        cuts = np.r_[0, np.cumsum(np.bincount(visit_window, minlength=len(windows)))]
+        return [(window, visits[order[a:b]]) for window, a, b in zip(windows, cuts, cuts[1:])]
 
-    def walk(self, indices=None):
-        """Yield the shards ``indices`` in turn with their kernel data loaded, reading the
-        next one from disk while the caller works on the current one.
+    def runs(self, visits):
+        """The ``visits`` cut where they move to another shard, as ``[(shard index, local
+        visits)]`` in their own order."""
+        if len(self.shards) == 1 or len(visits) == 0:
+            return [(0, visits)] if len(self.shards) == 1 else []
+        shard_of = self._shard_of(visits)
+        cuts = np.flatnonzero(np.diff(shard_of)) + 1
+        return [(int(shard_of[a]), visits[a:b] - self.shards[shard_of[a]].start)
+                for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(visits)])]
 
-        ``indices`` None walks every shard, those read last first: the operating system
+    def walk(self, windows=None):
+        """Yield the shards of each of ``windows`` (lists of shard indices) in turn, as a
+        list with their kernel data loaded, reading the next window from disk while the
+        caller works on the current one.
+
+        ``windows`` None walks every shard, those read last first: the operating system
         keeps the files last read in memory, and a walk in the order of the one before
         would evict each shard just before reading it (a data set larger than the page
         cache would then come from disk twice per pass)."""
-        if indices is None:
+        if windows is None:
             last = self._last_walk
             unread = sorted(set(range(len(self.shards))) - set(last))
-            indices = last[::-1] + unread
-        indices = list(indices)
-        self._last_walk = indices
+            windows = self._grouped(last[::-1] + unread)
+        windows = [list(window) for window in windows]
+        self._last_walk = [k for window in windows for k in window]
         if not self.streamed:
-            for k in indices:
-                yield self.shards[k]
+            for window in windows:
+                yield [self.shards[k] for k in window]
             return
-        if self._buffers is None:  # two sets: the shard in use, and the next one read
-            sizes = np.max([_array_sizes(shard.layout) for shard in self.shards], axis=0)
-            self._buffers = [[np.empty(size, dtype=np.uint8) for size in sizes]
-                             for _ in range(2)]
         with ThreadPoolExecutor(1) as reader:
-            pending = reader.submit(self._load, indices[0], 0) if indices else None
-            for position in range(len(indices)):
-                shard = pending.result()
-                # the set of the shard before this one is free: the caller is done with it
-                pending = (reader.submit(self._load, indices[position + 1], (position + 1) % 2)
-                           if position + 1 < len(indices) else None)
-                yield shard
+            pending = reader.submit(self._load, windows[0], 0) if windows else None
+            for position in range(len(windows)):
+                loaded = pending.result()
+                # the buffer of the window before this one is free: the caller is done with it
+                pending = (reader.submit(self._load, windows[position + 1], (position + 1) % 2)
+                           if position + 1 < len(windows) else None)
+                yield loaded
 
-    def _load(self, k, buffer_set):
-        shard = self.shards[k]
-        with open(shard.path, "rb", buffering=0) as file:
-            data = _read(shard.layout, file, iter(self._buffers[buffer_set]))
-        return Shard(shard.start, shard.stop, shard.parts, shard.units, shard.part_offsets,
-                     shard.unit_offsets, shard.nbytes, data)
+    def _load(self, window, slot):
+        """The shards ``window`` read into buffer ``slot`` (grown when too small)."""
+        sizes = [[_aligned(size) for size in _array_sizes(self.shards[k].layout)]
+                 for k in window]
+        needed = sum(map(sum, sizes))
+        if self._buffers[slot].shape[0] < needed:
+            self._buffers[slot] = np.empty(needed, dtype=np.uint8)
+        loaded, start = [], 0
+        for k, shard_sizes in zip(window, sizes):
+            shard = self.shards[k]
+            pieces = _pieces(self._buffers[slot][start:], _array_sizes(shard.layout))
+            start += sum(shard_sizes)
+            with open(shard.path, "rb", buffering=0) as file:
+                data = _read(shard.layout, file, pieces)
+            loaded.append(Shard(shard.start, shard.stop, shard.parts, shard.units,
+                                shard.part_offsets, shard.unit_offsets, shard.nbytes, data))
+        return loaded
 
     def close(self):
         """Remove the shards' scratch folder (no-op when everything is in memory)."""

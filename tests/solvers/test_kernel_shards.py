@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_struct import EGCRF, EGStructuredSVM
 from sklearn_struct.datasets import load_ocr_default
-from sklearn_struct.solvers._kernel_shards import KernelShards
+from sklearn_struct.solvers._kernel_shards import SHARDS_PER_WINDOW, KernelShards
 from sklearn_struct.structures import (ChainStructure, DependencyTreeStructure,
                                        SiblingDependencyStructure)
 
@@ -73,8 +73,10 @@ def test_a_small_cache_size_makes_many_shards_on_disk():
         assert [s.start for s in shards.shards] == sorted(s.start for s in shards.shards)
         assert shards.shards[0].start == 0 and shards.shards[-1].stop == len(X)
         assert all(a.stop == b.start for a, b in zip(shards.shards, shards.shards[1:]))
-        # every shard holds at most a third of the budget
-        assert max(s.nbytes for s in shards.shards) <= whole.nbytes / 10 / 3
+        # every shard holds at most its share of a window (a third of the budget), or one
+        # example
+        share = whole.nbytes / 10 / 3 / SHARDS_PER_WINDOW
+        assert all(s.nbytes <= share or s.stop - s.start == 1 for s in shards.shards)
         assert len(os.listdir(shards.folder)) == len(shards)
         folder = shards.folder
     finally:
@@ -82,29 +84,52 @@ def test_a_small_cache_size_makes_many_shards_on_disk():
     assert not os.path.exists(folder)
 
 
-def test_blocked_order_visits_shard_by_shard():
+def test_windows_regroup_the_shards_in_every_pass_and_keep_the_visits_order():
     X, y = _letters()
     structure = ChainStructure()
     batch = structure.make_batch(X, n_states=26)
     shards = KernelShards(structure, batch, cache_size=0.1)
     try:
-        visits = np.random.RandomState(1).randint(0, len(X), size=3 * len(X))
-        blocks = shards.blocked(visits)
-        starts = [shards.shards[k].start for k, _ in blocks]
-        # each visited shard once, in the order of its first visit
-        first = {}
-        for position, i in enumerate(visits):
-            k = max(j for j, s in enumerate(shards.shards) if s.start <= i)
-            first.setdefault(k, position)
-        assert [k for k, _ in blocks] == sorted(first, key=first.get)
-        # within a shard, the visits in their own order, as local indices
-        for (k, local), start in zip(blocks, starts):
-            shard = shards.shards[k]
-            expected = visits[(visits >= shard.start) & (visits < shard.stop)] - start
-            np.testing.assert_array_equal(local, expected)
-        assert sum(len(local) for _, local in blocks) == len(visits)
+        assert len(shards) >= 4 * SHARDS_PER_WINDOW
+        starts = np.array([shard.start for shard in shards.shards])
+        together = []
+        for seed in range(2):
+            visits = np.random.RandomState(seed).randint(0, len(X), size=3 * len(X))
+            windows = shards.windows(visits)
+            shard_of = np.searchsorted(starts, visits, side="right") - 1
+            # each visited shard in one window, in the order of the shards' first visits
+            first = dict.fromkeys(shard_of.tolist())
+            assert [k for window, _ in windows for k in window] == list(first)
+            for window, window_visits in windows:
+                assert sum(shards.shards[k].nbytes for k in window) <= shards.window_bytes
+                # the window's visits in their own order, every example's first visit before
+                # any second one
+                mine = visits[np.isin(shard_of, window)]
+                rounds = [mine[[list(mine[:j]).count(i) == r for j, i in enumerate(mine)]]
+                          for r in range(np.bincount(mine).max())]
+                np.testing.assert_array_equal(window_visits, np.concatenate(rounds))
+                # cut into runs of one shard, as local indices
+                runs = shards.runs(window_visits)
+                assert all(a != b for (a, _), (b, _) in zip(runs, runs[1:]))
+                np.testing.assert_array_equal(
+                    np.concatenate([local + shards.shards[k].start for k, local in runs]),
+                    window_visits)
+            together.append({frozenset(window) for window, _ in windows})
+        # the examples visited together change from pass to pass
+        assert together[0] != together[1]
     finally:
         shards.close()
+
+
+def test_streamed_gap_order_takes_about_the_passes_of_the_fit_in_memory():
+    """With one shard to a window, the streamed fit visited the same examples together
+    in every pass and took twice the passes of the fit in memory to a gap of 1e-4."""
+    X, y = _letters(200)
+    whole = KernelShards(ChainStructure(), ChainStructure().make_batch(X, n_states=26))
+    passes = [EGCRF(C=1.0, max_iter=300, tol=1e-4, random_state=0,
+                    cache_size=cache_size).fit(X, y).history_["passes"][-1]
+              for cache_size in (None, whole.nbytes / 2 ** 20 / 10)]
+    assert passes[1] <= 1.3 * passes[0]
 
 
 def test_gap_order_streamed_reaches_the_same_optimum(tmp_path):
@@ -176,24 +201,31 @@ def test_a_walk_of_every_shard_reads_those_read_last_first():
     shards = KernelShards(structure, structure.make_batch(X, n_states=26), cache_size=0.1)
     try:
         n = len(shards)
-        assert [s.start for s in shards.walk()] == [s.start for s in shards.shards]
-        order = [3, 0, 5]
-        loaded = list(shards.walk(order))
-        assert [s.start for s in loaded] == [shards.shards[k].start for k in order]
+
+        def walked(windows=None):
+            return [[s.start for s in loaded] for loaded in shards.walk(windows)]
+
+        everything = walked()
+        assert sum(everything, []) == [s.start for s in shards.shards]
+        assert len(everything) > 1  # in windows that fit the budget
+        windows = [[3, 0], [5]]
+        loaded = list(shards.walk(windows))
+        assert [[s.start for s in window] for window in loaded] == [
+            [shards.shards[k].start for k in window] for window in windows]
         # with its kernel data read back as it was built
         batch = structure.make_batch(X, n_states=26)
         first = shards.shards[0]
         built = structure.kernel_data(structure.take(batch, np.arange(first.start, first.stop)),
                                       training=True)
         for name, value in zip(built._fields, built):
-            read = getattr(loaded[1].data, name)
+            read = getattr(loaded[0][1].data, name)
             if isinstance(value, np.ndarray):
-                assert read.dtype == value.dtype
+                assert read.dtype == value.dtype and read.flags.aligned
                 np.testing.assert_array_equal(read, value)
             else:
                 assert read == value
-        expected = [5, 0, 3] + [k for k in range(n) if k not in order]
-        assert [s.start for s in shards.walk()] == [shards.shards[k].start for k in expected]
+        expected = [5, 0, 3] + [k for k in range(n) if k not in (0, 3, 5)]
+        assert sum(walked(), []) == [shards.shards[k].start for k in expected]
     finally:
         shards.close()
 
