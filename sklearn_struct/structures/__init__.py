@@ -15,6 +15,7 @@ from .dependency import (DependencyBatch, DependencyTreeStructure, HeadsCodec,
 from .grammar import Grammar, ParseBatch, TreeCodec, WeightedCFGStructure
 from .matching import MatchingBatch, MatchingStructure
 from .mincut import MinCutBatch, MinCutStructure
+from .monotone import MonotoneAlignmentStructure, MonotoneBatch
 from .multiclass import MulticlassBatch, MulticlassStructure
 from .semimarkov import SemiMarkovBatch, SemiMarkovStructure
 from .label_tree import TreeBatch, TreeStructure
@@ -30,6 +31,7 @@ STRUCTURES = {
     "sibling_dependency": SiblingDependencyStructure,
     "tree": TreeStructure,
     "semimarkov": SemiMarkovStructure,
+    "monotone": MonotoneAlignmentStructure,
 }
 
 #: Names of structures that no default builds, and how to build them instead.
@@ -54,6 +56,8 @@ __all__ = [
     "MatchingStructure",
     "MinCutBatch",
     "MinCutStructure",
+    "MonotoneAlignmentStructure",
+    "MonotoneBatch",
     "MulticlassBatch",
     "MulticlassStructure",
     "OutputSpace",

@@ -43,8 +43,8 @@ methods it overrides and its :attr:`~BaseStructure.kernel_ops`:
 
 * data: :meth:`~BaseStructure.make_batch`, :meth:`~BaseStructure.take`,
   :meth:`~BaseStructure.check_outputs`;
-* parts: :meth:`~BaseStructure.part_losses`, :meth:`~BaseStructure.decode`
-  and, where the losses are not Hamming, :meth:`~BaseStructure.loss_offsets`;
+* parts: :meth:`~BaseStructure.part_losses` and, where the losses are not
+  Hamming, :meth:`~BaseStructure.loss_offsets`;
 * kernels: :attr:`~BaseStructure.kernel_ops` and
   :meth:`~BaseStructure.kernel_data`, the per-example numba operations
   (scores, features, encodings, a dynamic program as a hypergraph, or
@@ -56,21 +56,13 @@ methods it overrides and its :attr:`~BaseStructure.kernel_ops`:
   :meth:`~BaseStructure.output_space`, the presentation side (target codec,
   scores, weight names: :mod:`._output_space`).
 
-Everything else is derived: the batch operations of :data:`OPERATIONS`
-(:meth:`~BaseStructure.part_scores`, :meth:`~BaseStructure.expected_features`,
-:meth:`~BaseStructure.encode`, :meth:`~BaseStructure.argmax`,
-:meth:`~BaseStructure.loss_augmented_argmax`,
-:meth:`~BaseStructure.marginals`, :meth:`~BaseStructure.log_partition`,
-:meth:`~BaseStructure.k_best`, :meth:`~BaseStructure.sample`,
-:meth:`~BaseStructure.project`) come from the kernels, and
-:meth:`~BaseStructure.supports` reads what is provided, so nothing is declared
-twice.  A hand-written batch method (a chain's vectorised forward-backward)
-overrides its derived one and is checked against it by
-:func:`sklearn_struct.utils.check_structure`.
-
-A structure object is never modified by an operation: anything an operation
-wants to carry to its next call (the duals of a warm-started projection) lives
-in an object the caller owns.
+Everything else is derived: the batch operations of :data:`OPERATIONS` (scores,
+features, encoding, decoding, argmax, marginals, k-best, samples, projection)
+come from the kernels, and :meth:`~BaseStructure.supports` reads what is
+provided, so nothing is declared twice.  A hand-written batch method (a chain's
+forward-backward) overrides its derived one, and ``check_structure`` compares them.
+A structure object is never modified by an operation: what an operation carries to
+its next call (the duals of a warm-started projection) lives in the caller's object.
 """
 
 from abc import ABC, abstractmethod
@@ -162,6 +154,7 @@ _FROM_KERNEL = {
     "part_scores": ("part_scores",),
     "expected_features": ("add_features",),
     "encode": ("encode",),
+    "decode": ("decode",),
     "argmax": ("argmax",),
     "marginals": ("marginals",),
     "project": ("project",),
@@ -452,7 +445,12 @@ class BaseStructure(ABC):
         UnsupportedOperation
             If the structure does not implement this operation.
         """
-        self._unsupported("decode")
+        ops = self._kernel_for("decode")
+        z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
+        Y = np.empty(int(batch.unit_offsets[-1]), dtype=np.int64)
+        specialize(_generic_kernels.batch_decode, ops)(
+            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, z, Y)
+        return Y
 
     def part_losses(self, batch, Y):
         """Loss of every part ``l(x_i, y_i, r)`` with respect to the true outputs.

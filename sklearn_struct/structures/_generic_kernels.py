@@ -5,8 +5,8 @@ batch inside numba and calls the structure's per-example operation on the
 slices of example ``i`` (parts ``part_offsets[i]:part_offsets[i + 1]``,
 output units ``unit_offsets[i]:unit_offsets[i + 1]``).
 :class:`~sklearn_struct.structures.BaseStructure` uses them as the default
-``part_scores``, ``expected_features``, ``marginals``, ``argmax``, ``encode``
-and ``project`` of a structure that gives :class:`._kernel.KernelOps`.
+``part_scores``, ``expected_features``, ``marginals``, ``argmax``, ``encode``,
+``decode`` and ``project`` of a structure that gives :class:`._kernel.KernelOps`.
 """
 
 import numpy as np
@@ -54,6 +54,12 @@ def batch_encode(data, part_offsets, unit_offsets, Y, z):
     for i in range(part_offsets.shape[0] - 1):
         encode_op(data, i, Y[unit_offsets[i]:unit_offsets[i + 1]],
                   z[part_offsets[i]:part_offsets[i + 1]])
+
+
+def batch_decode(data, part_offsets, unit_offsets, z, Y):
+    for i in range(part_offsets.shape[0] - 1):
+        decode_op(data, i, z[part_offsets[i]:part_offsets[i + 1]],
+                  Y[unit_offsets[i]:unit_offsets[i + 1]])
 
 
 def batch_project(data, part_offsets, v, out):

@@ -44,6 +44,9 @@ def site(tmp_path_factory):
     shutil.copytree(ROOT / "doc", work / "doc",
                     ignore=shutil.ignore_patterns("_build", "gen_modules", "auto_examples"))
     shutil.copytree(ROOT / "examples", work / "examples")
+    # the structures guide shows the worked structure's source
+    shutil.copytree(ROOT / "sklearn_struct", work / "sklearn_struct",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "benchmarks" / "results", work / "benchmarks" / "results")
     out = work / "html"
     env = dict(os.environ, SKLEARN_STRUCT_DOCS_OFFLINE="1")

@@ -264,15 +264,6 @@ class SemiMarkovStructure(BaseStructure):
                                self.loss == "token", self.scheme == "BIOES", losses)
         return losses
 
-    def decode(self, batch, z):
-        z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
-        data = self.kernel_data(batch)
-        Y = np.empty(int(batch.unit_offsets[-1]), dtype=np.int64)
-        for i in range(batch.n_samples):
-            kernels.semimarkov_decode(data, i, z[batch.part_offsets[i]:batch.part_offsets[i + 1]],
-                                      Y[batch.unit_offsets[i]:batch.unit_offsets[i + 1]])
-        return Y
-
 
 def _segments(tags, tables):
     """``(label, start, end)`` of the segments of tag indices ``tags`` (``end`` exclusive),

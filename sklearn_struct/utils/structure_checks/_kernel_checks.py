@@ -166,7 +166,7 @@ def _generic_loops_and_inference(inst, op, data, w, rng):
     if kernel_provides(s, "encode"):
         for i in range(n):
             for k, y_i in enumerate(inst.outputs[i]):
-                out = np.zeros(inst.n_parts_of(i))
+                out = np.full(inst.n_parts_of(i), np.nan)  # the kernel writes every part
                 op("encode", data, i, y_i.copy(), out)
                 _assert_close(out, inst.encodings[i][k],
                               f"kernel encode of output {y_i.tolist()} of example {i}")
