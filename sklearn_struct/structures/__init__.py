@@ -16,6 +16,7 @@ from .grammar import Grammar, ParseBatch, TreeCodec, WeightedCFGStructure
 from .matching import MatchingBatch, MatchingStructure
 from .mincut import MinCutBatch, MinCutStructure
 from .multiclass import MulticlassBatch, MulticlassStructure
+from .pruned_chain import PrunedChainBatch, PrunedChainStructure
 from .semimarkov import SemiMarkovBatch, SemiMarkovStructure
 from .label_tree import TreeBatch, TreeStructure
 
@@ -24,6 +25,7 @@ from .label_tree import TreeBatch, TreeStructure
 STRUCTURES = {
     "multiclass": MulticlassStructure,
     "chain": ChainStructure,
+    "pruned_chain": PrunedChainStructure,
     "matching": MatchingStructure,
     "mincut": MinCutStructure,
     "dependency": DependencyTreeStructure,
@@ -58,6 +60,8 @@ __all__ = [
     "MulticlassStructure",
     "OutputSpace",
     "ParseBatch",
+    "PrunedChainBatch",
+    "PrunedChainStructure",
     "SemiMarkovBatch",
     "SemiMarkovStructure",
     "SiblingDependencyStructure",

@@ -1,0 +1,324 @@
+"""A first-order chain over candidate labels from a tag dictionary, for large label sets.
+
+An exact chain costs ``O(T L^2)`` per sentence, and EG keeps one dual value per part: with
+``L = 321`` labels that is 103k tied transition parts per sentence.  The pruned chain lets
+token ``t`` take only its *candidates* ``C_t``: the labels the training data saw with its
+word, when the word was seen at least ``min_count`` times; else (a rare or unknown word)
+the labels seen on the rare words of the training data.  Its parts are the candidates'
+node parts and, per position, the pairs of adjacent candidate sets, so that inference
+and the dual cost ``O(sum_t |C_{t-1}| |C_t|)``.  Its weights and features are the
+chain's; with every label a candidate it is the exact chain.  The training labels are
+always candidates (every label seen with a frequent word is kept, and the fallback is
+every label seen on a rare word).
+"""
+
+from dataclasses import dataclass
+import types
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _kernels as kernels
+from .._base import BaseStructure
+from .._output_space import LabelledUnits
+from .._token_kernels import feature_major, label_major, token_features
+from .._batch import (Batch, check_encoded_states, check_n_states, check_state_weights,
+                      check_take_indices, example_column_norms, example_of_unit,
+                      offsets_from_lengths, stack_ragged_rows, take_ragged_rows)
+
+__all__ = ["PrunedChainBatch", "PrunedChainStructure"]
+
+
+@dataclass(frozen=True)
+class PrunedChainBatch(Batch):
+    """Sequences and their candidate labels (the part layout: see ``_kernels``).
+
+    ``labels[candidate_offsets[u]:candidate_offsets[u + 1]]`` are token ``u``'s
+    candidates; ``pair_offsets`` counts the transition parts into every token.
+    """
+
+    X: object
+    n_states: int
+    start_end: bool
+    candidate_offsets: np.ndarray
+    labels: np.ndarray
+    pair_offsets: np.ndarray
+
+
+class PrunedChainStructure(BaseStructure):
+    """First-order chain whose tokens take only the candidate labels of a tag dictionary.
+
+    The model (features, weights, score of a labelling) is that of
+    :class:`ChainStructure`; the output set is restricted: token ``t`` takes a label
+    among its candidates, which come from ``allowed_labels``, a row per word (see the
+    module docstring).  Estimators fit the dictionary from the training data
+    (:meth:`PrunedChainOutputs.for_training_data`) and predict with it.  Read more in
+    the :ref:`User Guide <large_label_sets>`.
+
+    Parameters
+    ----------
+    word_features : array-like of int, default=None
+        The columns of ``X`` that name a token's word (e.g. the ``w[0]=...`` columns of
+        a :class:`~sklearn_struct.preprocessing.SequenceDictVectorizer`): a token's word
+        is its first non-zero one.  ``None``: no word is known, every token takes the
+        fallback (every training label: the exact chain).
+    min_count : int, default=5
+        A word seen fewer times in training is rare: it takes the fallback.
+    allowed_labels : array-like of bool of shape (len(word_features) + 1, n_states), \
+            default=None
+        The dictionary: row ``j`` the candidates of word ``word_features[j]``, the last
+        row those of any other token.  ``None``: fitted by the estimator.
+    start_end : bool, default=True
+        Add start and end parts.
+    loss_weights : array-like of shape (n_states,), default=None
+        Cost of mislabelling a token of each true label (``None``: Hamming loss).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import PrunedChainStructure
+    >>> X = [np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])]   # words: 0, 1, unknown
+    >>> structure = PrunedChainStructure(word_features=[0, 1], start_end=False,
+    ...     allowed_labels=[[True, False, False], [False, True, True], [True, True, True]])
+    >>> batch = structure.make_batch(X, n_states=3)
+    >>> batch.labels, batch.part_offsets   # candidates; 1 + 2 + 3 nodes, 2 + 6 pairs
+    (array([0, 1, 2, 0, 1, 2]), array([ 0, 14]))
+    >>> structure.argmax(batch, np.zeros(batch.part_offsets[-1]))
+    array([0, 1, 0])
+    """
+
+    kernel_ops = kernels.KERNEL_OPS
+
+    def __init__(self, word_features=None, min_count=5, allowed_labels=None, start_end=True,
+                 loss_weights=None):
+        self.word_features = word_features
+        self.min_count = min_count
+        self.allowed_labels = allowed_labels
+        self.start_end = start_end
+        self.loss_weights = loss_weights
+
+    def __repr__(self):
+        words = None if self.word_features is None else f"<{len(self.word_features)} columns>"
+        fitted = "" if self.allowed_labels is None else ", allowed_labels=array(...)"
+        return (f"PrunedChainStructure(word_features={words}, min_count={self.min_count!r}"
+                f"{fitted}, start_end={self.start_end!r})")
+
+    # ------------------------------------------------------------ dictionary
+    def word_index(self, X):
+        """Every token's row of ``allowed_labels``: its word's, else the last one.
+
+        Parameters
+        ----------
+        X : ndarray or scipy.sparse matrix of shape (n_tokens, n_features)
+            Stacked token features.
+
+        Returns
+        -------
+        rows : ndarray of int64 of shape (n_tokens,)
+        """
+        name = type(self).__name__
+        columns = np.zeros(0, dtype=np.int64) if self.word_features is None else \
+            np.asarray(self.word_features)
+        if columns.ndim != 1 or (columns.size and not np.issubdtype(columns.dtype, np.integer)):
+            raise TypeError(f"{name}: word_features must be a 1-D array of column indices, got "
+                            f"{self.word_features!r}.")
+        bad = np.flatnonzero((columns < 0) | (columns >= X.shape[1]))
+        if bad.size:
+            raise ValueError(f"{name}: word_features[{bad[0]}] = {columns[bad[0]]} is not a "
+                             f"column of X, which has {X.shape[1]}.")
+        row_of = np.full(X.shape[1], columns.size, dtype=np.int64)
+        row_of[columns[::-1]] = np.arange(columns.size)[::-1]  # a repeated column: its first
+        X = sp.csr_matrix(X)
+        X.eliminate_zeros()
+        entry_rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        entry_words = row_of[X.indices]
+        word = entry_words < columns.size
+        rows = np.full(X.shape[0], columns.size, dtype=np.int64)
+        first = np.full(X.shape[0], X.shape[1], dtype=np.int64)  # the first word column
+        np.minimum.at(first, entry_rows[word], X.indices[word])
+        known = first < X.shape[1]
+        rows[known] = row_of[first[known]]
+        return rows
+
+    def fit_dictionary(self, X, Y, n_states):
+        """This structure with ``allowed_labels`` fitted on stacked tokens and their labels.
+
+        Parameters
+        ----------
+        X : ndarray or scipy.sparse matrix of shape (n_tokens, n_features)
+        Y : ndarray of int64 of shape (n_tokens,)
+            Encoded labels.
+        n_states : int
+
+        Returns
+        -------
+        structure : PrunedChainStructure
+        """
+        min_count = self.min_count
+        if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)) \
+                or min_count < 1:
+            raise ValueError(f"{type(self).__name__}: min_count must be a positive integer, "
+                             f"got {min_count!r}.")
+        rows = self.word_index(X)
+        n_rows = (0 if self.word_features is None else len(self.word_features)) + 1
+        seen = np.zeros((n_rows, n_states), dtype=bool)
+        seen[rows, Y] = True
+        rare = np.bincount(rows, minlength=n_rows) < min_count
+        rare[-1] = True
+        fallback = np.zeros(n_states, dtype=bool)
+        fallback[Y[rare[rows]]] = True
+        if not fallback.any():  # every training word frequent: unknown ones take any label
+            fallback[:] = True
+        seen[rare] = fallback
+        return type(self)(**{**self._params(), "allowed_labels": seen})
+
+    def _params(self):
+        return {name: getattr(self, name) for name in
+                ("word_features", "min_count", "allowed_labels", "start_end", "loss_weights")}
+
+    def _allowed(self, n_states):
+        name = type(self).__name__
+        if self.allowed_labels is None:
+            raise ValueError(f"{name}: allowed_labels is unset; estimators fit it; called "
+                             "directly, use fit_dictionary(X, Y, n_states) first.")
+        allowed = np.asarray(self.allowed_labels)
+        n_rows = (0 if self.word_features is None else len(self.word_features)) + 1
+        if allowed.dtype != bool or allowed.shape != (n_rows, n_states):
+            raise ValueError(f"{name}: allowed_labels must be a boolean array of shape "
+                             f"({n_rows}, {n_states}) (a row per word feature and one for the "
+                             f"other tokens, a column per label), got {allowed.dtype} "
+                             f"{allowed.shape}.")
+        empty = np.flatnonzero(~allowed.any(axis=1))
+        if empty.size:
+            raise ValueError(f"{name}: row {empty[0]} of allowed_labels allows no label.")
+        return allowed
+
+    # ------------------------------------------------------------------ data
+    def make_batch(self, X, n_states=None):
+        n_states = check_n_states(n_states, type(self).__name__)
+        if not isinstance(self.start_end, (bool, np.bool_)):
+            raise TypeError(f"{type(self).__name__}: start_end must be a bool, got "
+                            f"{self.start_end!r}.")
+        return self._batch(*stack_ragged_rows(X, what="sequence"), n_states)
+
+    def _batch(self, rows, unit_offsets, n_states):
+        allowed = self._allowed(n_states)
+        candidates = allowed[self.word_index(rows)]
+        sizes = candidates.sum(axis=1)
+        candidate_offsets = offsets_from_lengths(sizes)
+        pairs = np.zeros(len(sizes), dtype=np.int64)
+        pairs[1:] = sizes[1:] * sizes[:-1]
+        pairs[unit_offsets[:-1]] = 0  # a sentence's first token has no transition
+        pair_offsets = offsets_from_lengths(pairs)
+        first, last = unit_offsets[:-1], unit_offsets[1:] - 1
+        n_parts = (np.diff(candidate_offsets[unit_offsets]) + np.diff(pair_offsets[unit_offsets])
+                   + (sizes[first] + sizes[last] if self.start_end else 0))
+        L, d = n_states, rows.shape[1]
+        return PrunedChainBatch(
+            n_samples=len(unit_offsets) - 1, n_features=d, unit_offsets=unit_offsets,
+            part_offsets=offsets_from_lengths(n_parts),
+            n_weights=L * d + L * L + (2 * L if self.start_end else 0), X=rows, n_states=L,
+            start_end=bool(self.start_end), candidate_offsets=candidate_offsets,
+            labels=np.nonzero(candidates)[1].astype(np.int64), pair_offsets=pair_offsets)
+
+    def take(self, batch, indices):
+        indices = check_take_indices(indices, batch.n_samples)
+        if indices.size == 0:
+            raise ValueError(f"{type(self).__name__}.take: expected at least one sequence index.")
+        return self._batch(*take_ragged_rows(batch.X, batch.unit_offsets, indices),
+                           batch.n_states)
+
+    def check_outputs(self, batch, Y):
+        name = type(self).__name__
+        Y = check_encoded_states(Y, batch.unit_offsets, batch.n_states, name)
+        allowed = self._allowed(batch.n_states)
+        words = self.word_index(batch.X)
+        bad = np.flatnonzero(~allowed[words, Y])
+        if bad.size:
+            u = int(bad[0])
+            i = example_of_unit(batch.unit_offsets, u)
+            raise ValueError(
+                f"{name}: sequence {i}, position {u - batch.unit_offsets[i]}: label {Y[u]} is "
+                f"not among the token's candidates (row {words[u]} of allowed_labels, labels "
+                f"{np.flatnonzero(allowed[words[u]]).tolist()}); labels are state indices "
+                "(positions in classes_).")
+        return Y
+
+    def _node_parts(self, batch):
+        """The part index of every candidate of every token, and its token."""
+        tokens = np.repeat(np.arange(batch.unit_offsets[-1]), np.diff(batch.candidate_offsets))
+        owner = np.repeat(np.arange(batch.n_samples), np.diff(batch.unit_offsets))[tokens]
+        first = batch.candidate_offsets[batch.unit_offsets[:-1]]
+        return batch.part_offsets[owner] + np.arange(len(tokens)) - first[owner], tokens
+
+    def part_losses(self, batch, Y):
+        Y = self.check_outputs(batch, Y)
+        weights = check_state_weights(self.loss_weights, batch.n_states, type(self).__name__)
+        parts, tokens = self._node_parts(batch)
+        losses = np.zeros(int(batch.part_offsets[-1]))
+        losses[parts] = weights[Y[tokens]] * (batch.labels != Y[tokens])
+        return losses
+
+    def feature_bounds(self, batch, geometry):
+        if geometry != "entropic":
+            self._unsupported("feature_bounds")
+        lengths = np.diff(batch.unit_offsets)
+        transitions = np.maximum(lengths - 1, 1 if batch.start_end else 0)
+        return np.maximum(example_column_norms(batch.X, batch.unit_offsets, 1), transitions)
+
+    # --------------------------------------------------------------- kernels
+    def kernel_data(self, batch, training=False):
+        return kernels.PrunedChainData(
+            *token_features(batch.X), batch.n_features, batch.unit_offsets, batch.n_states,
+            batch.start_end, batch.candidate_offsets, batch.labels, batch.pair_offsets)
+
+    def kernel_weights(self, batch, w):
+        return feature_major(w, batch.n_states, batch.n_features)
+
+    def contract_weights(self, batch, w_kernel):
+        return label_major(w_kernel, batch.n_states, batch.n_features)
+
+    def output_space(self):
+        return PrunedChainOutputs(self, None, unit="token")
+
+
+class PrunedChainOutputs(LabelledUnits):
+    """Output space of a pruned chain: the chain's weight blocks, per-token views over all
+    labels (0 on the labels a token cannot take), and the dictionary fitted at ``fit``."""
+
+    def for_training_data(self, X, y, codec):
+        """The structure with its dictionary fitted on the training data (kept if given).
+
+        Parameters
+        ----------
+        X : list of array-like of shape (T_i, n_features)
+        y : list of array-like of shape (T_i,)
+        codec : UnitLabelCodec
+            The fitted target codec.
+
+        Returns
+        -------
+        structure : PrunedChainStructure
+        """
+        structure = self.structure
+        if structure.allowed_labels is not None:
+            return structure
+        rows, unit_offsets = stack_ragged_rows(X, what="sequence")
+        shape = types.SimpleNamespace(n_samples=len(unit_offsets) - 1, unit_offsets=unit_offsets)
+        return structure.fit_dictionary(rows, codec.encode(shape, y), codec.n_states)
+
+    def weight_attributes(self, batch, w):
+        L, d = batch.n_states, batch.n_features
+        w = np.asarray(w)
+        attributes = {"coef_": w[:L * d].reshape(L, d),
+                      "transition_": w[L * d:L * d + L * L].reshape(L, L)}
+        if batch.start_end:
+            p = L * d + L * L
+            attributes.update(start_transition_=w[p:p + L], end_transition_=w[p + L:p + 2 * L])
+        return attributes
+
+    def unit_values(self, batch, v):
+        parts, tokens = self.structure._node_parts(batch)
+        values = np.zeros((int(batch.unit_offsets[-1]), batch.n_states))
+        values[tokens, batch.labels] = np.asarray(v)[parts]
+        return np.split(values, batch.unit_offsets[1:-1])
