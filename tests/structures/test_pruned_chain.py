@@ -64,19 +64,23 @@ def test_every_label_a_candidate_is_the_exact_chain(start_end):
     rng = np.random.RandomState(1)
     X, Y = _random_chain_data(rng)
     chain = ChainStructure(start_end=start_end)
-    pruned = PrunedChainStructure(start_end=start_end).fit_dictionary(np.vstack(X), Y, 3)
+    pruned = PrunedChainStructure(start_end=start_end, fallback_coverage=1.0).fit_dictionary(
+        np.vstack(X), Y, 3)
     a, b = chain.make_batch(X, n_states=3), pruned.make_batch(X, n_states=3)
     w = rng.randn(a.n_weights)
+    W = w[:12].reshape(3, 4)
+    w_pruned = np.concatenate([W.T.ravel(), w[12:]])  # every pair in the support, by feature
     mu_a, log_z_a = chain.marginals(a, chain.part_scores(a, w))
-    mu_b, log_z_b = pruned.marginals(b, pruned.part_scores(b, w))
+    mu_b, log_z_b = pruned.marginals(b, pruned.part_scores(b, w_pruned))
     np.testing.assert_allclose(log_z_b, log_z_a, rtol=1e-10)
     node_a = np.concatenate(chain.output_space().unit_values(a, mu_a))
     node_b = np.concatenate(pruned.output_space().unit_values(b, mu_b))
     np.testing.assert_allclose(node_b, node_a, atol=1e-12)
-    np.testing.assert_array_equal(pruned.argmax(b, pruned.part_scores(b, w)),
+    np.testing.assert_array_equal(pruned.argmax(b, pruned.part_scores(b, w_pruned)),
                                   chain.argmax(a, chain.part_scores(a, w)))
-    np.testing.assert_allclose(pruned.expected_features(b, mu_b),
-                               chain.expected_features(a, mu_a), atol=1e-10)
+    F_a, F_b = chain.expected_features(a, mu_a), pruned.expected_features(b, mu_b)
+    np.testing.assert_allclose(F_b[:12], F_a[:12].reshape(3, 4).T.ravel(), atol=1e-10)
+    np.testing.assert_allclose(F_b[12:], F_a[12:], atol=1e-10)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -87,8 +91,8 @@ def test_fit_equals_exact_chain_with_every_label_a_candidate():
     # the same optimum; the duals differ (tied transitions against one per position)
     options = dict(C=1.0, max_iter=300, tol=1e-12, random_state=0)
     exact = EGCRF(structure=ChainStructure(), **options).fit(X, y)
-    pruned = EGCRF(structure=PrunedChainStructure(), **options).fit(X, y)
-    np.testing.assert_allclose(pruned.coef_, exact.coef_, atol=1e-5)
+    pruned = EGCRF(structure=PrunedChainStructure(fallback_coverage=1.0), **options).fit(X, y)
+    np.testing.assert_allclose(pruned.coef_.toarray(), exact.coef_, atol=1e-5)
     np.testing.assert_allclose(pruned.transition_, exact.transition_, atol=1e-5)
 
 
@@ -121,6 +125,9 @@ def test_estimators_fit_the_dictionary_and_predict_with_it(estimator):
     assert allowed[5].tolist() == [False, False, False, True, True]
     assert allowed[6].tolist() == allowed[7].tolist() == [False, False, True, False, False]
     assert estimator.structure.allowed_labels is None  # the parameter is left as given
+    # weights only for the (feature, label) pairs of the training tokens' candidates
+    support = estimator.structure_.weight_support
+    assert estimator.coef_.shape == (5, 8) and estimator.coef_.nnz == len(support) < 5 * 8
     assert estimator.score(X, y) > 0.95
     # an unknown word takes the fallback: the labels seen on rare words
     unknown = sp.csr_matrix(np.array([[0, 0, 0, 0, 0, 0, 1.0, 0]]))
@@ -139,6 +146,8 @@ def test_bad_input_is_refused_before_any_work():
         PrunedChainStructure(word_features=[[0]]).fit_dictionary(X[0], np.zeros(3, int), 2)
     with pytest.raises(ValueError, match="min_count must be a positive integer"):
         PrunedChainStructure(min_count=0).fit_dictionary(X[0], np.zeros(3, int), 2)
+    with pytest.raises(ValueError, match="fallback_coverage must be a number in"):
+        PrunedChainStructure(fallback_coverage=0).fit_dictionary(X[0], np.zeros(3, int), 2)
     with pytest.raises(ValueError, match="allowed_labels is unset"):
         PrunedChainStructure().make_batch(X, n_states=2)
     with pytest.raises(ValueError, match="boolean array of shape \\(2, 2\\)"):
@@ -149,3 +158,18 @@ def test_bad_input_is_refused_before_any_work():
     batch = structure.make_batch(X, n_states=2)
     with pytest.raises(ValueError, match="sequence 0, position 0: label 1 is not among"):
         structure.check_outputs(batch, np.array([1, 0, 0]))
+
+
+def test_weight_support_is_the_pairs_of_features_and_candidates():
+    X = sp.csr_matrix(np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 0.0]]))
+    structure = PrunedChainStructure(word_features=[0, 1], min_count=1).fit_dictionary(
+        X, np.array([0, 2]), 3)
+    # token 0: features 0 and 2, candidate 0; token 1: feature 1, candidate 2
+    assert structure.weight_support.tolist() == [0 * 3 + 0, 1 * 3 + 2, 2 * 3 + 0]
+    batch = structure.make_batch([X], n_states=3)
+    assert batch.n_weights == 3 + 9 + 6
+    # a test token with feature 2 and word 1 has no weight for (2, label 2): it scores 0
+    test = structure.make_batch([sp.csr_matrix(np.array([[0.0, 1.0, 5.0]]))], n_states=3)
+    w = np.zeros(test.n_weights)
+    w[:3] = [1.0, 10.0, 100.0]
+    assert structure.part_scores(test, w)[0] == 10.0

@@ -11,9 +11,10 @@ Parts of example ``i`` (tokens ``u0..u1-1``, ``N`` candidates, ``P`` pairs): nod
 ``(u, c)`` at ``candidate_offsets[u] - candidate_offsets[u0] + c``; the pair
 ``(a, b)`` into token ``u`` at ``N + pair_offsets[u] - pair_offsets[u0] + a * k_u + b``;
 with ``start_end``, the first token's candidates' start parts, then the last token's
-end parts.  The weights are the chain's, feature-major
-(:func:`.._token_kernels.feature_major`): ``W`` ``(d, L)``, ``transition`` ``(L, L)``,
-``start``, ``end``.
+end parts.  The weights: one per (feature, label) pair of the *support*, the sorted keys
+``j * L + label`` of the pairs a training token's features and candidates make (feature
+``j``'s are ``support[support_offsets[j]:support_offsets[j + 1]]``; a pair outside it has
+no weight and scores 0), then the chain's ``transition`` ``(L, L)``, ``start``, ``end``.
 
 Inference is the generic dynamic program (:mod:`.._semiring`) on :func:`pruned_hypergraph`,
 whose nodes are the node parts: O(sum_t k_{t-1} k_t) per example.
@@ -44,6 +45,23 @@ class PrunedChainData(NamedTuple):
     candidate_offsets: np.ndarray
     labels: np.ndarray
     pair_offsets: np.ndarray
+    support: np.ndarray
+    support_offsets: np.ndarray
+
+
+@njit(cache=True, nogil=True)
+def _weight(data, j, label):
+    """The weight of feature ``j`` and ``label`` (binary search in the support), -1: none."""
+    key = j * data.n_states + label
+    lo, hi = data.support_offsets[j], data.support_offsets[j + 1]
+    stop = hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if data.support[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < stop and data.support[lo] == key else -1
 
 
 @njit(cache=True, nogil=True)
@@ -64,7 +82,7 @@ def _tail_weights(data, i):
     first = offsets[u0 + 1] - offsets[u0]
     last = offsets[u1] - offsets[u1 - 1]
     out = np.empty(n_pairs + (first + last if data.start_end else 0), dtype=np.int64)
-    base = data.n_features * L
+    base = data.support.shape[0]
     n = 0
     for u in range(u0 + 1, u1):
         for a in range(offsets[u - 1], offsets[u]):
@@ -84,7 +102,7 @@ def _tail_weights(data, i):
 @njit(cache=True, nogil=True)
 def pruned_part_scores(data, i, w, scale, out):
     u0, u1, c0, n_nodes, _ = _layout(data, i)
-    L, offsets, labels = data.n_states, data.candidate_offsets, data.labels
+    offsets, labels = data.candidate_offsets, data.labels
     scaled = scale.shape[0] > 0
     out[:n_nodes] = 0.0
     for u in range(u0, u1):
@@ -93,8 +111,9 @@ def pruned_part_scores(data, i, w, scale, out):
             value = data.values[p]
             j = p - start if data.dense_width > 0 else data.indices[p]
             for c in range(offsets[u], offsets[u + 1]):
-                r = j * L + labels[c]
-                out[c - c0] += value * w[r] * (scale[r] if scaled else 1.0)
+                r = _weight(data, j, labels[c])
+                if r >= 0:
+                    out[c - c0] += value * w[r] * (scale[r] if scaled else 1.0)
     tail = _tail_weights(data, i)
     for n in range(tail.shape[0]):
         r = tail[n]
@@ -104,7 +123,7 @@ def pruned_part_scores(data, i, w, scale, out):
 @njit(cache=True, nogil=True)
 def pruned_add_features(data, i, coef, scale, w):
     u0, u1, c0, n_nodes, _ = _layout(data, i)
-    L, offsets, labels = data.n_states, data.candidate_offsets, data.labels
+    offsets, labels = data.candidate_offsets, data.labels
     scaled = scale.shape[0] > 0
     for u in range(u0, u1):
         start, stop = _row_span(u, data.dense_width, data.indptr)
@@ -112,8 +131,9 @@ def pruned_add_features(data, i, coef, scale, w):
             value = data.values[p]
             j = p - start if data.dense_width > 0 else data.indices[p]
             for c in range(offsets[u], offsets[u + 1]):
-                r = j * L + labels[c]
-                w[r] += value * coef[c - c0] * (scale[r] if scaled else 1.0)
+                r = _weight(data, j, labels[c])
+                if r >= 0:
+                    w[r] += value * coef[c - c0] * (scale[r] if scaled else 1.0)
     tail = _tail_weights(data, i)
     for n in range(tail.shape[0]):
         r = tail[n]

@@ -3,13 +3,15 @@
 An exact chain costs ``O(T L^2)`` per sentence, and EG keeps one dual value per part: with
 ``L = 321`` labels that is 103k tied transition parts per sentence.  The pruned chain lets
 token ``t`` take only its *candidates* ``C_t``: the labels the training data saw with its
-word, when the word was seen at least ``min_count`` times; else (a rare or unknown word)
-the labels seen on the rare words of the training data.  Its parts are the candidates'
+word; a word seen fewer than ``min_count`` times (rare) or not at all also takes the
+*fallback*, the most frequent labels of the rare words of the training data, as many as
+cover ``fallback_coverage`` of their tokens.  Its parts are the candidates'
 node parts and, per position, the pairs of adjacent candidate sets, so that inference
-and the dual cost ``O(sum_t |C_{t-1}| |C_t|)``.  Its weights and features are the
-chain's; with every label a candidate it is the exact chain.  The training labels are
-always candidates (every label seen with a frequent word is kept, and the fallback is
-every label seen on a rare word).
+and the dual cost ``O(sum_t |C_{t-1}| |C_t|)``.  Its features are the chain's, and so
+are its weights but for the (feature, label) pairs that no training token's features and
+candidates make, which a fit would leave at 0 and which it drops (``weight_support``); with every label a candidate it is the exact chain.  A training token's label is
+always among its candidates (every label seen with a word is kept), so that a fit needs
+no other labels.
 """
 
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ import scipy.sparse as sp
 from . import _kernels as kernels
 from .._base import BaseStructure
 from .._output_space import LabelledUnits
-from .._token_kernels import feature_major, label_major, token_features
+from .._token_kernels import token_features
 from .._batch import (Batch, check_encoded_states, check_n_states, check_state_weights,
                       check_take_indices, example_column_norms, example_of_unit,
                       offsets_from_lengths, stack_ragged_rows, take_ragged_rows)
@@ -34,7 +36,8 @@ class PrunedChainBatch(Batch):
     """Sequences and their candidate labels (the part layout: see ``_kernels``).
 
     ``labels[candidate_offsets[u]:candidate_offsets[u + 1]]`` are token ``u``'s
-    candidates; ``pair_offsets`` counts the transition parts into every token.
+    candidates; ``pair_offsets`` counts the transition parts into every token;
+    ``support`` and ``support_offsets`` give the node weights (see ``_kernels``).
     """
 
     X: object
@@ -43,6 +46,8 @@ class PrunedChainBatch(Batch):
     candidate_offsets: np.ndarray
     labels: np.ndarray
     pair_offsets: np.ndarray
+    support: np.ndarray
+    support_offsets: np.ndarray
 
 
 class PrunedChainStructure(BaseStructure):
@@ -63,11 +68,18 @@ class PrunedChainStructure(BaseStructure):
         is its first non-zero one.  ``None``: no word is known, every token takes the
         fallback (every training label: the exact chain).
     min_count : int, default=5
-        A word seen fewer times in training is rare: it takes the fallback.
+        A word seen fewer times in training is rare: it also takes the fallback.
+    fallback_coverage : float in (0, 1], default=0.99
+        The fallback is the fewest most frequent labels of the rare words' training tokens
+        that cover this share of them (1: every label seen on a rare word).
     allowed_labels : array-like of bool of shape (len(word_features) + 1, n_states), \
             default=None
         The dictionary: row ``j`` the candidates of word ``word_features[j]``, the last
         row those of any other token.  ``None``: fitted by the estimator.
+    weight_support : array-like of int of shape (n_support,), default=None
+        The (feature ``j``, label) pairs that have a weight, as sorted keys
+        ``j * n_states + label``; fitted with ``allowed_labels`` (the pairs of the
+        training tokens' features and candidates).  ``None``: every pair.
     start_end : bool, default=True
         Add start and end parts.
     loss_weights : array-like of shape (n_states,), default=None
@@ -89,11 +101,13 @@ class PrunedChainStructure(BaseStructure):
 
     kernel_ops = kernels.KERNEL_OPS
 
-    def __init__(self, word_features=None, min_count=5, allowed_labels=None, start_end=True,
-                 loss_weights=None):
+    def __init__(self, word_features=None, min_count=5, fallback_coverage=0.99,
+                 allowed_labels=None, weight_support=None, start_end=True, loss_weights=None):
         self.word_features = word_features
         self.min_count = min_count
+        self.fallback_coverage = fallback_coverage
         self.allowed_labels = allowed_labels
+        self.weight_support = weight_support
         self.start_end = start_end
         self.loss_weights = loss_weights
 
@@ -129,10 +143,8 @@ class PrunedChainStructure(BaseStructure):
         row_of = np.full(X.shape[1], columns.size, dtype=np.int64)
         row_of[columns[::-1]] = np.arange(columns.size)[::-1]  # a repeated column: its first
         X = sp.csr_matrix(X)
-        X.eliminate_zeros()
         entry_rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        entry_words = row_of[X.indices]
-        word = entry_words < columns.size
+        word = (row_of[X.indices] < columns.size) & (X.data != 0)
         rows = np.full(X.shape[0], columns.size, dtype=np.int64)
         first = np.full(X.shape[0], X.shape[1], dtype=np.int64)  # the first word column
         np.minimum.at(first, entry_rows[word], X.indices[word])
@@ -154,27 +166,52 @@ class PrunedChainStructure(BaseStructure):
         -------
         structure : PrunedChainStructure
         """
-        min_count = self.min_count
+        name, min_count, share = type(self).__name__, self.min_count, self.fallback_coverage
         if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)) \
                 or min_count < 1:
-            raise ValueError(f"{type(self).__name__}: min_count must be a positive integer, "
-                             f"got {min_count!r}.")
+            raise ValueError(f"{name}: min_count must be a positive integer, got {min_count!r}.")
+        if isinstance(share, bool) or not isinstance(share, (float, int)) or not 0 < share <= 1:
+            raise ValueError(f"{name}: fallback_coverage must be a number in (0, 1], got "
+                             f"{share!r}.")
         rows = self.word_index(X)
         n_rows = (0 if self.word_features is None else len(self.word_features)) + 1
         seen = np.zeros((n_rows, n_states), dtype=bool)
         seen[rows, Y] = True
         rare = np.bincount(rows, minlength=n_rows) < min_count
         rare[-1] = True
+        counts = np.bincount(Y[rare[rows]], minlength=n_states)
+        if not counts.any():  # every training word frequent: the most frequent labels
+            counts = np.bincount(Y, minlength=n_states)
+        order = np.argsort(-counts, kind="stable")
+        covered = np.cumsum(counts[order])
         fallback = np.zeros(n_states, dtype=bool)
-        fallback[Y[rare[rows]]] = True
-        if not fallback.any():  # every training word frequent: unknown ones take any label
-            fallback[:] = True
-        seen[rare] = fallback
-        return type(self)(**{**self._params(), "allowed_labels": seen})
+        fallback[order[:np.searchsorted(covered, share * covered[-1] * (1 - 1e-12)) + 1]] = True
+        seen[rare] |= fallback
+        fitted = type(self)(**{**self._params(), "allowed_labels": seen, "weight_support": None})
+        return type(self)(**{**fitted._params(), "weight_support": fitted._support(X, n_states)})
+
+    def _support(self, X, n_states, chunk=50000):
+        """The sorted keys of the (feature, candidate label) pairs of the tokens of ``X``."""
+        X = sp.csr_matrix(X)
+        candidates = self._allowed(n_states)[self.word_index(X)]
+        keys = []
+        for start in range(0, X.shape[0], chunk):
+            block = X[start:start + chunk]
+            tokens, labels = np.nonzero(candidates[start:start + chunk])
+            per_token = np.diff(block.indptr)
+            # every (feature of the token, candidate of the token)
+            first = np.repeat(np.searchsorted(tokens, np.arange(block.shape[0])), per_token)
+            count = np.repeat(np.bincount(tokens, minlength=block.shape[0]), per_token)
+            entry = np.repeat(np.arange(block.nnz), count)
+            within = np.arange(entry.size) - np.repeat(np.cumsum(count) - count, count)
+            keys.append(np.unique(block.indices[entry].astype(np.int64) * n_states
+                                  + labels[first[entry] + within]))
+        return np.unique(np.concatenate(keys))
 
     def _params(self):
         return {name: getattr(self, name) for name in
-                ("word_features", "min_count", "allowed_labels", "start_end", "loss_weights")}
+                ("word_features", "min_count", "fallback_coverage", "allowed_labels",
+                 "weight_support", "start_end", "loss_weights")}
 
     def _allowed(self, n_states):
         name = type(self).__name__
@@ -214,12 +251,27 @@ class PrunedChainStructure(BaseStructure):
         n_parts = (np.diff(candidate_offsets[unit_offsets]) + np.diff(pair_offsets[unit_offsets])
                    + (sizes[first] + sizes[last] if self.start_end else 0))
         L, d = n_states, rows.shape[1]
+        support = self._weight_keys(L, d)
         return PrunedChainBatch(
             n_samples=len(unit_offsets) - 1, n_features=d, unit_offsets=unit_offsets,
             part_offsets=offsets_from_lengths(n_parts),
-            n_weights=L * d + L * L + (2 * L if self.start_end else 0), X=rows, n_states=L,
-            start_end=bool(self.start_end), candidate_offsets=candidate_offsets,
-            labels=np.nonzero(candidates)[1].astype(np.int64), pair_offsets=pair_offsets)
+            n_weights=len(support) + L * L + (2 * L if self.start_end else 0), X=rows,
+            n_states=L, start_end=bool(self.start_end), candidate_offsets=candidate_offsets,
+            labels=np.nonzero(candidates)[1].astype(np.int64), pair_offsets=pair_offsets,
+            support=support, support_offsets=np.searchsorted(support, np.arange(d + 1) * L))
+
+    def _weight_keys(self, n_states, n_features):
+        name = type(self).__name__
+        if self.weight_support is None:
+            return np.arange(n_states * n_features, dtype=np.int64)
+        keys = np.asarray(self.weight_support)
+        if keys.ndim != 1 or (keys.size and not np.issubdtype(keys.dtype, np.integer)):
+            raise TypeError(f"{name}: weight_support must be a 1-D array of integer keys.")
+        if keys.size and (keys[0] < 0 or keys[-1] >= n_states * n_features
+                          or np.any(np.diff(keys) <= 0)):
+            raise ValueError(f"{name}: weight_support must hold increasing keys "
+                             f"feature * n_states + label below {n_states * n_features}.")
+        return keys.astype(np.int64, copy=False)
 
     def take(self, batch, indices):
         indices = check_take_indices(indices, batch.n_samples)
@@ -270,13 +322,8 @@ class PrunedChainStructure(BaseStructure):
     def kernel_data(self, batch, training=False):
         return kernels.PrunedChainData(
             *token_features(batch.X), batch.n_features, batch.unit_offsets, batch.n_states,
-            batch.start_end, batch.candidate_offsets, batch.labels, batch.pair_offsets)
-
-    def kernel_weights(self, batch, w):
-        return feature_major(w, batch.n_states, batch.n_features)
-
-    def contract_weights(self, batch, w_kernel):
-        return label_major(w_kernel, batch.n_states, batch.n_features)
+            batch.start_end, batch.candidate_offsets, batch.labels, batch.pair_offsets,
+            batch.support, batch.support_offsets)
 
     def output_space(self):
         return PrunedChainOutputs(self, None, unit="token")
@@ -308,14 +355,31 @@ class PrunedChainOutputs(LabelledUnits):
         return structure.fit_dictionary(rows, codec.encode(shape, y), codec.n_states)
 
     def weight_attributes(self, batch, w):
-        L, d = batch.n_states, batch.n_features
+        """``coef_`` a sparse ``(L, d)`` matrix (CSC) over the support, whose values are a view
+        of ``w``; ``transition_``, ``start_transition_`` and ``end_transition_`` as a chain's."""
+        L, d, S = batch.n_states, batch.n_features, len(batch.support)
         w = np.asarray(w)
-        attributes = {"coef_": w[:L * d].reshape(L, d),
-                      "transition_": w[L * d:L * d + L * L].reshape(L, L)}
+        coef = sp.csc_matrix((L, d))
+        coef.data, coef.indices = w[:S], (batch.support % L).astype(np.int32)
+        coef.indptr = batch.support_offsets.astype(np.int32)
+        attributes = {"coef_": coef, "transition_": w[S:S + L * L].reshape(L, L)}
         if batch.start_end:
-            p = L * d + L * L
+            p = S + L * L
             attributes.update(start_transition_=w[p:p + L], end_transition_=w[p + L:p + 2 * L])
         return attributes
+
+    def feature_support(self, batch, w):
+        coef = self.weight_attributes(batch, w)["coef_"]
+        return np.asarray((abs(coef) > 0).sum(axis=0)).ravel() > 0
+
+    def named_weights(self, attributes, feature_names, classes):
+        named = super().named_weights({**attributes, "coef_": np.zeros((0, 0))}, [], classes)
+        coef = sp.coo_matrix(attributes["coef_"])
+        labels, names = np.asarray(classes).tolist(), np.asarray(feature_names).tolist()
+        named["state_features_"] = {(names[j], labels[k]): float(v) for k, j, v in
+                                    zip(coef.row.tolist(), coef.col.tolist(), coef.data.tolist())
+                                    if v != 0.0}
+        return named
 
     def unit_values(self, batch, v):
         parts, tokens = self.structure._node_parts(batch)
