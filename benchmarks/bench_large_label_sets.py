@@ -8,8 +8,9 @@ set includes loading the corpus and building the features):
 * ``pruned``: ``EGCRF`` on a :class:`~sklearn_struct.structures.PrunedChainStructure` whose
   tag dictionary keys on the ``w[0]=`` columns (words seen at least ``--min-count`` times
   keep the labels seen with them; the others take the labels seen on rare words);
-* ``exact``: ``EGCRF`` on the exact chain, on the first ``--n-subset`` training sentences
-  only (its dual holds 103k transition values per sentence: on the whole training set
+* ``exact``: ``EGCRF`` on the exact chain, on ``--n-subset`` training sentences only, the
+  first sentence of every label then the first ones (so that the subset has every label:
+  the exact dual holds 103k transition values per sentence, and on the whole training set
   it was killed at 24 GB), beside the pruned chain on the same subset and passes;
 * ``crfsuite``: sklearn-crfsuite's L-BFGS on the same feature dicts, ``--crfsuite-iterations``
   iterations (its time per iteration is what the comparison needs: it does not converge
@@ -48,8 +49,23 @@ def load(n_train=None):
         parts.append((features, labels))
     (features, labels), test = parts
     if n_train is not None:
-        features, labels = features[:n_train], labels[:n_train]
+        chosen = covering_subset(labels, n_train)
+        features, labels = [features[i] for i in chosen], [labels[i] for i in chosen]
     return features, labels, test
+
+
+def covering_subset(labels, n):
+    """``n`` training sentences with every label: for each label (in order of first
+    appearance) its first sentence, then the first sentences not chosen yet."""
+    chosen, seen = [], set()
+    for i, sentence in enumerate(labels):
+        if set(sentence) - seen:
+            chosen.append(i)
+            seen.update(sentence)
+    if len(chosen) > n:
+        raise ValueError(f"covering every label takes {len(chosen)} sentences, more than {n}")
+    rest = (i for i in range(len(labels)) if i not in set(chosen))
+    return sorted(chosen + [next(rest) for _ in range(n - len(chosen))])
 
 
 def accuracy(y_true, y_pred):

@@ -50,18 +50,17 @@ class PrunedChainData(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def _weight(data, j, label):
-    """The weight of feature ``j`` and ``label`` (binary search in the support), -1: none."""
-    key = j * data.n_states + label
-    lo, hi = data.support_offsets[j], data.support_offsets[j + 1]
-    stop = hi
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if data.support[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo if lo < stop and data.support[lo] == key else -1
+def _weights_of(data, j, u, index):
+    """``index[c]``: the weight of feature ``j`` and token ``u``'s candidate ``c``, -1 for
+    none (both lists sorted: one merge over feature ``j``'s stretch of the support)."""
+    key0 = j * data.n_states
+    s, stop = data.support_offsets[j], data.support_offsets[j + 1]
+    first, last = data.candidate_offsets[u], data.candidate_offsets[u + 1]
+    for c in range(first, last):
+        label = key0 + data.labels[c]
+        while s < stop and data.support[s] < label:
+            s += 1
+        index[c - first] = s if s < stop and data.support[s] == label else -1
 
 
 @njit(cache=True, nogil=True)
@@ -102,18 +101,19 @@ def _tail_weights(data, i):
 @njit(cache=True, nogil=True)
 def pruned_part_scores(data, i, w, scale, out):
     u0, u1, c0, n_nodes, _ = _layout(data, i)
-    offsets, labels = data.candidate_offsets, data.labels
+    offsets = data.candidate_offsets
     scaled = scale.shape[0] > 0
     out[:n_nodes] = 0.0
+    index = np.empty(data.n_states, dtype=np.int64)
     for u in range(u0, u1):
         start, stop = _row_span(u, data.dense_width, data.indptr)
         for p in range(start, stop):
             value = data.values[p]
-            j = p - start if data.dense_width > 0 else data.indices[p]
-            for c in range(offsets[u], offsets[u + 1]):
-                r = _weight(data, j, labels[c])
+            _weights_of(data, p - start if data.dense_width > 0 else data.indices[p], u, index)
+            for c in range(offsets[u + 1] - offsets[u]):
+                r = index[c]
                 if r >= 0:
-                    out[c - c0] += value * w[r] * (scale[r] if scaled else 1.0)
+                    out[offsets[u] - c0 + c] += value * w[r] * (scale[r] if scaled else 1.0)
     tail = _tail_weights(data, i)
     for n in range(tail.shape[0]):
         r = tail[n]
@@ -123,17 +123,18 @@ def pruned_part_scores(data, i, w, scale, out):
 @njit(cache=True, nogil=True)
 def pruned_add_features(data, i, coef, scale, w):
     u0, u1, c0, n_nodes, _ = _layout(data, i)
-    offsets, labels = data.candidate_offsets, data.labels
+    offsets = data.candidate_offsets
     scaled = scale.shape[0] > 0
+    index = np.empty(data.n_states, dtype=np.int64)
     for u in range(u0, u1):
         start, stop = _row_span(u, data.dense_width, data.indptr)
         for p in range(start, stop):
             value = data.values[p]
-            j = p - start if data.dense_width > 0 else data.indices[p]
-            for c in range(offsets[u], offsets[u + 1]):
-                r = _weight(data, j, labels[c])
+            _weights_of(data, p - start if data.dense_width > 0 else data.indices[p], u, index)
+            for c in range(offsets[u + 1] - offsets[u]):
+                r = index[c]
                 if r >= 0:
-                    w[r] += value * coef[c - c0] * (scale[r] if scaled else 1.0)
+                    w[r] += value * coef[offsets[u] - c0 + c] * (scale[r] if scaled else 1.0)
     tail = _tail_weights(data, i)
     for n in range(tail.shape[0]):
         r = tail[n]

@@ -204,9 +204,9 @@ class PrunedChainStructure(BaseStructure):
             count = np.repeat(np.bincount(tokens, minlength=block.shape[0]), per_token)
             entry = np.repeat(np.arange(block.nnz), count)
             within = np.arange(entry.size) - np.repeat(np.cumsum(count) - count, count)
-            keys.append(np.unique(block.indices[entry].astype(np.int64) * n_states
+            keys.append(_distinct(block.indices[entry].astype(np.int64) * n_states
                                   + labels[first[entry] + within]))
-        return np.unique(np.concatenate(keys))
+        return _distinct(np.concatenate(keys))
 
     def _params(self):
         return {name: getattr(self, name) for name in
@@ -327,6 +327,12 @@ class PrunedChainStructure(BaseStructure):
 
     def output_space(self):
         return PrunedChainOutputs(self, None, unit="token")
+
+
+def _distinct(keys):
+    """The distinct values of an int64 array, sorted (by a sort: faster here than a hash)."""
+    keys = np.sort(keys)
+    return keys[np.concatenate([[True], keys[1:] != keys[:-1]])] if keys.size else keys
 
 
 class PrunedChainOutputs(LabelledUnits):
