@@ -114,7 +114,8 @@ def eg_worker(job):
         sizes = np.diff(batch.candidate_offsets)
         result.update(test_coverage=float(np.mean(covered)), train_coverage=1.0,
                       candidates=float(np.mean(sizes)),
-                      train_pairs=float(train_batch.pair_offsets[-1] / train_batch.unit_offsets[-1]),
+                      train_pairs=float(train_batch.pair_offsets[-1]
+                                        / train_batch.unit_offsets[-1]),
                       test_pairs=float(batch.pair_offsets[-1] / batch.unit_offsets[-1]))
     print(json.dumps(result), flush=True)
 
@@ -200,6 +201,8 @@ def main():
     parser.add_argument("--n-subset", type=int, default=500)
     parser.add_argument("--subset-passes", type=int, default=3,
                         help="passes of the exact and pruned chains on the subset")
+    parser.add_argument("--subset-tol", type=float, default=0.0,
+                        help="relative gap at which the subset fits stop (0: the passes)")
     parser.add_argument("--crfsuite-iterations", type=int, default=10)
     args = parser.parse_args()
     if args.worker:
@@ -208,10 +211,10 @@ def main():
     base = {"C": args.C, "min_count": args.min_count}
     jobs = {
         "pruned": dict(base, way="pruned", n_train=None, tol=args.tol, max_iter=args.max_iter),
-        "exact": dict(base, way="exact", n_train=args.n_subset, tol=0.0,
+        "exact": dict(base, way="exact", n_train=args.n_subset, tol=args.subset_tol,
                       max_iter=args.subset_passes),
-        "pruned_subset": dict(base, way="pruned_subset", n_train=args.n_subset, tol=0.0,
-                              max_iter=args.subset_passes),
+        "pruned_subset": dict(base, way="pruned_subset", n_train=args.n_subset,
+                              tol=args.subset_tol, max_iter=args.subset_passes),
         "crfsuite": dict(base, way="crfsuite", n_train=None, iterations=args.crfsuite_iterations),
     }
     if args.only:

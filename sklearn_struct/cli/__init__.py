@@ -198,6 +198,17 @@ def _model_options(command):
                          help="checked against the model's (it fixes the inputs)")
 
 
+def _tag_dictionary_options(learn):
+    """``--tag-dictionary`` and ``--min-count`` of ``learn``."""
+    learn.add_argument("--tag-dictionary", choices=("auto", "on", "off"), default="auto",
+                       help="tagger: candidate labels per word from the training\n"
+                       "data (a pruned chain, O(T k^2) instead of O(T L^2));\n"
+                       "auto (default): on past 100 labels")
+    learn.add_argument("--min-count", type=_positive_int, metavar="N",
+                       help="tag dictionary: words seen fewer than N times also take\n"
+                       "the most frequent labels of rare words (default: 5)")
+
+
 def _parser():
     parser = argparse.ArgumentParser(
         prog="sklearn-struct", description=_DESCRIPTION,
@@ -245,13 +256,7 @@ def _parser():
     learn.add_argument("--second-order", action="store_true",
                        help="parser: score adjacent siblings as well as arcs\n"
                        "(McDonald & Pereira 2006; projective trees)")
-    learn.add_argument("--tag-dictionary", choices=("auto", "on", "off"), default="auto",
-                       help="tagger: candidate labels per word from the training\n"
-                       "data (a pruned chain, O(T k^2) instead of O(T L^2));\n"
-                       "auto (default): on past 100 labels")
-    learn.add_argument("--min-count", type=_positive_int, metavar="N",
-                       help="tag dictionary: words seen fewer than N times take\n"
-                       "the labels seen on rare words (default: 5)")
+    _tag_dictionary_options(learn)
     learn.add_argument("--prune", type=_non_negative_float, metavar="T",
                        help="set the weights of magnitude below T to zero\n"
                        "(a smaller model file; EG weights are dense)")

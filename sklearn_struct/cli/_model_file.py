@@ -33,8 +33,8 @@ MODEL_FORMAT = 2
 #: The classes a model file may name: what ``learn`` fits, and the objects they hold.
 _CLASSES = {cls.__name__: cls for cls in (
     EGCRF, EGStructuredSVM, StructuredPerceptron, SequenceDictVectorizer,
-    DependencyTokenEncoder, ChainStructure, PrunedChainStructure, DependencyTreeStructure, SiblingDependencyStructure,
-    TreeStructure, UnitLabelCodec, _Labels, HeadsCodec, _WeightView)}
+    DependencyTokenEncoder, ChainStructure, PrunedChainStructure, DependencyTreeStructure,
+    SiblingDependencyStructure, TreeStructure, UnitLabelCodec, _Labels, HeadsCodec, _WeightView)}
 #: Keys marking an encoded non-JSON value; a dict of the state may not use them.
 _MARKERS = ("__array__", "__object__", "__tuple__", "__csr__")
 _NOT_A_MODEL = "not a model file written by 'sklearn-struct learn'"

@@ -245,8 +245,8 @@ def _word_prefix(settings):
 def _choose_structure(args, estimator, vectorizer, settings, y):
     """A pruned chain over a tag dictionary (``--tag-dictionary``) for many labels."""
     n_labels = len({label for labels in y for label in labels})
-    wanted = args.tag_dictionary == "on" or (args.tag_dictionary == "auto"
-                                              and n_labels > TAG_DICTIONARY_LABELS)
+    automatic = args.tag_dictionary == "auto" and n_labels > TAG_DICTIONARY_LABELS
+    wanted = args.tag_dictionary == "on" or automatic
     if not wanted:
         return
     prefix = _word_prefix(settings)

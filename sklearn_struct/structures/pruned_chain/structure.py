@@ -9,9 +9,10 @@ cover ``fallback_coverage`` of their tokens.  Its parts are the candidates'
 node parts and, per position, the pairs of adjacent candidate sets, so that inference
 and the dual cost ``O(sum_t |C_{t-1}| |C_t|)``.  Its features are the chain's, and so
 are its weights but for the (feature, label) pairs that no training token's features and
-candidates make, which a fit would leave at 0 and which it drops (``weight_support``); with every label a candidate it is the exact chain.  A training token's label is
-always among its candidates (every label seen with a word is kept), so that a fit needs
-no other labels.
+candidates make, which a fit would leave at 0 and which it drops (``weight_support``);
+with every label a candidate it is the exact chain.  A training token's label is always
+among its candidates (every label seen with a word is kept), so that a fit needs no
+other labels.
 """
 
 from dataclasses import dataclass
@@ -35,9 +36,35 @@ __all__ = ["PrunedChainBatch", "PrunedChainStructure"]
 class PrunedChainBatch(Batch):
     """Sequences and their candidate labels (the part layout: see ``_kernels``).
 
-    ``labels[candidate_offsets[u]:candidate_offsets[u + 1]]`` are token ``u``'s
-    candidates; ``pair_offsets`` counts the transition parts into every token;
-    ``support`` and ``support_offsets`` give the node weights (see ``_kernels``).
+    Parameters
+    ----------
+    n_samples, n_features, unit_offsets, part_offsets, n_weights
+        As in every batch (:class:`~sklearn_struct.structures.ChainBatch`).
+    X : ndarray or scipy.sparse.csr_matrix of shape (n_tokens, n_features)
+        Token features of all sequences stacked.
+    n_states : int
+        Number of labels ``L``.
+    start_end : bool
+        Whether the parts include start and end parts.
+    candidate_offsets : ndarray of int64 of shape (n_tokens + 1,)
+        Token ``u``'s candidates are ``labels[candidate_offsets[u]:candidate_offsets[u + 1]]``.
+    labels : ndarray of int64 of shape (n_candidates,)
+        The candidates of every token, sorted per token.
+    pair_offsets : ndarray of int64 of shape (n_tokens + 1,)
+        Cumulated numbers of transition parts into each token.
+    support, support_offsets : ndarray of int64
+        The keys ``j * L + label`` of the node weights, sorted, and where each feature's
+        start.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_struct.structures import PrunedChainStructure
+    >>> structure = PrunedChainStructure(word_features=[0], allowed_labels=np.array(
+    ...     [[True, False], [True, True]]))
+    >>> batch = structure.make_batch([np.array([[1.0], [0.0]])], n_states=2)
+    >>> batch.candidate_offsets, batch.pair_offsets   # 1 then 2 candidates: 2 pairs
+    (array([0, 1, 3]), array([0, 0, 2]))
     """
 
     X: object
@@ -129,6 +156,7 @@ class PrunedChainStructure(BaseStructure):
         Returns
         -------
         rows : ndarray of int64 of shape (n_tokens,)
+            The row of every token.
         """
         name = type(self).__name__
         columns = np.zeros(0, dtype=np.int64) if self.word_features is None else \
@@ -158,13 +186,16 @@ class PrunedChainStructure(BaseStructure):
         Parameters
         ----------
         X : ndarray or scipy.sparse matrix of shape (n_tokens, n_features)
+            Stacked token features of the training sequences.
         Y : ndarray of int64 of shape (n_tokens,)
             Encoded labels.
         n_states : int
+            Number of labels.
 
         Returns
         -------
         structure : PrunedChainStructure
+            A new structure with ``allowed_labels`` and ``weight_support`` fitted.
         """
         name, min_count, share = type(self).__name__, self.min_count, self.fallback_coverage
         if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)) \
