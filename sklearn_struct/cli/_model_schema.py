@@ -146,6 +146,7 @@ _PARAMETERS = {"n_jobs": _JOBS, "random_state": _JOBS,
                "word_features": _array(1, "iu", allow_none=True),
                "min_count": _integer(1),
                "fallback_coverage": _kind(numbers.Real, expected="a number"),
+               "weight_support": _array(1, "iu", allow_none=True),
                "allowed_labels": _array(2, "b", allow_none=True)}
 for _name in ("allowed_transitions", "allowed_start", "allowed_end"):
     _PARAMETERS[_name] = lambda value: value is None or isinstance(value, str) or (

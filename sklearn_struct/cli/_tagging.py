@@ -256,7 +256,8 @@ def _choose_structure(args, estimator, vectorizer, settings, y):
     estimator.set_params(structure=PrunedChainStructure(word_features=words,
                                                         min_count=min_count))
     print(f"tag dictionary: {n_labels} labels; candidates per token from the {prefix} "
-          f"features, words seen fewer than {min_count} times take the labels of rare words",
+          f"features; words seen fewer than {min_count} times also take the most frequent "
+          "labels of rare words",
           flush=True)
 
 

@@ -392,30 +392,32 @@ class PrunedChainOutputs(LabelledUnits):
         return structure.fit_dictionary(rows, codec.encode(shape, y), codec.n_states)
 
     def weight_attributes(self, batch, w):
-        """``coef_`` a sparse ``(L, d)`` matrix (CSC) over the support, whose values are a view
-        of ``w``; ``transition_``, ``start_transition_`` and ``end_transition_`` as a chain's."""
-        L, d, S = batch.n_states, batch.n_features, len(batch.support)
+        """``coef_`` the weights of the pairs of ``weight_support`` (1-D, in its order: key
+        ``j * n_states + label``); ``transition_``, ``start_transition_`` and
+        ``end_transition_`` as a chain's.  All are views of ``w``."""
+        L, S = batch.n_states, len(batch.support)
         w = np.asarray(w)
-        coef = sp.csc_matrix((L, d))
-        coef.data, coef.indices = w[:S], (batch.support % L).astype(np.int32)
-        coef.indptr = batch.support_offsets.astype(np.int32)
-        attributes = {"coef_": coef, "transition_": w[S:S + L * L].reshape(L, L)}
+        attributes = {"coef_": w[:S], "transition_": w[S:S + L * L].reshape(L, L)}
         if batch.start_end:
             p = S + L * L
             attributes.update(start_transition_=w[p:p + L], end_transition_=w[p + L:p + 2 * L])
         return attributes
 
     def feature_support(self, batch, w):
-        coef = self.weight_attributes(batch, w)["coef_"]
-        return np.asarray((abs(coef) > 0).sum(axis=0)).ravel() > 0
+        used = batch.support[np.asarray(w)[:len(batch.support)] != 0] // batch.n_states
+        support = np.zeros(batch.n_features, dtype=bool)
+        support[used] = True
+        return support
 
     def named_weights(self, attributes, feature_names, classes):
         named = super().named_weights({**attributes, "coef_": np.zeros((0, 0))}, [], classes)
-        coef = sp.coo_matrix(attributes["coef_"])
+        L = len(classes)
+        keys = self.structure._weight_keys(L, len(feature_names))
+        coef = np.asarray(attributes["coef_"])
         labels, names = np.asarray(classes).tolist(), np.asarray(feature_names).tolist()
-        named["state_features_"] = {(names[j], labels[k]): float(v) for k, j, v in
-                                    zip(coef.row.tolist(), coef.col.tolist(), coef.data.tolist())
-                                    if v != 0.0}
+        named["state_features_"] = {(names[key // L], labels[key % L]): float(value)
+                                    for key, value in zip(keys.tolist(), coef.tolist())
+                                    if value != 0.0}
         return named
 
     def unit_values(self, batch, v):

@@ -2,7 +2,6 @@
 
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import logsumexp
 
 from ...structures._base import BaseStructure, UnsupportedOperation
@@ -124,13 +123,10 @@ def _weights(inst):
     for name, value in attributes.items():
         if not name.endswith("_") or name.startswith("_"):
             raise AssertionError(f"weight attribute {name!r} is not a fitted-attribute name.")
-        # (an empty view shares no memory: 0 feature columns give empty blocks; a sparse
-        # matrix, over the pairs that have weights, holds a view as its values)
-        data = value.data if sp.issparse(value) else value
-        if not isinstance(data, np.ndarray) or data.size and not np.shares_memory(data, w):
+        # (an empty view shares no memory: 0 feature columns give empty blocks)
+        if not isinstance(value, np.ndarray) or value.size and not np.shares_memory(value, w):
             raise AssertionError(f"weight attribute {name!r} is not a view of w.")
-    values = np.concatenate([(value.data if sp.issparse(value) else value).ravel()
-                             for value in attributes.values()])
+    values = np.concatenate([value.ravel() for value in attributes.values()])
     if values.size != n or not np.array_equal(np.sort(values), w):
         raise AssertionError(f"the weight attributes {list(attributes)} do not cover each of "
                              f"the {n} weights exactly once.")
