@@ -176,6 +176,9 @@ def table(results, args):
                 f"{crfsuite['fit_seconds']:.0f} | {100 * crfsuite['test_accuracy']:.2f} | "
                 f"{crfsuite['peak_rss_gb']:.2f} | {crfsuite['load']:.1f} |")
     exact_full = exact["pass_seconds"] * pruned["n_tokens"] / exact["n_tokens"]
+    # crfsuite iterations after which its time is 4 times the pruned fit's
+    needed = crfsuite["iterations"] + (4 * pruned["fit_seconds"] - crfsuite["fit_seconds"]) \
+        / crfsuite["iteration_seconds"]
     lines = [
         f"{pruned['n_labels']} labels (UPOS|FEATS of the training set), C={args.C:g} (crfsuite "
         f"c2={1 / (2 * args.C):g}); the pruned fit stops at a relative duality gap of "
@@ -199,8 +202,12 @@ def table(results, args):
         f"{subset['pass_seconds'] / exact['pass_seconds']:.2f}x the exact one.",
         f"crfsuite: {crfsuite['iterations']} L-BFGS iterations took {crfsuite['fit_seconds']:.0f}"
         f" s, far from its convergence (test accuracy {100 * crfsuite['test_accuracy']:.2f} "
-        f"against {100 * pruned['test_accuracy']:.2f}); the whole pruned fit took "
-        f"{pruned['fit_seconds'] / crfsuite['fit_seconds']:.2f}x that time.",
+        f"against {100 * pruned['test_accuracy']:.2f}), of which the iterations "
+        f"{crfsuite['iterations'] * crfsuite['iteration_seconds']:.0f} s (the rest: reading "
+        f"the data, generating the features); the whole pruned fit took "
+        f"{pruned['fit_seconds'] / crfsuite['fit_seconds']:.2f}x that time.  The 0.25x target "
+        f"holds if crfsuite needs more than {needed:.0f} iterations to reach the pruned "
+        "fit's accuracy; this run does not show it.",
     ]
     return "\n".join(rows) + "\n\n" + "\n\n".join(lines)
 
