@@ -313,6 +313,7 @@ class FitValidationMixin:
             self.__dict__.pop("feature_names_in_", None)
         codec = space.codec(y)
         structure = space.for_classes(codec.classes_, y)
+        structure = structure.output_space().for_training_data(X, y, codec)
         space = structure.output_space()
         batch = structure.make_batch(X, n_states=codec.n_states)
         allowed = None
@@ -417,6 +418,7 @@ class FitValidationMixin:
         _check_known_labels(codec, y, space.flat, name)
         if first:
             structure = space.for_classes(codec.classes_, y)
+            structure = structure.output_space().for_training_data(X, y, codec)
             space = structure.output_space()
         batch = structure.make_batch(X, n_states=codec.n_states)
         if not first:

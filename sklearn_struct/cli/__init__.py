@@ -21,7 +21,7 @@ from .. import __version__
 from ..datasets._io import check_file
 from ..inspection import explain_weights, format_weights, strongest_weights
 from . import _parsing, _tagging
-from ._common import CONLLU_LABELS, ESTIMATORS, open_model
+from ._common import CONLLU_LABELS, ESTIMATORS, TAG_LABELS, open_model
 from ._evaluation import evaluate
 from ._model_file import MODEL_FORMAT
 from ._model_schema import DamagedModelFile
@@ -84,6 +84,12 @@ def _learn(args):
     for option in ("hash_bits", "non_projective", "second_order"):
         if args.label != "head" and getattr(args, option) not in (None, False):
             raise ValueError(f"--{option.replace('_', '-')} is for the parser (--label head)")
+    if args.label == "head" and (args.tag_dictionary != "auto" or args.min_count is not None):
+        raise ValueError("--tag-dictionary and --min-count are for taggers, not the parser "
+                         "(--label head)")
+    if args.tag_dictionary == "off" and args.min_count is not None:
+        raise ValueError("--min-count sets the tag dictionary, which --tag-dictionary off "
+                         "turns off")
     if args.second_order and args.non_projective:
         raise ValueError("--second-order parses with the second-order Eisner algorithm, whose "
                          "trees are projective: drop --non-projective")
@@ -186,10 +192,21 @@ def _model_options(command):
     """``--format``, ``--label`` and ``--inputs`` of the commands reading a model."""
     command.add_argument("--format", choices=("columns", "conllu"),
                          help="checked against the model's (it fixes the format)")
-    command.add_argument("--label", choices=CONLLU_LABELS,
+    command.add_argument("--label", choices=TAG_LABELS,
                          help="checked against the model's (it fixes the label)")
     command.add_argument("--inputs", metavar="COLUMNS",
                          help="checked against the model's (it fixes the inputs)")
+
+
+def _tag_dictionary_options(learn):
+    """``--tag-dictionary`` and ``--min-count`` of ``learn``."""
+    learn.add_argument("--tag-dictionary", choices=("auto", "on", "off"), default="auto",
+                       help="tagger: candidate labels per word from the training\n"
+                       "data (a pruned chain, O(T k^2) instead of O(T L^2));\n"
+                       "auto (default): on past 100 labels")
+    learn.add_argument("--min-count", type=_positive_int, metavar="N",
+                       help="tag dictionary: words seen fewer than N times also take\n"
+                       "the most frequent labels of rare words (default: 5)")
 
 
 def _parser():
@@ -208,9 +225,10 @@ def _parser():
     learn.add_argument("-o", "--output", required=True, help="model file to write")
     learn.add_argument("--format", choices=("columns", "conllu"), default="columns",
                        help=_FORMAT_HELP)
-    learn.add_argument("--label", choices=CONLLU_LABELS,
+    learn.add_argument("--label", choices=TAG_LABELS,
                        help="CoNLL-U column to predict (default: upos); head:\n"
-                       "a dependency parser, filling HEAD and DEPREL")
+                       "a dependency parser, filling HEAD and DEPREL;\n"
+                       "upos+feats: both as one label (NOUN|Number=Sing)")
     learn.add_argument("--inputs", metavar="COLUMNS", help=_INPUTS_HELP)
     learn.add_argument("--dev", help="development file, scored during training")
     learn.add_argument("--dev-every", type=_positive_int, default=5, metavar="K",
@@ -238,6 +256,7 @@ def _parser():
     learn.add_argument("--second-order", action="store_true",
                        help="parser: score adjacent siblings as well as arcs\n"
                        "(McDonald & Pereira 2006; projective trees)")
+    _tag_dictionary_options(learn)
     learn.add_argument("--prune", type=_non_negative_float, metavar="T",
                        help="set the weights of magnitude below T to zero\n"
                        "(a smaller model file; EG weights are dense)")

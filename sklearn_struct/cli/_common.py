@@ -17,6 +17,8 @@ ESTIMATORS = {"crf": EGCRF, "svm": EGStructuredSVM, "perceptron": StructuredPerc
 CONLLU_INPUTS = ("form", "lemma", "upos", "xpos", "feats")
 #: CoNLL-U columns a model may predict (``--label``); ``head`` parses (HEAD and DEPREL).
 CONLLU_LABELS = ("upos", "xpos", "feats", "deprel", "head")
+#: What ``learn`` predicts: a column, or UPOS and FEATS as one label (``NOUN|Number=Sing``).
+TAG_LABELS = CONLLU_LABELS + ("upos+feats",)
 CONLLU_COLUMN_INDEX = {name: index for index, name in enumerate(COLUMNS)}
 
 
@@ -72,9 +74,10 @@ def parse_inputs(text, label):
                          f"expected some of {', '.join(CONLLU_INPUTS)}, comma-separated")
     if len(set(columns)) != len(columns):
         raise ValueError(f"--inputs {text}: a column is named twice")
-    if label in columns:
-        raise ValueError(f"--inputs {text}: {label} is the label (--label {label}); a model "
-                         "cannot read what it predicts")
+    for part in (label or "").split("+"):
+        if part in columns:
+            raise ValueError(f"--inputs {text}: {part} is the label (--label {label}); a model "
+                             "cannot read what it predicts")
     return columns
 
 

@@ -136,13 +136,18 @@ def _plain(value):
 _plain.expected = "JSON values and arrays"
 
 _STRUCTURES = ("ChainStructure", "DependencyTreeStructure", "SiblingDependencyStructure",
-               "TreeStructure")
+               "TreeStructure", "PrunedChainStructure")
 _JOBS = _kind(numbers.Integral, None, expected="an integer or None")
 #: Checks of constructor parameters whose default does not say their kind.
 _PARAMETERS = {"n_jobs": _JOBS, "random_state": _JOBS,
                "n_features": _kind(numbers.Integral, None, expected="an integer or None"),
                "loss_weights": _array(1, allow_none=True),
-               "hash_bits": _integer(1, 30), "n_edge_types": _integer(1)}
+               "hash_bits": _integer(1, 30), "n_edge_types": _integer(1),
+               "word_features": _array(1, "iu", allow_none=True),
+               "min_count": _integer(1),
+               "fallback_coverage": _kind(numbers.Real, expected="a number"),
+               "weight_support": _array(1, "iu", allow_none=True),
+               "allowed_labels": _array(2, "b", allow_none=True)}
 for _name in ("allowed_transitions", "allowed_start", "allowed_end"):
     _PARAMETERS[_name] = lambda value: value is None or isinstance(value, str) or (
         isinstance(value, np.ndarray) and value.dtype == bool)

@@ -12,11 +12,15 @@ from .._chunk_tags import is_iob_tag
 from ..datasets._io import check_file, iter_lines, malformed
 from ..metrics import chunk_f1_score
 from ..preprocessing import SequenceDictVectorizer, column_window_features, conll_token_features
+from ..structures import PrunedChainStructure
 from ._common import (CONLLU_COLUMN_INDEX, check_output, count, gold_inputs_note,
                       make_estimator, output_file, parse_inputs, read_conllu, unannotated)
 from ._model_file import save_model
 
 TEMPLATES = ("window", "words")
+#: Past this many training labels, ``learn`` tags with a pruned chain (``--tag-dictionary
+#: auto``): the exact chain's transitions grow as the square of the labels.
+TAG_DICTIONARY_LABELS = 100
 #: Names of the attribute columns of a column file in feature names: words, then tags.
 _COLUMN_NAMES = ("w", "pos")
 
@@ -75,13 +79,16 @@ def _column_sentences(blocks, n_attributes, has_labels):
 def _conllu_sentences(path, source, with_labels):
     """The CoNLL-U sentences of ``path`` (all, to write back) and the model's view of them."""
     conllu, inputs = read_conllu(path, source["columns"])
-    labels = [sentence.column(source["label"]) for sentence in conllu if sentence.words]
+    parts = source["label"].split("+")  # upos+feats: one label, "NOUN|Number=Sing"
+    labels = [["|".join(values) for values in zip(*(sentence.column(part) for part in parts))]
+              for sentence in conllu if sentence.words]
     if with_labels:
         for sentence in conllu:
             for line_number, fields in sentence.words:
-                if unannotated(source["label"], fields[CONLLU_COLUMN_INDEX[source["label"]]]):
-                    raise malformed(path, line_number, f"no {source['label'].upper()} ('_') "
-                                    "to learn from")
+                for part in parts:
+                    if unannotated(part, fields[CONLLU_COLUMN_INDEX[part]]):
+                        raise malformed(path, line_number, f"no {part.upper()} ('_') "
+                                        "to learn from")
     return conllu, [_Sentence(columns, sentence_labels)
                     for columns, sentence_labels in zip(inputs, labels)]
 
@@ -202,6 +209,7 @@ def learn(args):
         if note:
             print(note, flush=True)
     X_dev = None if dev is None else vectorizer.transform(dev[0])
+    _choose_structure(args, estimator, vectorizer, settings, y)
 
     def score_dev(n_pass, fitted):
         if n_pass % args.dev_every == 0:
@@ -223,6 +231,34 @@ def learn(args):
     print(f"{line}; model written to {args.output}", flush=True)
     for warning in caught:
         print(f"note: {warning.message}", file=sys.stderr)
+
+
+def _word_prefix(settings):
+    """The feature-name prefix of a token's own word under the model's template."""
+    if settings["template"] == "words":
+        return "word="
+    source = settings["input"]
+    names = source["columns"] if source["format"] == "conllu" else source["names"]
+    return f"{names[0]}[0]="
+
+
+def _choose_structure(args, estimator, vectorizer, settings, y):
+    """A pruned chain over a tag dictionary (``--tag-dictionary``) for many labels."""
+    n_labels = len({label for labels in y for label in labels})
+    automatic = args.tag_dictionary == "auto" and n_labels > TAG_DICTIONARY_LABELS
+    wanted = args.tag_dictionary == "on" or automatic
+    if not wanted:
+        return
+    prefix = _word_prefix(settings)
+    words = np.array(sorted(j for name, j in vectorizer.vocabulary_.items()
+                            if name.startswith(prefix)), dtype=np.int64)
+    min_count = 5 if args.min_count is None else args.min_count
+    estimator.set_params(structure=PrunedChainStructure(word_features=words,
+                                                        min_count=min_count))
+    print(f"tag dictionary: {n_labels} labels; candidates per token from the {prefix} "
+          f"features; words seen fewer than {min_count} times also take the most frequent "
+          "labels of rare words",
+          flush=True)
 
 
 def check_model(settings, objects):
@@ -262,8 +298,13 @@ def tag(args, settings, objects):
     with output_file(args.output) as out:
         if source["format"] == "conllu":  # the file as read, the label's column predicted
             labels = iter(predicted)
+            parts = source["label"].split("+")
             for sentence in written:
-                replace = {source["label"]: next(labels)} if sentence.words else None
+                replace = None
+                if sentence.words:  # upos+feats: UPOS before the first "|", FEATS after it
+                    split = [str(label).split("|", len(parts) - 1) for label in next(labels)]
+                    replace = {part: [values[k] for values in split]
+                               for k, part in enumerate(parts)}
                 out.write(sentence.text(replace))
             return
         marginals = estimator.predict_marginals(X) if args.marginals != "none" else None

@@ -33,7 +33,7 @@ def load_conllu(path, *, encoding="utf-8"):
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        ``form``, ``lemma``, ``upos``, ``xpos`` and ``deprel``: one list of str
+        ``form``, ``lemma``, ``upos``, ``xpos``, ``feats`` and ``deprel``: one list of str
         per sentence; ``head``: one int64 array per sentence (``head[m - 1]`` is
         the head of word ``m``, 0 the root); ``sent_id`` and ``text``: the
         sentence comments, ``None`` where absent.
@@ -64,7 +64,7 @@ def load_conllu(path, *, encoding="utf-8"):
     ([['do', "n't", 'go']], [3, 3, 0], ['s1'])
     """
     path = check_file(path)
-    keys = ("form", "lemma", "upos", "xpos", "deprel")
+    keys = ("form", "lemma", "upos", "xpos", "feats", "deprel")
     data = Bunch(**{key: [] for key in keys}, head=[], sent_id=[], text=[])
     for sentence in read_conllu_sentences(path, encoding=encoding):
         if not sentence.words:

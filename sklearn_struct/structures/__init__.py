@@ -17,6 +17,7 @@ from .matching import MatchingBatch, MatchingStructure
 from .mincut import MinCutBatch, MinCutStructure
 from .monotone import MonotoneAlignmentStructure, MonotoneBatch
 from .multiclass import MulticlassBatch, MulticlassStructure
+from .pruned_chain import PrunedChainBatch, PrunedChainStructure
 from .semimarkov import SemiMarkovBatch, SemiMarkovStructure
 from .label_tree import TreeBatch, TreeStructure
 
@@ -25,6 +26,7 @@ from .label_tree import TreeBatch, TreeStructure
 STRUCTURES = {
     "multiclass": MulticlassStructure,
     "chain": ChainStructure,
+    "pruned_chain": PrunedChainStructure,
     "matching": MatchingStructure,
     "mincut": MinCutStructure,
     "dependency": DependencyTreeStructure,
@@ -62,6 +64,8 @@ __all__ = [
     "MulticlassStructure",
     "OutputSpace",
     "ParseBatch",
+    "PrunedChainBatch",
+    "PrunedChainStructure",
     "SemiMarkovBatch",
     "SemiMarkovStructure",
     "SiblingDependencyStructure",

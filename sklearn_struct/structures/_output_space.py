@@ -124,6 +124,28 @@ class OutputSpace:
         """
         return self.structure
 
+    def for_training_data(self, X, y, codec):
+        """The structure with the settings it fits on the training data resolved.
+
+        Estimators call it after :meth:`for_classes`, before building the training
+        batch; a pruned chain fits its tag dictionary here.
+
+        Parameters
+        ----------
+        X : object
+            The training inputs, as given to ``fit``.
+        y : object
+            The training targets.
+        codec : codec object
+            The fitted target codec (:meth:`codec`).
+
+        Returns
+        -------
+        structure : BaseStructure
+            By default the structure itself.
+        """
+        return self.structure
+
     def score(self, batch, Y_pred, Y_true, sample_weight=None):
         """Score of predicted outputs against the truth (the estimators' ``score``).
 
