@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _eg_kernels
-from ._objective import segment_dots
+from ._objective import DOT_BLOCK_PARTS, segment_dots
 
 
 LOSSES = {"log": _eg_kernels.LOG_LOSS, "hinge": _eg_kernels.HINGE_LOSS}
@@ -118,7 +118,7 @@ def dual_weights(datafit, mu, C, expected=None):
     """
     if expected is None:
         expected = datafit.features(datafit.batch, mu, datafit.sample_weight)
-    w = C * (datafit.observed - expected)
+    w = datafit.weights_from(expected, C)
     return w if datafit.center is None else datafit.center + w
 
 
@@ -139,7 +139,8 @@ def l2_dual(datafit, terms, w, C):
     return dual if center is None else dual + 0.5 * float(center @ center)
 
 
-def initial_state(datafit, eta0, near_truth=False, terms=None):
+def initial_state(datafit, eta0, near_truth=False, terms=None, dtype=np.float64,
+                  features=False):
     """Uniform dual distributions (``theta = 0``), the paper's starting point.
 
     With ``near_truth``, ``theta = -TRUTH_LOGIT * part_losses`` instead: the
@@ -147,7 +148,15 @@ def initial_state(datafit, eta0, near_truth=False, terms=None):
     point of ``w = 0``, sensible at any ``C``.  ``terms``: the uniform start's dual
     terms when batch EG's chunks computed them where they keep the dual variables;
     the state then holds no ``theta`` and ``mu`` (see :meth:`BatchPasses.store`).
+
+    ``dtype``: that of ``theta`` and ``mu`` (see :data:`DUAL_DTYPES`).  A float32 state
+    holds ``theta`` rounded, and the marginals of the rounded ``theta``, rounded; the
+    dual terms are those of the stored values, as the online epoch computes them.
+    ``features``: also return ``scale * sum_i s_i F_i mu_i`` (from the marginals before
+    their rounding is stored: no float64 copy of a float32 ``mu``), as ``(state,
+    expected)``.
     """
+    dtype = check_dual_dtype(dtype)
     etas = np.full(datafit.n_samples, float(eta0))
     part_offsets = datafit.batch.part_offsets.copy()
     if terms is not None:
@@ -155,14 +164,47 @@ def initial_state(datafit, eta0, near_truth=False, terms=None):
                        part_offsets=part_offsets)
     theta = (-TRUTH_LOGIT * datafit.part_losses if near_truth
              else np.zeros(int(datafit.batch.part_offsets[-1])))
+    if near_truth and dtype != np.float64:  # (the zeros are stored exactly)
+        theta = _rounded(theta, dtype)
     mu, log_partition = batch_marginals(datafit.structure, datafit.chunks, theta)
-    return EGState(
-        theta=theta, mu=mu,
-        terms=dual_terms(datafit.kind, mu, log_partition, theta,
-                         datafit.part_losses if datafit.kind == "hinge" else None,
-                         datafit.batch.part_offsets),
-        etas=etas, eta=float(eta0), part_offsets=part_offsets,
-    )
+    if dtype != np.float64:
+        mu = _rounded(mu, dtype)
+    terms = dual_terms(datafit.kind, mu, log_partition, theta,
+                       datafit.part_losses if datafit.kind == "hinge" else None,
+                       datafit.batch.part_offsets)
+    expected = datafit.features(datafit.batch, mu, datafit.sample_weight) if features else None
+    # (zeros made anew: their pages cost no memory until the first pass writes them)
+    theta = theta.astype(dtype, copy=False) if near_truth else np.zeros(len(theta), dtype)
+    state = EGState(theta=theta, mu=mu.astype(dtype, copy=False), terms=terms, etas=etas,
+                    eta=float(eta0), part_offsets=part_offsets)
+    return (state, expected) if features else state
+
+
+def _rounded(values, dtype):
+    """Float64 ``values`` rounded to ``dtype`` and back, in place, a block at a time."""
+    for start in range(0, len(values), DOT_BLOCK_PARTS):
+        block = slice(start, start + DOT_BLOCK_PARTS)
+        values[block] = values[block].astype(dtype)
+    return values
+
+
+#: The dtypes a dual state's ``theta`` and ``mu`` may have.  float32 halves the memory of
+#: a fit that holds one float per part in each (a chain's ``K * K`` transition parts per
+#: sentence make them the largest arrays of a tagging fit): the online epoch works on the
+#: rounded values (``_eg_kernels._stored``), so that ``w`` stays ``w(alpha)`` of the stored
+#: marginals and the duality gap it reports stays that of the stored state.
+DUAL_DTYPES = (np.float64, np.float32)
+
+
+def check_dual_dtype(dtype):
+    """``dtype`` as a numpy dtype of :data:`DUAL_DTYPES`; a clear error otherwise."""
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError:
+        resolved = None
+    if resolved is None or resolved not in [np.dtype(d) for d in DUAL_DTYPES]:
+        raise ValueError(f"dual_dtype must be numpy.float64 or numpy.float32, got {dtype!r}.")
+    return resolved.type
 
 
 def attach_state(datafit, state, C, expected=None):

@@ -82,6 +82,10 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
     mu_buf = np.empty(max_parts)
     dmu_buf = np.empty(max_parts)
     part_scratch = np.empty(2 * max_parts)
+    # one number of theta's and of mu's dtype: a float32 dual state stores its values
+    # rounded, and a visit works on the rounded values (see :func:`_stored`)
+    theta_cell = np.empty(1, theta.dtype)
+    mu_cell = np.empty(1, mu.dtype)
     tries = 0
     for i in order:
         if tries >= budget:
@@ -115,6 +119,8 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
             else:
                 for r in range(n_parts):
                     theta_new[r] = theta[p0 + r] + eta * (part_losses[p0 + r] + scores[r])
+            for r in range(n_parts):
+                theta_new[r] = _stored(theta_cell, theta_new[r])
             log_z = marginals_op(data, i, theta_new, mu_new)
             # one sweep over the parts: the change of the marginals, its products with the
             # scores (and the smoothed hinge's gradient at the old point), the size of the
@@ -126,6 +132,7 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
             slope = 0.0  # smoothed hinge: gradient of the dual term at the old point . dmu
             magnitude = 0.0
             for r in range(n_parts):
+                mu_new[r] = _stored(mu_cell, mu_new[r])
                 dmu[r] = mu_new[r] - mu[p0 + r]
                 linear += dmu[r] * scores[r]
                 magnitude += abs(theta_new[r]) + abs(scores[r])
@@ -191,6 +198,21 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
             mu[p0 + r] = mu_new[r]
         terms[i] = term
     return tries
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _stored(cell, value):
+    """``value`` as the dual state stores it: rounded to the dtype of ``cell`` (a float32
+    state), or unchanged (float64).
+
+    A visit rounds the new ``theta`` before its inference and the new marginals before
+    using them, so that the distribution it moves to is exactly the one the stored
+    ``theta`` defines, ``w`` moves by ``F_i`` times the change of the stored marginals
+    (``w == w(alpha)`` of the stored ones, without drift), and the dual term is the
+    entropy's value at the stored marginals to first order (``log Z - theta . mu``).
+    """
+    cell[0] = value
+    return cell[0]
 
 
 def add_expected_features(examples, data, part_offsets, unit_offsets, mu, sample_weight, scale,

@@ -54,7 +54,7 @@ import numpy as np
 
 from ..structures._base import require_kernel
 from ._eg_dual import (AVERAGE_WINDOW, BETA_GATE, BETA_GROWTH, BETA_START_C, EGState, LOSSES,
-                       attach_state, example_gaps, hinge_dual, initial_state, joined_states,
+                       attach_state, check_dual_dtype, example_gaps, hinge_dual, initial_state, joined_states,
                        l2_dual, sharpened_rates)
 from ._eg_execution import ONLINE_KERNEL_OPERATIONS, BatchPasses, OnlineEpoch, online_threads
 from ._kernel_shards import check_cache_dir
@@ -84,7 +84,7 @@ def eg_solve(
     annealing=False, smoothing=False, state=None, random_state=None, n_jobs=None, verbose=0,
     callback=None,
     feature_scale=None, keep_dual=True, center=None, truth=None, part_losses=None,
-    cache_size=None, cache_dir=None,
+    cache_size=None, cache_dir=None, dual_dtype=None,
 ):
     """Minimise ``1/2||w - center||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
 
@@ -167,6 +167,14 @@ def eg_solve(
         (see :class:`~sklearn_struct.solvers.loss.StructuredLoss`): soft targets
         (expected encodings) for the log loss, the loss of the known units for
         the hinge; online solver only.  What :mod:`.latent` solves.
+    cache_size, cache_dir
+        Where the online solver keeps its kernel data (see ``OnlineEpoch``).
+    dual_dtype : {None, numpy.float64, numpy.float32}, default=None
+        The dtype of the dual state's ``theta`` and ``mu``, one number each per part.
+        None: float32 for the online solver on the log loss (half the memory of the
+        largest arrays of a fit with many parts; the reported duality gap is that of the
+        stored state, see :data:`._eg_dual.DUAL_DTYPES`), float64 otherwise.  float32
+        needs the online solver.
 
     Returns
     -------
@@ -174,6 +182,7 @@ def eg_solve(
     """
     _check_arguments(structure, loss, order, solver, truth is not None or part_losses is not None)
     check_cache_dir(cache_dir)
+    dual_dtype = _dual_dtype(dual_dtype, solver, loss)
     adaptive = isinstance(learning_rate, str)
     eta = eta0 if adaptive else float(learning_rate)
     rng = random_state if random_state is not None else np.random.RandomState(0)
@@ -184,7 +193,7 @@ def eg_solve(
     smoothed = smoothing and loss == "hinge" and solver == "online"
     state, epoch_runner, (C_now, C_next, C_start, epoch0) = _starting_point(
         datafit, state, solver, C, eta0, annealing, smoothed, online_threads(n_jobs, n),
-        (cache_size, cache_dir))
+        (cache_size, cache_dir), dual_dtype)
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds",
                                "eval_seconds", "beta")}
     total_tries, epoch, converged = 0, 0, False
@@ -308,10 +317,23 @@ def _evaluate(datafit, state, epoch_runner, C, C_now, gap_sampling, history, pas
     return primal, gap, entropy_term
 
 
-def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, threads, cache):
+def _dual_dtype(dual_dtype, solver, loss):
+    """The dtype of a fit's ``theta`` and ``mu`` (see :func:`eg_solve`'s ``dual_dtype``)."""
+    if dual_dtype is None:
+        return np.float32 if solver == "online" and loss == "log" else np.float64
+    dual_dtype = check_dual_dtype(dual_dtype)
+    if dual_dtype != np.float64 and solver != "online":
+        raise ValueError("eg_solve: dual_dtype=float32 needs solver='online' (batch EG keeps "
+                         "its dual variables in float64 on its chunks).")
+    return dual_dtype
+
+
+def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, threads, cache,
+                    dual_dtype=np.float64):
     """The dual point a fit starts from, the runner of its passes and its ``C`` schedule.
 
-    ``cache`` is ``(cache_size, cache_dir)`` of the online runner's kernel data.
+    ``cache`` is ``(cache_size, cache_dir)`` of the online runner's kernel data;
+    ``dual_dtype`` that of a cold start's ``theta`` and ``mu`` (a warm start keeps its own).
     Returns ``(state, epoch_runner, (C_now, C_next, C_start, epoch0))``.  Annealing starts a
     cold fit (uniform duals) where they make sense; a warm start already has a good dual
     point, unless it stopped while annealing.
@@ -323,9 +345,10 @@ def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, thread
         epoch_runner, terms, expected = BatchPasses.uniform(datafit)
         state = initial_state(datafit, eta0, terms=terms)
     elif cold_start:
-        state = initial_state(datafit, eta0, near_truth=smoothed or datafit.center is not None)
-        # F mu once, for both the annealing's start and w
-        expected = datafit.features(batch, state.mu, datafit.sample_weight)
+        # with F mu once, for both the annealing's start and w
+        state, expected = initial_state(datafit, eta0,
+                                        near_truth=smoothed or datafit.center is not None,
+                                        dtype=dual_dtype, features=True)
         if smoothed:
             state.beta = min(1.0, BETA_START_C / C)
     elif not np.array_equal(state.part_offsets, batch.part_offsets):

@@ -15,7 +15,13 @@ import numpy as np
 from ._chunks import ExampleChunks
 from ._objective import example_losses, segment_sums
 
-__all__ = ["L1", "L2", "LOSS_OPERATIONS", "StructuredLoss"]
+__all__ = ["COMPACT_OBSERVED", "L1", "L2", "LOSS_OPERATIONS", "StructuredLoss"]
+
+#: :class:`StructuredLoss` keeps the observed features as their non-zero entries (an
+#: index and a value each, 16 bytes against 8 per weight) when at most this fraction of
+#: the weights has one: a tagger's are its input features seen with their true labels
+#: alone, a small share of the ``n_features * n_states`` weights.
+COMPACT_OBSERVED = 0.25
 
 #: The structure operations each kind of loss needs.
 LOSS_OPERATIONS = {
@@ -96,7 +102,12 @@ class StructuredLoss:
         ``loss(y_i, y) = loss_offsets[i] + encode(y) . part_losses``.
     loss_offsets : ndarray of shape (n_samples,)
     observed : ndarray of shape (n_weights,)
-        ``feature_scale * sum_i s_i phi(x_i, y_i)``.
+        ``feature_scale * sum_i s_i phi(x_i, y_i)``, made anew at each reading when
+        it is kept compact (see :meth:`weights_from`).
+    observed_support : tuple of ndarray or None
+        ``(indices, values)`` of the non-zero entries of ``observed``, how the loss keeps
+        it when at most ``COMPACT_OBSERVED`` of them are non-zero (a tagger's features
+        observed with their true labels only); None: kept whole.
     nonnegative : ndarray of bool of shape (n_weights,)
         Weights the structure needs non-negative (the edge weights of a min-cut model).
     chunks : ExampleChunks
@@ -130,7 +141,15 @@ class StructuredLoss:
                              if kind == "hinge" else np.zeros(self.n_samples))
         self.nonnegative = np.asarray(structure.nonnegative_weights(batch), dtype=bool)
         self.chunks = ExampleChunks(structure, batch, n_jobs)
-        self.observed = self.features(batch, truth, self.sample_weight)
+        observed = self.features(batch, truth, self.sample_weight)
+        del truth
+        self._observed = self.observed_support = None
+        support = np.flatnonzero(observed)
+        if len(support) <= COMPACT_OBSERVED * len(observed):
+            self.observed_support = (support, observed[support])
+        else:
+            self._observed = observed
+        del observed
         self.penalty = L2(None if center is None else np.asarray(center, dtype=np.float64))
         self._example_batches = {}
 
@@ -146,6 +165,27 @@ class StructuredLoss:
         """Every part's loss against the targets, computed when first read: the log loss's
         online EG never reads them, and they take one float per part."""
         return self.structure.part_losses(self.batch, self.Y)
+
+    @property
+    def observed(self):
+        """``feature_scale * sum_i s_i phi(x_i, y_i)`` (see the class's attributes)."""
+        if self._observed is not None:
+            return self._observed
+        out = np.zeros(self.n_weights)
+        support, values = self.observed_support
+        out[support] = values
+        return out
+
+    def weights_from(self, expected, C):
+        """``C * (observed - expected)``, one new vector (no dense ``observed`` made)."""
+        w = np.negative(expected)
+        if self._observed is not None:
+            w += self._observed
+        else:  # (the same sums as observed - expected, term for term)
+            support, values = self.observed_support
+            w[support] += values
+        w *= C
+        return w
 
     @property
     def center(self):

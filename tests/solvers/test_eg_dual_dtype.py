@@ -1,0 +1,132 @@
+"""The online EG's dual state in float32 against float64, and the compact observed features.
+
+A float32 state stores ``theta`` and ``mu`` rounded; the epoch works on the stored values
+(``_eg_kernels._stored``), so that ``w`` is exactly ``w(alpha)`` of the stored marginals
+and the reported gap certifies the fit.  These tests hold a float32 fit to the float64
+fit's optimum, its gap to the float64 optimum's objective, and its ``w`` to the one rebuilt
+from its stored marginals.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_struct.solvers import _eg_dual
+from sklearn_struct.solvers.eg import eg_solve
+from sklearn_struct.solvers.loss import StructuredLoss
+from sklearn_struct.structures import ChainStructure, MulticlassStructure
+
+
+def _chain_problem(seed=0, n=40, K=4, d=30, start_end=True, density=0.2):
+    rng = np.random.RandomState(seed)
+    X, Y = [], []
+    for _ in range(n):
+        T = rng.randint(2, 9)
+        X.append(sp.random(T, d, density=density, random_state=rng, format="csr") * 3.0)
+        Y.append(rng.randint(K, size=T))
+    structure = ChainStructure(start_end=start_end)
+    batch = structure.make_batch(X, n_states=K)
+    return structure, batch, np.concatenate(Y)
+
+
+def _fit(structure, batch, Y, dtype, tol=1e-10, max_iter=400, C=2.0, **kwargs):
+    return eg_solve(structure, batch, Y, loss="log", C=C, tol=tol, max_iter=max_iter,
+                    random_state=np.random.RandomState(0), dual_dtype=dtype, **kwargs)
+
+
+@pytest.mark.parametrize("order", ["gap", "shuffle"])
+def test_float32_state_reaches_the_float64_optimum(order):
+    structure, batch, Y = _chain_problem()
+    r64 = _fit(structure, batch, Y, np.float64, order=order)
+    r32 = _fit(structure, batch, Y, np.float32, order=order)
+    assert r64.converged and r32.converged
+    assert r32.state.theta.dtype == np.float32 and r32.state.mu.dtype == np.float32
+    assert r64.state.theta.dtype == np.float64
+    p64, p32 = r64.history["primal"][-1], r32.history["primal"][-1]
+    gap64, gap32 = r64.history["gap"][-1], r32.history["gap"][-1]
+    assert 0 <= gap32 <= 1e-10 * abs(p32)
+    # the same optimum: the primal is 1-strongly convex, so a w within gap of the optimum's
+    # objective is within sqrt(2 gap) of it; both fits' weights are, and their objectives
+    # agree to their gaps (each one's dual bounds the other's primal from below)
+    distance = np.linalg.norm(r32.state.w - r64.state.w)
+    assert distance <= np.sqrt(2 * gap32) + np.sqrt(2 * gap64)
+    assert distance <= 1e-4 * np.linalg.norm(r64.state.w)
+    d64, d32 = r64.history["dual"][-1], r32.history["dual"][-1]
+    assert p32 - d64 <= gap32 + gap64 + 1e-13 * abs(p64)
+    assert p64 - d32 <= gap32 + gap64 + 1e-13 * abs(p64)
+
+
+def test_float32_weights_are_those_of_the_stored_marginals():
+    """No drift: after the passes, ``w`` equals ``w(alpha)`` rebuilt from the stored mu,
+    and the dual terms are those of the stored theta and mu."""
+    structure, batch, Y = _chain_problem(seed=1, start_end=False)
+    result = _fit(structure, batch, Y, np.float32, tol=0, max_iter=15, order="shuffle",
+                  annealing=False)
+    state = result.state
+    datafit = StructuredLoss(structure, batch, Y, "log")
+    rebuilt = _eg_dual.dual_weights(datafit, state.mu.astype(np.float64), state.C)
+    assert np.abs(rebuilt - state.w).max() <= 1e-12 * max(1.0, np.abs(state.w).max())
+    theta = state.theta.astype(np.float64)
+    mu, log_z = structure.marginals(batch, theta)
+    # the stored marginals are those of the stored theta, rounded
+    np.testing.assert_array_equal(mu.astype(np.float32), state.mu)
+    terms = _eg_dual.dual_terms("log", state.mu.astype(np.float64), log_z, theta, None,
+                                batch.part_offsets)
+    np.testing.assert_allclose(state.terms, terms, rtol=0, atol=1e-9)
+
+
+def test_float32_multiclass_matches_float64():
+    rng = np.random.RandomState(3)
+    X = rng.randn(200, 6)
+    y = rng.randint(3, size=200)
+    structure = MulticlassStructure()
+    batch = structure.make_batch(X, n_states=3)
+    r64 = _fit(structure, batch, y, np.float64, C=0.5)
+    r32 = _fit(structure, batch, y, np.float32, C=0.5)
+    assert r64.converged and r32.converged
+    np.testing.assert_allclose(r32.state.w, r64.state.w, rtol=0,
+                               atol=1e-6 * np.abs(r64.state.w).max())
+
+
+def test_default_dual_dtype():
+    structure, batch, Y = _chain_problem(n=6)
+    log = _fit(structure, batch, Y, None, tol=0, max_iter=1, annealing=False)
+    hinge = eg_solve(structure, batch, Y, loss="hinge", max_iter=1, tol=0,
+                     random_state=np.random.RandomState(0))
+    batch_log = eg_solve(structure, batch, Y, loss="log", solver="batch", max_iter=1, tol=0)
+    assert log.state.theta.dtype == np.float32
+    assert hinge.state.theta.dtype == np.float64
+    assert batch_log.state.theta.dtype == np.float64
+
+
+@pytest.mark.parametrize("dtype, solver, error", [
+    (np.float16, "online", "dual_dtype must be numpy.float64 or numpy.float32"),
+    ("complex", "online", "dual_dtype must be numpy.float64 or numpy.float32"),
+    (object(), "online", "dual_dtype must be numpy.float64 or numpy.float32"),
+    (np.float32, "batch", "needs solver='online'"),
+])
+def test_bad_dual_dtype(dtype, solver, error):
+    structure, batch, Y = _chain_problem(n=4)
+    with pytest.raises(ValueError, match=error):
+        eg_solve(structure, batch, Y, loss="log", solver=solver, dual_dtype=dtype)
+
+
+def test_compact_observed_features():
+    """The observed features kept as their non-zero entries give the dense vector and
+    ``C * (observed - expected)`` bit for bit."""
+    structure, batch, Y = _chain_problem(seed=2, n=30, K=5, d=2000, density=0.005)
+    weights = np.random.RandomState(0).rand(batch.n_samples)
+    datafit = StructuredLoss(structure, batch, Y, "log", sample_weight=weights)
+    assert datafit.observed_support is not None
+    dense = structure.expected_features(batch, structure.encode(batch, Y), weights)
+    np.testing.assert_array_equal(datafit.observed, dense)
+    expected = np.random.RandomState(1).randn(batch.n_weights)
+    np.testing.assert_array_equal(datafit.weights_from(expected, 0.7), 0.7 * (dense - expected))
+    # dense observed features (every weight seen) are kept whole
+    X = np.random.RandomState(2).randn(50, 3)
+    flat = MulticlassStructure()
+    y = np.arange(50) % 2
+    whole = StructuredLoss(flat, flat.make_batch(X, n_states=2), y, "log")
+    assert whole.observed_support is None
+    np.testing.assert_array_equal(whole.weights_from(expected[:6], 2.0),
+                                  2.0 * (whole.observed - expected[:6]))
