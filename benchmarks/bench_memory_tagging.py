@@ -25,6 +25,10 @@ objective and gradient about once per iteration).
 ``--stages`` runs EGCRF alone and prints the resident set's peak after each stage of its
 process (load, dicts, vectorise, fit, predict): where the memory goes.
 
+``--before PATH`` adds EGCRF as the package at ``PATH`` (another checkout, e.g. the main
+branch before a change) runs it, in a child process of its own with ``PYTHONPATH=PATH``,
+beside the same fit of this tree: memory, seconds per pass and accuracy side by side.
+
 Run from benchmarks/:
     python bench_memory_tagging.py --passes 10 --iterations 100
 """
@@ -126,12 +130,16 @@ def worker(job):
     print(json.dumps(result))
 
 
-def run(trainer, features, args):
-    """A trainer in a child process under ``/usr/bin/time -v``; its JSON plus peak RSS."""
+def run(trainer, features, args, package=None):
+    """A trainer in a child process under ``/usr/bin/time -v``; its JSON plus peak RSS.
+
+    ``package``: the folder the child imports ``sklearn_struct`` from (None: this tree)."""
     job = json.dumps({"trainer": trainer, "features": features, "passes": args.passes,
                       "iterations": args.iterations})
+    root = str(HERE.parent if package is None else Path(package).resolve())
+    environment = {**os.environ, "PYTHONPATH": root}
     done = subprocess.run(["/usr/bin/time", "-v", sys.executable, __file__, "--worker", job],
-                          capture_output=True, text=True, cwd=HERE)
+                          capture_output=True, text=True, cwd=HERE, env=environment)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
         raise RuntimeError(f"{trainer} {features} failed:\n" + done.stderr[-3000:])
@@ -144,18 +152,22 @@ def run(trainer, features, args):
 def compare(args):
     rows = []
     for features in args.features:
-        found = {trainer: run(trainer, features, args) for trainer in ("egcrf", "crfsuite")}
+        found = {}
+        if args.before:
+            found["before"] = run("egcrf", features, args, package=args.before)
+        for trainer in ("egcrf", "crfsuite"):
+            found[trainer] = run(trainer, features, args)
         for trainer, r in found.items():
             print(features, trainer, json.dumps(r), flush=True)
-        ratio = found["egcrf"]["peak_rss_gb"] / found["crfsuite"]["peak_rss_gb"]
-        for trainer, label in (("egcrf", f"EGCRF, online EG, {args.passes} passes"),
-                               ("crfsuite", f"sklearn-crfsuite L-BFGS, {args.iterations} "
-                                            "iterations")):
-            r = found[trainer]
-            is_eg = trainer == "egcrf"
+        labels = {"before": f"EGCRF at {args.before}, {args.passes} passes",
+                  "egcrf": f"EGCRF, online EG, {args.passes} passes",
+                  "crfsuite": f"sklearn-crfsuite L-BFGS, {args.iterations} iterations"}
+        for trainer, r in found.items():
+            is_eg = trainer != "crfsuite"
+            ratio = r["peak_rss_gb"] / found["crfsuite"]["peak_rss_gb"]
             rows.append([
-                features, label, r["features"], f"{r['peak_rss_gb']:.2f}",
-                f"{ratio:.2f}" if is_eg else "1", f"{r['pass_seconds']:.2f}",
+                features, labels[trainer], r["features"], f"{r['peak_rss_gb']:.2f}",
+                f"{ratio:.2f}", f"{r['pass_seconds']:.2f}",
                 f"{r['eval_seconds']:.2f}" if is_eg else "",
                 f"{r['compile_seconds']:.1f}" if is_eg else "",
                 f"{r['test_accuracy']:.2f}"])
@@ -175,13 +187,17 @@ def compare(args):
 
 def stages(args):
     rows = []
+    trees = [("this tree", None)] + ([(args.before, args.before)] if args.before else [])
     for features in args.features:
-        r = run("egcrf", features, args)
-        print(features, json.dumps(r), flush=True)
-        for stage, (now, peak) in r["stages"].items():
-            rows.append([features, stage, f"{now:.2f}", f"{peak:.2f}"])
-        rows.append([features, "whole process (time -v)", "", f"{r['peak_rss_gb']:.2f}"])
-    return markdown_table(["features", "after stage", "RSS GB", "peak RSS so far GB"], rows)
+        for name, package in trees:
+            r = run("egcrf", features, args, package=package)
+            print(features, name, json.dumps(r), flush=True)
+            for stage, (now, peak) in r["stages"].items():
+                rows.append([features, name, stage, f"{now:.2f}", f"{peak:.2f}"])
+            rows.append([features, name, "whole process (time -v)", "",
+                         f"{r['peak_rss_gb']:.2f}"])
+    return markdown_table(["features", "EGCRF of", "after stage", "RSS GB",
+                           "peak RSS so far GB"], rows)
 
 
 def main():
@@ -193,6 +209,7 @@ def main():
     parser.add_argument("--features", nargs="+", choices=FEATURES, default=list(FEATURES))
     parser.add_argument("--stages", action="store_true",
                         help="EGCRF alone: the peak resident set after each stage")
+    parser.add_argument("--before", help="also run EGCRF from the package at this folder")
     parser.add_argument("--no-record", action="store_true", help="print, do not record")
     args = parser.parse_args()
     if args.worker:

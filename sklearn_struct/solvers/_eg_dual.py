@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _eg_kernels
+from ._chunks import ExampleChunks
 from ._objective import DOT_BLOCK_PARTS, segment_dots
 
 
@@ -152,9 +153,9 @@ def initial_state(datafit, eta0, near_truth=False, terms=None, dtype=np.float64,
     ``dtype``: that of ``theta`` and ``mu`` (see :data:`DUAL_DTYPES`).  A float32 state
     holds ``theta`` rounded, and the marginals of the rounded ``theta``, rounded; the
     dual terms are those of the stored values, as the online epoch computes them.
-    ``features``: also return ``scale * sum_i s_i F_i mu_i`` (from the marginals before
-    their rounding is stored: no float64 copy of a float32 ``mu``), as ``(state,
-    expected)``.
+    It is made a block of examples at a time (:func:`_narrow_initial_state`), so that no
+    float64 vector over all the parts is made.  ``features``: also return ``scale * sum_i
+    s_i F_i mu_i`` of the state's marginals, as ``(state, expected)``.
     """
     dtype = check_dual_dtype(dtype)
     etas = np.full(datafit.n_samples, float(eta0))
@@ -162,21 +163,59 @@ def initial_state(datafit, eta0, near_truth=False, terms=None, dtype=np.float64,
     if terms is not None:
         return EGState(theta=None, mu=None, terms=terms, etas=etas, eta=float(eta0),
                        part_offsets=part_offsets)
+    if dtype != np.float64:
+        return _narrow_initial_state(datafit, eta0, etas, near_truth, dtype, features)
     theta = (-TRUTH_LOGIT * datafit.part_losses if near_truth
              else np.zeros(int(datafit.batch.part_offsets[-1])))
-    if near_truth and dtype != np.float64:  # (the zeros are stored exactly)
-        theta = _rounded(theta, dtype)
     mu, log_partition = batch_marginals(datafit.structure, datafit.chunks, theta)
-    if dtype != np.float64:
-        mu = _rounded(mu, dtype)
-    terms = dual_terms(datafit.kind, mu, log_partition, theta,
-                       datafit.part_losses if datafit.kind == "hinge" else None,
-                       datafit.batch.part_offsets)
-    expected = datafit.features(datafit.batch, mu, datafit.sample_weight) if features else None
-    # (zeros made anew: their pages cost no memory until the first pass writes them)
-    theta = theta.astype(dtype, copy=False) if near_truth else np.zeros(len(theta), dtype)
-    state = EGState(theta=theta, mu=mu.astype(dtype, copy=False), terms=terms, etas=etas,
-                    eta=float(eta0), part_offsets=part_offsets)
+    state = EGState(
+        theta=theta, mu=mu,
+        terms=dual_terms(datafit.kind, mu, log_partition, theta,
+                         datafit.part_losses if datafit.kind == "hinge" else None,
+                         datafit.batch.part_offsets),
+        etas=etas, eta=float(eta0), part_offsets=part_offsets,
+    )
+    if not features:
+        return state
+    return state, datafit.features(datafit.batch, mu, datafit.sample_weight)
+
+
+#: Parts per block of the examples whose marginals :func:`initial_state` computes at once
+#: for a float32 state (float64 marginals of the whole batch would be the largest arrays
+#: of the fit's start).
+NARROW_START_BLOCK_PARTS = 1 << 23
+
+
+def _narrow_initial_state(datafit, eta0, etas, near_truth, dtype, features):
+    """:func:`initial_state` in ``dtype`` (float32): the marginals of blocks of consecutive
+    examples in turn, each block's rounded into the state, with its dual terms and its
+    share of ``F mu``."""
+    structure, batch = datafit.structure, datafit.batch
+    part_offsets = batch.part_offsets.copy()
+    n_parts = int(part_offsets[-1])
+    # (zeros: their pages cost no memory until the first pass writes them)
+    theta = np.zeros(n_parts, dtype)
+    mu = np.empty(n_parts, dtype)
+    terms = np.empty(datafit.n_samples)
+    expected = None
+    blocks = ExampleChunks(structure, batch, max_parts=NARROW_START_BLOCK_PARTS)
+    for (sub, parts, _), (a, b) in zip(blocks, blocks.bounds):
+        theta_block = np.zeros(parts.stop - parts.start)
+        if near_truth:
+            theta_block = _rounded(-TRUTH_LOGIT * datafit.part_losses[parts], dtype)
+            theta[parts] = theta_block
+        mu_block, log_partition = structure.marginals(sub, theta_block)
+        mu_block = _rounded(mu_block, dtype)
+        mu[parts] = mu_block
+        terms[a:b] = dual_terms(datafit.kind, mu_block, log_partition, theta_block,
+                                datafit.part_losses[parts] if datafit.kind == "hinge" else None,
+                                sub.part_offsets)
+        if features:
+            share = datafit.features(sub, mu_block, datafit.sample_weight[a:b])
+            expected = share if expected is None else np.add(expected, share, out=expected)
+        del sub, mu_block, theta_block
+    state = EGState(theta=theta, mu=mu, terms=terms, etas=etas, eta=float(eta0),
+                    part_offsets=part_offsets)
     return (state, expected) if features else state
 
 
