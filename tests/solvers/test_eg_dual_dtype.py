@@ -155,3 +155,28 @@ def test_float32_start_block_by_block(monkeypatch, near_truth):
         rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(state.part_offsets, batch.part_offsets)
     assert state.eta == 0.5 and np.all(state.etas == 0.5)
+
+
+def test_observed_features_block_by_block(monkeypatch):
+    """Past ``OBSERVED_BLOCK_PARTS`` the observed features are summed over blocks of
+    examples: the same vector, and bad targets are refused naming the whole batch's
+    sequence."""
+    from sklearn_struct.solvers import loss as loss_module
+
+    structure, batch, Y = _chain_problem(seed=6, n=30, K=5, d=2000, density=0.005)
+    weights = np.random.RandomState(7).rand(batch.n_samples)
+    scale = np.random.RandomState(8).rand(batch.n_weights)
+    whole = StructuredLoss(structure, batch, Y, "log", sample_weight=weights,
+                           feature_scale=scale)
+    monkeypatch.setattr(loss_module, "OBSERVED_BLOCK_PARTS", 200)
+    blocked = StructuredLoss(structure, batch, Y, "log", sample_weight=weights,
+                             feature_scale=scale)
+    np.testing.assert_allclose(blocked.observed, whole.observed, rtol=1e-13, atol=1e-13)
+    constrained = ChainStructure(allowed_transitions=np.eye(5, dtype=bool))
+    bad = np.repeat(np.arange(batch.n_samples) % 5, batch.lengths)  # one label a sentence
+    first = int(batch.unit_offsets[20])
+    bad[first:first + 2] = [0, 1]
+    with pytest.raises(ValueError, match="sequence 20, position 1"):
+        StructuredLoss(constrained, constrained.make_batch(
+            [batch.X[batch.unit_offsets[i]:batch.unit_offsets[i + 1]]
+             for i in range(batch.n_samples)], n_states=5), bad, "log")
