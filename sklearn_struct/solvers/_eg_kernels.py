@@ -65,27 +65,20 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
                  beta):
     """Visit the examples of ``order`` in turn until ``budget`` steps were tried.
 
-    Updates ``w`` (kernel layout), ``theta``, ``mu``, ``terms`` and ``etas``
-    in place; returns the number of step sizes tried (the paper's visits).
-    ``scale`` (kernel layout, or of length 0 for none) rescales every
-    weight's feature: ``phi'(x, r) = scale * phi(x, r)``; ``beta`` is the
-    inverse temperature of ``SMOOTHED_HINGE`` (ignored by the other losses).
-    ``w_scratch``, of ``w``'s length and zero, is the scratch of ``add_features_norm_op``
-    (zero again on return): the caller keeps it from epoch to epoch, as a fresh one here
-    would cost every epoch the zeroing of a whole weight vector.
+    Updates ``w`` (kernel layout), ``theta``, ``mu`` (float64 or float32: :func:`_stored`),
+    ``terms`` and ``etas`` in place; returns the number of step sizes tried (the paper's
+    visits).  ``scale`` (kernel layout, or empty: none) rescales each weight's feature,
+    ``phi'(x, r) = scale * phi(x, r)``; ``beta``: ``SMOOTHED_HINGE``'s inverse temperature.
+    ``w_scratch`` (zero, of ``w``'s length) is ``add_features_norm_op``'s scratch, zero again
+    on return: the caller keeps it across epochs (a fresh one would zero a whole weight vector).
     """
     max_parts = 0
     for i in range(part_offsets.shape[0] - 1):
         max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
-    scores_buf = np.empty(max_parts)
-    theta_buf = np.empty(max_parts)
-    mu_buf = np.empty(max_parts)
-    dmu_buf = np.empty(max_parts)
+    scores_buf, theta_buf = np.empty(max_parts), np.empty(max_parts)
+    mu_buf, dmu_buf = np.empty(max_parts), np.empty(max_parts)
     part_scratch = np.empty(2 * max_parts)
-    # one number of theta's and of mu's dtype: a float32 dual state stores its values
-    # rounded, and a visit works on the rounded values (see :func:`_stored`)
-    theta_cell = np.empty(1, theta.dtype)
-    mu_cell = np.empty(1, mu.dtype)
+    theta_cell, mu_cell = np.empty(1, theta.dtype), np.empty(1, mu.dtype)  # see _stored
     tries = 0
     for i in order:
         if tries >= budget:

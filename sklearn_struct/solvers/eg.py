@@ -54,8 +54,8 @@ import numpy as np
 
 from ..structures._base import require_kernel
 from ._eg_dual import (AVERAGE_WINDOW, BETA_GATE, BETA_GROWTH, BETA_START_C, EGState, LOSSES,
-                       attach_state, check_dual_dtype, example_gaps, hinge_dual, initial_state, joined_states,
-                       l2_dual, sharpened_rates)
+                       attach_state, check_dual_dtype, example_gaps, hinge_dual, initial_state,
+                       joined_states, l2_dual, sharpened_rates)
 from ._eg_execution import ONLINE_KERNEL_OPERATIONS, BatchPasses, OnlineEpoch, online_threads
 from ._kernel_shards import check_cache_dir
 from ._eg_schedule import (ANNEALING_GROWTH, ANNEALING_MAX_GROWTH, ORDERS, gap_rate,
@@ -91,10 +91,9 @@ def eg_solve(
     Parameters
     ----------
     structure : BaseStructure
-        Must support ``part_scores``, ``expected_features``, ``encode``,
-        ``part_losses``, ``marginals`` (and ``loss_augmented_argmax`` for the
-        hinge); the online solver also needs the kernel operations
-        ``ONLINE_KERNEL_OPERATIONS``.
+        Must support ``part_scores``, ``expected_features``, ``encode``, ``part_losses``,
+        ``marginals`` (and ``loss_augmented_argmax`` for the hinge); the online solver
+        also needs the kernel operations ``ONLINE_KERNEL_OPERATIONS``.
     batch : batch of ``structure``
     Y : ndarray of int64
         Encoded outputs (flat over output units).
@@ -111,17 +110,15 @@ def eg_solve(
         :func:`gap_visit_probabilities` and :func:`visit_order`; a permutation
         until the first evaluation).
     learning_rate : "adaptive" or float
-        Section 7: per-example (online) or global (batch) rate, halved until
-        the dual improves, then multiplied by 1.05 (``_eg_kernels.RATE_GROWTH``;
-        online EG on the log loss: ``LOG_LOSS_RATE_GROWTH``).  A float is a
-        fixed rate.
+        Section 7: per-example (online) or global (batch) rate, halved until the dual
+        improves, then multiplied by 1.05 (``_eg_kernels.RATE_GROWTH``; online EG on the
+        log loss: ``LOG_LOSS_RATE_GROWTH``).  A float is a fixed rate.
     eta0 : float
         Initial adaptive rate.
     tol : float
-        Stop when ``(primal - dual) <= tol * |primal|``.  The gap (one
-        inference per example) is evaluated on a geometric schedule (see
-        ``CHECK_SPACING``), after every pass while ``C`` is annealed, and after
-        every pass when ``tol=0`` (a training curve).
+        Stop when ``(primal - dual) <= tol * |primal|``.  The gap (one inference per
+        example) is evaluated on a geometric schedule (see ``CHECK_SPACING``), after every
+        pass while ``C`` is annealed, and after every pass when ``tol=0`` (a training curve).
     max_iter : float
         Maximum number of effective passes (step sizes tried / n_samples).
     annealing : bool
@@ -136,10 +133,9 @@ def eg_solve(
         Dual variables of an earlier fit on the same examples (warm start).
     random_state : numpy.random.RandomState
     n_jobs : int, optional
-        joblib workers for batch marginals and primal/gap evaluation; the
-        online solver instead runs its passes and its evaluations on that many
-        threads (at most one per core), the passes sharing ``w``
-        asynchronously (see ``OnlineEpoch``).
+        joblib workers for batch marginals and primal/gap evaluation; the online solver
+        instead runs its passes and its evaluations on that many threads (at most one per
+        core), the passes sharing ``w`` asynchronously (see ``OnlineEpoch``).
     verbose : int
     callback : callable, optional
         Called as ``callback(epoch, state)`` after every pass.
@@ -167,14 +163,9 @@ def eg_solve(
         (see :class:`~sklearn_struct.solvers.loss.StructuredLoss`): soft targets
         (expected encodings) for the log loss, the loss of the known units for
         the hinge; online solver only.  What :mod:`.latent` solves.
-    cache_size, cache_dir
-        Where the online solver keeps its kernel data (see ``OnlineEpoch``).
-    dual_dtype : {None, numpy.float64, numpy.float32}, default=None
-        The dtype of the dual state's ``theta`` and ``mu``, one number each per part.
-        None: float32 for the online solver on the log loss (half the memory of the
-        largest arrays of a fit with many parts; the reported duality gap is that of the
-        stored state, see :data:`._eg_dual.DUAL_DTYPES`), float64 otherwise.  float32
-        needs the online solver.
+    dual_dtype : {None, numpy.float64, numpy.float32}
+        Of ``theta`` and ``mu`` (:data:`._eg_dual.DUAL_DTYPES`); float32 needs the online
+        solver.  None: float32 for the online solver on the log loss, else float64.
 
     Returns
     -------
@@ -182,7 +173,7 @@ def eg_solve(
     """
     _check_arguments(structure, loss, order, solver, truth is not None or part_losses is not None)
     check_cache_dir(cache_dir)
-    dual_dtype = _dual_dtype(dual_dtype, solver, loss)
+    dual_dtype = _dual_dtype(dual_dtype, solver, loss)  # (refused before any work)
     adaptive = isinstance(learning_rate, str)
     eta = eta0 if adaptive else float(learning_rate)
     rng = random_state if random_state is not None else np.random.RandomState(0)
