@@ -64,8 +64,8 @@ from ._eg_schedule import (ANNEALING_GROWTH, ANNEALING_MAX_GROWTH, ORDERS, gap_r
 from .loss import StructuredLoss
 
 
-__all__ = ["EGResult", "EGState", "check_cache_dir", "eg_solve", "new_examples_state",
-           "next_annealed_C", "uniform_start_C"]
+__all__ = ["EGResult", "EGState", "FLOAT32_MIN_TOL", "check_cache_dir", "eg_solve",
+           "new_examples_state", "next_annealed_C", "uniform_start_C"]
 
 
 @dataclass
@@ -165,7 +165,7 @@ def eg_solve(
         the hinge; online solver only.  What :mod:`.latent` solves.
     dual_dtype : {None, numpy.float64, numpy.float32}
         Of ``theta`` and ``mu`` (:data:`._eg_dual.DUAL_DTYPES`); float32 needs the online
-        solver.  None: float32 for the online solver on the log loss, else float64.
+        solver.  None: float32 for the online log loss at ``tol >= FLOAT32_MIN_TOL``.
 
     Returns
     -------
@@ -173,7 +173,7 @@ def eg_solve(
     """
     _check_arguments(structure, loss, order, solver, truth is not None or part_losses is not None)
     check_cache_dir(cache_dir)
-    dual_dtype = _dual_dtype(dual_dtype, solver, loss)  # (refused before any work)
+    dual_dtype = _dual_dtype(dual_dtype, solver, loss, tol)  # (refused before any work)
     adaptive = isinstance(learning_rate, str)
     eta = eta0 if adaptive else float(learning_rate)
     rng = random_state if random_state is not None else np.random.RandomState(0)
@@ -308,10 +308,19 @@ def _evaluate(datafit, state, epoch_runner, C, C_now, gap_sampling, history, pas
     return primal, gap, entropy_term
 
 
-def _dual_dtype(dual_dtype, solver, loss):
+#: The smallest ``tol`` at which a fit keeps its dual state in float32 unless told (see
+#: :func:`eg_solve`'s ``dual_dtype``): the dual of a float32 state is exact to the rounding
+#: of its marginals (about 6e-8 of each), whose effect on the gap, first order in the
+#: distance to the optimum, stays far below a relative gap of 1e-8; below it, and for
+#: ``tol=0`` (training curves read to any precision), the state is float64.
+FLOAT32_MIN_TOL = 1e-8
+
+
+def _dual_dtype(dual_dtype, solver, loss, tol):
     """The dtype of a fit's ``theta`` and ``mu`` (see :func:`eg_solve`'s ``dual_dtype``)."""
     if dual_dtype is None:
-        return np.float32 if solver == "online" and loss == "log" else np.float64
+        narrow = solver == "online" and loss == "log" and tol >= FLOAT32_MIN_TOL
+        return np.float32 if narrow else np.float64
     dual_dtype = check_dual_dtype(dual_dtype)
     if dual_dtype != np.float64 and solver != "online":
         raise ValueError("eg_solve: dual_dtype=float32 needs solver='online' (batch EG keeps "

@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from sklearn_struct.solvers import _eg_dual
-from sklearn_struct.solvers.eg import eg_solve
+from sklearn_struct.solvers.eg import FLOAT32_MIN_TOL, eg_solve
 from sklearn_struct.solvers.loss import StructuredLoss
 from sklearn_struct.structures import ChainStructure, MulticlassStructure
 
@@ -89,14 +89,20 @@ def test_float32_multiclass_matches_float64():
 
 
 def test_default_dual_dtype():
+    """float32 for the online log loss at a tol it can certify; float64 otherwise."""
     structure, batch, Y = _chain_problem(n=6)
-    log = _fit(structure, batch, Y, None, tol=0, max_iter=1, annealing=False)
-    hinge = eg_solve(structure, batch, Y, loss="hinge", max_iter=1, tol=0,
-                     random_state=np.random.RandomState(0))
-    batch_log = eg_solve(structure, batch, Y, loss="log", solver="batch", max_iter=1, tol=0)
-    assert log.state.theta.dtype == np.float32
-    assert hinge.state.theta.dtype == np.float64
-    assert batch_log.state.theta.dtype == np.float64
+    dtypes = {}
+    for name, loss, solver, tol in (("log", "log", "online", FLOAT32_MIN_TOL),
+                                    ("default tol", "log", "online", 1e-4),
+                                    ("tight", "log", "online", FLOAT32_MIN_TOL / 2),
+                                    ("curve", "log", "online", 0),
+                                    ("hinge", "hinge", "online", 1e-3),
+                                    ("batch", "log", "batch", 1e-3)):
+        result = eg_solve(structure, batch, Y, loss=loss, solver=solver, max_iter=1, tol=tol,
+                          random_state=np.random.RandomState(0))
+        dtypes[name] = result.state.theta.dtype
+    assert dtypes == {"log": np.float32, "default tol": np.float32, "tight": np.float64,
+                      "curve": np.float64, "hinge": np.float64, "batch": np.float64}
 
 
 @pytest.mark.parametrize("dtype, solver, error", [
