@@ -27,7 +27,9 @@ process (load, dicts, vectorise, fit, predict): where the memory goes.
 
 ``--before PATH`` adds EGCRF as the package at ``PATH`` (another checkout, e.g. the main
 branch before a change) runs it, in a child process of its own with ``PYTHONPATH=PATH``,
-beside the same fit of this tree: memory, seconds per pass and accuracy side by side.
+beside the same fit of this tree: memory, seconds per pass and accuracy side by side.  The
+two EGCRF children run at the same time, so that both see the same load (on a shared
+machine the load varies from minute to minute); each takes one core.
 
 Run from benchmarks/:
     python bench_memory_tagging.py --passes 10 --iterations 100
@@ -130,33 +132,49 @@ def worker(job):
     print(json.dumps(result))
 
 
-def run(trainer, features, args, package=None):
-    """A trainer in a child process under ``/usr/bin/time -v``; its JSON plus peak RSS.
+def start(trainer, features, args, package=None):
+    """A trainer started in a child process under ``/usr/bin/time -v`` (see :func:`run`).
 
     ``package``: the folder the child imports ``sklearn_struct`` from (None: this tree)."""
     job = json.dumps({"trainer": trainer, "features": features, "passes": args.passes,
                       "iterations": args.iterations})
     root = str(HERE.parent if package is None else Path(package).resolve())
     environment = {**os.environ, "PYTHONPATH": root}
-    done = subprocess.run(["/usr/bin/time", "-v", sys.executable, __file__, "--worker", job],
-                          capture_output=True, text=True, cwd=HERE, env=environment)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
-        raise RuntimeError(f"{trainer} {features} failed:\n" + done.stderr[-3000:])
+    child = subprocess.Popen(["/usr/bin/time", "-v", sys.executable, __file__, "--worker", job],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE,
+                             env=environment)
+    child.what = f"{trainer} {features} ({root})"
+    return child
+
+
+def finish(child):
+    """The JSON of a child of :func:`start`, plus its peak RSS (GB) from ``time -v``."""
+    out, err = child.communicate()
+    lines = [line for line in out.splitlines() if line.startswith("{")]
+    if child.returncode != 0 or not lines:
+        raise RuntimeError(f"{child.what} failed:\n" + err[-3000:])
     result = json.loads(lines[-1])
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
     result["peak_rss_gb"] = int(rss.group(1)) * 1024 / 1e9
     return result
+
+
+def run(trainer, features, args, package=None):
+    """A trainer in a child process under ``/usr/bin/time -v``; its JSON plus peak RSS."""
+    return finish(start(trainer, features, args, package))
 
 
 def compare(args):
     rows = []
     for features in args.features:
         found = {}
-        if args.before:
-            found["before"] = run("egcrf", features, args, package=args.before)
-        for trainer in ("egcrf", "crfsuite"):
-            found[trainer] = run(trainer, features, args)
+        if args.before:  # (at the same time: the same load)
+            children = {"before": start("egcrf", features, args, package=args.before),
+                        "egcrf": start("egcrf", features, args)}
+            found = {name: finish(child) for name, child in children.items()}
+        else:
+            found["egcrf"] = run("egcrf", features, args)
+        found["crfsuite"] = run("crfsuite", features, args)
         for trainer, r in found.items():
             print(features, trainer, json.dumps(r), flush=True)
         labels = {"before": f"EGCRF at {args.before}, {args.passes} passes",

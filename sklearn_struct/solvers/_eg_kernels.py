@@ -45,6 +45,12 @@ SMOOTHED_HINGE = 2
 #: rounding of its summands (log-partitions and scores of size |theta|, marginals
 #: accurate to ~1e-15 absolute): such steps count as neither gain nor loss.
 ROUNDING = 1e-12
+#: ... and with float32 marginals (:func:`_stored`): the dual terms are those of marginals
+#: rounded to about 6e-8 of each (of an expected count, for a chain's tied transitions), so
+#: a step's computed gain is only that exact; a stricter test rejects steps that gain.
+NARROW_ROUNDING = 1e-6
+#: A number that float64 tells from 1 and float32 does not.
+ONE_UP = 1.0 + 1e-12
 #: Growth of an example's rate after a step that improved the dual (the section 7 rule):
 #: the paper's 1.05 for the hinge, whose optimum lies on the boundary, where the rates
 #: must keep growing (with 1.02 the adaptive M3N's inner hinge steps stall at large C) ...
@@ -77,9 +83,9 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
         max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
     scores_buf, theta_buf = np.empty(max_parts), np.empty(max_parts)
     mu_buf, dmu_buf = np.empty(max_parts), np.empty(max_parts)
-    part_scratch = np.empty(2 * max_parts)
+    part_scratch, tries = np.empty(2 * max_parts), 0
     theta_cell, mu_cell = np.empty(1, theta.dtype), np.empty(1, mu.dtype)  # see _stored
-    tries = 0
+    level = ROUNDING if _stored(mu_cell, ONE_UP) > 1.0 else NARROW_ROUNDING  # mu's dtype
     for i in order:
         if tries >= budget:
             break
@@ -153,7 +159,7 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
                 dmu[r] *= -cs
             sq = add_features_norm_op(data, i, dmu, scale, w, w_scratch, part_scratch)
             gain = cs * (term - terms[i] + linear) - 0.5 * sq
-            rounding = ROUNDING * (cs * magnitude + sq)
+            rounding = level * (cs * magnitude + sq)
             # smoothed hinge: the dual is concave in mu, so the gain is at most its
             # first-order part; a quadratic in the step through both, first * t -
             # (first - gain) * t^2, peaks at t = first / (2 (first - gain)) times this step

@@ -84,8 +84,11 @@ def test_float32_multiclass_matches_float64():
     r64 = _fit(structure, batch, y, np.float64, C=0.5)
     r32 = _fit(structure, batch, y, np.float32, C=0.5)
     assert r64.converged and r32.converged
-    np.testing.assert_allclose(r32.state.w, r64.state.w, rtol=0,
-                               atol=1e-6 * np.abs(r64.state.w).max())
+    # (within the distance the two gaps allow, as for the chains above)
+    gaps = r32.history["gap"][-1], r64.history["gap"][-1]
+    distance = np.linalg.norm(r32.state.w - r64.state.w)
+    assert distance <= sum(np.sqrt(2 * gap) for gap in gaps)
+    assert distance <= 1e-4 * np.linalg.norm(r64.state.w)
 
 
 def test_default_dual_dtype():
