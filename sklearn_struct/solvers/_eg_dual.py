@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _eg_kernels
-from ._objective import segment_dots
+from ._chunks import ExampleChunks
+from ._objective import DOT_BLOCK_PARTS, segment_dots
 
 
 LOSSES = {"log": _eg_kernels.LOG_LOSS, "hinge": _eg_kernels.HINGE_LOSS}
@@ -118,7 +119,7 @@ def dual_weights(datafit, mu, C, expected=None):
     """
     if expected is None:
         expected = datafit.features(datafit.batch, mu, datafit.sample_weight)
-    w = C * (datafit.observed - expected)
+    w = datafit.weights_from(expected, C)
     return w if datafit.center is None else datafit.center + w
 
 
@@ -139,7 +140,8 @@ def l2_dual(datafit, terms, w, C):
     return dual if center is None else dual + 0.5 * float(center @ center)
 
 
-def initial_state(datafit, eta0, near_truth=False, terms=None):
+def initial_state(datafit, eta0, near_truth=False, terms=None, dtype=np.float64,
+                  features=False):
     """Uniform dual distributions (``theta = 0``), the paper's starting point.
 
     With ``near_truth``, ``theta = -TRUTH_LOGIT * part_losses`` instead: the
@@ -147,22 +149,101 @@ def initial_state(datafit, eta0, near_truth=False, terms=None):
     point of ``w = 0``, sensible at any ``C``.  ``terms``: the uniform start's dual
     terms when batch EG's chunks computed them where they keep the dual variables;
     the state then holds no ``theta`` and ``mu`` (see :meth:`BatchPasses.store`).
+
+    ``dtype``: that of ``theta`` and ``mu`` (see :data:`DUAL_DTYPES`).  A float32 state
+    holds ``theta`` rounded, and the marginals of the rounded ``theta``, rounded; the
+    dual terms are those of the stored values, as the online epoch computes them.
+    It is made a block of examples at a time (:func:`_narrow_initial_state`), so that no
+    float64 vector over all the parts is made.  ``features``: also return ``scale * sum_i
+    s_i F_i mu_i`` of the state's marginals, as ``(state, expected)``.
     """
+    dtype = check_dual_dtype(dtype)
     etas = np.full(datafit.n_samples, float(eta0))
     part_offsets = datafit.batch.part_offsets.copy()
     if terms is not None:
         return EGState(theta=None, mu=None, terms=terms, etas=etas, eta=float(eta0),
                        part_offsets=part_offsets)
+    if dtype != np.float64:
+        return _narrow_initial_state(datafit, eta0, etas, near_truth, dtype, features)
     theta = (-TRUTH_LOGIT * datafit.part_losses if near_truth
              else np.zeros(int(datafit.batch.part_offsets[-1])))
     mu, log_partition = batch_marginals(datafit.structure, datafit.chunks, theta)
-    return EGState(
+    state = EGState(
         theta=theta, mu=mu,
         terms=dual_terms(datafit.kind, mu, log_partition, theta,
                          datafit.part_losses if datafit.kind == "hinge" else None,
                          datafit.batch.part_offsets),
         etas=etas, eta=float(eta0), part_offsets=part_offsets,
     )
+    if not features:
+        return state
+    return state, datafit.features(datafit.batch, mu, datafit.sample_weight)
+
+
+#: Parts per block of the examples whose marginals :func:`initial_state` computes at once
+#: for a float32 state (float64 marginals of the whole batch would be the largest arrays
+#: of the fit's start).
+NARROW_START_BLOCK_PARTS = 1 << 23
+
+
+def _narrow_initial_state(datafit, eta0, etas, near_truth, dtype, features):
+    """:func:`initial_state` in ``dtype`` (float32): the marginals of blocks of consecutive
+    examples in turn, each block's rounded into the state, with its dual terms and its
+    share of ``F mu``."""
+    structure, batch = datafit.structure, datafit.batch
+    part_offsets = batch.part_offsets.copy()
+    n_parts = int(part_offsets[-1])
+    # (zeros: their pages cost no memory until the first pass writes them)
+    theta = np.zeros(n_parts, dtype)
+    mu = np.empty(n_parts, dtype)
+    terms = np.empty(datafit.n_samples)
+    expected = None
+    blocks = ExampleChunks(structure, batch, max_parts=NARROW_START_BLOCK_PARTS)
+    for (sub, parts, _), (a, b) in zip(blocks, blocks.bounds):
+        theta_block = np.zeros(parts.stop - parts.start)
+        if near_truth:
+            theta_block = _rounded(-TRUTH_LOGIT * datafit.part_losses[parts], dtype)
+            theta[parts] = theta_block
+        mu_block, log_partition = structure.marginals(sub, theta_block)
+        mu_block = _rounded(mu_block, dtype)
+        mu[parts] = mu_block
+        terms[a:b] = dual_terms(datafit.kind, mu_block, log_partition, theta_block,
+                                datafit.part_losses[parts] if datafit.kind == "hinge" else None,
+                                sub.part_offsets)
+        if features:
+            share = datafit.features(sub, mu_block, datafit.sample_weight[a:b])
+            expected = share if expected is None else np.add(expected, share, out=expected)
+        del sub, mu_block, theta_block
+    state = EGState(theta=theta, mu=mu, terms=terms, etas=etas, eta=float(eta0),
+                    part_offsets=part_offsets)
+    return (state, expected) if features else state
+
+
+def _rounded(values, dtype):
+    """Float64 ``values`` rounded to ``dtype`` and back, in place, a block at a time."""
+    for start in range(0, len(values), DOT_BLOCK_PARTS):
+        block = slice(start, start + DOT_BLOCK_PARTS)
+        values[block] = values[block].astype(dtype)
+    return values
+
+
+#: The dtypes a dual state's ``theta`` and ``mu`` may have.  float32 halves the memory of
+#: a fit that holds one float per part in each (a chain's ``K * K`` transition parts per
+#: sentence make them the largest arrays of a tagging fit): the online epoch works on the
+#: rounded values (``_eg_kernels._stored``), so that ``w`` stays ``w(alpha)`` of the stored
+#: marginals and the duality gap it reports stays that of the stored state.
+DUAL_DTYPES = (np.float64, np.float32)
+
+
+def check_dual_dtype(dtype):
+    """``dtype`` as a numpy dtype of :data:`DUAL_DTYPES`; a clear error otherwise."""
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError:
+        resolved = None
+    if resolved is None or resolved not in [np.dtype(d) for d in DUAL_DTYPES]:
+        raise ValueError(f"dual_dtype must be numpy.float64 or numpy.float32, got {dtype!r}.")
+    return resolved.type
 
 
 def attach_state(datafit, state, C, expected=None):

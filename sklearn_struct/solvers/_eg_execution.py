@@ -64,8 +64,12 @@ class OnlineEpoch:
                       else structure.kernel_weights(batch, datafit.feature_scale))
         self.features_kernel = None  # compiled for the first threaded pass
         # each thread's scratch weights for the epoch kernel (zero between its visits), made
-        # once with numpy: numba's zeros in every epoch faulted in a whole weight vector
-        self.w_scratch = None
+        # once with numpy: numba's zeros in every epoch faulted in a whole weight vector;
+        # and made here with np.zeros, whose pages take memory only where a kernel writes
+        # (np.zeros_like writes them all; the token structures never touch theirs)
+        layout = structure.kernel_weights(batch, np.zeros(batch.n_weights))
+        self.w_scratch = [np.zeros(layout.shape, layout.dtype) for _ in range(n_threads)]
+        del layout
         # the gap evaluations' per-example losses in numba as well, on the epoch's
         # threads: called on a shard as (examples, data, offsets, vectors, w, scale, out, mu,
         # margins), the vectors those of ``_loss_vectors``

@@ -45,6 +45,12 @@ SMOOTHED_HINGE = 2
 #: rounding of its summands (log-partitions and scores of size |theta|, marginals
 #: accurate to ~1e-15 absolute): such steps count as neither gain nor loss.
 ROUNDING = 1e-12
+#: ... and with float32 marginals (:func:`_stored`): the dual terms are those of marginals
+#: rounded to about 6e-8 of each (of an expected count, for a chain's tied transitions), so
+#: a step's computed gain is only that exact; a stricter test rejects steps that gain.
+NARROW_ROUNDING = 1e-6
+#: A number that float64 tells from 1 and float32 does not.
+ONE_UP = 1.0 + 1e-12
 #: Growth of an example's rate after a step that improved the dual (the section 7 rule):
 #: the paper's 1.05 for the hinge, whose optimum lies on the boundary, where the rates
 #: must keep growing (with 1.02 the adaptive M3N's inner hinge steps stall at large C) ...
@@ -65,24 +71,21 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
                  beta):
     """Visit the examples of ``order`` in turn until ``budget`` steps were tried.
 
-    Updates ``w`` (kernel layout), ``theta``, ``mu``, ``terms`` and ``etas``
-    in place; returns the number of step sizes tried (the paper's visits).
-    ``scale`` (kernel layout, or of length 0 for none) rescales every
-    weight's feature: ``phi'(x, r) = scale * phi(x, r)``; ``beta`` is the
-    inverse temperature of ``SMOOTHED_HINGE`` (ignored by the other losses).
-    ``w_scratch``, of ``w``'s length and zero, is the scratch of ``add_features_norm_op``
-    (zero again on return): the caller keeps it from epoch to epoch, as a fresh one here
-    would cost every epoch the zeroing of a whole weight vector.
+    Updates ``w`` (kernel layout), ``theta``, ``mu`` (float64 or float32: :func:`_stored`),
+    ``terms`` and ``etas`` in place; returns the number of step sizes tried (the paper's
+    visits).  ``scale`` (kernel layout, or empty: none) rescales each weight's feature,
+    ``phi'(x, r) = scale * phi(x, r)``; ``beta``: ``SMOOTHED_HINGE``'s inverse temperature.
+    ``w_scratch`` (zero, of ``w``'s length) is ``add_features_norm_op``'s scratch, zero again
+    on return: the caller keeps it across epochs (a fresh one would zero a whole weight vector).
     """
     max_parts = 0
     for i in range(part_offsets.shape[0] - 1):
         max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
-    scores_buf = np.empty(max_parts)
-    theta_buf = np.empty(max_parts)
-    mu_buf = np.empty(max_parts)
-    dmu_buf = np.empty(max_parts)
-    part_scratch = np.empty(2 * max_parts)
-    tries = 0
+    scores_buf, theta_buf = np.empty(max_parts), np.empty(max_parts)
+    mu_buf, dmu_buf = np.empty(max_parts), np.empty(max_parts)
+    part_scratch, tries = np.empty(2 * max_parts), 0
+    theta_cell, mu_cell = np.empty(1, theta.dtype), np.empty(1, mu.dtype)  # see _stored
+    level = ROUNDING if _stored(mu_cell, ONE_UP) > 1.0 else NARROW_ROUNDING  # mu's dtype
     for i in order:
         if tries >= budget:
             break
@@ -115,6 +118,8 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
             else:
                 for r in range(n_parts):
                     theta_new[r] = theta[p0 + r] + eta * (part_losses[p0 + r] + scores[r])
+            for r in range(n_parts):
+                theta_new[r] = _stored(theta_cell, theta_new[r])
             log_z = marginals_op(data, i, theta_new, mu_new)
             # one sweep over the parts: the change of the marginals, its products with the
             # scores (and the smoothed hinge's gradient at the old point), the size of the
@@ -126,6 +131,7 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
             slope = 0.0  # smoothed hinge: gradient of the dual term at the old point . dmu
             magnitude = 0.0
             for r in range(n_parts):
+                mu_new[r] = _stored(mu_cell, mu_new[r])
                 dmu[r] = mu_new[r] - mu[p0 + r]
                 linear += dmu[r] * scores[r]
                 magnitude += abs(theta_new[r]) + abs(scores[r])
@@ -153,7 +159,7 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
                 dmu[r] *= -cs
             sq = add_features_norm_op(data, i, dmu, scale, w, w_scratch, part_scratch)
             gain = cs * (term - terms[i] + linear) - 0.5 * sq
-            rounding = ROUNDING * (cs * magnitude + sq)
+            rounding = level * (cs * magnitude + sq)
             # smoothed hinge: the dual is concave in mu, so the gain is at most its
             # first-order part; a quadratic in the step through both, first * t -
             # (first - gain) * t^2, peaks at t = first / (2 (first - gain)) times this step
@@ -191,6 +197,21 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
             mu[p0 + r] = mu_new[r]
         terms[i] = term
     return tries
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _stored(cell, value):
+    """``value`` as the dual state stores it: rounded to the dtype of ``cell`` (a float32
+    state), or unchanged (float64).
+
+    A visit rounds the new ``theta`` before its inference and the new marginals before
+    using them, so that the distribution it moves to is exactly the one the stored
+    ``theta`` defines, ``w`` moves by ``F_i`` times the change of the stored marginals
+    (``w == w(alpha)`` of the stored ones, without drift), and the dual term is the
+    entropy's value at the stored marginals to first order (``log Z - theta . mu``).
+    """
+    cell[0] = value
+    return cell[0]
 
 
 def add_expected_features(examples, data, part_offsets, unit_offsets, mu, sample_weight, scale,

@@ -54,8 +54,8 @@ import numpy as np
 
 from ..structures._base import require_kernel
 from ._eg_dual import (AVERAGE_WINDOW, BETA_GATE, BETA_GROWTH, BETA_START_C, EGState, LOSSES,
-                       attach_state, example_gaps, hinge_dual, initial_state, joined_states,
-                       l2_dual, sharpened_rates)
+                       attach_state, check_dual_dtype, example_gaps, hinge_dual, initial_state,
+                       joined_states, l2_dual, sharpened_rates)
 from ._eg_execution import ONLINE_KERNEL_OPERATIONS, BatchPasses, OnlineEpoch, online_threads
 from ._kernel_shards import check_cache_dir
 from ._eg_schedule import (ANNEALING_GROWTH, ANNEALING_MAX_GROWTH, ORDERS, gap_rate,
@@ -64,8 +64,8 @@ from ._eg_schedule import (ANNEALING_GROWTH, ANNEALING_MAX_GROWTH, ORDERS, gap_r
 from .loss import StructuredLoss
 
 
-__all__ = ["EGResult", "EGState", "check_cache_dir", "eg_solve", "new_examples_state",
-           "next_annealed_C", "uniform_start_C"]
+__all__ = ["EGResult", "EGState", "FLOAT32_MIN_TOL", "check_cache_dir", "eg_solve",
+           "new_examples_state", "next_annealed_C", "uniform_start_C"]
 
 
 @dataclass
@@ -84,17 +84,16 @@ def eg_solve(
     annealing=False, smoothing=False, state=None, random_state=None, n_jobs=None, verbose=0,
     callback=None,
     feature_scale=None, keep_dual=True, center=None, truth=None, part_losses=None,
-    cache_size=None, cache_dir=None,
+    cache_size=None, cache_dir=None, dual_dtype=None,
 ):
     """Minimise ``1/2||w - center||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
 
     Parameters
     ----------
     structure : BaseStructure
-        Must support ``part_scores``, ``expected_features``, ``encode``,
-        ``part_losses``, ``marginals`` (and ``loss_augmented_argmax`` for the
-        hinge); the online solver also needs the kernel operations
-        ``ONLINE_KERNEL_OPERATIONS``.
+        Must support ``part_scores``, ``expected_features``, ``encode``, ``part_losses``,
+        ``marginals`` (and ``loss_augmented_argmax`` for the hinge); the online solver
+        also needs the kernel operations ``ONLINE_KERNEL_OPERATIONS``.
     batch : batch of ``structure``
     Y : ndarray of int64
         Encoded outputs (flat over output units).
@@ -111,17 +110,15 @@ def eg_solve(
         :func:`gap_visit_probabilities` and :func:`visit_order`; a permutation
         until the first evaluation).
     learning_rate : "adaptive" or float
-        Section 7: per-example (online) or global (batch) rate, halved until
-        the dual improves, then multiplied by 1.05 (``_eg_kernels.RATE_GROWTH``;
-        online EG on the log loss: ``LOG_LOSS_RATE_GROWTH``).  A float is a
-        fixed rate.
+        Section 7: per-example (online) or global (batch) rate, halved until the dual
+        improves, then multiplied by 1.05 (``_eg_kernels.RATE_GROWTH``; online EG on the
+        log loss: ``LOG_LOSS_RATE_GROWTH``).  A float is a fixed rate.
     eta0 : float
         Initial adaptive rate.
     tol : float
-        Stop when ``(primal - dual) <= tol * |primal|``.  The gap (one
-        inference per example) is evaluated on a geometric schedule (see
-        ``CHECK_SPACING``), after every pass while ``C`` is annealed, and after
-        every pass when ``tol=0`` (a training curve).
+        Stop when ``(primal - dual) <= tol * |primal|``.  The gap (one inference per
+        example) is evaluated on a geometric schedule (see ``CHECK_SPACING``), after every
+        pass while ``C`` is annealed, and after every pass when ``tol=0`` (a training curve).
     max_iter : float
         Maximum number of effective passes (step sizes tried / n_samples).
     annealing : bool
@@ -136,10 +133,9 @@ def eg_solve(
         Dual variables of an earlier fit on the same examples (warm start).
     random_state : numpy.random.RandomState
     n_jobs : int, optional
-        joblib workers for batch marginals and primal/gap evaluation; the
-        online solver instead runs its passes and its evaluations on that many
-        threads (at most one per core), the passes sharing ``w``
-        asynchronously (see ``OnlineEpoch``).
+        joblib workers for batch marginals and primal/gap evaluation; the online solver
+        instead runs its passes and its evaluations on that many threads (at most one per
+        core), the passes sharing ``w`` asynchronously (see ``OnlineEpoch``).
     verbose : int
     callback : callable, optional
         Called as ``callback(epoch, state)`` after every pass.
@@ -167,6 +163,9 @@ def eg_solve(
         (see :class:`~sklearn_struct.solvers.loss.StructuredLoss`): soft targets
         (expected encodings) for the log loss, the loss of the known units for
         the hinge; online solver only.  What :mod:`.latent` solves.
+    dual_dtype : {None, numpy.float64, numpy.float32}
+        Of ``theta`` and ``mu`` (:data:`._eg_dual.DUAL_DTYPES`); float32 needs the online
+        solver.  None: float32 for the online log loss at ``tol >= FLOAT32_MIN_TOL``.
 
     Returns
     -------
@@ -174,6 +173,7 @@ def eg_solve(
     """
     _check_arguments(structure, loss, order, solver, truth is not None or part_losses is not None)
     check_cache_dir(cache_dir)
+    dual_dtype = _dual_dtype(dual_dtype, solver, loss, tol)  # (refused before any work)
     adaptive = isinstance(learning_rate, str)
     eta = eta0 if adaptive else float(learning_rate)
     rng = random_state if random_state is not None else np.random.RandomState(0)
@@ -184,7 +184,7 @@ def eg_solve(
     smoothed = smoothing and loss == "hinge" and solver == "online"
     state, epoch_runner, (C_now, C_next, C_start, epoch0) = _starting_point(
         datafit, state, solver, C, eta0, annealing, smoothed, online_threads(n_jobs, n),
-        (cache_size, cache_dir))
+        (cache_size, cache_dir), dual_dtype)
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds",
                                "eval_seconds", "beta")}
     total_tries, epoch, converged = 0, 0, False
@@ -308,10 +308,32 @@ def _evaluate(datafit, state, epoch_runner, C, C_now, gap_sampling, history, pas
     return primal, gap, entropy_term
 
 
-def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, threads, cache):
+#: The smallest ``tol`` at which a fit keeps its dual state in float32 unless told (see
+#: :func:`eg_solve`'s ``dual_dtype``): the dual of a float32 state is exact to the rounding
+#: of its marginals (about 6e-8 of each), whose effect on the gap, first order in the
+#: distance to the optimum, stays far below a relative gap of 1e-8; below it, and for
+#: ``tol=0`` (training curves read to any precision), the state is float64.
+FLOAT32_MIN_TOL = 1e-8
+
+
+def _dual_dtype(dual_dtype, solver, loss, tol):
+    """The dtype of a fit's ``theta`` and ``mu`` (see :func:`eg_solve`'s ``dual_dtype``)."""
+    if dual_dtype is None:
+        narrow = solver == "online" and loss == "log" and tol >= FLOAT32_MIN_TOL
+        return np.float32 if narrow else np.float64
+    dual_dtype = check_dual_dtype(dual_dtype)
+    if dual_dtype != np.float64 and solver != "online":
+        raise ValueError("eg_solve: dual_dtype=float32 needs solver='online' (batch EG keeps "
+                         "its dual variables in float64 on its chunks).")
+    return dual_dtype
+
+
+def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, threads, cache,
+                    dual_dtype=np.float64):
     """The dual point a fit starts from, the runner of its passes and its ``C`` schedule.
 
-    ``cache`` is ``(cache_size, cache_dir)`` of the online runner's kernel data.
+    ``cache`` is ``(cache_size, cache_dir)`` of the online runner's kernel data;
+    ``dual_dtype`` that of a cold start's ``theta`` and ``mu`` (a warm start keeps its own).
     Returns ``(state, epoch_runner, (C_now, C_next, C_start, epoch0))``.  Annealing starts a
     cold fit (uniform duals) where they make sense; a warm start already has a good dual
     point, unless it stopped while annealing.
@@ -323,9 +345,10 @@ def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, thread
         epoch_runner, terms, expected = BatchPasses.uniform(datafit)
         state = initial_state(datafit, eta0, terms=terms)
     elif cold_start:
-        state = initial_state(datafit, eta0, near_truth=smoothed or datafit.center is not None)
-        # F mu once, for both the annealing's start and w
-        expected = datafit.features(batch, state.mu, datafit.sample_weight)
+        # with F mu once, for both the annealing's start and w
+        state, expected = initial_state(datafit, eta0,
+                                        near_truth=smoothed or datafit.center is not None,
+                                        dtype=dual_dtype, features=True)
         if smoothed:
             state.beta = min(1.0, BETA_START_C / C)
     elif not np.array_equal(state.part_offsets, batch.part_offsets):

@@ -15,7 +15,18 @@ import numpy as np
 from ._chunks import ExampleChunks
 from ._objective import example_losses, segment_sums
 
-__all__ = ["L1", "L2", "LOSS_OPERATIONS", "StructuredLoss"]
+__all__ = ["COMPACT_OBSERVED", "L1", "L2", "LOSS_OPERATIONS", "OBSERVED_BLOCK_PARTS",
+           "StructuredLoss"]
+
+#: :class:`StructuredLoss` keeps the observed features as their non-zero entries (an
+#: index and a value each, 16 bytes against 8 per weight) when at most this fraction of
+#: the weights has one: a tagger's are its input features seen with their true labels
+#: alone, a small share of the ``n_features * n_states`` weights.
+COMPACT_OBSERVED = 0.25
+#: Past this many parts, :class:`StructuredLoss` sums the observed features over blocks of
+#: about as many parts, each block's targets encoded in turn: the encodings of the whole
+#: data set would be a vector over all the parts (a float per part) at the fit's start.
+OBSERVED_BLOCK_PARTS = 1 << 23
 
 #: The structure operations each kind of loss needs.
 LOSS_OPERATIONS = {
@@ -96,7 +107,12 @@ class StructuredLoss:
         ``loss(y_i, y) = loss_offsets[i] + encode(y) . part_losses``.
     loss_offsets : ndarray of shape (n_samples,)
     observed : ndarray of shape (n_weights,)
-        ``feature_scale * sum_i s_i phi(x_i, y_i)``.
+        ``feature_scale * sum_i s_i phi(x_i, y_i)``, made anew at each reading when
+        it is kept compact (see :meth:`weights_from`).
+    observed_support : tuple of ndarray or None
+        ``(indices, values)`` of the non-zero entries of ``observed``, how the loss keeps
+        it when at most ``COMPACT_OBSERVED`` of them are non-zero (a tagger's features
+        observed with their true labels only); None: kept whole.
     nonnegative : ndarray of bool of shape (n_weights,)
         Weights the structure needs non-negative (the edge weights of a min-cut model).
     chunks : ExampleChunks
@@ -113,8 +129,12 @@ class StructuredLoss:
         self.structure = structure
         self.batch = batch
         self.soft_truth = truth is not None
-        truth = (structure.encode(batch, Y) if truth is None  # checks Y
-                 else np.ascontiguousarray(truth, dtype=np.float64))
+        blocked = not self.soft_truth and batch.part_offsets[-1] > OBSERVED_BLOCK_PARTS
+        if blocked:  # (encoded block by block below)
+            Y = structure.check_outputs(batch, Y)
+        else:
+            truth = (structure.encode(batch, Y) if truth is None  # checks Y
+                     else np.ascontiguousarray(truth, dtype=np.float64))
         if self.soft_truth:  # (else encoded again when read: see truth)
             self.__dict__["truth"] = truth
         self.Y = np.ascontiguousarray(Y, dtype=np.int64)
@@ -130,7 +150,18 @@ class StructuredLoss:
                              if kind == "hinge" else np.zeros(self.n_samples))
         self.nonnegative = np.asarray(structure.nonnegative_weights(batch), dtype=bool)
         self.chunks = ExampleChunks(structure, batch, n_jobs)
-        self.observed = self.features(batch, truth, self.sample_weight)
+        if blocked:
+            observed = self._blocked_observed()
+        else:
+            observed = self.features(batch, truth, self.sample_weight)
+            del truth
+        self._observed = self.observed_support = None
+        support = np.flatnonzero(observed)
+        if len(support) <= COMPACT_OBSERVED * len(observed):
+            self.observed_support = (support, observed[support])
+        else:
+            self._observed = observed
+        del observed
         self.penalty = L2(None if center is None else np.asarray(center, dtype=np.float64))
         self._example_batches = {}
 
@@ -146,6 +177,39 @@ class StructuredLoss:
         """Every part's loss against the targets, computed when first read: the log loss's
         online EG never reads them, and they take one float per part."""
         return self.structure.part_losses(self.batch, self.Y)
+
+    def _blocked_observed(self):
+        """``feature_scale * sum_i s_i phi(x_i, y_i)`` from the encodings of blocks of
+        consecutive examples, one block's at a time (no vector over all the parts)."""
+        observed = None
+        blocks = ExampleChunks(self.structure, self.batch, max_parts=OBSERVED_BLOCK_PARTS)
+        for (sub, _, units), (a, b) in zip(blocks, blocks.bounds):
+            share = self.features(sub, self.structure.encode(sub, self.Y[units]),
+                                  self.sample_weight[a:b])
+            observed = share if observed is None else np.add(observed, share, out=observed)
+            del sub, share
+        return observed
+
+    @property
+    def observed(self):
+        """``feature_scale * sum_i s_i phi(x_i, y_i)`` (see the class's attributes)."""
+        if self._observed is not None:
+            return self._observed
+        out = np.zeros(self.n_weights)
+        support, values = self.observed_support
+        out[support] = values
+        return out
+
+    def weights_from(self, expected, C):
+        """``C * (observed - expected)``, one new vector (no dense ``observed`` made)."""
+        w = np.negative(expected)
+        if self._observed is not None:
+            w += self._observed
+        else:  # (the same sums as observed - expected, term for term)
+            support, values = self.observed_support
+            w[support] += values
+        w *= C
+        return w
 
     @property
     def center(self):

@@ -346,7 +346,7 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
         atoms = (_on_the_truth(state.atoms) if state is not None else
                  _initial_atoms(truth, batch.part_offsets, min(INITIAL_ATOMS, MAX_ATOMS)))
         known_scale = None if state is None else state.easy_C
-        zeros = np.zeros_like(datafit.observed)
+        zeros = np.zeros(datafit.n_weights)
         state = WorkingSetState(
             mu=truth.astype(np.float64), terms=None, w=zeros, C=C,
             part_offsets=batch.part_offsets.copy(), atoms=atoms, block_gaps=np.zeros(n),

@@ -539,15 +539,20 @@ def token_kernel_data(X, unit_offsets, n_states, chain, start_end, training, bia
 
 def feature_major(w, n_states, n_features):
     """Public layout ``W.ravel()`` (K, d) first -> feature-major (d, K) first (a copy)."""
-    K, d = n_states, n_features
-    out = np.array(w, dtype=np.float64)
-    out[:K * d] = out[:K * d].reshape(K, d).T.ravel()
-    return out
+    return _transposed_head(w, n_states, n_features)
 
 
 def label_major(w, n_states, n_features):
     """The inverse of :func:`feature_major` (a copy)."""
-    K, d = n_states, n_features
-    out = np.array(w, dtype=np.float64)
-    out[:K * d] = out[:K * d].reshape(d, K).T.ravel()
+    return _transposed_head(w, n_features, n_states)
+
+
+def _transposed_head(w, rows, columns):
+    """A copy of ``w`` whose first ``rows * columns`` numbers, an ``(rows, columns)``
+    matrix, are transposed: one new vector, written once (no temporary of its size)."""
+    w = np.asarray(w, dtype=np.float64)
+    out = np.empty(w.shape[0])
+    head = rows * columns
+    out[:head].reshape(columns, rows)[...] = w[:head].reshape(rows, columns).T
+    out[head:] = w[head:]
     return out

@@ -488,7 +488,10 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
         else:
             W = np.zeros((K, batch.n_features))
             kernels.dense_add_node_features(batch.X, node, 1.0, W)
-        return np.concatenate([W.ravel(), tail])
+        out = np.empty(batch.n_weights)  # (no W.ravel() copy beside it: one vector less)
+        out[:W.size].reshape(W.shape[0], -1)[...] = W
+        out[W.size:] = tail
+        return out
 
     def check_outputs(self, batch, Y):
         self._check_batch(batch)
