@@ -33,9 +33,7 @@ Run from benchmarks/:
 import argparse
 import json
 import os
-import re
 import resource
-import subprocess
 import sys
 import threading
 import time
@@ -44,6 +42,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _child import run_worker  # noqa: E402
 from _record import markdown_table, record  # noqa: E402
 
 DATA = HERE.parents[1] / "shared" / "data" / "ud_en_ewt_r2.16"
@@ -219,14 +218,8 @@ def pass_model(one_process, cluster, n_bytes):
 
 def run(job):
     """One way in a child process under ``/usr/bin/time -v``; its JSON plus peak RSS (GB)."""
-    command = ["/usr/bin/time", "-v", sys.executable, __file__, "--worker", json.dumps(job)]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=HERE)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
-        sys.exit(f"{job['way']} failed (exit {done.returncode}):\n" + done.stderr[-3000:])
-    result = json.loads(lines[-1])
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
-    result["time_peak_rss_gb"] = int(rss.group(1)) * 1024 / 1e9
+    result = run_worker(__file__, job, job["way"], cwd=HERE)
+    result["time_peak_rss_gb"] = result.pop("peak_rss_gb")
     return result
 
 

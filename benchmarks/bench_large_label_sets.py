@@ -22,8 +22,6 @@ Run: ``python benchmarks/bench_large_label_sets.py`` (about 40 minutes on 2 core
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,6 +30,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _child import run_worker  # noqa: E402
 DATA = HERE.parents[1] / "shared" / "data" / "ud_en_ewt_r2.16"
 
 
@@ -143,14 +142,7 @@ def crfsuite_worker(job):
 
 def run(job):
     """One way in a child process under ``/usr/bin/time -v``: its JSON and peak RSS (GB)."""
-    command = ["/usr/bin/time", "-v", sys.executable, __file__, "--worker", json.dumps(job)]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=HERE)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
-        sys.exit(f"{job['way']} failed (exit {done.returncode}):\n" + done.stderr[-3000:])
-    result = json.loads(lines[-1])
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
-    result["peak_rss_gb"] = int(rss.group(1)) * 1024 / 1e9
+    result = run_worker(__file__, job, job["way"], cwd=HERE)
     print(result, flush=True)
     return result
 

@@ -47,6 +47,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _child import worker_result  # noqa: E402
 from _record import markdown_table, record  # noqa: E402
 
 DATA = HERE.parents[1] / "shared" / "data" / "ud_en_ewt_r2.16"
@@ -150,13 +151,7 @@ def start(trainer, features, args, package=None):
 def finish(child):
     """The JSON of a child of :func:`start`, plus its peak RSS (GB) from ``time -v``."""
     out, err = child.communicate()
-    lines = [line for line in out.splitlines() if line.startswith("{")]
-    if child.returncode != 0 or not lines:
-        raise RuntimeError(f"{child.what} failed:\n" + err[-3000:])
-    result = json.loads(lines[-1])
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
-    result["peak_rss_gb"] = int(rss.group(1)) * 1024 / 1e9
-    return result
+    return worker_result(child.what, child.returncode, out, err)
 
 
 def run(trainer, features, args, package=None):

@@ -33,7 +33,6 @@ Run from benchmarks/:
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -41,6 +40,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _child import peak_rss_gb, worker_result  # noqa: E402
 from _record import markdown_table, record  # noqa: E402
 
 DATA = HERE.parents[1] / "shared" / "data" / "ud_en_ewt_r2.16"
@@ -111,14 +111,11 @@ def run(order, copies, cache_size, passes, evaluate=True, bound_gb=None, tol=1e-
         command = ["bash", "-c", f"ulimit -v {kib} && exec \"$@\"", "bound", *command]
         limit = f"ulimit -v {kib}"
     done = subprocess.run(command, capture_output=True, text=True, cwd=HERE)
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
+    if done.returncode != 0:
         tail = "\n".join(done.stderr.splitlines()[-15:])
         return {"failed": f"exit {done.returncode}: {tail}", "limit": limit,
-                "peak_rss_gb": int(rss.group(1)) / 1e6 if rss else float("nan")}
-    result = json.loads(lines[-1])
-    result["peak_rss_gb"] = int(rss.group(1)) * 1024 / 1e9
+                "peak_rss_gb": peak_rss_gb(done.stderr)}
+    result = worker_result("a fit", done.returncode, done.stdout, done.stderr)
     result["limit"] = limit
     return result
 

@@ -344,17 +344,17 @@ class KernelShards:
                 yield loaded
 
     def _load(self, window, slot):
-        """The shards ``window`` read into buffer ``slot`` (grown when too small)."""
-        sizes = [[_aligned(size) for size in _array_sizes(self.shards[k].layout)]
-                 for k in window]
-        needed = sum(map(sum, sizes))
-        if self._buffers[slot].shape[0] < needed:
-            self._buffers[slot] = np.empty(needed, dtype=np.uint8)
+        """The shards ``window`` read into buffer ``slot``."""
+        if self._buffers[slot].shape[0] == 0:
+            # made once, for any window: a buffer grown later would live on beside the new
+            # one for as long as the caller holds the window before
+            padding = ALIGNMENT * sum(len(_array_sizes(shard.layout)) for shard in self.shards)
+            self._buffers[slot] = np.empty(int(self.window_bytes) + padding, dtype=np.uint8)
         loaded, start = [], 0
-        for k, shard_sizes in zip(window, sizes):
+        for k in window:
             shard = self.shards[k]
             pieces = _pieces(self._buffers[slot][start:], _array_sizes(shard.layout))
-            start += sum(shard_sizes)
+            start += sum(_aligned(size) for size in _array_sizes(shard.layout))
             with open(shard.path, "rb", buffering=0) as file:
                 data = _read(shard.layout, file, pieces)
             loaded.append(Shard(shard.start, shard.stop, shard.parts, shard.units,
