@@ -89,6 +89,86 @@ def chunk_spans(tags):
     return spans
 
 
+#: Strict chunk reading (seqeval's ``mode="strict"``): per scheme, the prefixes that
+#: begin a chunk, the prefixes that continue one (after a beginning or a continuing token of
+#: the same type) and the prefixes a chunk may end on.  A chunk is a maximal run of a
+#: beginning and continuing tokens; it counts only if it ends on an allowed last prefix.
+#: In IOE2 a chunk begins with ``I-`` or ``E-`` and only ``I-`` continues into more.
+STRICT_SCHEMES = {
+    "IOB2": {"begin": "B", "continue": "I", "open": "BI", "last": "BI"},
+    "IOE2": {"begin": "IE", "continue": "IE", "open": "I", "last": "E"},
+    "BIOES": {"begin": "BS", "continue": "IE", "open": "BI", "last": "ES"},
+    "BILOU": {"begin": "BU", "continue": "IL", "open": "BI", "last": "LU"},
+}
+#: Other names of the strict schemes.
+STRICT_ALIASES = {"BIO": "IOB2", "IOBES": "BIOES"}
+
+
+def strict_scheme(scheme):
+    """The rules of a strict scheme by name (or alias); a clear error for another name."""
+    name = STRICT_ALIASES.get(scheme, scheme)
+    if name not in STRICT_SCHEMES:
+        raise ValueError(f"scheme must be one of {sorted([*STRICT_SCHEMES, *STRICT_ALIASES])} "
+                         f"for strict chunk reading, got {scheme!r}.")
+    return name, STRICT_SCHEMES[name]
+
+
+def strict_chunk_spans(tags, scheme):
+    """Chunks of one tag sequence read strictly by a scheme, as ``(type, start, end)``.
+
+    Unlike :func:`chunk_spans` (conlleval's reading, which gives every tag sequence a
+    meaning), a chunk must be written as the scheme writes it: in BIOES a ``B-X I-X``
+    that no ``E-X`` closes is no chunk, and in IOB2 an ``I-X`` after ``O`` starts none.
+    A tag is ``"O"`` or ``"<prefix>-<type>"`` with a prefix of the scheme.
+
+    Parameters
+    ----------
+    tags : sequence of str
+        Chunk tags of one sentence.
+    scheme : {"IOB2", "IOE2", "BIOES", "BILOU"} or an alias ("BIO", "IOBES")
+        The tagging scheme.
+
+    Returns
+    -------
+    spans : list of tuple
+        ``(chunk_type, start, end)`` in order of ``start`` (``end`` exclusive).
+
+    Raises
+    ------
+    ValueError
+        At the first tag whose prefix the scheme does not have (its position named).
+
+    Examples
+    --------
+    >>> from sklearn_struct._chunk_tags import strict_chunk_spans
+    >>> strict_chunk_spans(["B-PER", "E-PER", "B-LOC", "I-LOC", "O", "S-ORG"], "BIOES")
+    [('PER', 0, 2), ('ORG', 5, 6)]
+    """
+    name, rules = strict_scheme(scheme)
+    allowed = "O" + rules["begin"] + rules["continue"]
+    parsed = []
+    for position, tag in enumerate(tags):
+        prefix, chunk_type = split_tag(tag) if isinstance(tag, str) else (None, None)
+        if prefix not in allowed or (prefix == "O") != (tag == "O"):
+            prefixes = ", ".join(f"'{p}-<type>'" for p in sorted(set(allowed) - {"O"}))
+            raise ValueError(f"tag {position} is {tag!r}; {name} tags are 'O', {prefixes}.")
+        parsed.append((prefix, chunk_type))
+    spans, start, n = [], 0, len(parsed)
+    while start < n:
+        prefix, chunk_type = parsed[start]
+        if prefix not in rules["begin"]:
+            start += 1
+            continue
+        end = start + 1
+        while (end < n and parsed[end - 1][0] in rules["open"] and parsed[end][0] in
+               rules["continue"] and parsed[end][1] == chunk_type):
+            end += 1
+        if parsed[end - 1][0] in rules["last"]:
+            spans.append((chunk_type, start, end))
+        start = end
+    return spans
+
+
 def is_iob_tag(tag):
     """Whether ``tag`` is ``'O'``, ``'B-<type>'`` or ``'I-<type>'``."""
     if tag == "O":

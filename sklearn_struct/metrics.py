@@ -10,8 +10,9 @@ import unicodedata
 from collections import Counter
 
 import numpy as np
+from sklearn.metrics import make_scorer
 
-from ._chunk_tags import chunk_ends, chunk_starts, split_tag
+from ._chunk_tags import chunk_ends, chunk_starts, split_tag, strict_chunk_spans, strict_scheme
 
 __all__ = [
     "alignment_error_rate",
@@ -20,6 +21,8 @@ __all__ = [
     "chunk_classification_report",
     "chunk_f1_score",
     "chunk_precision_recall_fscore_support",
+    "get_scorer",
+    "get_scorer_names",
     "parseval",
     "sequence_accuracy_score",
     "token_accuracy_score",
@@ -302,22 +305,89 @@ def precision_recall_f1(n_correct, n_true, n_pred):
     return precision, recall, f1
 
 
-def chunk_precision_recall_fscore_support(y_true, y_pred, average="micro"):
-    """Chunk (phrase, entity) precision, recall and F1, identical to ``conlleval``.
+def strict_chunk_counts(y_true, y_pred, scheme):
+    """Chunk counts per type, with chunks read strictly by a tagging scheme.
 
-    A chunk counts as found only if its type, first and last token all match. Chunks
-    are read with the rules of the CoNLL evaluation script ``conlleval`` (2004-01-26), so
-    IOB1 and IOB2 tags are both handled (an ``I-X`` after ``O`` or after another type
-    starts a chunk; ``B-X`` starts one even inside an ``X`` chunk) and the numbers equal
-    conlleval's, as fractions instead of percentages. Sentence boundaries end chunks.
+    A true chunk is found when a predicted chunk has its type, first and last token.
+    Chunks are those of :func:`~sklearn_struct._chunk_tags.strict_chunk_spans`: written
+    as the scheme writes them, or not at all (seqeval's ``mode="strict"``).
+
+    Parameters
+    ----------
+    y_true, y_pred : list of array-like of str
+        True and predicted chunk tags per sentence.
+    scheme : {"IOB2", "IOE2", "BIOES", "BILOU"} or an alias ("BIO", "IOBES")
+        The tagging scheme of both.
+
+    Returns
+    -------
+    correct, n_true, n_pred : Counter
+        Per chunk type: correctly found chunks, true chunks, predicted chunks.
+    """
+    strict_scheme(scheme)  # (an unknown scheme before any sequence is read)
+    true_list, pred_list = _check_sequences(y_true, y_pred)
+    correct, n_true, n_pred = Counter(), Counter(), Counter()
+    for index, (true_seq, pred_seq) in enumerate(zip(true_list, pred_list)):
+        spans = []
+        for name, seq in (("y_true", true_seq), ("y_pred", pred_seq)):
+            try:
+                spans.append(set(strict_chunk_spans(seq, scheme)))
+            except ValueError as error:
+                raise ValueError(f"{name}[{index}]: {error}") from None
+        true_spans, pred_spans = spans
+        n_true.update(chunk_type for chunk_type, _, _ in true_spans)
+        n_pred.update(chunk_type for chunk_type, _, _ in pred_spans)
+        correct.update(chunk_type for chunk_type, _, _ in true_spans & pred_spans)
+    return correct, n_true, n_pred
+
+
+#: The ways chunks are read from tags (``mode`` of the chunk metrics).
+CHUNK_MODES = ("conlleval", "strict")
+#: The averages of the chunk metrics.
+CHUNK_AVERAGES = ("micro", "macro", "weighted", None)
+
+
+def _chunk_counts(y_true, y_pred, mode, scheme):
+    if mode not in CHUNK_MODES:
+        raise ValueError(f"mode must be one of {CHUNK_MODES}, got {mode!r}")
+    if mode == "strict":
+        if scheme is None:
+            raise ValueError("mode='strict' needs the tagging scheme: scheme='IOB2', 'IOE2', "
+                             "'BIOES' or 'BILOU'")
+        return strict_chunk_counts(y_true, y_pred, scheme)
+    if scheme is not None:
+        raise ValueError(f"scheme={scheme!r} is read only with mode='strict'; conlleval's "
+                         "reading takes IOB1, IOB2 and BIOES tags alike")
+    return conlleval_counts(y_true, y_pred)
+
+
+def chunk_precision_recall_fscore_support(y_true, y_pred, average="micro", *,
+                                          mode="conlleval", scheme=None):
+    """Chunk (phrase, entity) precision, recall and F1, identical to ``conlleval`` or seqeval.
+
+    A chunk counts as found only if its type, first and last token all match.  By default
+    chunks are read with the rules of the CoNLL evaluation script ``conlleval``
+    (2004-01-26), so IOB1 and IOB2 tags are both handled (an ``I-X`` after ``O`` or after
+    another type starts a chunk; ``B-X`` starts one even inside an ``X`` chunk) and the
+    numbers equal conlleval's, as fractions instead of percentages.  With
+    ``mode="strict"``, chunks are read strictly by ``scheme``, as seqeval's strict mode
+    reads them: a chunk that the scheme does not write (an IOB2 ``I-X`` after ``O``, a
+    BIOES ``B-X`` that no ``E-X`` closes) is no chunk.  Sentence boundaries end chunks.
 
     Parameters
     ----------
     y_true, y_pred : list of array-like of str
         True and predicted chunk tags per sentence, e.g. ``["B-NP", "I-NP", "O"]``.
-    average : {"micro", None}, default="micro"
-        ``"micro"``: the overall scores conlleval prints first. ``None``: one score per
-        chunk type (types in sorted order, as conlleval lists them).
+    average : {"micro", "macro", "weighted", None}, default="micro"
+        ``"micro"``: from the counts of all types (the overall scores conlleval prints
+        first).  ``"macro"``: the mean of the per-type scores; ``"weighted"``: their mean
+        weighted by the types' true chunks.  ``None``: one score per chunk type (types in
+        sorted order, as conlleval lists them).
+    mode : {"conlleval", "strict"}, default="conlleval"
+        How chunks are read from tags (see above).
+    scheme : {"IOB2", "IOE2", "BIOES", "BILOU"}, default=None
+        The tagging scheme, with ``mode="strict"`` only (aliases ``"BIO"`` and
+        ``"IOBES"``).  A tag with another prefix is an error.
 
     Returns
     -------
@@ -335,10 +405,16 @@ def chunk_precision_recall_fscore_support(y_true, y_pred, average="micro"):
     >>> y_pred = [["B-NP", "I-NP", "O", "B-NP"]]
     >>> chunk_precision_recall_fscore_support(y_true, y_pred)
     (0.5, 0.5, 0.5, 2)
+
+    Read strictly, an ``I-`` after ``O`` starts no chunk:
+
+    >>> y_pred = [["I-NP", "I-NP", "O", "B-VP"]]
+    >>> chunk_precision_recall_fscore_support(y_true, y_pred, mode="strict", scheme="IOB2")
+    (1.0, 0.5, 0.6666666666666666, 2)
     """
-    if average not in ("micro", None):
-        raise ValueError(f"average must be 'micro' or None, got {average!r}")
-    correct, n_true, n_pred = conlleval_counts(y_true, y_pred)
+    if average not in CHUNK_AVERAGES:
+        raise ValueError(f"average must be one of {CHUNK_AVERAGES}, got {average!r}")
+    correct, n_true, n_pred = _chunk_counts(y_true, y_pred, mode, scheme)
     if average == "micro":
         totals = sum(correct.values()), sum(n_true.values()), sum(n_pred.values())
         return (*precision_recall_f1(*totals), totals[1])
@@ -346,18 +422,32 @@ def chunk_precision_recall_fscore_support(y_true, y_pred, average="micro"):
     scores = np.array([precision_recall_f1(correct[t], n_true[t], n_pred[t])
                        for t in types]).reshape(-1, 3)
     support = np.array([n_true[t] for t in types], dtype=np.int64)
-    return scores[:, 0], scores[:, 1], scores[:, 2], support, np.array(types, dtype=str)
+    if average is None:
+        return scores[:, 0], scores[:, 1], scores[:, 2], support, np.array(types, dtype=str)
+    total = int(support.sum())
+    if average == "weighted":
+        weights = support / total if total else np.zeros(len(types))
+    else:
+        weights = np.full(len(types), 1.0 / len(types)) if types else np.zeros(0)
+    return (*(float(weights @ scores[:, k]) for k in range(3)), total)
 
 
-def chunk_f1_score(y_true, y_pred):
-    """Overall chunk F1 as ``conlleval`` computes it (as a fraction, not a percentage).
+def chunk_f1_score(y_true, y_pred, *, average="micro", mode="conlleval", scheme=None):
+    """Chunk F1, as ``conlleval`` computes it (as a fraction, not a percentage) or strictly.
 
-    See :func:`chunk_precision_recall_fscore_support` for the chunk rules.
+    See :func:`chunk_precision_recall_fscore_support` for the chunk rules, the averages
+    and the strict mode.
 
     Parameters
     ----------
     y_true, y_pred : list of array-like of str
         True and predicted chunk tags per sentence (IOB1 or IOB2).
+    average : {"micro", "macro", "weighted"}, default="micro"
+        How the types' scores are combined.
+    mode : {"conlleval", "strict"}, default="conlleval"
+        How chunks are read from tags.
+    scheme : {"IOB2", "IOE2", "BIOES", "BILOU"}, default=None
+        The tagging scheme, with ``mode="strict"`` only.
 
     Returns
     -------
@@ -371,10 +461,16 @@ def chunk_f1_score(y_true, y_pred):
     >>> chunk_f1_score([["I-PER", "I-PER", "O"]], [["B-PER", "I-PER", "O"]])
     1.0
     """
-    return chunk_precision_recall_fscore_support(y_true, y_pred)[2]
+    if average is None:
+        raise ValueError("chunk_f1_score gives one number: average must be 'micro', 'macro' "
+                         "or 'weighted' (chunk_precision_recall_fscore_support gives the "
+                         "scores per type)")
+    return chunk_precision_recall_fscore_support(y_true, y_pred, average, mode=mode,
+                                                 scheme=scheme)[2]
 
 
-def chunk_classification_report(y_true, y_pred, digits=2, output_dict=False):
+def chunk_classification_report(y_true, y_pred, digits=2, output_dict=False, *,
+                                mode="conlleval", scheme=None):
     """Per-type chunk precision, recall, F1 and counts, as conlleval reports them.
 
     Parameters
@@ -385,6 +481,10 @@ def chunk_classification_report(y_true, y_pred, digits=2, output_dict=False):
         Digits of the printed scores.
     output_dict : bool, default=False
         Return a dict instead of a string.
+    mode : {"conlleval", "strict"}, default="conlleval"
+        How chunks are read from tags (see :func:`chunk_precision_recall_fscore_support`).
+    scheme : {"IOB2", "IOE2", "BIOES", "BILOU"}, default=None
+        The tagging scheme, with ``mode="strict"`` only.
 
     Returns
     -------
@@ -401,7 +501,7 @@ def chunk_classification_report(y_true, y_pred, digits=2, output_dict=False):
     >>> report["NP"]["f1-score"], report["overall"]["precision"]
     (1.0, 0.5)
     """
-    correct, n_true, n_pred = conlleval_counts(y_true, y_pred)
+    correct, n_true, n_pred = _chunk_counts(y_true, y_pred, mode, scheme)
     rows = {}
     for chunk_type in sorted(set(n_true) | set(n_pred)):
         rows[chunk_type] = (correct[chunk_type], n_true[chunk_type], n_pred[chunk_type])
@@ -428,6 +528,72 @@ def chunk_classification_report(y_true, y_pred, digits=2, output_dict=False):
         scores = " ".join(f"{row[k]:>9.{digits}f}" for k in ("precision", "recall", "f1-score"))
         lines.append(f"{name:>{width}} {scores} {row['support']:>9} {row['predicted']:>9}")
     return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------- scorers
+def _chunk_precision(y_true, y_pred):
+    return chunk_precision_recall_fscore_support(y_true, y_pred)[0]
+
+
+def _chunk_recall(y_true, y_pred):
+    return chunk_precision_recall_fscore_support(y_true, y_pred)[1]
+
+
+#: Scorer names and the metric each scores with (greater is better for all).
+_SCORER_METRICS = {
+    "token_accuracy": token_accuracy_score,
+    "sequence_accuracy": sequence_accuracy_score,
+    "chunk_f1": chunk_f1_score,
+    "chunk_precision": _chunk_precision,
+    "chunk_recall": _chunk_recall,
+    "attachment_score": attachment_score,
+}
+
+
+def get_scorer_names():
+    """The names that :func:`get_scorer` knows.
+
+    Returns
+    -------
+    names : list of str
+        Sorted.
+    """
+    return sorted(_SCORER_METRICS)
+
+
+def get_scorer(scoring):
+    """A scikit-learn scorer of a structured metric, by name.
+
+    For ``scoring`` in :class:`~sklearn.model_selection.GridSearchCV`,
+    :func:`~sklearn.model_selection.cross_val_score` and the like, alone or in a dict of
+    several.  The chunk scorers read chunks as ``conlleval`` does; ``attachment_score``
+    scores every word (UAS).  For other settings make a scorer of the metric with
+    :func:`sklearn.metrics.make_scorer`, for example ``make_scorer(chunk_f1_score,
+    mode="strict", scheme="BIOES")``.
+
+    Parameters
+    ----------
+    scoring : str
+        One of :func:`get_scorer_names`: ``"token_accuracy"``, ``"sequence_accuracy"``,
+        ``"chunk_f1"``, ``"chunk_precision"``, ``"chunk_recall"``,
+        ``"attachment_score"``.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y)``: the metric of ``estimator.predict(X)`` against ``y``.
+
+    Examples
+    --------
+    >>> from sklearn_struct.metrics import get_scorer
+    >>> get_scorer("chunk_f1")
+    make_scorer(chunk_f1_score, response_method='predict')
+    """
+    if scoring not in _SCORER_METRICS:
+        raise ValueError(f"{scoring!r} is not a scorer of sklearn_struct; the names are "
+                         f"{get_scorer_names()}. Scikit-learn's own names (such as "
+                         "'accuracy') go to scoring as they are.")
+    return make_scorer(_SCORER_METRICS[scoring])
 
 
 # ---------------------------------------------------------------------------- alignments
