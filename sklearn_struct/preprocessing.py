@@ -20,10 +20,14 @@ class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
     The input is the format of sklearn-crfsuite: a list of sequences, each a list of
     dicts mapping feature names to values, one dict per token, e.g.
     ``{"bias": 1.0, "word.lower()": "the", "postag": "DT", "word.istitle()": False}``.
-    A string value ``v`` of feature ``f`` becomes the indicator feature ``"f=v"`` with
-    value 1; a number (``bool``, ``int``, ``float``) is the value of feature ``f``
-    (``True``/``False`` are 1/0); a list, tuple or set of strings gives one indicator per
-    string. The output is a list of CSR matrices (float64), one per sequence with one row
+    A string (or UTF-8 ``bytes``) value ``v`` of feature ``f`` becomes the indicator
+    feature ``"f=v"`` with value 1; a number (``bool``, ``int``, ``float``) is the value of
+    feature ``f`` (``True``/``False`` are 1/0); a list, tuple or set of strings gives one
+    indicator per string; a nested dict ``{"g": value}`` gives the features of its values
+    under the names ``"f:g"``, as CRFsuite names them.  A list, tuple or 1-D array of numbers
+    is a *dense block*, such as a word embedding: its ``d`` values are the features
+    ``"f[0]"`` ... ``"f[d-1]"``, and every token that has ``f`` must give ``d`` values.
+    The output is a list of CSR matrices (float64), one per sequence with one row
     per token -- the input of a chain estimator, so the vectorizer can stand first in a
     :class:`~sklearn.pipeline.Pipeline` (``transform`` only needs ``X``; labels pass by).
 
@@ -41,6 +45,9 @@ class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
         values as given (indicators stay non-negative).
     separator : str, default="="
         Separator between a feature name and a string value.
+    min_freq : int, default=1
+        Vocabulary mode only: keep the features that ``fit`` sees on at least this many
+        tokens (CRFsuite's ``feature.minfreq``, counted per input feature).
 
     Attributes
     ----------
@@ -48,6 +55,8 @@ class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
         Feature name -> column index (vocabulary mode only).
     feature_names_ : list of str
         Column names in column order (vocabulary mode only).
+    dense_widths_ : dict
+        Dense block name -> its number of values, as ``fit`` saw them.
 
     See Also
     --------
@@ -65,18 +74,30 @@ class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
     [(2, 4), (1, 4)]
     >>> vec.transform([[{"w": "dog", "len": 3}]])[0].toarray()
     array([[3., 0., 0., 0.]])
+
+    A dense block (an embedding of two values) beside the indicators:
+
+    >>> X = [[{"w": "the", "emb": [0.5, -1.0]}, {"w": "cat", "emb": [0.25, 2.0]}]]
+    >>> vec = SequenceDictVectorizer().fit(X)
+    >>> vec.get_feature_names_out().tolist()
+    ['emb[0]', 'emb[1]', 'w=cat', 'w=the']
+    >>> vec.transform(X)[0].toarray()
+    array([[ 0.5 , -1.  ,  0.  ,  1.  ],
+           [ 0.25,  2.  ,  1.  ,  0.  ]])
     """
 
     _parameter_constraints = {
         "n_features": [None, Interval(Integral, 1, np.iinfo(np.int32).max, closed="both")],
         "alternate_sign": ["boolean"],
         "separator": [str],
+        "min_freq": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, n_features=None, alternate_sign=True, separator="="):
+    def __init__(self, n_features=None, alternate_sign=True, separator="=", min_freq=1):
         self.n_features = n_features
         self.alternate_sign = alternate_sign
         self.separator = separator
+        self.min_freq = min_freq
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -94,10 +115,7 @@ class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
         self : SequenceDictVectorizer
             The fitted vectorizer.
         """
-        if self.n_features is None:
-            self._fit_transform(X)
-        else:
-            _sequence_lengths(X)
+        self._fit_transform(X)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -133,37 +151,49 @@ class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         lengths = _sequence_lengths(X)
+        widths = dict(getattr(self, "dense_widths_", {}))  # (hashing works unfitted)
         if self.n_features is None:
-            stacked = self._vectorize(X, self.vocabulary_, grow=False)
+            stacked = self._vectorize(X, self.vocabulary_, widths, grow=False)
         else:
-            stacked = self._hash(X, int(lengths.sum()))
+            stacked = self._hash(X, int(lengths.sum()), widths)
         return _split_rows(stacked, lengths)
 
     def _fit_transform(self, X):
         lengths = _sequence_lengths(X)
+        widths = {}
         if self.n_features is not None:
-            return _split_rows(self._hash(X, int(lengths.sum())), lengths)
+            if self.min_freq > 1:
+                raise ValueError("min_freq needs the vocabulary (n_features=None): hashed "
+                                 "columns keep no counts of the features in them.")
+            stacked = self._hash(X, int(lengths.sum()), widths)
+            self.dense_widths_ = widths
+            return _split_rows(stacked, lengths)
         vocabulary = {}
-        stacked = self._vectorize(X, vocabulary, grow=True)
-        # Columns were numbered in order of appearance; renumber them by sorted name so
-        # that the vocabulary does not depend on the order of the data.
-        names = list(vocabulary)
-        order = sorted(range(len(names)), key=names.__getitem__)
-        rank = np.empty(len(names), dtype=stacked.indices.dtype)
-        rank[order] = np.arange(len(names))
-        stacked.indices = rank[stacked.indices]
-        stacked.has_sorted_indices = False
-        stacked.sort_indices()
-        self.feature_names_ = [names[i] for i in order]
+        stacked = self._vectorize(X, vocabulary, widths, grow=True)
+        names = np.array(list(vocabulary), dtype=object)
+        # the columns of the features seen on at least min_freq tokens ...
+        kept = np.flatnonzero(np.bincount(stacked.indices, minlength=len(names))
+                              >= self.min_freq)
+        # ... renumbered by sorted name, so that the vocabulary does not depend on the
+        # order of the data
+        kept = kept[np.argsort(names[kept].astype(str), kind="stable")]
+        rank = np.full(len(names), -1, dtype=stacked.indices.dtype)
+        rank[kept] = np.arange(len(kept))
+        stacked = _renumbered_columns(stacked, rank, len(kept))
+        self.feature_names_ = names[kept].tolist()
         self.vocabulary_ = {name: index for index, name in enumerate(self.feature_names_)}
+        self.dense_widths_ = {name: width for name, width in widths.items()
+                              if f"{name}[0]" in self.vocabulary_}
         return _split_rows(stacked, lengths)
 
-    def _vectorize(self, X, vocabulary, grow):
+    def _vectorize(self, X, vocabulary, widths, grow):
         """One CSR matrix of all tokens; ``grow`` adds unseen names to ``vocabulary``."""
         indices, values, indptr = [], [], [0]
+        dense = DenseBlocks(widths, grow)
         for sequence_index, sequence in enumerate(X):
             for token_index, token in enumerate(sequence):
-                for name, value in _token_items(token, sequence_index, token_index, self.separator):
+                for name, value in _token_items(token, sequence_index, token_index,
+                                                self.separator, dense):
                     column = vocabulary.get(name)
                     if column is None:
                         if not grow:
@@ -172,19 +202,24 @@ class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
                     indices.append(column)
                     values.append(value)
                 indptr.append(len(indices))
+                dense.next_token()
+        n_tokens = len(indptr) - 1
+        blocks = dense.matrix(n_tokens, vocabulary, grow)  # (names its columns first)
         stacked = sp.csr_matrix(
             (
                 np.asarray(values, dtype=np.float64),
                 np.asarray(indices, dtype=np.int32),
                 np.asarray(indptr, dtype=np.int64),
             ),
-            shape=(len(indptr) - 1, len(vocabulary)),
+            shape=(n_tokens, len(vocabulary)),
         )
+        if blocks is not None:
+            stacked = (stacked + blocks).tocsr()
         stacked.sum_duplicates()
         stacked.eliminate_zeros()
         return stacked
 
-    def _hash(self, X, n_tokens):
+    def _hash(self, X, n_tokens, widths):
         if n_tokens == 0:
             return sp.csr_matrix((0, self.n_features), dtype=np.float64)
         hasher = FeatureHasher(
@@ -193,8 +228,16 @@ class SequenceDictVectorizer(TransformerMixin, BaseEstimator):
             alternate_sign=self.alternate_sign,
             dtype=np.float64,
         )
+        dense = DenseBlocks(widths, grow=True)
+
+        def pairs(token, sequence_index, token_index):
+            items = _token_items(token, sequence_index, token_index, self.separator, dense)
+            items.extend(dense.token_pairs())
+            dense.next_token()
+            return items
+
         stacked = hasher.transform(
-            _token_items(token, sequence_index, token_index, self.separator)
+            pairs(token, sequence_index, token_index)
             for sequence_index, sequence in enumerate(X)
             for token_index, token in enumerate(sequence)
         ).tocsr()
@@ -261,8 +304,86 @@ def _split_rows(stacked, lengths):
     return [stacked[start:stop] for start, stop in zip(offsets[:-1], offsets[1:])]
 
 
-def _token_items(token, sequence_index, token_index, separator):
-    """``(name, value)`` pairs of one token dict, validated (the common types first, fast)."""
+def _renumbered_columns(stacked, rank, n_columns):
+    """``stacked`` with column ``j`` moved to ``rank[j]``, and dropped where it is -1."""
+    if (rank >= 0).all():  # (in place: no copy of the entries)
+        stacked.indices = rank[stacked.indices]
+        stacked.has_sorted_indices = False
+        stacked.sort_indices()
+        stacked.resize(stacked.shape[0], n_columns)
+        return stacked
+    coo = stacked.tocoo()
+    new = rank[coo.col]
+    keep = new >= 0
+    out = sp.csr_matrix((coo.data[keep], (coo.row[keep], new[keep])),
+                        shape=(stacked.shape[0], n_columns))
+    out.sort_indices()
+    return out
+
+
+class DenseBlocks:
+    """The dense blocks (lists of numbers) of the tokens read in turn, and their widths.
+
+    ``widths`` (name -> number of values) is shared with the caller: ``fit`` fills it
+    (``grow``), and ``transform`` holds every token to it and ignores blocks it lacks.
+    """
+
+    def __init__(self, widths, grow):
+        self.widths, self.grow = widths, grow
+        self.row = 0
+        self.rows, self.names, self.values = [], [], []
+
+    def add(self, name, value, where):
+        values = np.asarray(value, dtype=np.float64)
+        if values.ndim != 1:
+            raise ValueError(f"{where} is a dense block of shape {values.shape}; a dense "
+                             "block is a flat list of numbers")
+        if not np.isfinite(values).all():
+            raise ValueError(f"{where} has non-finite values")
+        width = self.widths.get(name)
+        if width is None:
+            if not self.grow:
+                return  # a block that fit never saw: ignored, as an unseen feature is
+            width = self.widths[name] = len(values)
+        if len(values) != width:
+            seen = "earlier tokens gave" if self.grow else "the vectorizer was fitted with"
+            raise ValueError(f"{where} is a dense block of {len(values)} values; {seen} "
+                             f"{width}")
+        self.rows.append(self.row)
+        self.names.append(name)
+        self.values.append(values)
+
+    def next_token(self):
+        self.row += 1
+
+    def token_pairs(self):
+        """The blocks added since the last call as ``(name[k], value)`` pairs (hashing)."""
+        pairs = [(f"{name}[{k}]", float(v)) for name, values in zip(self.names, self.values)
+                 for k, v in enumerate(values)]
+        self.rows, self.names, self.values = [], [], []
+        return pairs
+
+    def matrix(self, n_tokens, vocabulary, grow):
+        """The blocks as a CSR matrix over ``vocabulary``'s columns (``grow``: adding the
+        blocks' columns to it), or None without blocks."""
+        if not self.names:
+            return None
+        columns = {}
+        for name in sorted(set(self.names)):
+            keys = [f"{name}[{k}]" for k in range(self.widths[name])]
+            columns[name] = np.array([vocabulary.setdefault(key, len(vocabulary)) if grow
+                                      else vocabulary.get(key, -1) for key in keys])
+        rows = np.repeat(self.rows, [len(values) for values in self.values])
+        cols = np.concatenate([columns[name] for name in self.names])
+        data = np.concatenate(self.values)
+        keep = cols >= 0  # (columns that min_freq dropped)
+        return sp.csr_matrix((data[keep], (rows[keep], cols[keep])),
+                             shape=(n_tokens, len(vocabulary)))
+
+
+def _token_items(token, sequence_index, token_index, separator, dense):
+    """``(name, value)`` pairs of one token dict, validated (the common types first, fast);
+    its dense blocks go to ``dense``."""
     if type(token) is not dict and not isinstance(token, dict):
         raise TypeError(
             f"X[{sequence_index}][{token_index}] must be a dict of token features, got "
@@ -282,25 +403,48 @@ def _token_items(token, sequence_index, token_index, separator):
         elif kind is float and value - value == 0.0:  # finite
             items.append((name, value))
         else:
-            items.extend(_other_items(name, value, sequence_index, token_index, separator))
+            _other_items(items, name, value, f"X[{sequence_index}][{token_index}]",
+                         separator, dense)
     return items
 
 
-def _other_items(name, value, sequence_index, token_index, separator):
-    where = f"X[{sequence_index}][{token_index}]: feature {name!r}"
+def _other_items(items, name, value, token, separator, dense):
+    """The features of a value of a type other than str, bool, int or finite float."""
+    where = f"{token}: feature {name!r}"
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"{where} holds bytes that are not UTF-8") from None
     if isinstance(value, str):
-        return [(name + separator + value, 1.0)]
-    if isinstance(value, Number) and not isinstance(value, complex):
+        items.append((name + separator + value, 1.0))
+    elif isinstance(value, Number) and not isinstance(value, complex):
         value = float(value)
         if not math.isfinite(value):
             raise ValueError(f"{where} has the non-finite value {value}")
-        return [(name, value)]
-    if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
-        return [(name + separator + v, 1.0) for v in value]
-    raise TypeError(
-        f"{where} has a value of type {type(value).__name__}; expected str, a number, a bool "
-        "or a list of str"
-    )
+        items.append((name, value))
+    elif isinstance(value, dict):  # nested: CRFsuite's "name:key" features
+        for key, inner in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{where}: nested feature names must be str, got {key!r}")
+            _other_items(items, f"{name}:{key}", inner, token, separator, dense)
+    elif isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        if value.size:
+            dense.add(name, value, where)
+    elif isinstance(value, (set, frozenset)) and all(isinstance(v, str) for v in value):
+        items.extend((name + separator + v, 1.0) for v in value)
+    elif isinstance(value, (list, tuple, np.ndarray)) and len(value) and all(
+            isinstance(v, str) for v in value):
+        items.extend((name + separator + v, 1.0) for v in value)
+    elif isinstance(value, (list, tuple, np.ndarray)) and all(
+            isinstance(v, Number) and not isinstance(v, complex) for v in value):
+        if len(value):
+            dense.add(name, value, where)
+    else:
+        raise TypeError(
+            f"{where} has a value of type {type(value).__name__}; expected str, bytes, a "
+            "number, a bool, a list of str, a list of numbers (a dense block) or a dict"
+        )
 
 
 def _word_shape(word):
