@@ -9,7 +9,8 @@ pass), ``--passes`` passes, fitted two ways, each in a child process of its own:
   loading included) sets the workers' memory limit;
 * ``dask``: a ``distributed.LocalCluster`` of 2 worker processes with one thread each and a
   ``memory_limit`` of ``--memory-fraction`` times that peak (with ``--no-spill``, dask's
-  spilling of stored values to disk turned off), ``joblib.parallel_config(backend="dask")``,
+  spilling of stored values to disk and its pausing of a worker near the limit turned off;
+  the nanny still restarts a worker at 95% of the limit), ``joblib.parallel_config(backend="dask")``,
   ``n_jobs=2``.  The client (the child process) encodes the treebank; each worker
   gets its chunk of the sentences once, about half of the parts, and keeps that chunk's dual
   variables; a pass sends ``w`` out and brings back each chunk's dual terms and losses and one
@@ -86,8 +87,8 @@ def _worker_report(dask_worker):
     stored = dask_worker.data
     import psutil
 
-    return {"peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20,
-            "rss_gb": psutil.Process().memory_info().rss / 2 ** 30,
+    return {"peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9,
+            "rss_gb": psutil.Process().memory_info().rss / 1e9,
             "stored_bytes": int(sum(sizeof(stored[key]) for key in list(stored)))}
 
 
@@ -130,11 +131,12 @@ def worker(job):
         return
     from dask.distributed import Client, LocalCluster
 
-    if job["no_spill"]:  # a fit's stored values are its live dual variables, read every pass
-        import dask
+    if job["no_spill"]:  # a fit's stored values are its live dual variables, read every pass:
+        import dask  # neither spilling them nor pausing the worker that holds them helps
 
         dask.config.set({"distributed.worker.memory.target": False,
-                         "distributed.worker.memory.spill": False})
+                         "distributed.worker.memory.spill": False,
+                         "distributed.worker.memory.pause": False})
     start = time.perf_counter()
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                            memory_limit=job["memory_limit"], dashboard_address=None)
@@ -175,7 +177,7 @@ def worker(job):
     out["batch_bytes"] = int(sum(sizeof(value) for value in vars(batch).values()))
     out["parts"] = int(batch.part_offsets[-1])
     out.update(_communication_costs(client, 8 * 2 ** job["hash_bits"]))
-    out["client_peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+    out["client_peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
     client.close()
     cluster.close()
     print(json.dumps(out), flush=True)
@@ -232,7 +234,8 @@ def main():
     parser.add_argument("--hash-bits", type=int, default=23)
     parser.add_argument("--memory-fraction", type=float, default=0.6)
     parser.add_argument("--no-spill", action="store_true",
-                        help="the workers do not spill stored values to disk")
+                        help="the workers neither spill stored values to disk nor pause "
+                        "near their memory limit")
     parser.add_argument("--n-train", type=int, default=None,
                         help="the first projective sentences only (a trial run)")
     args = parser.parse_args()
