@@ -10,11 +10,11 @@ pass), ``--passes`` passes, fitted two ways, each in a child process of its own:
 * ``dask``: a ``distributed.LocalCluster`` of 2 worker processes with one thread each and a
   ``memory_limit`` of ``--memory-fraction`` times that peak (with ``--no-spill``, dask's
   spilling of stored values to disk and its pausing of a worker near the limit turned off;
-  the nanny still restarts a worker at 95% of the limit), ``joblib.parallel_config(backend="dask")``,
-  ``n_jobs=2``.  The client (the child process) encodes the treebank; each worker
-  gets its chunk of the sentences once, about half of the parts, and keeps that chunk's dual
-  variables; a pass sends ``w`` out and brings back each chunk's dual terms and losses and one
-  ``F mu`` summed on the workers.
+  the nanny still restarts a worker at 95% of the limit),
+  ``joblib.parallel_config(backend="dask")``, ``n_jobs=2``.  The client (the child process)
+  encodes the treebank; each worker gets its chunk of the sentences once, about half of the
+  parts, and keeps that chunk's dual variables; a pass sends ``w`` out and brings back each
+  chunk's dual terms and losses and one ``F mu`` summed on the workers.
 
 Both fit a small model first (200 sentences; on the cluster, on its workers), so that numba's
 compilation is apart (reported).
