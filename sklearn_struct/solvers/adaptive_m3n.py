@@ -192,7 +192,7 @@ def adaptive_m3n(
             max_iter=int(min(inner_max_iter, max(1.0, max_iter - passes - 1.0))),
             annealing=True, order="random", random_state=rng, n_jobs=n_jobs,
         )
-        passes += 1.0 + (float(eg.history["passes"][-1]) if len(eg.history["passes"]) else 0.0)
+        passes += 1.0 + _eg_passes(eg)
         w = np.where(beta > 0.0, beta * eg.state.w, 0.0)
         losses, subgradient, violated = hinge.evaluate(w)
         objective = np.abs(w).sum() + C * losses.sum()
@@ -211,15 +211,7 @@ def adaptive_m3n(
         if best_objective - lower_bound > tol * best_objective:
             lower_bound = max(lower_bound,
                               aggregated_lower_bound(C, dual_losses, dual_Gs, nonnegative))
-        history["objective"].append(objective)
-        history["lower_bound"].append(lower_bound)
-        history["n_nonzero"].append(int(np.count_nonzero(w)))
-        history["eg_passes"].append(
-            float(eg.history["passes"][-1]) if len(eg.history["passes"]) else 0.0)
-        history["eg_gap"].append(
-            float(eg.history["gap"][-1] / max(abs(eg.history["primal"][-1]), 1e-300))
-            if len(eg.history["gap"]) else 0.0)
-        history["eg_converged"].append(bool(eg.converged))
+        _record(history, objective, lower_bound, w, eg)
         if verbose:
             print(
                 f"[L1 EM] iter {n_em_iter}: P1={objective:.6g} lower={lower_bound:.6g} "
@@ -238,6 +230,23 @@ def adaptive_m3n(
         # step again (EG visits the examples in a new random order)
     return AdaptiveM3NResult(best_coef, tau, best_objective, lower_bound, int(np.ceil(passes)),
                              converged, history)
+
+
+def _eg_passes(eg):
+    """The effective passes an EG M3N step ran."""
+    return float(eg.history["passes"][-1]) if len(eg.history["passes"]) else 0.0
+
+
+def _record(history, objective, lower_bound, w, eg):
+    """Append an EM iteration (at ``w``, after the EG M3N step ``eg``) to ``history``."""
+    history["objective"].append(objective)
+    history["lower_bound"].append(lower_bound)
+    history["n_nonzero"].append(int(np.count_nonzero(w)))
+    history["eg_passes"].append(_eg_passes(eg))
+    history["eg_gap"].append(
+        float(eg.history["gap"][-1] / max(abs(eg.history["primal"][-1]), 1e-300))
+        if len(eg.history["gap"]) else 0.0)
+    history["eg_converged"].append(bool(eg.converged))
 
 
 def _next_variances(w, G, C, tau_threshold, nonnegative, previous):
