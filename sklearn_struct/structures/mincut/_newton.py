@@ -1,10 +1,11 @@
 """The Newton direction of the min-cut projection's dual (see :mod:`._projection`).
 
-At the current flows every edge is in one piece of ``phi_e^*`` (held at zero, smooth, or
-tying its ends) and every node free or clamped; on those pieces the dual is quadratic,
-and its minimiser solves a Laplacian system on the free nodes, grouped by the tied
-edges.  Where that model is flat (a group clamped at both 0 and 1) the direction is the
-steepest descent there instead.
+At the current flows every edge is held at zero, smooth or tied (:data:`AT_ZERO`,
+:data:`SMOOTH`, :data:`TIED`); on that model the values of the unclamped groups of tied
+nodes solve an SPD system (group sizes plus the Laplacian of the smooth edges between
+groups) by CG, the smooth flows follow, and the tied flows change by (nearly) the
+least-norm amount that meets the node balances.  Where the model is flat (a group
+clamped at both 0 and 1) the direction is the steepest descent there instead.
 """
 
 import numpy as np
