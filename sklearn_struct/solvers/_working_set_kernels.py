@@ -216,6 +216,76 @@ def _marginal_change(i, count, p0, c, delta, atom_loss, atom_start, atom_len, po
     return n_changed, change
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _violations(i, count, scores, atom_loss, atom_start, atom_len, pool_idx, pool_val, m):
+    """Example ``i``'s violations ``m_k = e_k + s . (z_k - z_t)`` at the part scores
+    ``scores``, into ``m``; returns ``(s . z_t, max_k m_k)``."""
+    true_score = _sparse_dot(scores, pool_idx, pool_val, atom_start[i, TRUTH],
+                             atom_len[i, TRUTH])
+    best = -np.inf
+    for k in range(count):
+        m[k] = atom_loss[i, k] + _sparse_dot(scores, pool_idx, pool_val, atom_start[i, k],
+                                             atom_len[i, k]) - true_score
+        best = max(best, m[k])
+    return true_score, best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _oracle_violation(z, scores, part_losses, p0, loss_offset, true_score):
+    """The output of part vector ``z`` (the loss-augmented argmax) at the part scores
+    ``scores``: ``(its non-zeros, its loss, its violation)``."""
+    nnz = 0
+    loss = loss_offset
+    violation = loss_offset - true_score
+    for r in range(z.shape[0]):
+        if z[r] != 0.0:
+            violation += z[r] * (scores[r] + part_losses[p0 + r])
+            loss += z[r] * part_losses[p0 + r]
+            nnz += 1
+    return nnz, loss, violation
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot_for_output(i, count, nnz, max_atoms, atom_weight, atom_loss, atom_start, atom_len,
+                     pool_idx, pool_val, pool_top, gram, m, coef, out):
+    """The slot of example ``i``'s working set for a new output of ``nnz`` non-zeros: a
+    free one, that of the least violated output of weight 0, or the one freed by merging
+    the two lightest once the sets hold ``max_atoms``.  -1 when the working sets
+    (``out[0] = 1``) or the pool (``out[0] = 0``) must grow first."""
+    slot = _lightest_free_slot(i, count, atom_weight, m)
+    if slot < 0 and atom_weight.shape[1] < max_atoms:
+        out[0] = 1.0
+        return -1
+    if slot < 0:
+        slot = _merge_lightest(i, count, nnz, atom_weight, atom_loss, atom_start, atom_len,
+                               pool_idx, pool_val, pool_top, gram, m, coef)
+        if slot < 0:
+            out[0] = 0.0
+    return slot
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _working_set_gap(i, count, c, m, atom_weight):
+    """Example ``i``'s working-set gap ``c (max_k m_k - sum_k a_k m_k)``."""
+    best = m[0]
+    mean = 0.0
+    for k in range(count):
+        best = max(best, m[k])
+        mean += atom_weight[i, k] * m[k]
+    return c * max(best - mean, 0.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _largest_example(part_offsets, unit_offsets):
+    """``(most parts, most units)`` of an example."""
+    max_parts = 0
+    max_units = 0
+    for i in range(part_offsets.shape[0] - 1):
+        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
+        max_units = max(max_units, unit_offsets[i + 1] - unit_offsets[i])
+    return max_parts, max_units
+
+
 def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_offsets, unit_offsets,
                      part_losses, loss_offsets, sample_weight, C, w, scale, mu, terms, losses,
                      block_gaps, atom_count, atom_weight, atom_loss, atom_start, atom_len, pool_idx,
@@ -238,11 +308,7 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
     (``out[0] == 0``) or the working sets (``out[0] == 1``, fewer than ``max_atoms``
     slots) ran out: grow them and call again from there.
     """
-    max_parts = 0
-    max_units = 0
-    for i in range(part_offsets.shape[0] - 1):
-        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
-        max_units = max(max_units, unit_offsets[i + 1] - unit_offsets[i])
+    max_parts, max_units = _largest_example(part_offsets, unit_offsets)
     scores_buf = np.empty(max_parts)
     z_buf = np.empty(max_parts)
     before_buf = np.empty(max_parts)
@@ -274,13 +340,8 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
                               score_scratch[:n_parts])
             for j in range(n_held):
                 scores[held[j]] = held_values[j]
-        true_score = _sparse_dot(scores, pool_idx, pool_val, atom_start[i, TRUTH],
-                                 atom_len[i, TRUTH])
-        best = -np.inf
-        for k in range(count):
-            m[k] = atom_loss[i, k] + _sparse_dot(scores, pool_idx, pool_val, atom_start[i, k],
-                                                 atom_len[i, k]) - true_score
-            best = max(best, m[k])
+        true_score, best = _violations(i, count, scores, atom_loss, atom_start, atom_len,
+                                       pool_idx, pool_val, m)
         if oracle:
             z = z_buf[:n_parts]
             for r in range(n_parts):
@@ -288,31 +349,17 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
             y_hat = y_buf[:unit_offsets[i + 1] - unit_offsets[i]]
             argmax_op(data, i, z, y_hat)
             encode_op(data, i, y_hat, z)
-            nnz = 0
-            loss = loss_offsets[i]
-            violation = loss_offsets[i] - true_score
-            for r in range(n_parts):
-                if z[r] != 0.0:
-                    violation += z[r] * (scores[r] + part_losses[p0 + r])
-                    loss += z[r] * part_losses[p0 + r]
-                    nnz += 1
+            nnz, loss, violation = _oracle_violation(z, scores, part_losses, p0,
+                                                     loss_offsets[i], true_score)
             losses[i] = max(violation, 0.0)
             # a new output joins only if more violated than every output held (else it is
             # one of them)
-            slot = -1
             if violation > best + 1e-12 * (abs(violation) + abs(true_score) + 1.0):
-                slot = _lightest_free_slot(i, count, atom_weight, m)
-                if slot < 0 and K < max_atoms:
-                    out[0] = 1.0
-                    return position
+                slot = _slot_for_output(i, count, nnz, max_atoms, atom_weight, atom_loss,
+                                        atom_start, atom_len, pool_idx, pool_val, pool_top,
+                                        gram, m, coef_buf[:n_parts], out)
                 if slot < 0:
-                    slot = _merge_lightest(i, count, nnz, atom_weight, atom_loss, atom_start,
-                                           atom_len, pool_idx, pool_val, pool_top, gram, m,
-                                           coef_buf[:n_parts])
-                    if slot < 0:
-                        out[0] = 0.0
-                        return position
-            if slot >= 0:
+                    return position
                 if not _store_output(i, slot, slot == count, z, nnz, loss, atom_loss,
                                      atom_weight, atom_start, atom_len, pool_idx, pool_val,
                                      pool_top):
@@ -341,12 +388,7 @@ def working_set_pass(examples, oracle, update, max_steps, max_atoms, data, part_
                     coef[r] = 0.0
                 _set_gram_row(i, slot, count, after, atom_start, atom_len, pool_idx, pool_val,
                               gram)
-        best = m[0]
-        mean = 0.0
-        for k in range(count):
-            best = max(best, m[k])
-            mean += atom_weight[i, k] * m[k]
-        block_gaps[i] = c * max(best - mean, 0.0)
+        block_gaps[i] = _working_set_gap(i, count, c, m, atom_weight)
         if not update or count < 2 or c == 0.0:
             continue
         for k in range(count):

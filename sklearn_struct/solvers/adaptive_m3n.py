@@ -56,44 +56,30 @@ from dataclasses import dataclass
 import numpy as np
 
 from .eg import eg_solve
-from .subgradient import aggregated_lower_bound, l1_hinge_lower_bound, sparsest_certified
+from .subgradient import (L1Result, aggregated_lower_bound, certified_stop, check_C,
+                          l1_hinge_lower_bound)
 
 __all__ = ["AdaptiveM3NResult", "adaptive_m3n", "initial_variance"]
 
 
 @dataclass
-class AdaptiveM3NResult:
-    """Outcome of :func:`adaptive_m3n`.
+class AdaptiveM3NResult(L1Result):
+    """Outcome of :func:`adaptive_m3n` (an :class:`~.subgradient.L1Result`).
+
+    ``coef`` is the best iterate ``w = beta * gamma`` (lowest P1 objective), with exact
+    zeros for the weights whose variance fell below the threshold; ``n_iter`` counts the
+    passes over the training data (rounded up), as ``max_iter`` counts them (the EM
+    iterations are ``len(history["objective"])``); ``history`` holds per EM iteration
+    ``objective`` (P1), ``lower_bound``, ``n_nonzero``, ``eg_passes``, ``eg_gap``
+    (relative duality gap of the M3N step) and ``eg_converged``.
 
     Attributes
     ----------
-    coef : ndarray of shape (n_weights,)
-        Best iterate ``w = beta * gamma`` (lowest P1 objective), with exact
-        zeros for the weights whose variance fell below the threshold.
     tau : ndarray of shape (n_weights,)
         Variances for the next M3N step (``tau_k = |w_k|``, 0 where removed).
-    objective : float
-        P1 objective of ``coef``.
-    lower_bound : float
-        Certified lower bound on the optimum of P1.
-    n_iter : int
-        Passes over the training data (rounded up), as ``max_iter`` counts them.
-        The EM iterations are ``len(history["objective"])``.
-    converged : bool
-        Whether the relative duality gap reached ``tol``.
-    history : dict of lists
-        Per EM iteration: ``objective`` (P1), ``lower_bound``, ``n_nonzero``,
-        ``eg_passes``, ``eg_gap`` (relative duality gap of the M3N step),
-        ``eg_converged``.
     """
 
-    coef: np.ndarray
     tau: np.ndarray
-    objective: float
-    lower_bound: float
-    n_iter: int
-    converged: bool
-    history: dict
 
 
 def initial_variance(hinge, C):
@@ -161,8 +147,7 @@ def adaptive_m3n(
     -------
     result : AdaptiveM3NResult
     """
-    if not C > 0:
-        raise ValueError(f"C must be > 0, got {C}.")
+    check_C(C)
     structure, batch, Y = hinge.structure, hinge.batch, hinge.Y
     structure.check_supports("marginals", needed_by="the EM (adaptive M3N) solver")
     n_weights, nonnegative = hinge.n_weights, hinge.nonnegative
@@ -177,7 +162,8 @@ def adaptive_m3n(
     lower_bound = l1_hinge_lower_bound(C, dual_losses[0], subgradient, nonnegative,
                                        best_objective)
     if best_objective - lower_bound <= tol * best_objective:
-        return AdaptiveM3NResult(zero, zero.copy(), best_objective, lower_bound, 1, True, history)
+        return AdaptiveM3NResult(zero, best_objective, lower_bound, 1, True, history,
+                                 tau=zero.copy())
     if tau_init is None or not np.any(np.asarray(tau_init) > 0):
         tau = np.full(n_weights, initial_variance(hinge, C))
     else:
@@ -192,7 +178,7 @@ def adaptive_m3n(
             max_iter=int(min(inner_max_iter, max(1.0, max_iter - passes - 1.0))),
             annealing=True, order="random", random_state=rng, n_jobs=n_jobs,
         )
-        passes += 1.0 + (float(eg.history["passes"][-1]) if len(eg.history["passes"]) else 0.0)
+        passes += 1.0 + _eg_passes(eg)
         w = np.where(beta > 0.0, beta * eg.state.w, 0.0)
         losses, subgradient, violated = hinge.evaluate(w)
         objective = np.abs(w).sum() + C * losses.sum()
@@ -211,33 +197,41 @@ def adaptive_m3n(
         if best_objective - lower_bound > tol * best_objective:
             lower_bound = max(lower_bound,
                               aggregated_lower_bound(C, dual_losses, dual_Gs, nonnegative))
-        history["objective"].append(objective)
-        history["lower_bound"].append(lower_bound)
-        history["n_nonzero"].append(int(np.count_nonzero(w)))
-        history["eg_passes"].append(
-            float(eg.history["passes"][-1]) if len(eg.history["passes"]) else 0.0)
-        history["eg_gap"].append(
-            float(eg.history["gap"][-1] / max(abs(eg.history["primal"][-1]), 1e-300))
-            if len(eg.history["gap"]) else 0.0)
-        history["eg_converged"].append(bool(eg.converged))
+        _record(history, objective, lower_bound, w, eg)
         if verbose:
             print(
                 f"[L1 EM] iter {n_em_iter}: P1={objective:.6g} lower={lower_bound:.6g} "
                 f"nnz={history['n_nonzero'][-1]} EG passes={history['eg_passes'][-1]:.1f} "
                 f"EG rel.gap={history['eg_gap'][-1]:.2e}"
             )
-        if best_objective - lower_bound <= tol * best_objective:
-            converged = True
-            best_coef, best_objective = sparsest_certified(hinge, C, best_coef, best_objective,
-                                                           lower_bound, tol)
+        converged, best_coef, best_objective = certified_stop(hinge, C, best_coef,
+                                                              best_objective, lower_bound, tol)
+        if converged:
             break
         if eg.converged or improved:
             tau = _next_variances(w, G, C, tau_threshold, nonnegative, tau)
         # else: an unsolved M3N step that made no progress on P1 says nothing about the
         # variances (re-weighting from it diverged, measured); keep them and solve the
         # step again (EG visits the examples in a new random order)
-    return AdaptiveM3NResult(best_coef, tau, best_objective, lower_bound, int(np.ceil(passes)),
-                             converged, history)
+    return AdaptiveM3NResult(best_coef, best_objective, lower_bound, int(np.ceil(passes)),
+                             converged, history, tau=tau)
+
+
+def _eg_passes(eg):
+    """The effective passes an EG M3N step ran."""
+    return float(eg.history["passes"][-1]) if len(eg.history["passes"]) else 0.0
+
+
+def _record(history, objective, lower_bound, w, eg):
+    """Append an EM iteration (at ``w``, after the EG M3N step ``eg``) to ``history``."""
+    history["objective"].append(objective)
+    history["lower_bound"].append(lower_bound)
+    history["n_nonzero"].append(int(np.count_nonzero(w)))
+    history["eg_passes"].append(_eg_passes(eg))
+    history["eg_gap"].append(
+        float(eg.history["gap"][-1] / max(abs(eg.history["primal"][-1]), 1e-300))
+        if len(eg.history["gap"]) else 0.0)
+    history["eg_converged"].append(bool(eg.converged))
 
 
 def _next_variances(w, G, C, tau_threshold, nonnegative, previous):

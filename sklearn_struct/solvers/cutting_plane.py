@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from .l1_projection import clip_nonnegative
+from .subgradient import L1Result
 
 __all__ = ["CuttingPlaneResult", "LPSolverError", "l1_cutting_plane", "solve_l1_margin_lp"]
 
@@ -40,36 +41,23 @@ class LPSolverError(RuntimeError):
 
 
 @dataclass
-class CuttingPlaneResult:
-    """Outcome of :func:`l1_cutting_plane`.
+class CuttingPlaneResult(L1Result):
+    """Outcome of :func:`l1_cutting_plane` (an :class:`~.subgradient.L1Result`).
+
+    ``coef`` is the solution of the last restricted LP (exact zeros at non-basic
+    weights), ``objective`` its P1 objective (an upper bound) and ``lower_bound`` the
+    optimum of that LP; ``n_iter`` counts the passes over the data (rounds of separation
+    and LP solve); ``converged`` says that a pass added no constraint, with the relative
+    gap within ``tol``; ``history`` holds per pass ``objective``, ``lower_bound``,
+    ``n_constraints``, ``max_violation`` (largest ``H_i(y*) - xi_i``) and ``n_nonzero``.
 
     Attributes
     ----------
-    coef : ndarray of shape (n_weights,)
-        Solution of the last restricted LP (exact zeros at non-basic weights).
-    objective : float
-        ``||coef||_1 + C sum_i H_i(coef)``, the P1 objective (upper bound).
-    lower_bound : float
-        Optimum of the last restricted LP (lower bound on the optimum of P1).
-    n_iter : int
-        Passes over the data (rounds of separation + LP solve).
-    converged : bool
-        Whether a pass added no constraint, with the relative gap to the lower
-        bound within ``tol``.
     n_constraints : int
         Size of the final working set.
-    history : dict of lists
-        Per pass: ``objective``, ``lower_bound``, ``n_constraints``,
-        ``max_violation`` (largest ``H_i(y*) - xi_i``), ``n_nonzero``.
     """
 
-    coef: np.ndarray
-    objective: float
-    lower_bound: float
-    n_iter: int
-    converged: bool
     n_constraints: int
-    history: dict
 
 
 def solve_l1_margin_lp(rows, losses, owners, n_samples, *, C, nonnegative=None):
@@ -218,4 +206,5 @@ def l1_cutting_plane(hinge, C, *, epsilon=1e-3, tol=1e-3, max_iter=200, coef_ini
             constraint_matrix, np.asarray(losses), np.asarray(owners), n, C=C,
             nonnegative=nonnegative,
         )
-    return CuttingPlaneResult(w, objective, lower_bound, n_iter, converged, len(losses), history)
+    return CuttingPlaneResult(w, objective, lower_bound, n_iter, converged, history,
+                              n_constraints=len(losses))

@@ -174,68 +174,108 @@ def eg_solve(
     _check_arguments(structure, loss, order, solver, truth is not None or part_losses is not None)
     check_cache_dir(cache_dir)
     dual_dtype = _dual_dtype(dual_dtype, solver, loss, tol)  # (refused before any work)
-    adaptive = isinstance(learning_rate, str)
-    eta = eta0 if adaptive else float(learning_rate)
-    rng = random_state if random_state is not None else np.random.RandomState(0)
     datafit = StructuredLoss(structure, batch, Y, loss, sample_weight, feature_scale, n_jobs,
                              center, truth=truth, part_losses=part_losses)
-    n = datafit.n_samples
     annealing = annealing and center is None  # w(alpha) is not linear in C about a center
     smoothed = smoothing and loss == "hinge" and solver == "online"
-    state, epoch_runner, (C_now, C_next, C_start, epoch0) = _starting_point(
-        datafit, state, solver, C, eta0, annealing, smoothed, online_threads(n_jobs, n),
-        (cache_size, cache_dir), dual_dtype)
+    state, epoch_runner, schedule = _starting_point(
+        datafit, state, solver, C, eta0, annealing, smoothed,
+        online_threads(n_jobs, datafit.n_samples), (cache_size, cache_dir), dual_dtype)
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds",
                                "eval_seconds", "beta")}
-    total_tries, epoch, converged = 0, 0, False
-    budget_total = int(np.ceil(max_iter * n))
-    check_at, last_check, rate, pass_seconds = 0, None, None, 0.0  # check_at: steps tried
-    gap_sampling = order == "gap" and solver == "online"
-    part_counts = np.diff(batch.part_offsets)
-    visit_probabilities = (gap_visit_probabilities(state.gaps, part_counts)
-                           if gap_sampling and state.gaps is not None else None)
-    batch_passes = epoch_runner if solver == "batch" else None
+    rng = random_state if random_state is not None else np.random.RandomState(0)
     try:  # the online runner's shards on disk go, whatever happens
-        while total_tries < budget_total:
-            epoch += 1
-            if C_next != C_now:  # w(alpha) is linear in C
-                state.w *= C_next / C_now
-                state.C = C_now = C_next
-            start = time.perf_counter()
-            total_tries += _run_pass(epoch_runner, solver, state, budget_total - total_tries,
-                                     n, order, rng, visit_probabilities, loss, adaptive, eta,
-                                     C_now)
-            pass_seconds += time.perf_counter() - start
-            passes = total_tries / n
-            _after_pass(state, epoch, batch_passes, callback)
-            if not (tol == 0 or C_now != C or total_tries >= budget_total
-                    or total_tries >= check_at):
-                continue
-            primal, gap, entropy_term = _evaluate(datafit, state, epoch_runner, C, C_now,
-                                                  gap_sampling, history, passes, pass_seconds,
-                                                  verbose)
-            if gap_sampling:
-                visit_probabilities = gap_visit_probabilities(state.gaps, part_counts)
-            pass_seconds = 0.0
-            if C_now == C and gap <= tol * abs(primal):
-                converged = True
-                break
-            if state.beta is not None and entropy_term >= BETA_GATE * gap:
-                _sharpen(datafit, state)
-            check = (passes, gap / max(abs(primal), 1e-300))
-            rate = gap_rate(last_check, check, rate)
-            check_at = total_tries + n * passes_to_next_check(passes, check[1], rate, tol)
-            last_check = check
-            C_next = next_annealed_C(
-                C, C_start, epoch0 + epoch, C_now, primal, gap,
-                max_growth=ANNEALING_MAX_GROWTH if loss == "log" else ANNEALING_GROWTH)
+        epoch, converged = _passes(
+            datafit, state, epoch_runner, schedule, history, solver=solver, order=order,
+            rng=rng, learning_rate=learning_rate, eta0=eta0, tol=tol, max_iter=max_iter,
+            callback=callback, verbose=verbose)
     finally:
         if isinstance(epoch_runner, OnlineEpoch):
             epoch_runner.close()
-    schedule = (C, C_start, epoch0 + epoch, C_next) if C_now != C else None
-    _finish(state, epoch_runner, keep_dual, C_now, schedule)
+    _finish(state, epoch_runner, keep_dual, schedule.now, schedule.unfinished(epoch))
     return EGResult(state=state, history={k: np.asarray(v) for k, v in history.items()},
                     n_iter=epoch, converged=converged)
+
+
+@dataclass
+class _Annealing:
+    """Where ``C`` stands in a fit: its ``target``, its value ``now`` and for the ``next``
+    pass, the value the annealing ``start``-ed from and the passes it ran before this fit
+    (``epoch0``, a warm start's)."""
+
+    target: float
+    now: float
+    next: float
+    start: float
+    epoch0: int = 0
+
+    def move(self, state):
+        """Take ``C`` (and ``w(alpha)``, linear in ``C``) to its next value."""
+        if self.next != self.now:
+            state.w *= self.next / self.now
+            state.C = self.now = self.next
+
+    def plan(self, epoch, primal, gap, loss):
+        """The next value of ``C`` after pass ``epoch`` of this fit, from its gap."""
+        self.next = next_annealed_C(
+            self.target, self.start, self.epoch0 + epoch, self.now, primal, gap,
+            max_growth=ANNEALING_MAX_GROWTH if loss == "log" else ANNEALING_GROWTH)
+
+    def unfinished(self, epoch):
+        """What a warm start needs to go on annealing after pass ``epoch``, or None when
+        ``C`` reached its target."""
+        if self.now == self.target:
+            return None
+        return (self.target, self.start, self.epoch0 + epoch, self.next)
+
+
+def _passes(datafit, state, epoch_runner, schedule, history, *, solver, order, rng,
+            learning_rate, eta0, tol, max_iter, callback, verbose):
+    """The passes of :func:`eg_solve` (its parameters), with the duality gap checked on its
+    schedule; returns ``(passes run, converged)``.
+
+    ``schedule`` (an :class:`_Annealing`) and ``history`` follow the passes.
+    """
+    n, loss = datafit.n_samples, datafit.kind
+    adaptive = isinstance(learning_rate, str)
+    eta = eta0 if adaptive else float(learning_rate)
+    total_tries, epoch = 0, 0
+    budget_total = int(np.ceil(max_iter * n))
+    check_at, last_check, rate, pass_seconds = 0, None, None, 0.0  # check_at: steps tried
+    gap_sampling = order == "gap" and solver == "online"
+    part_counts = np.diff(datafit.batch.part_offsets)
+    visit_probabilities = (gap_visit_probabilities(state.gaps, part_counts)
+                           if gap_sampling and state.gaps is not None else None)
+    batch_passes = epoch_runner if solver == "batch" else None
+    while total_tries < budget_total:
+        epoch += 1
+        schedule.move(state)
+        start = time.perf_counter()
+        total_tries += _run_pass(epoch_runner, solver, state, budget_total - total_tries, n,
+                                 order, rng, visit_probabilities, loss, adaptive, eta,
+                                 schedule.now)
+        pass_seconds += time.perf_counter() - start
+        passes = total_tries / n
+        _after_pass(state, epoch, batch_passes, callback)
+        if not (tol == 0 or schedule.now != schedule.target or total_tries >= budget_total
+                or total_tries >= check_at):
+            continue
+        primal, gap, entropy_term = _evaluate(datafit, state, epoch_runner, schedule.target,
+                                              schedule.now, gap_sampling, history, passes,
+                                              pass_seconds, verbose)
+        if gap_sampling:
+            visit_probabilities = gap_visit_probabilities(state.gaps, part_counts)
+        pass_seconds = 0.0
+        if schedule.now == schedule.target and gap <= tol * abs(primal):
+            return epoch, True
+        if state.beta is not None and entropy_term >= BETA_GATE * gap:
+            _sharpen(datafit, state)
+        check = (passes, gap / max(abs(primal), 1e-300))
+        rate = gap_rate(last_check, check, rate)
+        check_at = total_tries + n * passes_to_next_check(passes, check[1], rate, tol)
+        last_check = check
+        schedule.plan(epoch, primal, gap, loss)
+    return epoch, False
 
 
 def _run_pass(epoch_runner, solver, state, budget, n, order, rng, visit_probabilities, loss,
@@ -334,9 +374,9 @@ def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, thread
 
     ``cache`` is ``(cache_size, cache_dir)`` of the online runner's kernel data;
     ``dual_dtype`` that of a cold start's ``theta`` and ``mu`` (a warm start keeps its own).
-    Returns ``(state, epoch_runner, (C_now, C_next, C_start, epoch0))``.  Annealing starts a
-    cold fit (uniform duals) where they make sense; a warm start already has a good dual
-    point, unless it stopped while annealing.
+    Returns ``(state, epoch_runner, schedule)``, the schedule an :class:`_Annealing`.
+    Annealing starts a cold fit (uniform duals) where they make sense; a warm start already
+    has a good dual point, unless it stopped while annealing.
     """
     batch, cold_start = datafit.batch, state is None
     epoch_runner = None
@@ -371,7 +411,7 @@ def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, thread
         epoch_runner = OnlineEpoch(datafit, threads, *cache)
     elif not cold_start:
         epoch_runner = BatchPasses.from_state(datafit, state)
-    return state, epoch_runner, (C_now, C_next, C_start, epoch0)
+    return state, epoch_runner, _Annealing(C, C_now, C_next, C_start, epoch0)
 
 
 def _objectives(datafit, state, epoch_runner, C, gap_sampling):

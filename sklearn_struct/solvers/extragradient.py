@@ -288,13 +288,8 @@ def dual_extragradient(
     -------
     ExtragradientResult
     """
-    if geometry not in ("euclidean", "entropic"):
-        raise ValueError(f"geometry must be 'euclidean' or 'entropic', got {geometry!r}.")
-    if memory not in ("full", "low"):
-        raise ValueError(f"memory must be 'full' or 'low', got {memory!r}.")
+    _check_arguments(geometry, memory, radius)
     entropic_z = geometry == "entropic" and structure.supports("marginals")
-    if geometry == "entropic" and not np.isfinite(radius):
-        raise ValueError("geometry='entropic' needs a finite radius (the L1 ball).")
     if memory == "full":
         chunk_parts = None
 
@@ -303,11 +298,7 @@ def dual_extragradient(
     nonneg = np.asarray(structure.nonnegative_weights(batch), dtype=bool)
     n_parts = int(batch.part_offsets[-1])
     if state is not None:
-        if state["s_w"].shape != (n_weights,) or state["n_parts"] != n_parts:
-            raise ValueError(
-                f"warm start: the stored run has {state['s_w'].shape[0]} weights and "
-                f"{state['n_parts']} parts but this training set has {n_weights} and {n_parts}; "
-                "fit on the same examples or set warm_start=False.")
+        _check_warm_start(state, n_weights, n_parts)
         lipschitz = state["lipschitz"]
     if lipschitz is None:
         lipschitz = _default_lipschitz(structure, batch, chunks, geometry, entropic_z, radius,
@@ -323,32 +314,15 @@ def dual_extragradient(
     )
 
     truth_features, offsets = _truth_features(structure, chunks, Y, n_weights)
-
-    if state is None:
-        t0, s_w, w_bar = 0, np.zeros(n_weights), w_setup.initial()
-        # running means of F u_z and c . u_z, for the gap (both memory modes)
-        feature_bar, loss_bar = np.zeros(n_weights), 0.0
-    else:
-        t0, s_w, w_bar = state["t"], state["s_w"].copy(), state["w_bar"].copy()
-        feature_bar, loss_bar = state["feature_bar"].copy(), state["loss_bar"]
+    t0, s_w, w_bar, feature_bar, loss_bar = _starting_sums(state, n_weights, w_setup)
     result = ExtragradientResult(coef=w_bar, n_iter=0, converged=False, lipschitz=lipschitz)
-
     if memory == "full":
-        losses = structure.part_losses(batch, Y)
-        centre = z_setup.centre(batch, Y)
-        s_z = t0 * (structure.part_scores(batch, w_bar) + losses)
+        full_z = _FullMemoryZ(structure, batch, Y, z_setup, t0, w_bar)
 
     for t in range(t0, t0 + max_iter):
         v_w = w_setup.from_sum(s_w)
         if memory == "full":
-            v_z = z_setup.from_sum(batch, centre, s_z)
-            dir_w = truth_features - structure.expected_features(batch, v_z)
-            dir_z = structure.part_scores(batch, v_w) + losses
-            u_z = z_setup.advance(batch, v_z, s_z, dir_z)
-            features_u = structure.expected_features(batch, u_z)
-            loss_u = float(losses @ u_z)
-            u_w = w_setup.advance(v_w, s_w, dir_w)
-            s_z += structure.part_scores(batch, u_w) + losses
+            u_w, features_u, loss_u = full_z.step(w_setup, s_w, v_w, truth_features)
         else:
             dir_w, features_u, loss_u = _low_memory_z_step(structure, chunks, Y, z_setup, t,
                                                            w_bar, v_w, truth_features)
@@ -360,21 +334,71 @@ def dual_extragradient(
         result.coef, result.n_iter = w_bar, t + 1 - t0
         result.state = dict(t=t + 1, s_w=s_w.copy(), w_bar=w_bar, feature_bar=feature_bar.copy(),
                             loss_bar=loss_bar, lipschitz=lipschitz, n_parts=n_parts)
-
         if track_objective:
             objective = float(example_losses(structure, chunks, w_bar, Y).sum())
-            max_part = objective - offsets
-            min_part = w_setup.min_linear(feature_bar - truth_features) + loss_bar
-            gap = max_part - min_part
+            gap = (objective - offsets
+                   - w_setup.min_linear(feature_bar - truth_features) - loss_bar)
             result.objective.append(objective)
             result.gap.append(gap)
-            if gap <= tol * max(objective, 1.0):
-                result.converged = True
-        if callback is not None and callback(t + 1 - t0, w_bar):
-            break
-        if result.converged:
+            result.converged = gap <= tol * max(objective, 1.0)
+        stop = callback is not None and callback(t + 1 - t0, w_bar)
+        if stop or result.converged:
             break
     return result
+
+
+def _check_arguments(geometry, memory, radius):
+    """The errors :func:`dual_extragradient` raises on its settings."""
+    if geometry not in ("euclidean", "entropic"):
+        raise ValueError(f"geometry must be 'euclidean' or 'entropic', got {geometry!r}.")
+    if memory not in ("full", "low"):
+        raise ValueError(f"memory must be 'full' or 'low', got {memory!r}.")
+    if geometry == "entropic" and not np.isfinite(radius):
+        raise ValueError("geometry='entropic' needs a finite radius (the L1 ball).")
+
+
+def _starting_sums(state, n_weights, w_setup):
+    """``(t0, s_w, w_bar, feature_bar, loss_bar)``: the passes run, the sum of the
+    w-directions, the averaged weights and the running means of ``F u_z`` and ``c . u_z``
+    (for the gap), at the start or of a stored run ``state``."""
+    if state is None:
+        return 0, np.zeros(n_weights), w_setup.initial(), np.zeros(n_weights), 0.0
+    return (state["t"], state["s_w"].copy(), state["w_bar"].copy(),
+            state["feature_bar"].copy(), state["loss_bar"])
+
+
+def _check_warm_start(state, n_weights, n_parts):
+    """A stored run (``result.state``) must be of a training set of the same size."""
+    if state["s_w"].shape != (n_weights,) or state["n_parts"] != n_parts:
+        raise ValueError(
+            f"warm start: the stored run has {state['s_w'].shape[0]} weights and "
+            f"{state['n_parts']} parts but this training set has {n_weights} and {n_parts}; "
+            "fit on the same examples or set warm_start=False.")
+
+
+class _FullMemoryZ:
+    """The z-side of a pass in full memory: the sum ``s_z`` of the z-directions kept over
+    every part, rebuilt for a warm start from the averaged weights ``w_bar`` after ``t0``
+    passes."""
+
+    def __init__(self, structure, batch, Y, z_setup, t0, w_bar):
+        self.structure, self.batch, self.z_setup = structure, batch, z_setup
+        self.losses = structure.part_losses(batch, Y)
+        self.centre = z_setup.centre(batch, Y)
+        self.s_z = t0 * (structure.part_scores(batch, w_bar) + self.losses)
+
+    def step(self, w_setup, s_w, v_w, truth_features):
+        """One extragradient pass from the w-side's ``v_w``: returns ``(u_w, F u_z,
+        c . u_z)``, ``s_z`` moved on."""
+        structure, batch, losses = self.structure, self.batch, self.losses
+        v_z = self.z_setup.from_sum(batch, self.centre, self.s_z)
+        dir_w = truth_features - structure.expected_features(batch, v_z)
+        dir_z = structure.part_scores(batch, v_w) + losses
+        u_z = self.z_setup.advance(batch, v_z, self.s_z, dir_z)
+        features_u, loss_u = structure.expected_features(batch, u_z), float(losses @ u_z)
+        u_w = w_setup.advance(v_w, s_w, dir_w)
+        self.s_z += structure.part_scores(batch, u_w) + losses
+        return u_w, features_u, loss_u
 
 
 def _default_lipschitz(structure, batch, chunks, geometry, entropic_z, radius, chunk_parts):

@@ -51,7 +51,7 @@ from . import _subgradient_kernels
 from .l1_projection import clip_nonnegative, prox_l1
 from .loss import L1
 
-__all__ = ["SubgradientResult", "aggregated_lower_bound", "l1_hinge_lower_bound",
+__all__ = ["L1Result", "SubgradientResult", "aggregated_lower_bound", "l1_hinge_lower_bound",
            "l1_proximal_subgradient", "sparsest_certified"]
 
 #: Relative rounding allowance of a lower bound computed as a difference of large terms.
@@ -159,24 +159,23 @@ def sparsest_certified(hinge, C, coef, objective, lower_bound, tol):
 
 
 @dataclass
-class SubgradientResult:
-    """Outcome of :func:`l1_proximal_subgradient`.
+class L1Result:
+    """Outcome of a solver of P1, ``min ||w||_1 + C sum_i H_i(w)``.
 
     Attributes
     ----------
     coef : ndarray of shape (n_weights,)
-        Best iterate found (lowest objective); exact zeros from the prox.
+        The solution returned.
     objective : float
         ``||coef||_1 + C sum_i H_i(coef)``, the P1 objective.
     lower_bound : float
         Certified lower bound on the optimum of P1.
     n_iter : int
-        Iterations (batch) or epochs (online) run.
+        Passes over the training data.
     converged : bool
         Whether the relative gap reached ``tol``.
     history : dict of lists
-        Per iteration/epoch: ``objective`` (at the evaluated point),
-        ``best_objective``, ``lower_bound``, ``n_nonzero``.
+        Per iteration, as the solver states.
     """
 
     coef: np.ndarray
@@ -185,6 +184,32 @@ class SubgradientResult:
     n_iter: int
     converged: bool
     history: dict
+
+
+@dataclass
+class SubgradientResult(L1Result):
+    """Outcome of :func:`l1_proximal_subgradient` (an :class:`L1Result`).
+
+    ``coef`` is the best iterate found (lowest objective), with exact zeros from the
+    prox; ``n_iter`` counts iterations (batch) or epochs (online); ``history`` holds per
+    iteration or epoch ``objective`` (at the evaluated point), ``best_objective``,
+    ``lower_bound`` and ``n_nonzero``.
+    """
+
+
+def check_C(C):
+    """The weight of the summed hinge losses must be positive."""
+    if not C > 0:
+        raise ValueError(f"C must be > 0, got {C}.")
+
+
+def certified_stop(hinge, C, coef, objective, lower_bound, tol):
+    """``(converged, coef, objective)``: whether ``objective`` is within the relative gap
+    ``tol`` of ``lower_bound``, and then the sparsest certified form of ``coef``
+    (:func:`sparsest_certified`), else ``coef`` itself."""
+    if not objective - lower_bound <= tol * objective:
+        return False, coef, objective
+    return (True, *sparsest_certified(hinge, C, coef, objective, lower_bound, tol))
 
 
 def l1_proximal_subgradient(
@@ -229,8 +254,7 @@ def l1_proximal_subgradient(
     -------
     result : SubgradientResult
     """
-    if not C > 0:
-        raise ValueError(f"C must be > 0, got {C}.")
+    check_C(C)
     structure = hinge.structure
     if online:
         require_kernel(structure, ONLINE_KERNEL_OPERATIONS, "the online subgradient method",
@@ -289,12 +313,9 @@ def l1_proximal_subgradient(
                 f"[L1 subgradient] {'epoch' if online else 'iter'} {n_iter}: F={objective:.6g} "
                 f"best={best_objective:.6g} lower={lower_bound:.6g} nnz={history['n_nonzero'][-1]}"
             )
-        if best_objective - lower_bound <= tol * best_objective:
-            converged = True
-            best_w, best_objective = sparsest_certified(hinge, C, best_w, best_objective,
-                                                        lower_bound, tol)
-            break
-        if n_iter == max_iter:
+        converged, best_w, best_objective = certified_stop(hinge, C, best_w, best_objective,
+                                                           lower_bound, tol)
+        if converged or n_iter == max_iter:
             break
         if online:
             w, squared_norms, distance = _online_epoch(hinge, w, start, C, eta0, distance,

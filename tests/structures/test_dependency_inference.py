@@ -11,13 +11,13 @@ from sklearn_struct.structures.dependency._inference import (
     _is_safe,
     _log_space_marginals,
     _real_projective_inside,
-    _subtraction_free,
     chu_liu_edmonds,
     eisner,
     matrix_tree_marginals,
     projective_log_partition,
     projective_marginals,
 )
+from sklearn_struct.structures.dependency._matrix_tree import _subtraction_free
 
 from _trees import plausible_heads
 

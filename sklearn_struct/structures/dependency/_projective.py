@@ -29,15 +29,21 @@ def _node(s, t, kind, N):
     return 4 * ((t - s) * N + s) + kind
 
 
-@njit(cache=True, nogil=True)
-def projective_hypergraph_size(data, i):
-    unit_offsets = data.unit_offsets
-    n = unit_offsets[i + 1] - unit_offsets[i]
+@njit(cache=True, nogil=True, inline="always")
+def span_hypergraph_size(n, kinds):
+    """``(nodes, edges)`` of Eisner's hypergraph, first or second order, over ``n`` words
+    with ``kinds`` kinds of span: ``kinds * w`` edges for each of the ``N - w`` span
+    starts of width ``w``, and ``2 N + n + 1`` more."""
     N = n + 1
     n_edges = 2 * N + n + 1
     for w in range(1, N):
-        n_edges += 4 * w * (N - w)
-    return 4 * N * N + 1, n_edges
+        n_edges += kinds * w * (N - w)
+    return kinds * N * N + 1, n_edges
+
+
+@njit(cache=True, nogil=True)
+def projective_hypergraph_size(data, i):
+    return span_hypergraph_size(data.unit_offsets[i + 1] - data.unit_offsets[i], 4)
 
 
 @njit(cache=True, nogil=True, inline="always")

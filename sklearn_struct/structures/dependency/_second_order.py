@@ -38,7 +38,7 @@ from ._arc_features import (
     arc_add_features, arc_add_features_at, arc_feature_pass, arc_index, arc_local_features,
     arc_local_scores, arc_part_scores, arc_part_scores_at, gather_weights, scatter_features,
     touch_feature)
-from ._projective import heads_decode
+from ._projective import heads_decode, span_hypergraph_size
 from ._sibling_features import (
     MAX_SIBLING_FEATURES, cached_sibling_features, cached_sibling_scores, cell_feature_ids,
     head_cell, pair_row, sibling_add_features, sibling_feature_ids, sibling_index,
@@ -61,12 +61,7 @@ def _length(data, i):
 
 @njit(cache=True, nogil=True)
 def second_order_hypergraph_size(data, i):
-    n = _length(data, i)
-    N = n + 1
-    n_edges = 2 * N + n + 1
-    for w in range(1, N):
-        n_edges += 5 * w * (N - w)
-    return 5 * N * N + 1, n_edges
+    return span_hypergraph_size(_length(data, i), 5)
 
 
 @njit(cache=True, nogil=True, inline="always")

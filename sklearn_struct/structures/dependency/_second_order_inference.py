@@ -24,11 +24,10 @@ from numba import njit
 
 from ._arc_features import arc_index
 from ._inference import (
-    KAPPA, NEGLIGIBLE, SAFE, TINY, _FLUSH_EXPONENT, _flush, _log_add, _share, split_adjoint,
-    split_sum)
+    KAPPA, SAFE, TINY, _FLUSH_EXPONENT, _flush, _share, split_adjoint, split_sum)
+from ._log_numerics import NEG_INF, NEGLIGIBLE, _log_add
 from ._sibling_features import sibling_index
 
-NEG_INF = -np.inf
 CL, CR, IL, IR, SB = 0, 1, 2, 3, 4
 
 

@@ -37,26 +37,19 @@ def _matching_state(v, ends, prices, reduced, gradient):
 
 
 @njit(cache=True)
-def _matching_direction(ends, is_source, reduced, prices, gradient, fixed, direction, parent,
-                        size, balance, grounded, index, diag, system, rhs, start, members):
-    """Newton direction on the prices of the nodes not ``fixed`` (held at zero).
+def _matching_components(ends, is_source, reduced, fixed, parent, size, balance, grounded):
+    """Join the free nodes along the edges with r > 0 (union-find in ``parent``).
 
-    Nodes joined by edges with r > 0 form components.  The Hessian is
-    singular on a component with no such edge to a fixed node (+1 on its
-    sources, -1 on its targets): when the component has as many sources as
-    targets the system is consistent and one node is pinned, otherwise the
-    dual is linear along that vector and the direction is its steepest
-    descent.  The rest is solved exactly through the Schur complement on one
-    side of the bipartite graph (the Hessian's diagonal blocks are diagonal).
+    Per component root: ``grounded``, whether it has such an edge to a fixed node;
+    ``balance``, its sources less its targets; ``size``, its nodes.
     """
-    n = gradient.shape[0]
-    n_edges = reduced.shape[0]
+    n = parent.shape[0]
     for a in range(n):
         parent[a] = a
         grounded[a] = False
         size[a] = 0.0
         balance[a] = 0.0
-    for e in range(n_edges):
+    for e in range(reduced.shape[0]):
         if reduced[e] > 0.0:
             a, b = ends[e, 0], ends[e, 1]
             if fixed[a] and fixed[b]:
@@ -73,6 +66,21 @@ def _matching_direction(ends, is_source, reduced, prices, gradient, fixed, direc
             root = _find(parent, a)
             balance[root] += 1.0 if is_source[a] else -1.0
             size[root] += 1.0
+
+
+@njit(cache=True)
+def _linear_directions(ends, is_source, reduced, prices, fixed, parent, size, balance,
+                       grounded, direction, index):
+    """The directions of the components where the dual is linear, and which nodes enter
+    the linear system (``index`` 0, else -1); returns ``(n_kept, n_eliminated)``, the
+    system's target and source nodes.
+
+    A component with as many sources as targets is consistent (one node pinned); the
+    others move along their steepest descent, scaled to reach their first breakpoint
+    (an edge entering the support, a price reaching zero) at alpha = 1, like the Newton
+    part, so that one step length suits every component.  ``size`` is overwritten.
+    """
+    n = parent.shape[0]
     n_kept = 0
     n_eliminated = 0
     for a in range(n):
@@ -90,14 +98,10 @@ def _matching_direction(ends, is_source, reduced, prices, gradient, fixed, direc
         elif balance[root] != 0.0:
             sign = 1.0 if is_source[a] else -1.0
             direction[a] = -sign * balance[root] / size[root]
-    # The dual is linear along those directions up to the first breakpoint of
-    # their component (an edge entering the support, a price reaching zero):
-    # scale each to reach it at alpha = 1, like the Newton part, so that one
-    # step length suits every component.
     reach = size
     for a in range(n):
         reach[a] = np.inf
-    for e in range(n_edges):
+    for e in range(reduced.shape[0]):
         rate = -(direction[ends[e, 0]] + direction[ends[e, 1]])
         if reduced[e] < 0.0 and rate > 0.0:
             for x in (ends[e, 0], ends[e, 1]):
@@ -111,10 +115,17 @@ def _matching_direction(ends, is_source, reduced, prices, gradient, fixed, direc
     for a in range(n):
         if direction[a] != 0.0 and reach[_find(parent, a)] < np.inf:
             direction[a] *= reach[_find(parent, a)]
-    if n_kept + n_eliminated == 0:
-        return
-    # eliminate the side with more system nodes
-    eliminate_sources = n_eliminated >= n_kept
+    return n_kept, n_eliminated
+
+
+@njit(cache=True)
+def _schur_newton(ends, is_source, reduced, gradient, eliminate_sources, direction, index,
+                  diag, system, rhs, start, members):
+    """The Newton direction of the nodes in the linear system (``index`` 0), solved on the
+    Schur complement after eliminating the sources (``eliminate_sources``) or the targets.
+    """
+    n = gradient.shape[0]
+    n_edges = reduced.shape[0]
     m = 0
     for a in range(n):
         diag[a] = 0.0
@@ -125,6 +136,7 @@ def _matching_direction(ends, is_source, reduced, prices, gradient, fixed, direc
                 m += 1
             else:
                 index[a] = -2
+    # the kept neighbours of every eliminated node, by node in members[start[a]:start[a+1]]
     for a in range(n + 1):
         start[a] = 0
     for e in range(n_edges):
@@ -172,6 +184,29 @@ def _matching_direction(ends, is_source, reduced, prices, gradient, fixed, direc
             for i in range(start[a], start[a + 1]):
                 s -= rhs[members[i]]
             direction[a] = s / diag[a]
+
+
+@njit(cache=True)
+def _matching_direction(ends, is_source, reduced, prices, gradient, fixed, direction, parent,
+                        size, balance, grounded, index, diag, system, rhs, start, members):
+    """Newton direction on the prices of the nodes not ``fixed`` (held at zero).
+
+    Nodes joined by edges with r > 0 form components.  The Hessian is
+    singular on a component with no such edge to a fixed node (+1 on its
+    sources, -1 on its targets): when the component has as many sources as
+    targets the system is consistent and one node is pinned, otherwise the
+    dual is linear along that vector and the direction is its steepest
+    descent.  The rest is solved exactly through the Schur complement on one
+    side of the bipartite graph (the Hessian's diagonal blocks are diagonal).
+    """
+    _matching_components(ends, is_source, reduced, fixed, parent, size, balance, grounded)
+    n_kept, n_eliminated = _linear_directions(ends, is_source, reduced, prices, fixed, parent,
+                                              size, balance, grounded, direction, index)
+    if n_kept + n_eliminated == 0:
+        return
+    # eliminate the side with more system nodes
+    _schur_newton(ends, is_source, reduced, gradient, n_eliminated >= n_kept, direction,
+                  index, diag, system, rhs, start, members)
 
 
 @njit(cache=True)
@@ -257,23 +292,20 @@ def matching_project(v, src, tgt, n_src, n_tgt, z, prices, tol, max_iter):
     is_source[:n_src] = True
     for a in range(n):
         prices[a] = max(prices[a], 0.0)
-    reduced = np.empty(n_edges)
-    gradient = np.empty(n)
-    direction = np.empty(n)
-    fixed = np.empty(n, dtype=np.bool_)
-    parent = np.empty(n, dtype=np.int64)
-    index = np.empty(n, dtype=np.int64)
-    size = np.empty(n)
-    balance = np.empty(n)
-    grounded = np.empty(n, dtype=np.bool_)
-    diag = np.empty(n)
+    # workspaces, one block per kind (rows: contiguous arrays)
+    node_values = np.empty((6, n))
+    gradient, direction, size = node_values[0], node_values[1], node_values[2]
+    balance, diag, rhs = node_values[3], node_values[4], node_values[5]
+    node_flags = np.empty((2, n), dtype=np.bool_)
+    fixed, grounded = node_flags[0], node_flags[1]
+    node_ids = np.empty((2, n), dtype=np.int64)
+    parent, index = node_ids[0], node_ids[1]
+    edge_values = np.empty((3, n_edges))
+    reduced, slope, points = edge_values[0], edge_values[1], edge_values[2]
+    edge_ids = np.empty((2, n_edges), dtype=np.int64)
+    members, which = edge_ids[0], edge_ids[1]
     system = np.empty((n, n))
-    rhs = np.empty(n)
     start = np.empty(n + 1, dtype=np.int64)
-    members = np.empty(n_edges, dtype=np.int64)
-    slope = np.empty(n_edges)
-    points = np.empty(n_edges)
-    which = np.empty(n_edges, dtype=np.int64)
     residual = _matching_state(v, ends, prices, reduced, gradient)
     it = 0
     while residual > tol and it < max_iter:

@@ -50,12 +50,17 @@ def mincut_example_add_features(data, i, coef, scale, w):
                  e0 + e, -coef[n + e], w, data.n_node_features, scale)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _example_graph(data, i):
+    """``(nodes, first edge, end of the edges)`` of example ``i``."""
+    return (data.node_offsets[i + 1] - data.node_offsets[i], data.edge_offsets[i],
+            data.edge_offsets[i + 1])
+
+
 @njit(cache=True, nogil=True)
 def mincut_example_argmax(data, i, scores, y_out):
-    node_offsets, edge_offsets = data.node_offsets, data.edge_offsets
+    n, e0, e1 = _example_graph(data, i)
     tails, heads = data.tails, data.heads
-    n = node_offsets[i + 1] - node_offsets[i]
-    e0, e1 = edge_offsets[i], edge_offsets[i + 1]
     weights = np.empty(e1 - e0)
     for e in range(e1 - e0):
         weights[e] = max(-scores[n + e], 0.0)  # a positive edge score is clipped to 0
@@ -64,10 +69,8 @@ def mincut_example_argmax(data, i, scores, y_out):
 
 @njit(cache=True, nogil=True)
 def mincut_example_encode(data, i, y, z_out):
-    node_offsets, edge_offsets = data.node_offsets, data.edge_offsets
+    n, e0, e1 = _example_graph(data, i)
     tails, heads = data.tails, data.heads
-    n = node_offsets[i + 1] - node_offsets[i]
-    e0, e1 = edge_offsets[i], edge_offsets[i + 1]
     for j in range(n):
         z_out[j] = float(y[j])
     for e in range(e1 - e0):
@@ -76,11 +79,9 @@ def mincut_example_encode(data, i, y, z_out):
 
 @njit(cache=True, nogil=True)
 def mincut_example_project(data, i, v, out):
-    node_offsets, edge_offsets = data.node_offsets, data.edge_offsets
+    n, e0, e1 = _example_graph(data, i)
     tails, heads = data.tails, data.heads
     tol, max_iter = data.projection_tol, data.max_newton_iter
-    n = node_offsets[i + 1] - node_offsets[i]
-    e0, e1 = edge_offsets[i], edge_offsets[i + 1]
     bound = 1.0
     for r in range(v.shape[0]):
         bound = max(bound, abs(v[r]))
