@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._elastic_net_kernels import keep_descent, orthant_step, pseudo_gradient
 from ._objective import segment_dots
 
 __all__ = ["ElasticNetResult", "elastic_net_solve"]
@@ -88,18 +89,6 @@ def _conjugate(u, c1, c2):
     """``h*(u)`` of ``h(w) = c1 ||w||_1 + c2 ||w||^2`` (``c2 > 0``)."""
     excess = np.maximum(np.abs(u) - c1, 0.0)
     return float(excess @ excess) / (4.0 * c2)
-
-
-def _pseudo_gradient(w, g, c1):
-    """The steepest-descent direction's negative of ``f + c1 ||.||_1`` at ``w`` (``g``:
-    the gradient of the smooth ``f``): one-sided derivatives where a weight is 0."""
-    if c1 == 0.0:
-        return g.copy()
-    pg = g + c1 * np.sign(w)
-    zero = w == 0.0
-    right, left = g[zero] + c1, g[zero] - c1  # derivatives towards + and towards -
-    pg[zero] = np.where(right < 0.0, right, np.where(left > 0.0, left, 0.0))
-    return pg
 
 
 def _two_loop(q, pairs):
@@ -168,25 +157,27 @@ def elastic_net_solve(loss, c1, c2, tol=1e-4, delta=1e-5, max_iter=100, w0=None,
         return gradient, primal, gap
 
     g, primal, gap = evaluate(w)
+    pg = np.empty_like(w)
     pairs, iteration, converged = [], 0, gap <= tol * abs(primal)
     while not converged and iteration < max_iter:
         iteration += 1
-        pg = _pseudo_gradient(w, g, c1)
-        direction = -_two_loop(pg, pairs)
-        if c1 > 0.0:  # keep to the pseudo-gradient's descent, coordinate by coordinate
-            direction[direction * pg >= 0.0] = 0.0
-        slope = float(pg @ direction)
-        if slope >= 0.0:  # the estimate lost its way: start it again
-            pairs, direction, slope = [], -pg, -float(pg @ pg)
-        orthant = np.sign(w)
-        orthant[orthant == 0.0] = -np.sign(pg[orthant == 0.0])
+        pseudo_gradient(w, g, c1, pg)
+        direction = _two_loop(pg, pairs)
+        direction *= -1.0
+        if c1 > 0.0:
+            keep_descent(direction, pg)  # coordinate by coordinate, as -pg descends
+        if float(pg @ direction) >= 0.0:  # the estimate lost its way: start it again
+            pairs, direction = [], -pg
         step = 1.0 if pairs else 1.0 / max(float(np.sqrt(pg @ pg)), 1e-12)
+        trial = np.empty_like(w)
         for _ in range(MAX_HALVINGS):
-            trial = w + step * direction
             if c1 > 0.0:
-                trial[np.sign(trial) != orthant] = 0.0
+                decrease = orthant_step(w, direction, step, pg, trial)
+            else:  # (plain L-BFGS: no orthant to keep)
+                np.add(w, step * direction, out=trial)
+                decrease = step * float(pg @ direction)
             g_new, primal_new, gap_new = evaluate(trial)
-            if primal_new <= primal + ARMIJO * float(pg @ (trial - w)):
+            if primal_new <= primal + ARMIJO * decrease:
                 break
             step *= 0.5
         else:
