@@ -106,20 +106,7 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
         term = 0.0
         while True:
             n_tried += 1
-            # Lemma 1: theta' = theta - eta g with g the per-part gradient, divided by
-            # s_i (EG in the s_i-weighted KL geometry, so the step is scale-free).
-            if loss == LOG_LOSS:
-                for r in range(n_parts):
-                    theta_new[r] = (1.0 - eta) * theta[p0 + r] + eta * scores[r]
-            elif loss == SMOOTHED_HINGE:
-                for r in range(n_parts):
-                    theta_new[r] = ((1.0 - eta) * theta[p0 + r]
-                                    + eta * beta * (part_losses[p0 + r] + scores[r]))
-            else:
-                for r in range(n_parts):
-                    theta_new[r] = theta[p0 + r] + eta * (part_losses[p0 + r] + scores[r])
-            for r in range(n_parts):
-                theta_new[r] = _stored(theta_cell, theta_new[r])
+            _moved_theta(loss, eta, beta, theta, p0, scores, part_losses, theta_new, theta_cell)
             log_z = marginals_op(data, i, theta_new, mu_new)
             # one sweep over the parts: the change of the marginals, its products with the
             # scores (and the smoothed hinge's gradient at the old point), the size of the
@@ -160,23 +147,9 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
             sq = add_features_norm_op(data, i, dmu, scale, w, w_scratch, part_scratch)
             gain = cs * (term - terms[i] + linear) - 0.5 * sq
             rounding = level * (cs * magnitude + sq)
-            # smoothed hinge: the dual is concave in mu, so the gain is at most its
-            # first-order part; a quadratic in the step through both, first * t -
-            # (first - gain) * t^2, peaks at t = first / (2 (first - gain)) times this step
-            first = cs * (slope + linear)
-            factor = -1.0  # none: the section 7 rule (RATE_GROWTH on success, 0.5 on failure)
-            if loss == SMOOTHED_HINGE and first > rounding and first - gain > rounding:
-                factor = first / (2.0 * (first - gain))
-            if gain >= -rounding:
-                accepted = True
-                # grow the rate only after a real improvement: steps on a saturated
-                # example change nothing and must not inflate its rate
-                if gain <= rounding:
-                    etas[i] = eta
-                elif factor > 0.0:  # (a step that improves has factor >= 1/2)
-                    etas[i] = eta * min(factor, MAX_RATE_GROWTH)
-                else:
-                    etas[i] = eta * (LOG_LOSS_RATE_GROWTH if loss == LOG_LOSS else RATE_GROWTH)
+            accepted, rate = _rate_after(loss, eta, gain, rounding, cs * (slope + linear))
+            if accepted:
+                etas[i] = rate
                 break
             for r in range(n_parts):  # rejected: take the change back
                 dmu[r] = -dmu[r]
@@ -184,7 +157,7 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
             if n_tried > max_halvings:
                 etas[i] = eta
                 break
-            eta *= 0.5 if factor <= 0.0 else min(max(factor, MIN_RATE_FACTOR), 0.5)
+            eta *= 0.5 if rate <= 0.0 else min(max(rate, MIN_RATE_FACTOR), 0.5)
         tries += n_tried
         if not accepted:
             continue
@@ -197,6 +170,51 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
             mu[p0 + r] = mu_new[r]
         terms[i] = term
     return tries
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _moved_theta(loss, eta, beta, theta, p0, scores, part_losses, theta_new, theta_cell):
+    """Lemma 1's step of an example's ``theta`` (from ``theta[p0]``) into ``theta_new``,
+    as the dual state stores it: ``theta' = theta - eta g`` with ``g`` the per-part
+    gradient divided by ``s_i`` (EG in the ``s_i``-weighted KL geometry)."""
+    n_parts = theta_new.shape[0]
+    if loss == LOG_LOSS:
+        for r in range(n_parts):
+            theta_new[r] = (1.0 - eta) * theta[p0 + r] + eta * scores[r]
+    elif loss == SMOOTHED_HINGE:
+        for r in range(n_parts):
+            theta_new[r] = ((1.0 - eta) * theta[p0 + r]
+                            + eta * beta * (part_losses[p0 + r] + scores[r]))
+    else:
+        for r in range(n_parts):
+            theta_new[r] = theta[p0 + r] + eta * (part_losses[p0 + r] + scores[r])
+    for r in range(n_parts):
+        theta_new[r] = _stored(theta_cell, theta_new[r])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rate_after(loss, eta, gain, rounding, first):
+    """The verdict on a step of rate ``eta`` from its dual ``gain`` (``first``: the
+    gain's first-order part): ``(True, the example's next rate)`` or ``(False, the
+    factor to shrink the step by``, at most 0: halve it)``.
+
+    The smoothed hinge's dual is concave in ``mu``, so the gain is at most its
+    first-order part; a quadratic in the step through both, ``first * t - (first -
+    gain) * t^2``, peaks at ``t = first / (2 (first - gain))`` times this step.  The
+    other losses follow the section 7 rule (grow on success, halve on failure).
+    """
+    factor = -1.0
+    if loss == SMOOTHED_HINGE and first > rounding and first - gain > rounding:
+        factor = first / (2.0 * (first - gain))
+    if gain < -rounding:
+        return False, factor
+    # grow the rate only after a real improvement: steps on a saturated example change
+    # nothing and must not inflate its rate
+    if gain <= rounding:
+        return True, eta
+    if factor > 0.0:  # (a step that improves has factor >= 1/2)
+        return True, eta * min(factor, MAX_RATE_GROWTH)
+    return True, eta * (LOG_LOSS_RATE_GROWTH if loss == LOG_LOSS else RATE_GROWTH)
 
 
 @njit(cache=True, nogil=True, inline="always")
