@@ -246,13 +246,12 @@ def stack_rows(matrices):
 
 def ragged_row_index(offsets, indices):
     """Index of the stacked rows of the examples ``indices`` (in that order), and their offsets."""
-    lengths = np.diff(offsets)[indices]
+    starts = offsets[indices]
+    lengths = offsets[indices + 1] - starts
     new_offsets = offsets_from_lengths(lengths)
-    starts = np.repeat(offsets[indices], lengths)
-    row_index = starts + np.arange(new_offsets[-1], dtype=np.int64) - np.repeat(
-        new_offsets[:-1], lengths
-    )
-    return row_index, new_offsets
+    # row r of the selection is row starts[i] + (r - new_offsets[i]) of its example i
+    shifts = np.repeat(starts - new_offsets[:-1], lengths)
+    return shifts + np.arange(new_offsets[-1], dtype=np.int64), new_offsets
 
 
 def take_ragged_rows(rows, offsets, indices):

@@ -281,8 +281,7 @@ def _part_losses(inst):
 def _argmax(inst):
     """``argmax`` and ``loss_augmented_argmax`` reach the best enumerated score."""
     s, b = inst.structure, inst.batch
-    rng = inst.rng("argmax")
-    for what, scores in inst.score_draws(rng):
+    for what, scores in inst.score_draws(inst.rng("argmax")):
         inst.check_best(s.argmax(b, scores), scores, f"argmax ({what})")
         if s.supports("loss_augmented_argmax"):
             augmented = scores + s.part_losses(b, inst.Y)
