@@ -29,10 +29,10 @@ __all__ = [
     "example_of_unit",
     "offsets_from_lengths",
     "ragged_positions",
+    "ragged_row_index",
     "stack_ragged_rows",
     "stack_rows",
     "take_fields",
-    "take_ragged_rows",
 ]
 
 
@@ -252,12 +252,6 @@ def ragged_row_index(offsets, indices):
     # row r of the selection is row starts[i] + (r - new_offsets[i]) of its example i
     shifts = np.repeat(starts - new_offsets[:-1], lengths)
     return shifts + np.arange(new_offsets[-1], dtype=np.int64), new_offsets
-
-
-def take_ragged_rows(rows, offsets, indices):
-    """Rows and offsets of the examples ``indices`` (in that order)."""
-    row_index, new_offsets = ragged_row_index(offsets, indices)
-    return rows[row_index], new_offsets
 
 
 def take_fields(batch, indices):
