@@ -41,8 +41,9 @@ structure or a batch than what :class:`BaseStructure` documents, and never ask
 which structure they hold.  What a structure *provides* is, in one place, the
 methods it overrides and its :attr:`~BaseStructure.kernel_ops`:
 
-* data: :meth:`~BaseStructure.make_batch`, :meth:`~BaseStructure.take`,
-  :meth:`~BaseStructure.check_outputs`;
+* data: :meth:`~BaseStructure.make_batch` (and the ``_batch`` it builds through,
+  with the batch class's declared ragged fields, from which
+  :meth:`~BaseStructure.take` is derived), :meth:`~BaseStructure.check_outputs`;
 * parts: :meth:`~BaseStructure.part_losses` and, where the losses are not
   Hamming, :meth:`~BaseStructure.loss_offsets`;
 * kernels: :attr:`~BaseStructure.kernel_ops` and
@@ -58,7 +59,9 @@ methods it overrides and its :attr:`~BaseStructure.kernel_ops`:
 
 Everything else is derived: the batch operations of :data:`OPERATIONS` (scores,
 features, encoding, decoding, argmax, marginals, k-best, samples, projection)
-come from the kernels, and :meth:`~BaseStructure.supports` reads what is
+come from the kernels (:mod:`._derived`), ``take`` from the batch's declared fields,
+the acceptance of ``-inf`` scores from :attr:`~BaseStructure.accepts_forbidden_parts`,
+and :meth:`~BaseStructure.supports` reads what is
 provided, so nothing is declared twice.  A hand-written batch method (a chain's
 forward-backward) overrides its derived one, and ``check_structure`` compares them.
 A structure object is never modified by an operation: what an operation carries to
@@ -69,20 +72,12 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from . import _generic_kernels
-from ._batch import check_part_vector, check_sample_weight
-from ._kernel import empty_scale, kernel_provides, specialize
-from ._semiring import MAX_K
+from ._batch import check_take_indices, take_fields
+from ._derived import DerivedOperations
+from ._kernel import kernel_provides
 from ._output_space import OutputSpace
 
 __all__ = ["BaseStructure", "UnsupportedOperation", "require_kernel"]
-
-
-def _count(value, name, owner):
-    """``value`` as a Python int of at least 1, or a ValueError naming the parameter."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{owner}: {name} must be an integer of at least 1, got {value!r}.")
-    return int(value)
 
 
 class UnsupportedOperation(NotImplementedError):
@@ -177,7 +172,7 @@ _MOVED = {
 }
 
 
-class BaseStructure(ABC):
+class BaseStructure(DerivedOperations, ABC):
     """Abstract base of all structures (the parts abstraction).
 
     A structure describes how the output ``y`` of an input ``x`` decomposes
@@ -190,8 +185,9 @@ class BaseStructure(ABC):
     ``i`` owns parts ``part_offsets[i]:part_offsets[i + 1]`` of every part
     vector).  Read more in the :ref:`User Guide <structures>`.
 
-    Subclasses implement :meth:`make_batch`, :meth:`take` and
-    :meth:`check_outputs`, and give the rest as per-example kernel operations
+    Subclasses implement :meth:`make_batch` and :meth:`check_outputs` (and
+    ``_batch``, from which :meth:`take` rebuilds a sub-batch), and give the rest
+    as per-example kernel operations
     (:attr:`kernel_ops` and :meth:`kernel_data`) or as overriding batch
     methods; every operation neither gives raises
     :class:`UnsupportedOperation`.  Their methods inherit the docstrings
@@ -203,6 +199,9 @@ class BaseStructure(ABC):
     kernel_ops : KernelOps or None
         Per-example numba operations of the structure (class attribute;
         ``None``: no kernels, so no online EG or online subgradient).
+    accepts_forbidden_parts : bool
+        Whether :meth:`argmax` and :meth:`marginals` accept part scores of
+        ``-inf``, a forbidden part (class attribute; default False: finite scores).
 
     See Also
     --------
@@ -233,6 +232,11 @@ class BaseStructure(ABC):
 
     #: Per-example numba operations (subclasses set a KernelOps).
     kernel_ops = None
+
+    #: Whether inference takes a part scored ``-inf`` as forbidden (probability 0, never in
+    #: the argmax): constraints and partial labels score parts so.  Otherwise part scores
+    #: must be finite.
+    accepts_forbidden_parts = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -268,9 +272,13 @@ class BaseStructure(ABC):
             For malformed input, naming the offending example.
         """
 
-    @abstractmethod
     def take(self, batch, indices):
         """Sub-batch of some examples of a batch (for CV folds and parallel chunks).
+
+        Derived from what the batch's class declares (its ``ragged``,
+        ``per_example`` and ``shared`` fields, see
+        :class:`~sklearn_struct.structures._batch.Batch`): the selected fields go
+        to the structure's ``_batch``, which rebuilds the others.
 
         Parameters
         ----------
@@ -284,7 +292,16 @@ class BaseStructure(ABC):
         -------
         sub_batch : batch object
             The batch of the selected examples, of the same type as ``batch``.
+
+        Raises
+        ------
+        ValueError
+            If no example is selected, or an index is out of range.
         """
+        indices = check_take_indices(indices, batch.n_samples)
+        if indices.size == 0:
+            raise ValueError(f"{type(self).__name__}.take: expected at least one example index.")
+        return self._batch(**take_fields(batch, indices))
 
     def check_outputs(self, batch, Y):
         """Validate encoded outputs against a batch.
@@ -318,140 +335,7 @@ class BaseStructure(ABC):
             )
         return Y.astype(np.int64, copy=False)
 
-    # ------------------------------------------------------- parts operations
-    def part_scores(self, batch, w):
-        """Scores ``theta_r = w . phi(x_i, r)`` of all parts of all examples.
-
-        This is the map ``F^T`` from weight space to part space.
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        w : array-like of shape (batch.n_weights,)
-            Weight vector, in the structure's weight layout.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_parts_total,)
-            Flat part scores (``n_parts_total`` is ``batch.part_offsets[-1]``);
-            example ``i`` owns ``scores[part_offsets[i]:part_offsets[i + 1]]``.
-
-        Raises
-        ------
-        UnsupportedOperation
-            If the structure does not implement this operation.
-        """
-        ops = self._kernel_for("part_scores")
-        w = check_part_vector(w, batch.n_weights, type(self).__name__, "weights w")
-        out = np.empty(int(batch.part_offsets[-1]))
-        specialize(_generic_kernels.batch_part_scores, ops)(
-            self.kernel_data(batch), batch.part_offsets, self.kernel_weights(batch, w),
-            empty_scale(), out)
-        return out
-
-    def expected_features(self, batch, z, sample_weight=None):
-        """Features ``sum_i s_i sum_r z_r phi(x_i, r)`` of a weighting ``z`` of the parts.
-
-        This is the map ``F`` from part space to weight space, the adjoint of
-        :meth:`part_scores`: ``part_scores(batch, w) @ z ==
-        w @ expected_features(batch, z)``.  With ``z`` the encoding of outputs
-        it gives their joint feature vector ``sum_i phi(x_i, y_i)``; with ``z``
-        the marginals, the expected features.
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        z : array-like of shape (n_parts_total,)
-            A value for every part of every example, flat.
-        sample_weight : array-like of shape (batch.n_samples,) or float, default=None
-            Weight ``s_i`` of each example's contribution; ``None`` weighs
-            every example 1.
-
-        Returns
-        -------
-        features : ndarray of shape (batch.n_weights,)
-            The weighted sum of part feature vectors, in the weight layout.
-
-        Raises
-        ------
-        UnsupportedOperation
-            If the structure does not implement this operation.
-        """
-        ops = self._kernel_for("expected_features")
-        name = type(self).__name__
-        z = check_part_vector(z, batch.part_offsets[-1], name, "z")
-        sample_weight = check_sample_weight(sample_weight, batch.n_samples, name)
-        out = np.zeros(batch.n_weights)
-        specialize(_generic_kernels.batch_add_features, ops)(
-            self.kernel_data(batch), batch.part_offsets, z,
-            np.zeros(0) if sample_weight is None else sample_weight, empty_scale(), out)
-        return self.contract_weights(batch, out)
-
-    def encode(self, batch, Y):
-        """Part vector of outputs: how often each part occurs in each output.
-
-        An indicator vector for parts that belong to one position; a count for
-        parts shared by all positions of an example (the tied transition parts
-        of a chain), so that ``encode(batch, Y) @ part_scores(batch, w)`` is
-        the total score ``sum_i w . phi(x_i, y_i)`` in every case.
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        Y : array-like of int of shape (n_units_total,)
-            Encoded outputs of all examples, flat.
-
-        Returns
-        -------
-        z : ndarray of float64 of shape (n_parts_total,)
-            The part vector of ``Y``.
-
-        Raises
-        ------
-        UnsupportedOperation
-            If the structure does not implement this operation.
-        """
-        ops = self._kernel_for("encode")
-        Y = self.check_outputs(batch, Y)
-        z = np.zeros(int(batch.part_offsets[-1]))
-        specialize(_generic_kernels.batch_encode, ops)(
-            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, Y, z)
-        return z
-
-    def decode(self, batch, z):
-        """Outputs from a part vector (the inverse of :meth:`encode`).
-
-        Exact for the encoding of an output; a fractional vector (marginals,
-        a point of the relaxed polytope) is rounded per output unit (its
-        largest part, or a threshold of 1/2 for binary parts).
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        z : array-like of shape (n_parts_total,)
-            Part vector of all examples, flat.
-
-        Returns
-        -------
-        Y : ndarray of int64 of shape (n_units_total,)
-            Encoded outputs, flat.
-
-        Raises
-        ------
-        UnsupportedOperation
-            If the structure does not implement this operation.
-        """
-        ops = self._kernel_for("decode")
-        z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
-        Y = np.empty(int(batch.unit_offsets[-1]), dtype=np.int64)
-        specialize(_generic_kernels.batch_decode, ops)(
-            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, z, Y)
-        return Y
-
+    # ------------------------------------------------------------------ parts
     def part_losses(self, batch, Y):
         """Loss of every part ``l(x_i, y_i, r)`` with respect to the true outputs.
 
@@ -478,242 +362,6 @@ class BaseStructure(ABC):
             If the structure does not implement this operation.
         """
         self._unsupported("part_losses")
-
-    def argmax(self, batch, scores):
-        """Highest-scoring output ``argmax_y sum_{r in y} scores_r`` of every example.
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        scores : array-like of shape (n_parts_total,)
-            Part scores, flat, e.g. from :meth:`part_scores`.
-
-        Returns
-        -------
-        Y : ndarray of int64 of shape (n_units_total,)
-            The MAP outputs of all examples, flat.
-
-        Raises
-        ------
-        UnsupportedOperation
-            If the structure does not implement this operation.
-        """
-        ops = self._kernel_for("argmax")
-        scores = self._check_scores(batch, scores)
-        Y = np.zeros(int(batch.unit_offsets[-1]), dtype=np.int64)
-        specialize(_generic_kernels.batch_argmax, ops)(
-            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, Y)
-        return Y
-
-    def _check_scores(self, batch, scores):
-        """Finite part scores for :meth:`argmax` and :meth:`marginals` (a structure whose
-        inference gives a part scored ``-inf`` probability 0 accepts that too)."""
-        return check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
-
-    def loss_augmented_argmax(self, batch, scores, Y):
-        """Most violated outputs ``argmax_y sum_{r in y} (scores_r + l(x, Y, r))``.
-
-        The inference step of max-margin learners (subgradient, cutting
-        plane, duality gaps).  By default :meth:`argmax` of
-        ``scores + part_losses(batch, Y)``.
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        scores : array-like of shape (n_parts_total,)
-            Part scores, flat.
-        Y : array-like of int of shape (n_units_total,)
-            True encoded outputs, flat; they define the loss.
-
-        Returns
-        -------
-        Y_hat : ndarray of int64 of shape (n_units_total,)
-            The loss-augmented MAP outputs, flat.
-
-        Raises
-        ------
-        UnsupportedOperation
-            If the structure does not implement this operation.
-        """
-        if not self.supports("loss_augmented_argmax"):
-            self._unsupported("loss_augmented_argmax")
-        scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
-        return self.argmax(batch, scores + self.part_losses(batch, Y))
-
-    def marginals(self, batch, scores):
-        """Part marginals and log-partition under ``p(y) ~ exp(sum_{r in y} scores_r)``.
-
-        The Gibbs distribution of each example is normalised separately.  The
-        marginal of a part is the expected value of its entry in
-        :meth:`encode`, so ``expected_features(batch, mu)`` gives the expected
-        features (the gradient of the log-partition in weight space).
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        scores : array-like of shape (n_parts_total,)
-            Part scores, flat.
-
-        Returns
-        -------
-        mu : ndarray of shape (n_parts_total,)
-            Part marginals, flat.
-        log_partition : ndarray of shape (n_samples,)
-            ``log Z_i = log sum_y exp(sum_{r in y} scores_r)`` of every example.
-
-        Raises
-        ------
-        UnsupportedOperation
-            If the structure does not implement this operation.
-        """
-        ops = self._kernel_for("marginals")
-        scores = self._check_scores(batch, scores)
-        mu = np.empty_like(scores)
-        log_partition = np.empty(batch.n_samples)
-        specialize(_generic_kernels.batch_marginals, ops)(
-            self.kernel_data(batch), batch.part_offsets, scores, mu, log_partition)
-        return mu, log_partition
-
-    def log_partition(self, batch, scores):
-        """``log Z_i`` of every example, the second output of :meth:`marginals`.
-
-        Structures override it where the log-partition alone is cheaper than
-        the marginals (a chain needs only the forward recursion).
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        scores : array-like of shape (n_parts_total,)
-            Part scores, flat.
-
-        Returns
-        -------
-        log_partition : ndarray of shape (n_samples,)
-            ``log Z_i = log sum_y exp(sum_{r in y} scores_r)`` of every example.
-
-        Raises
-        ------
-        UnsupportedOperation
-            If the structure does not implement :meth:`marginals`.
-        """
-        return self.marginals(batch, scores)[1]
-
-    def k_best(self, batch, scores, k):
-        """The ``k`` highest-scoring outputs of every example, best first.
-
-        The k-best max-plus semiring on the structure's dynamic program
-        (:mod:`._semiring`); ties are broken in a fixed order, so the result
-        is deterministic, and the first output is :meth:`argmax`'s.
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        scores : array-like of shape (n_parts_total,)
-            Part scores, flat.
-        k : int
-            How many outputs per example, at least 1: any number, the work and
-            the memory grow with ``n_best`` below, not with ``k``.
-
-        Returns
-        -------
-        Y : ndarray of int64 of shape (n_best, n_units_total)
-            Row ``j`` holds the ``j``-th best output of every example, flat;
-            zeros where an example has fewer than ``j + 1`` outputs.
-            ``n_best = min(k, the most outputs of an example)``, at least 1
-            (the outputs of finite score, counted by the counting semiring).
-        best_scores : ndarray of shape (n_samples, n_best)
-            The outputs' scores; ``-inf`` where there is no such output.
-
-        Raises
-        ------
-        UnsupportedOperation
-            If the structure has no dynamic program.
-        """
-        ops = self._kernel_for("k_best")
-        k = min(_count(k, "k", type(self).__name__), MAX_K)  # no more can exist
-        scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
-        return specialize(_generic_kernels.batch_k_best, ops)(
-            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, k)
-
-    def sample(self, batch, scores, n_draws, random_state=None):
-        """Exact samples of ``p(y) ~ exp(sum_{r in y} scores_r)`` for every example.
-
-        Forward in the log semiring, then top-down sampling of the
-        structure's dynamic program (:mod:`._semiring`).
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        scores : array-like of shape (n_parts_total,)
-            Part scores, flat.
-        n_draws : int
-            Samples per example, at least 1.
-        random_state : int, RandomState instance or None, default=None
-            Seeds the draws.
-
-        Returns
-        -------
-        Y : ndarray of int64 of shape (n_draws, n_units_total)
-            Row ``j`` holds the ``j``-th sample of every example, flat.
-
-        Raises
-        ------
-        UnsupportedOperation
-            If the structure has no dynamic program.
-        """
-        from sklearn.utils import check_random_state
-
-        ops = self._kernel_for("sample")
-        n_draws = _count(n_draws, "n_draws", type(self).__name__)
-        scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
-        seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-        Y = np.zeros((n_draws, int(batch.unit_offsets[-1])), dtype=np.int64)
-        specialize(_generic_kernels.batch_sample, ops)(
-            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, seed, Y)
-        return Y
-
-    def project(self, batch, v, warm_start=None):
-        """Euclidean projection of a part vector onto the relaxed output polytope.
-
-        The polytope of each example is the convex hull (or its exact linear
-        relaxation) of the encodings of its outputs; examples are projected
-        independently.  Used by the dual extragradient method.
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        v : array-like of shape (n_parts_total,)
-            Part vector of all examples, flat.
-        warm_start : dict or None, default=None
-            A dictionary owned by the caller, empty at first, passed again with
-            every projection of a sequence of nearby points of the same batch:
-            a structure whose projection is iterative keeps its duals there
-            and starts the next projection from them.  Structures with a
-            closed-form or one-shot projection ignore it.
-
-        Returns
-        -------
-        projection : ndarray of shape (n_parts_total,)
-            The closest point of the polytope of every example, flat.
-
-        Raises
-        ------
-        UnsupportedOperation
-            If the structure does not implement this operation.
-        """
-        ops = self._kernel_for("project")
-        v = check_part_vector(v, batch.part_offsets[-1], type(self).__name__, "v")
-        out = np.empty_like(v)
-        specialize(_generic_kernels.batch_project, ops)(
-            self.kernel_data(batch), batch.part_offsets, v, out)
-        return out
 
     # ---------------------------------------------------------------- outputs
     def output_space(self):

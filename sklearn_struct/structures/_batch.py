@@ -29,9 +29,10 @@ __all__ = [
     "example_of_unit",
     "offsets_from_lengths",
     "ragged_positions",
+    "ragged_row_index",
     "stack_ragged_rows",
     "stack_rows",
-    "take_ragged_rows",
+    "take_fields",
 ]
 
 
@@ -243,15 +244,51 @@ def stack_rows(matrices):
     return rows, offsets
 
 
-def take_ragged_rows(rows, offsets, indices):
-    """Rows and offsets of the examples ``indices`` (in that order)."""
-    lengths = np.diff(offsets)[indices]
+def ragged_row_index(offsets, indices):
+    """Index of the stacked rows of the examples ``indices`` (in that order), and their offsets."""
+    starts = offsets[indices]
+    lengths = offsets[indices + 1] - starts
     new_offsets = offsets_from_lengths(lengths)
-    starts = np.repeat(offsets[indices], lengths)
-    row_index = starts + np.arange(new_offsets[-1], dtype=np.int64) - np.repeat(
-        new_offsets[:-1], lengths
-    )
-    return rows[row_index], new_offsets
+    # row r of the selection is row starts[i] + (r - new_offsets[i]) of its example i
+    shifts = np.repeat(starts - new_offsets[:-1], lengths)
+    return shifts + np.arange(new_offsets[-1], dtype=np.int64), new_offsets
+
+
+def take_fields(batch, indices):
+    """The fields a batch declares (``ragged``, ``per_example``, ``shared``), for some examples.
+
+    Parameters
+    ----------
+    batch : batch object
+        A batch whose class declares its fields (see :class:`Batch`).
+    indices : ndarray of int64
+        Validated example indices (:func:`check_take_indices`), in the order wanted.
+
+    Returns
+    -------
+    fields : dict
+        Every declared field of the selected examples, the offsets of the ragged ones
+        included, as keyword arguments of the structure's ``_batch``.
+
+    Raises
+    ------
+    TypeError
+        If the batch's class declares no ragged fields.
+    """
+    ragged = getattr(type(batch), "ragged", None)
+    if ragged is None:
+        raise TypeError(f"{type(batch).__name__} declares no ragged fields (the class "
+                        "attribute 'ragged'), so its examples cannot be taken generically; "
+                        "declare them or write the structure's own take.")
+    fields = {name: getattr(batch, name) for name in getattr(type(batch), "shared", ())}
+    for offsets_name in dict.fromkeys(ragged.values()):
+        row_index, fields[offsets_name] = ragged_row_index(getattr(batch, offsets_name), indices)
+        for name in (name for name, owner in ragged.items() if owner == offsets_name):
+            fields[name] = getattr(batch, name)[row_index]
+    for name in getattr(type(batch), "per_example", ()):
+        value = getattr(batch, name)
+        fields[name] = [value[i] for i in indices] if isinstance(value, list) else value[indices]
+    return fields
 
 
 def check_take_indices(indices, n_samples):

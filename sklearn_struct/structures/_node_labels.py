@@ -1,37 +1,57 @@
-"""What the structures with a label per node share: decoding and Hamming losses (the chain
-and the label tree subclass :class:`NodeLabels`, the multiclass structure uses its losses)."""
+"""What the structures whose parts label output units share: Hamming losses (the chains,
+the label tree, the monotone alignment, the pruned chain, dependency trees) and, with a
+part per unit and label, decoding (:class:`NodeLabels`; the multiclass structure uses
+:func:`weighted_zero_one_losses`)."""
 
 import numpy as np
 
 from ._base import BaseStructure
 from ._batch import check_part_vector, check_state_weights
 
-__all__ = ["NodeLabels", "weighted_zero_one_losses"]
+__all__ = ["LabelledParts", "NodeLabels", "weighted_zero_one_losses"]
 
 
-class NodeLabels(BaseStructure):
+class LabelledParts(BaseStructure):
+    """Base of structures whose loss-bearing parts each give one output unit one label.
+
+    Their ``part_losses`` is derived, the weighted Hamming loss: a part costs its unit's
+    weight (:meth:`_unit_loss_weights`) unless its label is the unit's true one.  A
+    subclass gives ``_labelled_parts(batch)``: the index of those parts, the unit each
+    labels and the label it gives, three integer arrays that broadcast together (every
+    other part costs nothing).
+    """
+
+    def part_losses(self, batch, Y):
+        Y = self.check_outputs(batch, Y)
+        parts, units, labels = self._labelled_parts(batch)
+        losses = np.zeros(int(batch.part_offsets[-1]))
+        losses[parts] = self._unit_loss_weights(batch, Y)[units] * (labels != Y[units])
+        return losses
+
+    def _unit_loss_weights(self, batch, Y):
+        """Cost of a mistake on every unit: the ``loss_weights`` of its true state."""
+        return check_state_weights(self.loss_weights, batch.n_states, type(self).__name__)[Y]
+
+
+class NodeLabels(LabelledParts):
     """Base of structures with a part per node and label (chains, label trees): their
     decoding and Hamming losses.  A subclass gives ``_check_batch(batch)`` and
     ``_node_index(batch)``, the ``(n_units_total, n_states)`` index of those parts."""
+
+    accepts_forbidden_parts = True  # a chain's constraints, partial labels
 
     def decode(self, batch, z):
         self._check_batch(batch)
         z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
         return z[self._node_index(batch)].argmax(axis=1)
 
-    def part_losses(self, batch, Y):
-        Y = self.check_outputs(batch, Y)
-        losses = np.zeros(batch.part_offsets[-1])
-        losses[self._node_index(batch)] = weighted_zero_one_losses(
-            Y, self.loss_weights, batch.n_states, type(self).__name__
-        )
-        return losses
+    def _labelled_parts(self, batch):
+        index = self._node_index(batch)  # (unit, label): broadcast, not repeated
+        return index, np.arange(index.shape[0])[:, None], np.arange(index.shape[1])
 
     def _check_scores(self, batch, scores):
         self._check_batch(batch)
-        # -inf: a forbidden part (constraints, partial labels)
-        return check_part_vector(scores, batch.part_offsets[-1], type(self).__name__,
-                                 forbidden=True)
+        return super()._check_scores(batch, scores)
 
 
 def weighted_zero_one_losses(Y, loss_weights, n_states, owner):

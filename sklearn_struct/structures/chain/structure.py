@@ -36,11 +36,9 @@ from .._batch import (
     check_n_states,
     check_part_vector,
     check_sample_weight,
-    check_take_indices,
     offsets_from_lengths,
     ragged_positions,
     stack_ragged_rows,
-    take_ragged_rows,
 )
 from ..._chunk_tags import chunk_constraints
 from .._node_labels import NodeLabels
@@ -106,6 +104,9 @@ class ChainBatch(Batch):
     start_end: bool
     node_part_starts: np.ndarray
     transition_part_starts: np.ndarray
+
+    ragged = {"X": "unit_offsets"}
+    shared = ("n_states", "start_end")
 
     @property
     def lengths(self):
@@ -376,18 +377,18 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
             raise TypeError(f"{name}: start_end must be a bool, got {self.start_end!r}.")
         rows, unit_offsets = stack_ragged_rows(X, what="sequence")
         self._check_feasible(np.diff(unit_offsets), n_states)
-        return self._batch_from_rows(rows, unit_offsets, n_states, bool(self.start_end))
+        return self._batch(rows, unit_offsets, n_states, bool(self.start_end))
 
     @staticmethod
-    def _batch_from_rows(rows, unit_offsets, n_states, start_end):
+    def _batch(X, unit_offsets, n_states, start_end):
         K = n_states
         lengths = np.diff(unit_offsets)
         extra = K * K + (2 * K if start_end else 0)
         part_offsets = offsets_from_lengths(lengths * K + extra)
         owner, positions = ragged_positions(unit_offsets)
-        n_features = rows.shape[1]
+        n_features = X.shape[1]
         return ChainBatch(
-            X=rows,
+            X=X,
             n_states=K,
             start_end=start_end,
             n_samples=len(lengths),
@@ -398,14 +399,6 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
             node_part_starts=part_offsets[owner] + positions * K,
             transition_part_starts=part_offsets[:-1] + lengths * K,
         )
-
-    def take(self, batch, indices):
-        self._check_batch(batch)
-        indices = check_take_indices(indices, batch.n_samples)
-        if indices.size == 0:
-            raise ValueError("ChainStructure.take: expected at least one sequence index.")
-        rows, unit_offsets = take_ragged_rows(batch.X, batch.unit_offsets, indices)
-        return self._batch_from_rows(rows, unit_offsets, batch.n_states, batch.start_end)
 
     # ------------------------------------------------------- weight layout
     def split_weights(self, batch, w):

@@ -2,14 +2,14 @@
 
 import numpy as np
 
-from .._batch import check_part_vector, offsets_from_lengths
+from .._batch import offsets_from_lengths
 from .._kernel import KernelOps
 from . import _second_order as second
 from ._second_order_inference import (
     second_order_eisner, second_order_log_partition, second_order_marginals)
 from ._sibling_features import (
     SiblingData, n_sibling_parts, no_sibling_cache, sibling_feature_cache)
-from .structure import ArcOutputs, DependencyTreeStructure, HeadsCodec
+from .structure import DependencyTreeStructure
 
 __all__ = ["SiblingDependencyStructure"]
 
@@ -123,41 +123,3 @@ class SiblingDependencyStructure(DependencyTreeStructure):
                                           arcs.distinct_ids, arcs.distinct_offsets)
                     if training else no_sibling_cache())
         return SiblingData(*arcs, *siblings)
-
-    def part_losses(self, batch, Y):
-        Y = self.check_outputs(batch, Y)
-        arc_batch, arcs = self._arcs(batch)
-        losses = np.zeros(int(batch.part_offsets[-1]))
-        losses[arcs] = DependencyTreeStructure.part_losses(self, arc_batch, Y)
-        return losses
-
-    def decode(self, batch, z):
-        z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
-        arc_batch, arcs = self._arcs(batch)
-        return DependencyTreeStructure.decode(self, arc_batch, z[arcs])
-
-    def output_space(self):
-        return SiblingOutputs(self, codec=HeadsCodec, unit="word")
-
-
-class SiblingOutputs(ArcOutputs):
-    """Output space of second-order trees: that of the first order, on the arc blocks."""
-
-    def unit_values(self, batch, v):
-        """Per-sentence ``(n + 1, n)`` arc matrices: ``values[i][h, m - 1]`` for arc ``(h, m)``.
-
-        Parameters
-        ----------
-        batch : DependencyBatch
-            A batch returned by :meth:`make_batch`.
-        v : ndarray of shape (n_parts_total,)
-            A value for every part (scores, marginals); the sibling parts' are
-            not shown.
-
-        Returns
-        -------
-        values : list of ndarray of shape (n_i + 1, n_i)
-            Zero where ``h == m``.
-        """
-        arc_batch, arcs = self.structure._arcs(batch)
-        return super().unit_values(arc_batch, np.asarray(v)[arcs])

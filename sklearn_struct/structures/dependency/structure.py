@@ -8,10 +8,10 @@ from numba import njit
 from ._arc_features import (
     PUNCTUATION, ArcData, arc_add_features, arc_add_features_at, arc_add_features_norm,
     arc_feature_cache, arc_index, arc_part_scores, arc_part_scores_at, no_feature_cache)
-from .._base import BaseStructure
+from .._node_labels import LabelledParts
 from .._output_space import OutputSpace
 from .._targets import check_lengths
-from .._batch import Batch, check_part_vector, check_take_indices, offsets_from_lengths
+from .._batch import Batch, check_part_vector, offsets_from_lengths, ragged_positions
 from .._kernel import KernelOps
 from ._projective import heads_decode, projective_hypergraph, projective_hypergraph_size
 from ._inference import (
@@ -54,6 +54,8 @@ class DependencyBatch(Batch):
     """
 
     attrs: np.ndarray
+
+    ragged = {"attrs": "unit_offsets"}
 
 
 class HeadsCodec:
@@ -256,7 +258,7 @@ _PROJECTIVE_OPS = KernelOps(**_ARC_OPS, marginals=projective_arc_marginals,
                             hypergraph=projective_hypergraph, decode=heads_decode)
 
 
-class DependencyTreeStructure(BaseStructure):
+class DependencyTreeStructure(LabelledParts):
     """First-order dependency trees over the words of a sentence.
 
     The parts of a sentence of ``n`` words are its arcs ``(h, m)``: head ``h``
@@ -390,11 +392,6 @@ class DependencyTreeStructure(BaseStructure):
             unit_offsets=unit_offsets, part_offsets=offsets_from_lengths(lengths * lengths),
             n_weights=2 ** int(self.hash_bits))
 
-    def take(self, batch, indices):
-        indices = check_take_indices(indices, batch.n_samples)
-        rows = [batch.attrs[batch.unit_offsets[i]:batch.unit_offsets[i + 1]] for i in indices]
-        return self._batch(np.concatenate(rows), offsets_from_lengths([len(r) for r in rows]))
-
     def check_outputs(self, batch, Y):
         Y = super().check_outputs(batch, Y)
         for i in range(batch.n_samples):
@@ -432,24 +429,30 @@ class DependencyTreeStructure(BaseStructure):
                        bool(self.single_root), *cache)
 
     # ----------------------------------------------------------------- parts
-    def part_losses(self, batch, Y):
-        Y = self.check_outputs(batch, Y)
-        word_weight = np.where(batch.attrs[:, PUNCTUATION] == 1,
-                               float(self.punctuation_weight), 1.0)
-        lengths = np.diff(batch.unit_offsets)
-        # every arc into word m costs its weight, but the true one
-        losses = np.repeat(word_weight, np.repeat(lengths, lengths))
-        for i in range(batch.n_samples):
-            n = lengths[i]
-            p0 = batch.part_offsets[i]
-            heads = Y[batch.unit_offsets[i]:batch.unit_offsets[i + 1]]
-            for m in range(1, n + 1):
-                h = heads[m - 1]
-                losses[p0 + (m - 1) * n + (h if h < m else h - 1)] = 0.0
-        return losses
+    def _arcs(self, batch):
+        """The first-order batch of the same sentences, and where their arcs are among the
+        parts of ``batch`` (here all of them: a subclass adds parts after the arcs)."""
+        return batch, np.arange(int(batch.part_offsets[-1]))
+
+    def _labelled_parts(self, batch):
+        """Every arc, the word it heads (its unit) and its head (its label)."""
+        arc_batch, arcs = self._arcs(batch)
+        _, position = ragged_positions(arc_batch.unit_offsets)
+        lengths = np.diff(arc_batch.unit_offsets)
+        arcs_per_word = np.repeat(lengths, lengths)
+        words = np.repeat(np.arange(len(position)), arcs_per_word)
+        # word m (from 1) has the arcs of the heads 0..n other than itself, in that order
+        j = np.arange(len(words)) - np.repeat(offsets_from_lengths(arcs_per_word)[:-1],
+                                              arcs_per_word)
+        return arcs, words, j + (j > position[words])
+
+    def _unit_loss_weights(self, batch, Y):
+        return np.where(batch.attrs[:, PUNCTUATION] == 1, float(self.punctuation_weight), 1.0)
 
     def decode(self, batch, z):
         z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
+        batch, arcs = self._arcs(batch)
+        z = z[arcs]
         heads = []
         for i in range(batch.n_samples):
             n = batch.unit_offsets[i + 1] - batch.unit_offsets[i]
@@ -488,14 +491,16 @@ class ArcOutputs(OutputSpace):
         batch : DependencyBatch
             A batch returned by :meth:`make_batch`.
         v : ndarray of shape (n_parts_total,)
-            A value for every arc (scores, marginals).
+            A value for every part (scores, marginals); only the arcs' are shown (not
+            the sibling parts of a second-order tree).
 
         Returns
         -------
         values : list of ndarray of shape (n_i + 1, n_i)
             Zero where ``h == m``.
         """
-        v = np.asarray(v)
+        batch, arcs = self.structure._arcs(batch)
+        v = np.asarray(v)[arcs]
         out = []
         for i in range(batch.n_samples):
             n = batch.unit_offsets[i + 1] - batch.unit_offsets[i]

@@ -7,7 +7,7 @@ import numpy as np
 
 from .._base import BaseStructure
 from .._output_space import OutputSpace
-from .._batch import check_part_vector, check_take_indices, offsets_from_lengths
+from .._batch import check_part_vector, offsets_from_lengths
 from ._kernels import (
     GrammarData,
     cfg_add_features, cfg_argmax, cfg_decode, cfg_encode, cfg_hypergraph, cfg_hypergraph_size,
@@ -59,6 +59,9 @@ class ParseBatch:
     unit_offsets: np.ndarray
     part_offsets: np.ndarray
     n_weights: int
+
+    ragged = {"tokens": "token_offsets"}
+    per_example = ("words",)
 
 
 class TreeCodec:
@@ -339,24 +342,21 @@ class WeightedCFGStructure(BaseStructure):
                 row.append((zlib.crc32(word.encode("utf-8")), tag_id[tag]))
             rows.append(np.array(row, dtype=np.int64))
             words.append([word for word, _ in sentence])
-        return self._batch(rows, words)
+        return self._batch(np.concatenate(rows), offsets_from_lengths([len(r) for r in rows]),
+                           words)
 
-    def _batch(self, rows, words):
-        lengths = np.array([len(r) for r in rows])
+    def _batch(self, tokens, token_offsets, words):
+        lengths = np.diff(token_offsets)
         n_rules = len(self.grammar.binary_rules)
-        counts = np.diff(self.grammar.lexical_offsets)
-        n_parts = [n_binary_parts(len(r), n_rules) + int(counts[r[:, 1]].sum()) for r in rows]
-        return ParseBatch(tokens=np.ascontiguousarray(np.concatenate(rows)), words=words,
-                          n_samples=len(rows), n_features=2,
-                          token_offsets=offsets_from_lengths(lengths),
+        # a word has a lexical part per rule of its tag (every sentence has a word)
+        lexical = np.add.reduceat(np.diff(self.grammar.lexical_offsets)[tokens[:, 1]],
+                                  token_offsets[:-1])
+        n_parts = np.array([n_binary_parts(int(n), n_rules) for n in lengths]) + lexical
+        return ParseBatch(tokens=np.ascontiguousarray(tokens), words=words,
+                          n_samples=len(lengths), n_features=2, token_offsets=token_offsets,
                           unit_offsets=offsets_from_lengths(2 * lengths - 1),
                           part_offsets=offsets_from_lengths(n_parts),
                           n_weights=2 ** int(self.hash_bits))
-
-    def take(self, batch, indices):
-        indices = check_take_indices(indices, batch.n_samples)
-        rows = [batch.tokens[batch.token_offsets[i]:batch.token_offsets[i + 1]] for i in indices]
-        return self._batch(rows, [batch.words[i] for i in indices])
 
     def check_outputs(self, batch, Y):
         Y = super().check_outputs(batch, Y)

@@ -31,12 +31,10 @@ from .._batch import (
     check_n_states,
     check_part_vector,
     check_same_width,
-    check_take_indices,
     example_column_norms,
     offsets_from_lengths,
     ragged_positions,
     stack_rows,
-    take_ragged_rows,
 )
 from .._output_space import LabelledUnits
 from .._token_kernels import feature_major, label_major
@@ -101,6 +99,10 @@ class TreeBatch(Batch):
     parents: np.ndarray
     order: np.ndarray
     edge_types: np.ndarray
+
+    ragged = {"X": "unit_offsets", "parents": "unit_offsets", "order": "unit_offsets",
+              "edge_types": "unit_offsets"}
+    shared = ("n_states", "n_edge_types")
 
 
 class TreeStructure(NodeLabels):
@@ -294,18 +296,6 @@ class TreeStructure(NodeLabels):
             n_weights=K * X.shape[1] + transitions, parents=parents, order=order,
             edge_types=edge_types,
         )
-
-    def take(self, batch, indices):
-        self._check_batch(batch)
-        indices = check_take_indices(indices, batch.n_samples)
-        if indices.size == 0:
-            raise ValueError("TreeStructure.take: expected at least one example index.")
-        X, unit_offsets = take_ragged_rows(batch.X, batch.unit_offsets, indices)
-        parents, order, edge_types = (
-            take_ragged_rows(values, batch.unit_offsets, indices)[0]
-            for values in (batch.parents, batch.order, batch.edge_types))
-        return self._batch(X, unit_offsets, batch.n_states, batch.n_edge_types, parents, order,
-                           edge_types)
 
     def check_outputs(self, batch, Y):
         self._check_batch(batch)

@@ -16,11 +16,9 @@ from .._batch import (
     check_part_vector,
     check_same_width,
     check_sample_weight,
-    check_take_indices,
     example_column_norms,
     ragged_positions,
     stack_rows,
-    take_ragged_rows,
 )
 from .._graph import (
     MAX_NEWTON_ITER,
@@ -79,6 +77,9 @@ class MatchingBatch(Batch):
     X: object
     edges: np.ndarray
     node_counts: np.ndarray
+
+    ragged = {"X": "unit_offsets", "edges": "unit_offsets"}
+    per_example = ("node_counts",)
 
 
 class MatchingStructure(BaseStructure):
@@ -226,19 +227,13 @@ class MatchingStructure(BaseStructure):
                            np.asarray(counts, dtype=np.int64).reshape(-1, 2), offsets)
 
     @staticmethod
-    def _batch(X, edges, node_counts, offsets):
+    def _batch(X, edges, node_counts, unit_offsets):
         return MatchingBatch(
             X=X, edges=np.ascontiguousarray(edges, dtype=np.int64),
-            node_counts=np.ascontiguousarray(node_counts), n_samples=len(offsets) - 1,
-            n_features=X.shape[1], unit_offsets=offsets, part_offsets=offsets,
+            node_counts=np.ascontiguousarray(node_counts), n_samples=len(unit_offsets) - 1,
+            n_features=X.shape[1], unit_offsets=unit_offsets, part_offsets=unit_offsets,
             n_weights=X.shape[1],
         )
-
-    def take(self, batch, indices):
-        indices = check_take_indices(indices, batch.n_samples)
-        X, offsets = take_ragged_rows(batch.X, batch.unit_offsets, indices)
-        edges, _ = take_ragged_rows(batch.edges, batch.unit_offsets, indices)
-        return self._batch(X, edges, batch.node_counts[indices], offsets)
 
     def check_outputs(self, batch, Y):
         Y = check_binary_outputs(super().check_outputs(batch, Y), batch.unit_offsets,

@@ -16,11 +16,9 @@ from .._batch import (
     check_part_vector,
     check_same_width,
     check_sample_weight,
-    check_take_indices,
     example_column_norms,
     ragged_positions,
     stack_rows,
-    take_ragged_rows,
 )
 from .._graph import (
     MAX_NEWTON_ITER,
@@ -96,6 +94,8 @@ class MinCutBatch:
     n_node_features: int
     n_edge_features: int
     n_weights: int
+
+    ragged = {"node_X": "unit_offsets", "edge_X": "edge_offsets", "edges": "edge_offsets"}
 
     @property
     def n_features(self):
@@ -240,21 +240,14 @@ class MinCutStructure(BaseStructure):
                            node_offsets, edge_offsets)
 
     @staticmethod
-    def _batch(node_X, edge_X, edges, node_offsets, edge_offsets):
+    def _batch(node_X, edge_X, edges, unit_offsets, edge_offsets):
         return MinCutBatch(
             node_X=node_X, edge_X=edge_X, edges=np.ascontiguousarray(edges, dtype=np.int64),
-            unit_offsets=node_offsets, edge_offsets=edge_offsets,
-            part_offsets=node_offsets + edge_offsets, n_samples=len(node_offsets) - 1,
+            unit_offsets=unit_offsets, edge_offsets=edge_offsets,
+            part_offsets=unit_offsets + edge_offsets, n_samples=len(unit_offsets) - 1,
             n_node_features=node_X.shape[1], n_edge_features=edge_X.shape[1],
             n_weights=node_X.shape[1] + edge_X.shape[1],
         )
-
-    def take(self, batch, indices):
-        indices = check_take_indices(indices, batch.n_samples)
-        node_X, node_offsets = take_ragged_rows(batch.node_X, batch.unit_offsets, indices)
-        edge_X, edge_offsets = take_ragged_rows(batch.edge_X, batch.edge_offsets, indices)
-        edges, _ = take_ragged_rows(batch.edges, batch.edge_offsets, indices)
-        return self._batch(node_X, edge_X, edges, node_offsets, edge_offsets)
 
     def check_outputs(self, batch, Y):
         return check_binary_outputs(super().check_outputs(batch, Y), batch.unit_offsets,

@@ -14,12 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._batch import (Batch, check_encoded_states, check_n_states, check_take_indices,
-                      example_column_norms, offsets_from_lengths, stack_ragged_rows,
-                      take_ragged_rows)
+from .._batch import Batch, check_encoded_states, example_column_norms, offsets_from_lengths
 from .._kernel import KernelOps
 from .._node_labels import NodeLabels
 from .._output_space import OutputSpace
+from .._sequences import SequenceInputs
 from . import _kernels as kernels
 
 __all__ = ["MonotoneBatch", "MonotoneAlignmentStructure"]
@@ -51,8 +50,11 @@ class MonotoneBatch(Batch):
     X: np.ndarray
     n_states: int
 
+    ragged = {"X": "unit_offsets"}
+    shared = ("n_states",)
 
-class MonotoneAlignmentStructure(NodeLabels):
+
+class MonotoneAlignmentStructure(SequenceInputs, NodeLabels):
     """Monotone alignment of a sequence's frames to ordered states (``y_t <= y_{t+1}``).
 
     Inputs are one ``(T, n_features)`` array per sequence, targets one state per frame;
@@ -78,22 +80,13 @@ class MonotoneAlignmentStructure(NodeLabels):
     def output_space(self):
         return OutputSpace(self, unit="frame")
 
-    def make_batch(self, X, n_states=None):
-        n_states = check_n_states(n_states, type(self).__name__)
-        rows, offsets = stack_ragged_rows(X, what="sequence")
-        return self._batch(rows.toarray() if sp.issparse(rows) else rows, offsets, n_states)
-
-    def _batch(self, rows, unit_offsets, n_states):
+    def _batch(self, X, unit_offsets, n_states):
+        X = X.toarray() if sp.issparse(X) else X  # the kernels read dense frames
         return MonotoneBatch(
-            n_samples=len(unit_offsets) - 1, n_features=rows.shape[1],
+            n_samples=len(unit_offsets) - 1, n_features=X.shape[1],
             unit_offsets=unit_offsets,
             part_offsets=offsets_from_lengths(np.diff(unit_offsets) * n_states),
-            n_weights=n_states * rows.shape[1], X=rows, n_states=n_states)
-
-    def take(self, batch, indices):
-        indices = check_take_indices(indices, batch.n_samples)
-        return self._batch(*take_ragged_rows(batch.X, batch.unit_offsets, indices),
-                           batch.n_states)
+            n_weights=n_states * X.shape[1], X=X, n_states=n_states)
 
     def kernel_data(self, batch, training=False):
         return kernels.MonotoneData(batch.X, batch.unit_offsets, batch.n_states)

@@ -23,7 +23,6 @@ from .._batch import (
     check_n_states,
     check_part_vector,
     check_sample_weight,
-    check_take_indices,
 )
 
 __all__ = [
@@ -65,6 +64,10 @@ class MulticlassBatch(Batch):
 
     X: object
     n_states: int
+
+    ragged = {}  # a sample is one unit: X has a row per example
+    per_example = ("X",)
+    shared = ("n_states",)
 
 
 class MulticlassStructure(BaseStructure):
@@ -162,10 +165,10 @@ class MulticlassStructure(BaseStructure):
         """
         n_states = check_n_states(n_states, type(self).__name__)
         X = check_feature_rows(X, where="X")
-        return self._batch_from_rows(X, n_states)
+        return self._batch(X, n_states)
 
     @staticmethod
-    def _batch_from_rows(X, n_states):
+    def _batch(X, n_states):
         n_samples, n_features = X.shape
         units = np.arange(n_samples + 1, dtype=np.int64)
         return MulticlassBatch(
@@ -177,10 +180,6 @@ class MulticlassStructure(BaseStructure):
             part_offsets=units * n_states,
             n_weights=n_states * n_features,
         )
-
-    def take(self, batch, indices):
-        indices = check_take_indices(indices, batch.n_samples)
-        return self._batch_from_rows(batch.X[indices], batch.n_states)
 
     # ------------------------------------------------------- parts operations
     def part_scores(self, batch, w):

@@ -20,33 +20,21 @@ Inference is the generic dynamic program (:mod:`.._semiring`) on :func:`pruned_h
 whose nodes are the node parts: O(sum_t k_{t-1} k_t) per example.
 """
 
-from typing import NamedTuple
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
 from .._kernel import KernelOps
-from .._token_kernels import _row_span
+from .._token_kernels import TokenData, _row_span
 
 __all__ = ["KERNEL_OPS", "PrunedChainData"]
 
 
-class PrunedChainData(NamedTuple):
-    """Kernel data of the pruned chain (see the module docstring)."""
-
-    values: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    dense_width: int
-    n_features: int
-    unit_offsets: np.ndarray
-    n_states: int
-    start_end: bool
-    candidate_offsets: np.ndarray
-    labels: np.ndarray
-    pair_offsets: np.ndarray
-    support: np.ndarray
-    support_offsets: np.ndarray
+#: Kernel data of the pruned chain (see the module docstring): the token features of
+#: ``TokenData``, then the candidates and the weight support.
+PrunedChainData = namedtuple("PrunedChainData", TokenData._fields[:7] + (
+    "start_end", "candidate_offsets", "labels", "pair_offsets", "support", "support_offsets"))
 
 
 @njit(cache=True, nogil=True)

@@ -22,12 +22,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _kernels as kernels
-from .._base import BaseStructure
+from .._node_labels import LabelledParts
+from .._sequences import SequenceInputs
 from .._output_space import LabelledUnits
 from .._token_kernels import token_features
-from .._batch import (Batch, check_encoded_states, check_n_states, check_state_weights,
-                      check_take_indices, example_column_norms, example_of_unit,
-                      offsets_from_lengths, stack_ragged_rows, take_ragged_rows)
+from .._batch import (Batch, check_encoded_states, example_column_norms, example_of_unit,
+                      offsets_from_lengths, stack_ragged_rows)
 
 __all__ = ["PrunedChainBatch", "PrunedChainStructure"]
 
@@ -76,8 +76,11 @@ class PrunedChainBatch(Batch):
     support: np.ndarray
     support_offsets: np.ndarray
 
+    ragged = {"X": "unit_offsets"}
+    shared = ("n_states",)
 
-class PrunedChainStructure(BaseStructure):
+
+class PrunedChainStructure(SequenceInputs, LabelledParts):
     """First-order chain whose tokens take only the candidate labels of a tag dictionary.
 
     The model (features, weights, score of a labelling) is that of
@@ -262,16 +265,12 @@ class PrunedChainStructure(BaseStructure):
         return allowed
 
     # ------------------------------------------------------------------ data
-    def make_batch(self, X, n_states=None):
-        n_states = check_n_states(n_states, type(self).__name__)
+    def _batch(self, X, unit_offsets, n_states):
         if not isinstance(self.start_end, (bool, np.bool_)):
             raise TypeError(f"{type(self).__name__}: start_end must be a bool, got "
                             f"{self.start_end!r}.")
-        return self._batch(*stack_ragged_rows(X, what="sequence"), n_states)
-
-    def _batch(self, rows, unit_offsets, n_states):
         allowed = self._allowed(n_states)
-        candidates = allowed[self.word_index(rows)]
+        candidates = allowed[self.word_index(X)]
         sizes = candidates.sum(axis=1)
         candidate_offsets = offsets_from_lengths(sizes)
         pairs = np.zeros(len(sizes), dtype=np.int64)
@@ -281,12 +280,12 @@ class PrunedChainStructure(BaseStructure):
         first, last = unit_offsets[:-1], unit_offsets[1:] - 1
         n_parts = (np.diff(candidate_offsets[unit_offsets]) + np.diff(pair_offsets[unit_offsets])
                    + (sizes[first] + sizes[last] if self.start_end else 0))
-        L, d = n_states, rows.shape[1]
+        L, d = n_states, X.shape[1]
         support = self._weight_keys(L, d)
         return PrunedChainBatch(
             n_samples=len(unit_offsets) - 1, n_features=d, unit_offsets=unit_offsets,
             part_offsets=offsets_from_lengths(n_parts),
-            n_weights=len(support) + L * L + (2 * L if self.start_end else 0), X=rows,
+            n_weights=len(support) + L * L + (2 * L if self.start_end else 0), X=X,
             n_states=L, start_end=bool(self.start_end), candidate_offsets=candidate_offsets,
             labels=np.nonzero(candidates)[1].astype(np.int64), pair_offsets=pair_offsets,
             support=support, support_offsets=np.searchsorted(support, np.arange(d + 1) * L))
@@ -304,13 +303,6 @@ class PrunedChainStructure(BaseStructure):
                              f"feature * n_states + label below {n_states * n_features}.")
         return keys.astype(np.int64, copy=False)
 
-    def take(self, batch, indices):
-        indices = check_take_indices(indices, batch.n_samples)
-        if indices.size == 0:
-            raise ValueError(f"{type(self).__name__}.take: expected at least one sequence index.")
-        return self._batch(*take_ragged_rows(batch.X, batch.unit_offsets, indices),
-                           batch.n_states)
-
     def check_outputs(self, batch, Y):
         name = type(self).__name__
         Y = check_encoded_states(Y, batch.unit_offsets, batch.n_states, name)
@@ -327,20 +319,13 @@ class PrunedChainStructure(BaseStructure):
                 "(positions in classes_).")
         return Y
 
-    def _node_parts(self, batch):
-        """The part index of every candidate of every token, and its token."""
+    def _labelled_parts(self, batch):
+        """The part index of every candidate of every token, its token and its label."""
         tokens = np.repeat(np.arange(batch.unit_offsets[-1]), np.diff(batch.candidate_offsets))
         owner = np.repeat(np.arange(batch.n_samples), np.diff(batch.unit_offsets))[tokens]
         first = batch.candidate_offsets[batch.unit_offsets[:-1]]
-        return batch.part_offsets[owner] + np.arange(len(tokens)) - first[owner], tokens
-
-    def part_losses(self, batch, Y):
-        Y = self.check_outputs(batch, Y)
-        weights = check_state_weights(self.loss_weights, batch.n_states, type(self).__name__)
-        parts, tokens = self._node_parts(batch)
-        losses = np.zeros(int(batch.part_offsets[-1]))
-        losses[parts] = weights[Y[tokens]] * (batch.labels != Y[tokens])
-        return losses
+        return (batch.part_offsets[owner] + np.arange(len(tokens)) - first[owner], tokens,
+                batch.labels)
 
     def feature_bounds(self, batch, geometry):
         if geometry != "entropic":
@@ -421,7 +406,7 @@ class PrunedChainOutputs(LabelledUnits):
         return named
 
     def unit_values(self, batch, v):
-        parts, tokens = self.structure._node_parts(batch)
+        parts, tokens, labels = self.structure._labelled_parts(batch)
         values = np.zeros((int(batch.unit_offsets[-1]), batch.n_states))
-        values[tokens, batch.labels] = np.asarray(v)[parts]
+        values[tokens, labels] = np.asarray(v)[parts]
         return np.split(values, batch.unit_offsets[1:-1])

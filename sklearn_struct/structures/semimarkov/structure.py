@@ -25,12 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._chunk_tags import scheme_tags
-from .._base import BaseStructure
+from .._sequences import SequenceInputs
 from .._output_space import OutputSpace
 from .._targets import _is_partial
-from .._batch import (Batch, check_encoded_states, check_n_states, check_part_vector,
-                      check_take_indices, offsets_from_lengths, stack_ragged_rows,
-                      take_ragged_rows)
+from .._batch import Batch, check_encoded_states, offsets_from_lengths
 from .._kernel import KernelOps
 from .._token_kernels import token_features
 from . import _kernels as kernels
@@ -60,6 +58,8 @@ class SemiMarkovBatch(Batch):
         parts (see the module docstring).
     n_weights : int
         ``3 * L * n_features + L * max_length + L * L + 2 * L``.
+    n_states : int
+        Number of tags (the structure's ``labels``).
 
     Examples
     --------
@@ -73,9 +73,13 @@ class SemiMarkovBatch(Batch):
     """
 
     X: object
+    n_states: int
+
+    ragged = {"X": "unit_offsets"}
+    shared = ("n_states",)
 
 
-class SemiMarkovStructure(BaseStructure):
+class SemiMarkovStructure(SequenceInputs):
     """Semi-Markov chain over chunk-tagged sequences: labelled segments and their transitions.
 
     Takes the same inputs and targets as :class:`~sklearn_struct.structures.ChainStructure`
@@ -127,6 +131,7 @@ class SemiMarkovStructure(BaseStructure):
     """
 
     kernel_ops = _KERNEL_OPS
+    accepts_forbidden_parts = True  # a segment that partial labels forbid
 
     def __init__(self, max_length=None, scheme="IOB2", loss="token", labels=None):
         self.max_length = max_length
@@ -174,26 +179,19 @@ class SemiMarkovStructure(BaseStructure):
             raise ValueError(f"{name}: loss must be 'token' or 'segment', got {self.loss!r}.")
         return self._tables(list(self.labels))
 
-    def make_batch(self, X, n_states=None):
-        n_states = check_n_states(n_states, type(self).__name__)
-        if n_states != len(self._settings()[2]):
+    def _batch(self, X, unit_offsets, n_states):
+        settings = self._settings()
+        if n_states != len(settings[2]):
             raise ValueError(f"{type(self).__name__}: n_states={n_states} but there are "
                              f"{len(self.labels)} labels.")
-        rows, unit_offsets = stack_ragged_rows(X, what="sequence")
-        return self._batch(rows, unit_offsets)
-
-    def _batch(self, rows, unit_offsets):
-        L, M = self._settings()[0], int(self.max_length)
-        d = rows.shape[1]
-        return SemiMarkovBatch(X=rows, n_samples=len(unit_offsets) - 1, n_features=d,
+        L, M = settings[0], int(self.max_length)
+        d = X.shape[1]
+        return SemiMarkovBatch(X=X, n_states=n_states, n_samples=len(unit_offsets) - 1,
+                               n_features=d,
                                unit_offsets=unit_offsets,
                                part_offsets=offsets_from_lengths(
                                    np.diff(unit_offsets) * M * L + L * L + 2 * L),
                                n_weights=3 * L * d + L * M + L * L + 2 * L)
-
-    def take(self, batch, indices):
-        indices = check_take_indices(indices, batch.n_samples)
-        return self._batch(*take_ragged_rows(batch.X, batch.unit_offsets, indices))
 
     def kernel_data(self, batch, training=False):
         L, outside, tag_label, opens, closes, segment_tags = self._settings()
@@ -252,11 +250,6 @@ class SemiMarkovStructure(BaseStructure):
         return Y
 
     # ---------------------------------------------------------------- parts
-    def _check_scores(self, batch, scores):
-        # -inf: a forbidden segment (partial labels), probability 0 in the dynamic program
-        return check_part_vector(scores, batch.part_offsets[-1], type(self).__name__,
-                                 forbidden=True)
-
     def part_losses(self, batch, Y):
         Y = self.check_outputs(batch, Y)
         losses = np.zeros(int(batch.part_offsets[-1]))

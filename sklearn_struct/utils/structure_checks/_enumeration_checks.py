@@ -1,5 +1,6 @@
 """The checks of the parts operations against enumeration."""
 
+import functools
 
 import numpy as np
 from scipy.special import logsumexp
@@ -8,6 +9,19 @@ from ...structures._base import BaseStructure, UnsupportedOperation
 from ...structures._kernel import kernel_provides
 from ._comparison import ATOL, RTOL, _assert_close, _target_difference
 from ._instance import _example_values, _offsets
+
+
+def _requires(operation):
+    """Run the decorated check only where the structure supports ``operation``; elsewhere
+    it reports the operation unsupported (what ``check_structure`` lists as skipped)."""
+    def decorate(check):
+        @functools.wraps(check)
+        def run(inst):
+            if not inst.structure.supports(operation):
+                return f"{operation} unsupported"
+            return check(inst)
+        return run
+    return decorate
 
 
 def _supports(inst):
@@ -236,11 +250,10 @@ def _expected_features(inst):
                              f"({inst.n_weights},).")
 
 
+@_requires("part_losses")
 def _part_losses(inst):
     """``encode(y) . part_losses(Y) + loss_offsets`` is the declared loss; the truth costs 0."""
     s, b = inst.structure, inst.batch
-    if not s.supports("part_losses"):
-        return "part_losses unsupported"
     losses = np.asarray(s.part_losses(b, inst.Y))
     offsets = np.asarray(s.loss_offsets(b, inst.Y))
     if losses.shape != (inst.n_parts,) or offsets.shape != (inst.n_samples,):
@@ -264,13 +277,11 @@ def _part_losses(inst):
                 f"output {truth.tolist()}).")
 
 
+@_requires("argmax")
 def _argmax(inst):
     """``argmax`` and ``loss_augmented_argmax`` reach the best enumerated score."""
     s, b = inst.structure, inst.batch
-    if not s.supports("argmax"):
-        return "argmax unsupported"
-    rng = inst.rng("argmax")
-    for what, scores in inst.score_draws(rng):
+    for what, scores in inst.score_draws(inst.rng("argmax")):
         inst.check_best(s.argmax(b, scores), scores, f"argmax ({what})")
         if s.supports("loss_augmented_argmax"):
             augmented = scores + s.part_losses(b, inst.Y)
@@ -278,11 +289,10 @@ def _argmax(inst):
                             f"loss_augmented_argmax ({what}), scored with scores + part_losses")
 
 
+@_requires("marginals")
 def _marginals(inst):
     """Marginals and log-partition equal enumeration; ``d log Z / d scores`` is the marginals."""
     s, b = inst.structure, inst.batch
-    if not s.supports("marginals"):
-        return "marginals unsupported"
     rng = inst.rng("marginals")
     for what, scores in inst.score_draws(rng):
         mu, log_z = s.marginals(b, scores)
@@ -397,6 +407,7 @@ def _check_samples(inst, scores):
                                  f"{p_value:.2g}).")
 
 
+@_requires("project")
 def _project(inst):
     """``project`` is the Euclidean projection onto the polytope; warm starts change nothing.
 
@@ -407,8 +418,6 @@ def _project(inst):
     is installed the projection is also compared with a generic QP solution.
     """
     s, b = inst.structure, inst.batch
-    if not s.supports("project"):
-        return "project unsupported"
     rng = inst.rng("project")
     vertex = np.concatenate([inst.encodings[i][rng.randint(len(inst.encodings[i]))]
                              for i in range(inst.n_samples)])
@@ -436,11 +445,10 @@ def _project(inst):
                       f"project of a nearby point, warm against cold ({what})", atol=1e-8)
 
 
+@_requires("feature_bounds")
 def _feature_bounds(inst):
     """``feature_bounds`` bounds the feature norms it promises, for each geometry it accepts."""
     s, b = inst.structure, inst.batch
-    if not s.supports("feature_bounds"):
-        return "feature_bounds unsupported"
     F = inst.feature_matrix()
     accepted = []
     for geometry in ("entropic", "euclidean"):
