@@ -18,7 +18,7 @@ from sklearn.utils.validation import validate_data
 
 from .structures import NEEDS_ARGUMENTS, STRUCTURES, BaseStructure, MulticlassStructure
 from .structures._batch import check_sample_weight
-from .structures._targets import _label_kind
+from .structures._targets import label_kind
 
 __all__ = ["STRUCTURE_CONSTRAINT", "STRUCTURE_NAMES", "FitValidationMixin",
            "check_path_arguments", "resolve_structure"]
@@ -99,7 +99,7 @@ def _check_label_kinds(y):
     if not isinstance(y, (list, tuple)) and not (isinstance(y, np.ndarray) and y.dtype == object):
         return
     values = np.ravel(np.asarray(y, dtype=object))
-    kinds = [_label_kind(value) for value in values]
+    kinds = [label_kind(value) for value in values]
     for index, kind in enumerate(kinds):
         if kind != kinds[0]:
             raise TypeError(

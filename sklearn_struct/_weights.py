@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 __all__ = ["WeightsMixin"]
 
 
-class _WeightView(NamedTuple):
+class WeightView(NamedTuple):
     """Where a weight attribute lies in ``weights_`` (its pickled form)."""
 
     offset: int
@@ -62,7 +62,7 @@ class WeightsMixin:
             view = state[name]
             if isinstance(view, np.ndarray) and view.size and np.shares_memory(view, w):
                 offset = view.__array_interface__["data"][0] - base
-                state[name] = _WeightView(offset, view.shape, view.strides)
+                state[name] = WeightView(offset, view.shape, view.strides)
         if np.count_nonzero(w) * 12 < w.size * 8:  # int32 index + float64 value per non-zero
             state["weights_"] = sp.csr_array(w.reshape(1, -1))
         return state
@@ -75,7 +75,7 @@ class WeightsMixin:
             self.weights_[w.indices] = w.data
         for name in self.__dict__.get("_weight_attribute_names", ()):
             view = self.__dict__[name]
-            if isinstance(view, _WeightView):
+            if isinstance(view, WeightView):
                 setattr(self, name, np.ndarray(view.shape, np.float64, buffer=self.weights_,
                                                offset=view.offset, strides=view.strides))
 

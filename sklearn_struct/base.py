@@ -67,7 +67,7 @@ from sklearn.utils import ClassifierTags
 from ._prediction import PredictionMixin
 from ._validation import (STRUCTURE_CONSTRAINT, STRUCTURE_NAMES, FitValidationMixin,
                           _declared_structure, check_path_arguments, resolve_structure)
-from ._weights import WeightsMixin, _WeightView  # noqa: F401 (model files read _WeightView here)
+from ._weights import WeightsMixin, WeightView  # noqa: F401 (model files read WeightView here)
 
 __all__ = ["STRUCTURE_CONSTRAINT", "STRUCTURE_NAMES", "StructuredEstimator", "as_history",
            "check_path_arguments", "resolve_structure", "restored_on_failure"]

@@ -162,11 +162,13 @@ def open_model(path, args, notes):
         version, settings, objects = load_model(path)
     notes.extend(str(warning.message) for warning in caught)
     task = settings.get("task") if isinstance(settings, dict) else None
+    task = task if isinstance(task, str) else None  # (an edited file may hold any JSON)
     missing = ["task"] if task not in _SETTINGS else [
         key for key in _SETTINGS[task] if key not in settings]
     if not missing:
         source = settings["input"]
-        keys = _INPUT_SETTINGS.get(source.get("format") if isinstance(source, dict) else None)
+        source_format = source.get("format") if isinstance(source, dict) else None
+        keys = _INPUT_SETTINGS.get(source_format) if isinstance(source_format, str) else None
         missing = (["input format"] if keys is None else
                    [f"input {key}" for key in keys
                     if key not in source or not _valid_input_setting(key, source[key])])

@@ -17,24 +17,24 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import __version__
-from ..base import _WeightView
+from ..base import WeightView
 from ..eg import EGCRF, EGStructuredSVM
 from ..perceptron import StructuredPerceptron
 from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
 from ..structures import (
     ChainStructure, DependencyTreeStructure, PrunedChainStructure, SiblingDependencyStructure,
     TreeStructure)
-from ..structures._targets import UnitLabelCodec, _Labels
+from ..structures._targets import UnitLabelCodec, LabelIndex
 from ..structures.dependency.structure import HeadsCodec
 from ._model_schema import MAX_DEPTH, DamagedModelFile, check_fields, check_state, header_depth
 
 #: Version of the file layout; a file of another version is refused.
-MODEL_FORMAT = 2
+MODEL_FORMAT = 3
 #: The classes a model file may name: what ``learn`` fits, and the objects they hold.
 _CLASSES = {cls.__name__: cls for cls in (
     EGCRF, EGStructuredSVM, StructuredPerceptron, SequenceDictVectorizer,
     DependencyTokenEncoder, ChainStructure, PrunedChainStructure, DependencyTreeStructure,
-    SiblingDependencyStructure, TreeStructure, UnitLabelCodec, _Labels, HeadsCodec, _WeightView)}
+    SiblingDependencyStructure, TreeStructure, UnitLabelCodec, LabelIndex, HeadsCodec, WeightView)}
 #: Keys marking an encoded non-JSON value; a dict of the state may not use them.
 _MARKERS = ("__array__", "__object__", "__tuple__", "__csr__")
 _NOT_A_MODEL = "not a model file written by 'sklearn-struct learn'"

@@ -168,11 +168,11 @@ FITTED = {"EGCRF": _ESTIMATOR, "EGStructuredSVM": _ESTIMATOR,
           "SequenceDictVectorizer": {"feature_names_": _strings, "vocabulary_": _string_ids},
           "DependencyTokenEncoder": {"vocabulary_": _string_ids},
           "UnitLabelCodec": {"unit": _kind(str, expected="a str"),
-                             "_labels": _instance("_Labels"), "classes_": _labels,
+                             "_labels": _instance("LabelIndex"), "classes_": _labels,
                              "n_states": _integer(2)},
-          "_Labels": {"classes_": _labels, "_index": _kind(dict, expected="a dict")}}
+          "LabelIndex": {"classes_": _labels, "_index": _kind(dict, expected="a dict")}}
 #: Classes whose state has no constructor parameters (built by their ``__init__`` from data).
-_NO_PARAMETERS = ("UnitLabelCodec", "_Labels", "HeadsCodec")
+_NO_PARAMETERS = ("UnitLabelCodec", "LabelIndex", "HeadsCodec")
 
 
 def _parameter_check(default):
@@ -198,7 +198,7 @@ def schema(cls):
 
 
 def check_fields(cls, fields):
-    """Refuse the fields of a :class:`~sklearn_struct.base._WeightView` that are no view.
+    """Refuse the fields of a :class:`~sklearn_struct.base.WeightView` that are no view.
 
     A view of ``weights_`` is its byte offset, shape and strides; whether it
     lies inside ``weights_`` is checked with the estimator's state.
@@ -216,7 +216,7 @@ def _check_views(state):
     size = state["weights_"].shape[-1] * 8
     for name in state["_weight_attribute_names"]:
         view = state.get(name)
-        if type(view).__name__ != "_WeightView":
+        if type(view).__name__ != "WeightView":
             raise DamagedModelFile(f"the weight attribute {name} is not a view of weights_")
         offset, shape, strides = view
         end = offset + sum((n - 1) * stride for n, stride in zip(shape, strides)) + 8
@@ -226,9 +226,9 @@ def _check_views(state):
 
 def _check_indices(name, state):
     """Indices that agree with what they index: labels, codes, feature names."""
-    if name == "_Labels" and sorted(state["_index"].values()) != list(
+    if name == "LabelIndex" and sorted(state["_index"].values()) != list(
             range(len(state["classes_"]))):
-        raise DamagedModelFile("the label index of a _Labels is not one code per class")
+        raise DamagedModelFile("the label index of a LabelIndex is not one code per class")
     if name == "UnitLabelCodec" and len(state["classes_"]) != state["n_states"]:
         raise DamagedModelFile("a UnitLabelCodec's n_states is not its number of classes")
     if name == "SequenceDictVectorizer" and any(

@@ -29,7 +29,7 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _label_kind(value):
+def label_kind(value):
     """Coarse type of a label, for refusing mixes such as strings with integers."""
     if isinstance(value, (str, np.str_)):
         return "str"
@@ -50,7 +50,7 @@ def _kinds(labels, raw):
     if labels.dtype.kind in _DTYPE_KINDS and isinstance(raw, np.ndarray):
         return {_DTYPE_KINDS[labels.dtype.kind]}
     # np.asarray silently turns ["a", 1] into strings: look at the elements themselves
-    return {_label_kind(v) for v in (raw.tolist() if isinstance(raw, np.ndarray) else raw)}
+    return {label_kind(v) for v in (raw.tolist() if isinstance(raw, np.ndarray) else raw)}
 
 
 def _label_array(labels, where):
@@ -112,7 +112,7 @@ def _known_labels(pairs):
                 values.append(value)
         array = np.empty(len(values), dtype=object)
         array[:] = values
-        if len({_label_kind(v) for v in values}) <= 1 and values:
+        if len({label_kind(v) for v in values}) <= 1 and values:
             array = np.asarray(values) if not isinstance(values[0], tuple) else array
         known.append((array, values))
     return known
@@ -131,7 +131,7 @@ def _example_label_arrays(y, what):
     return [_label_array(labels, f"y[{i}]") for i, labels in enumerate(y)]
 
 
-class _Labels:
+class LabelIndex:
     """Labels of any hashable type <-> state indices ``0..n_classes-1``.
 
     Classes are sorted when they are mutually comparable, else kept in order of
@@ -239,7 +239,7 @@ class FlatLabelCodec:
     """
 
     def __init__(self, y):
-        self._labels = _Labels([self._check(y)])
+        self._labels = LabelIndex([self._check(y)])
         self.classes_ = self._labels.classes_
         self.n_states = len(self.classes_)
 
@@ -325,7 +325,7 @@ class UnitLabelCodec:
 
     def __init__(self, y, unit="token"):
         self.unit = unit
-        self._labels = _Labels(_known_labels(_example_label_arrays(y, "example")))
+        self._labels = LabelIndex(_known_labels(_example_label_arrays(y, "example")))
         self.classes_ = self._labels.classes_
         self.n_states = len(self.classes_)
 

@@ -93,7 +93,7 @@ def test_classes_versions_and_layouts(tmp_path, capsys):
     assert main(["dump", str(edited)]) == 2
     assert capsys.readouterr().err == (
         f"sklearn-struct dump: error: {edited}: a model file of layout 99 (sklearn-struct "
-        f"{__version__}); this sklearn-struct ({__version__}) reads layout 2: learn the model "
+        f"{__version__}); this sklearn-struct ({__version__}) reads layout 3: learn the model "
         "again\n")
 
 
