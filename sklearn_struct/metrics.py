@@ -557,6 +557,12 @@ def get_scorer_names():
     -------
     names : list of str
         Sorted.
+
+    Examples
+    --------
+    >>> from sklearn_struct.metrics import get_scorer_names
+    >>> get_scorer_names()[:2]
+    ['attachment_score', 'chunk_f1']
     """
     return sorted(_SCORER_METRICS)
 
