@@ -158,8 +158,11 @@ def main():
     )
     command = "cd benchmarks && python bench_eg_epoch_throughput.py" + "".join(
         f" {a}" for a in sys.argv[1:])
-    record("EG epoch throughput: generic protocol epoch vs structure-specific kernel", body,
-           command)
+    # the default baseline is the last structure-specific epoch; another is a later change's A/B
+    section = ("EG epoch throughput: generic protocol epoch vs structure-specific kernel"
+               if cli.baseline == parser.get_default("baseline")
+               else f"EG epoch throughput against {cli.baseline}")
+    record(section, body, command)
 
 
 if __name__ == "__main__":
