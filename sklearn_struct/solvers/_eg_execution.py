@@ -355,6 +355,9 @@ class BatchPasses:
                 self.share(w, C)
                 step *= 1.05
                 break
+            # the refused step's dual variables are freed before the next try: on a worker
+            # it would otherwise hold them beside the kept ones and the try's new ones
+            del duals
             step *= 0.5
         if adaptive:
             state.eta = step

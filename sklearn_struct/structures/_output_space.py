@@ -279,8 +279,10 @@ class OutputSpace:
         Raises
         ------
         ValueError
-            By default: the structure's outputs are not labelled units; the
-            message names the first example and unit without a single label.
+            If an example has no output left that its labels and the structure's
+            constraints allow: the message names the example and the first unit at
+            which the labels known so far leave none.  By default (outputs that are
+            not labelled units), the first example and unit without a single label.
         """
         allowed = np.asarray(allowed)
         unit = int(np.flatnonzero(allowed.sum(axis=1) != 1)[0])
@@ -394,29 +396,9 @@ class LabelledUnits(OutputSpace):
         values = np.asarray(v)[self._unit_parts(batch)]
         return values if self.flat else np.split(values, batch.unit_offsets[1:-1])
 
+    # -inf on the parts of a unit's forbidden labels; one log-partition of the scores
+    # checks that every example keeps an output that the structure's constraints allow.
     def partial_label_scores(self, batch, allowed, structure=None):
-        """0 on allowed parts, ``-inf`` on the parts of a unit's forbidden labels.
-
-        Every example must keep an output consistent with its labels and the
-        constraints of ``structure`` (checked by one log-partition of these
-        scores); otherwise a ``ValueError`` names the example and the first
-        unit at which the labels known so far leave no consistent output.
-        See :meth:`OutputSpace.partial_label_scores` for the parameters.
-
-        Parameters
-        ----------
-        batch : batch object
-            The batch of the examples.
-        allowed : ndarray of bool of shape (n_units_total, n_states)
-            The labels each unit may take.
-        structure : BaseStructure, default=None
-            The structure whose constraints apply (default: this space's).
-
-        Returns
-        -------
-        scores : ndarray of shape (n_parts_total,)
-            0 on allowed parts, ``-inf`` on forbidden ones.
-        """
         if not self.partial_labels:
             return super().partial_label_scores(batch, allowed, structure)
         structure = self.structure if structure is None else structure

@@ -9,24 +9,10 @@ from scipy.optimize import linear_sum_assignment
 from ._projection import matching_project_batch
 from .._base import BaseStructure
 from .._batch import (
-    Batch,
-    check_binary_outputs,
-    check_example_tuples,
-    check_feature_rows,
-    check_part_vector,
-    check_same_width,
-    check_sample_weight,
-    example_column_norms,
-    ragged_positions,
-    stack_rows,
-)
+    Batch, check_binary_outputs, check_example_tuples, check_feature_rows, check_part_vector,
+    check_same_width, check_sample_weight, example_column_norms, ragged_positions, stack_rows)
 from .._graph import (
-    MAX_NEWTON_ITER,
-    PROJECTION_TOL,
-    check_edge_list,
-    check_geometry,
-    newton_projection,
-)
+    MAX_NEWTON_ITER, PROJECTION_TOL, check_edge_list, check_geometry, newton_projection)
 from ._kernels import MATCHING_KERNEL_OPS, matching_kernel_data
 from .._output_space import OutputSpace
 from .._targets import BinaryUnitCodec
@@ -343,30 +329,9 @@ class MatchingStructure(BaseStructure):
             int(batch.node_counts.sum()), warm_start, MAX_NEWTON_ITER,
         )
 
+    # Euclidean steps only (projections): a matching's marginals are #P-hard. B_i is the
+    # largest 2-norm of a feature column over the edges of graph i.
     def feature_bounds(self, batch, geometry):
-        """Per-example feature bounds ``B_i`` for the step sizes of the entropic extragradient.
-
-        Parameters
-        ----------
-        batch : MatchingBatch
-            A batch returned by :meth:`make_batch`.
-        geometry : {"euclidean", "entropic"}
-            How the output side is stepped; matchings have Euclidean steps
-            only (projections), their marginals being #P-hard.
-
-        Returns
-        -------
-        bounds : ndarray of shape (n_samples,)
-            For ``"euclidean"``, the largest 2-norm of a feature column over
-            the edges of every graph.
-
-        Raises
-        ------
-        UnsupportedOperation
-            For ``geometry="entropic"``.
-        ValueError
-            For any other geometry.
-        """
         check_geometry(self, geometry)
         return example_column_norms(batch.X, batch.unit_offsets, 2)
 
@@ -375,24 +340,9 @@ class MatchingStructure(BaseStructure):
         return MatchingOutputs(self, codec=partial(BinaryUnitCodec, unit="edge"))
 
     # --------------------------------------------------------------- kernels
+    # The edge features (dense or CSR), edge offsets, endpoints, node counts, and the
+    # projection's tolerance and Newton cap (layout in structures/_graph_kernels.py).
     def kernel_data(self, batch, training=False):
-        """Arguments of the per-example kernel operations for a batch.
-
-        Parameters
-        ----------
-        batch : MatchingBatch
-            A batch returned by :meth:`make_batch`.
-        training : bool, default=False
-            Ignored: the operations need nothing more for training.
-
-        Returns
-        -------
-        data : tuple
-            The edge features (dense or CSR arrays), edge offsets, endpoints,
-            node counts, and the projection's relative tolerance and Newton
-            iteration cap (layout in
-            :mod:`sklearn_struct.structures._graph_kernels`).
-        """
         return matching_kernel_data(batch.X, batch.edges, batch.unit_offsets, batch.node_counts,
                                     PROJECTION_TOL, MAX_NEWTON_ITER)
 

@@ -10,23 +10,10 @@ from ._maxflow import mincut_argmax_batch
 from ._projection import mincut_project_batch
 from .._base import BaseStructure
 from .._batch import (
-    check_binary_outputs,
-    check_example_tuples,
-    check_feature_rows,
-    check_part_vector,
-    check_same_width,
-    check_sample_weight,
-    example_column_norms,
-    ragged_positions,
-    stack_rows,
-)
+    check_binary_outputs, check_example_tuples, check_feature_rows, check_part_vector,
+    check_same_width, check_sample_weight, example_column_norms, ragged_positions, stack_rows)
 from .._graph import (
-    MAX_NEWTON_ITER,
-    PROJECTION_TOL,
-    check_edge_list,
-    check_geometry,
-    newton_projection,
-)
+    MAX_NEWTON_ITER, PROJECTION_TOL, check_edge_list, check_geometry, newton_projection)
 from ._kernels import MINCUT_KERNEL_OPS, mincut_kernel_data
 from .._output_space import OutputSpace
 from .._targets import BinaryUnitCodec
@@ -372,31 +359,10 @@ class MinCutStructure(BaseStructure):
             int(batch.edge_offsets[-1]), warm_start, MAX_NEWTON_ITER,
         )
 
+    # Euclidean steps only (projections): a min-cut model's marginals are #P-hard. B_i
+    # is the largest 2-norm of a feature column over the node rows or over the edge rows
+    # of graph i (node and edge weights are distinct columns).
     def feature_bounds(self, batch, geometry):
-        """Per-example feature bounds ``B_i`` for the step sizes of the entropic extragradient.
-
-        Parameters
-        ----------
-        batch : MinCutBatch
-            A batch returned by :meth:`make_batch`.
-        geometry : {"euclidean", "entropic"}
-            How the output side is stepped; min-cut models have Euclidean
-            steps only (projections), their marginals being #P-hard.
-
-        Returns
-        -------
-        bounds : ndarray of shape (n_samples,)
-            For ``"euclidean"``, the largest 2-norm of a feature column over
-            the node rows or over the edge rows of every graph (node and edge
-            weights are distinct columns).
-
-        Raises
-        ------
-        UnsupportedOperation
-            For ``geometry="entropic"``.
-        ValueError
-            For any other geometry.
-        """
         check_geometry(self, geometry)
         return np.maximum(example_column_norms(batch.node_X, batch.unit_offsets, 2),
                           example_column_norms(batch.edge_X, batch.edge_offsets, 2))
@@ -406,23 +372,8 @@ class MinCutStructure(BaseStructure):
         return OutputSpace(self, codec=partial(BinaryUnitCodec, unit="node"))
 
     # --------------------------------------------------------------- kernels
+    # The node and edge features (dense or CSR), node and edge offsets, edge endpoints,
+    # and the projection's tolerance and Newton cap (layout in _graph_kernels.py).
     def kernel_data(self, batch, training=False):
-        """Arguments of the per-example kernel operations for a batch.
-
-        Parameters
-        ----------
-        batch : MinCutBatch
-            A batch returned by :meth:`make_batch`.
-        training : bool, default=False
-            Ignored: the operations need nothing more for training.
-
-        Returns
-        -------
-        data : tuple
-            The node and edge features (dense or CSR arrays), the node and
-            edge offsets, the edge endpoints, and the projection's relative
-            tolerance and Newton iteration cap (layout in
-            :mod:`sklearn_struct.structures._graph_kernels`).
-        """
         return mincut_kernel_data(batch.node_X, batch.edge_X, batch.edges, batch.unit_offsets,
                                   batch.edge_offsets, PROJECTION_TOL, MAX_NEWTON_ITER)

@@ -363,28 +363,10 @@ class SegmentOutputs(OutputSpace):
         forbidden = self._segment_sums(batch, (~np.asarray(allowed, bool)).astype(float), 1.0)
         return np.where(forbidden > 0, -np.inf, 0.0)
 
+    # -inf on the segments with a token outside its allowed tags (see the class
+    # docstring); one log-partition of the scores checks that every example keeps a
+    # segmentation.
     def partial_label_scores(self, batch, allowed, structure=None):
-        """0 on the allowed segments, ``-inf`` on the others (see the class docstring).
-
-        Every example must keep a segmentation consistent with its tags
-        (checked by one log-partition of these scores); otherwise a
-        ``ValueError`` names the example and the first token at which the tags
-        known so far leave none.
-
-        Parameters
-        ----------
-        batch : batch object
-            The batch of the examples.
-        allowed : ndarray of bool of shape (n_units_total, n_states)
-            The tags each token may take.
-        structure : BaseStructure, default=None
-            The structure whose segments apply (default: this space's).
-
-        Returns
-        -------
-        scores : ndarray of shape (n_parts_total,)
-            0 on allowed parts, ``-inf`` on forbidden ones.
-        """
         semi = self.structure
         if semi.scheme == "IOB1":
             raise ValueError(
