@@ -169,6 +169,39 @@ def strict_chunk_spans(tags, scheme):
     return spans
 
 
+#: A strict scheme's prefixes of a chunk's tags: alone, first, inside, last; and the
+#: neighbour (after the chunk in IOB2, before it in IOE2) that may not carry the type's
+#: ``I-`` tag, which would continue the chunk.
+_CHUNK_WRITING = {"IOB2": ("B", "B", "I", "I", 1), "IOE2": ("E", "I", "I", "E", -1),
+                  "BIOES": ("S", "B", "I", "E", 0), "BILOU": ("U", "B", "I", "L", 0)}
+
+
+def chunk_event(chunk_type, start, end, n, scheme):
+    """The tags that make tokens ``start..end-1`` of a sentence of ``n`` one chunk.
+
+    A strict scheme reads the chunk exactly from the outputs whose every listed
+    position obeys its rule, whatever the other tokens are: the event is a product of
+    per-token sets, so its probability is a ratio of two partition functions.
+
+    Returns
+    -------
+    rules : list of (int, str, bool)
+        ``(position, tag, required)``: the token must carry ``tag`` (``required``), or
+        must not carry it.
+    """
+    alone, first, inside, last, neighbour = _CHUNK_WRITING[strict_scheme(scheme)[0]]
+    if end - start == 1:
+        rules = [(start, f"{alone}-{chunk_type}", True)]
+    else:
+        rules = ([(start, f"{first}-{chunk_type}", True)]
+                 + [(t, f"{inside}-{chunk_type}", True) for t in range(start + 1, end - 1)]
+                 + [(end - 1, f"{last}-{chunk_type}", True)])
+    outside = end if neighbour == 1 else start - 1
+    if neighbour and 0 <= outside < n:
+        rules.append((outside, f"I-{chunk_type}", False))
+    return rules
+
+
 def is_iob_tag(tag):
     """Whether ``tag`` is ``'O'``, ``'B-<type>'`` or ``'I-<type>'``."""
     if tag == "O":

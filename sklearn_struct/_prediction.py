@@ -8,16 +8,22 @@ method that uses a fitted model: ``predict``, ``score``, ``decision_function``,
 linear model over any structure, in parallel chunks of examples.
 """
 
+import re
+
 import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from ._chunk_tags import chunk_event, strict_chunk_spans
 from ._validation import (_FORMS, _check_data_set, _check_finite_rows, _declared_structure,
                           _input_form, _reject_token_dicts)
 from .solvers._chunks import ExampleChunks
 
 __all__ = ["PredictionMixin", "predict_marginals", "predict_outputs"]
+
+#: The name of the targets in the codec's messages, which ``allowed_labels`` take the form of.
+_RENAMED_TARGET = re.compile(r"\by(?=\[| has | must | is required)")
 
 
 def predict_outputs(structure, batch, w, n_jobs=None):
@@ -75,8 +81,41 @@ class PredictionMixin:
         self._check_input_shape(batch, name)
         return batch
 
-    def _part_scores(self, batch):
-        return self.structure_.part_scores(batch, self.weights_)
+    def _part_scores(self, batch, allowed_labels=None, method="predict"):
+        """The part scores of ``batch``; with ``allowed_labels``, ``-inf`` on every part
+        of a label that a unit may not take (checked before any inference)."""
+        scores = self.structure_.part_scores(batch, self.weights_)
+        if allowed_labels is None:
+            return scores
+        return scores + self._constraint_scores(batch, allowed_labels, method)
+
+    def _constraint_scores(self, batch, allowed_labels, method):
+        """``0`` on the parts that ``allowed_labels`` allow, ``-inf`` on the others."""
+        allowed = self._allowed_mask(batch, allowed_labels, method)
+        return self._mask_scores(batch, allowed, f"{type(self).__name__}.{method}")
+
+    def _allowed_mask(self, batch, allowed_labels, method):
+        """``allowed[u, k]``: whether ``allowed_labels`` let unit ``u`` take label ``k``."""
+        name = f"{type(self).__name__}.{method}"
+        codec, structure = self._codec, self.structure_
+        if not (hasattr(codec, "encode_partial") and structure.accepts_forbidden_parts):
+            raise ValueError(
+                f"{name}: allowed_labels restrict the labels of the units of sequences or "
+                f"trees (chains, semi-Markov chains, label trees); {type(structure).__name__}'s "
+                "outputs take no such constraints.")
+        try:
+            Y, allowed = codec.encode_partial(batch, allowed_labels)
+        except (TypeError, ValueError) as error:  # the codec's message names y, as in fit
+            message = _RENAMED_TARGET.sub("allowed_labels", str(error))
+            raise type(error)(f"{name}: {message}") from None
+        return np.eye(codec.n_states, dtype=bool)[Y] if allowed is None else allowed
+
+    def _mask_scores(self, batch, allowed, name):
+        try:
+            return self.structure_.output_space().partial_label_scores(batch, allowed,
+                                                                       self.structure_)
+        except ValueError as error:
+            raise ValueError(f"{name}: allowed_labels leave no output: {error}") from None
 
     def _predict_encoded(self, batch):
         return predict_outputs(self.structure_, batch, self.weights_, self.n_jobs)
@@ -114,7 +153,7 @@ class PredictionMixin:
         Y[np.concatenate(unseen)] = -1
         return Y
 
-    def predict(self, X):
+    def predict(self, X, allowed_labels=None):
         """Predict the best output of every example.
 
         Parameters
@@ -123,6 +162,12 @@ class PredictionMixin:
             Inputs in the form used for ``fit``: one 2-D matrix (flat samples),
             a list of ``(T_i, n_features)`` arrays or sparse matrices
             (sequences) or a list of graph tuples (matching, min-cut).
+        allowed_labels : list of array-like of shape (n_units_i,), default=None
+            Constraints on the outputs of sequences and trees (see
+            :ref:`constraints_at_prediction`): per example, one entry per unit,
+            ``None`` (any label), a label (that label), or a ``set`` of the
+            labels allowed there, as the partial labels of ``fit``.  The best
+            output among those that obey them.
 
         Returns
         -------
@@ -132,7 +177,10 @@ class PredictionMixin:
             candidate edge or per node).
         """
         batch = self._validate_predict_data(X)
-        return self._codec.decode(batch, self._predict_encoded(batch))
+        if allowed_labels is None:
+            return self._codec.decode(batch, self._predict_encoded(batch))
+        scores = self._part_scores(batch, allowed_labels, "predict")
+        return self._codec.decode(batch, self.structure_.argmax(batch, scores))
 
     def score(self, X, y, sample_weight=None):
         """Score of the predictions: the structure's ``score_outputs``.
@@ -209,7 +257,7 @@ class PredictionMixin:
         return self._marginals_available() and self._current_structure().output_space().flat
 
     @available_if(_marginals_available)
-    def predict_marginals(self, X):
+    def predict_marginals(self, X, allowed_labels=None):
         """Posterior marginal probabilities of every label of every output unit.
 
         Only for probabilistic models (CRFs) over structures with marginals.
@@ -218,6 +266,9 @@ class PredictionMixin:
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features), or list
             Inputs in the form used for ``fit``, as for :meth:`decision_function`.
+        allowed_labels : list of array-like of shape (n_units_i,), default=None
+            Constraints, as for :meth:`predict`: the marginals are then those of
+            the distribution conditioned on the outputs that obey them.
 
         Returns
         -------
@@ -227,8 +278,98 @@ class PredictionMixin:
             ``(T_i, n_classes)`` array per sequence.
         """
         batch = self._validate_predict_data(X)
-        mu = predict_marginals(self.structure_, batch, self.weights_, self.n_jobs)
+        if allowed_labels is None:
+            mu = predict_marginals(self.structure_, batch, self.weights_, self.n_jobs)
+        else:
+            scores = self._part_scores(batch, allowed_labels, "predict_marginals")
+            mu = self.structure_.marginals(batch, scores)[0]
         return self.structure_.output_space().unit_values(batch, mu)
+
+    @available_if(_marginals_available)
+    def predict_chunks(self, X, scheme="IOB2", allowed_labels=None):
+        """The chunks of the predicted tags, each with its exact probability.
+
+        The tags of the best output (:meth:`predict`) are read strictly by
+        ``scheme`` (:func:`~sklearn_struct.metrics.chunk_f1_score`'s
+        ``mode="strict"``).  A chunk's probability is that of the outputs in
+        which the same tokens form the same chunk: under a strict scheme they
+        are the outputs whose tokens carry the chunk's tags (and whose
+        neighbour does not continue it), so it is a ratio of two partition
+        functions, computed by the structure's dynamic program (chains,
+        semi-Markov chains).
+
+        Parameters
+        ----------
+        X : list
+            Inputs in the form used for ``fit``.
+        scheme : {"IOB2", "IOE2", "BIOES", "BILOU"} or an alias ("BIO", "IOBES"), \
+                default="IOB2"
+            How the labels (``classes_``) write chunks.
+        allowed_labels : list of array-like of shape (n_units_i,), default=None
+            Constraints, as for :meth:`predict`: the best output and the
+            probabilities are then those conditioned on them.
+
+        Returns
+        -------
+        chunks : list of list of tuple
+            Per example, its chunks ``(chunk_type, start, end, probability)``
+            in order (``end`` exclusive).
+
+        Raises
+        ------
+        ValueError
+            If ``classes_`` are not tags of ``scheme``, before any inference.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_struct import EGCRF
+        >>> X = [np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])] * 4
+        >>> y = [np.array(["B-PER", "I-PER", "O"])] * 4
+        >>> crf = EGCRF(C=10.0).fit(X, y)
+        >>> [(kind, start, end) for kind, start, end, _ in crf.predict_chunks(X[:1])[0]]
+        [('PER', 0, 2)]
+        >>> bool(0.5 < crf.predict_chunks(X[:1])[0][0][3] <= 1.0)
+        True
+        """
+        name = f"{type(self).__name__}.predict_chunks"
+        try:
+            strict_chunk_spans(self.classes_.tolist(), scheme)
+        except ValueError as error:
+            raise ValueError(f"{name}: classes_ are not {scheme!r} chunk tags ({error}).") from None
+        batch = self._validate_predict_data(X)
+        structure, K = self.structure_, len(self.classes_)
+        allowed = (np.ones((int(batch.unit_offsets[-1]), K), dtype=bool)
+                   if allowed_labels is None
+                   else self._allowed_mask(batch, allowed_labels, "predict_chunks"))
+        scores = self._part_scores(batch)
+        if allowed_labels is not None:
+            scores = scores + self._mask_scores(batch, allowed, name)
+        tags = self._codec.decode(batch, structure.argmax(batch, scores))
+        index = {label: k for k, label in enumerate(self.classes_.tolist())}
+        found, examples, masks = [], [], []
+        for i, sentence in enumerate(tags):
+            found.append(strict_chunk_spans(sentence.tolist(), scheme))
+            units = allowed[batch.unit_offsets[i]:batch.unit_offsets[i + 1]]
+            for chunk_type, start, end in found[-1]:
+                mask = units.copy()
+                for position, tag, required in chunk_event(chunk_type, start, end,
+                                                           len(sentence), scheme):
+                    keep = np.full(K, not required)
+                    if tag in index:
+                        keep[index[tag]] = required
+                    mask[position] &= keep
+                examples.append(i)
+                masks.append(mask)
+        if not examples:
+            return [[] for _ in found]
+        events = structure.take(batch, np.asarray(examples))
+        event_scores = structure.part_scores(events, self.weights_) + self._mask_scores(
+            events, np.concatenate(masks), name)
+        log_ratio = (structure.log_partition(events, event_scores)
+                     - structure.log_partition(batch, scores)[examples])
+        probabilities = iter(np.exp(np.minimum(log_ratio, 0.0)).tolist())
+        return [[(*chunk, next(probabilities)) for chunk in chunks] for chunks in found]
 
     @available_if(_proba_available)
     def predict_proba(self, X):
@@ -290,7 +431,7 @@ class PredictionMixin:
         return [[rows[j][i] for j in range(Y.shape[0]) if present[j, i]]
                 for i in range(batch.n_samples)]
 
-    def predict_k_best(self, X, k, return_proba=False):
+    def predict_k_best(self, X, k, return_proba=False, allowed_labels=None):
         """The ``k`` highest-scoring outputs of every example, best first.
 
         Exact, from the structure's dynamic program (chains, with their
@@ -314,6 +455,9 @@ class PredictionMixin:
             Also return each output's probability ``exp(score - log Z)``
             under the model's Gibbs distribution (CRFs only, such as
             :class:`~sklearn_struct.EGCRF`).
+        allowed_labels : list of array-like of shape (n_units_i,), default=None
+            Constraints, as for :meth:`predict`: the ``k`` best outputs among
+            those that obey them, and their probabilities conditioned on them.
 
         Returns
         -------
@@ -362,7 +506,7 @@ class PredictionMixin:
         if return_proba:
             self._check_dp_operation("marginals", "predict_k_best(return_proba=True)")
         batch = self._validate_predict_data(X)
-        part_scores = self._part_scores(batch)
+        part_scores = self._part_scores(batch, allowed_labels, "predict_k_best")
         Y, best = self.structure_.k_best(batch, part_scores, int(k))
         present = np.isfinite(best).T  # (k, n_samples)
         y_k = self._decode_rows(batch, Y, present)
@@ -383,7 +527,7 @@ class PredictionMixin:
         return (y_k, scores, proba) if return_proba else (y_k, scores)
 
     @available_if(lambda self: self._probabilistic)
-    def sample_y(self, X, n_samples=1, random_state=None):
+    def sample_y(self, X, n_samples=1, random_state=None, allowed_labels=None):
         """Exact samples of the outputs of every example from the model's distribution.
 
         Draws from the Gibbs distribution ``p(y | x) ~ exp(w . Phi(x, y))`` of
@@ -401,6 +545,9 @@ class PredictionMixin:
             Draws per example, at least 1.
         random_state : int, RandomState instance or None, default=None
             Seeds the draws: an int gives the same draws every call.
+        allowed_labels : list of array-like of shape (n_units_i,), default=None
+            Constraints, as for :meth:`predict`: draws from the distribution
+            conditioned on the outputs that obey them.
 
         Returns
         -------
@@ -439,6 +586,7 @@ class PredictionMixin:
                 f"numpy RandomState, got {random_state!r} ({error})") from None
         self._check_dp_operation("sample", "sample_y")
         batch = self._validate_predict_data(X)
-        Y = self.structure_.sample(batch, self._part_scores(batch), int(n_samples),
+        scores = self._part_scores(batch, allowed_labels, "sample_y")
+        Y = self.structure_.sample(batch, scores, int(n_samples),
                                    random_state=random_state)
         return self._decode_rows(batch, Y, np.ones((Y.shape[0], batch.n_samples), dtype=bool))

@@ -326,7 +326,7 @@ class DerivedOperations:
         """
         ops = self._kernel_for("k_best")
         k = min(_count(k, "k", type(self).__name__), MAX_K)  # no more can exist
-        scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
+        scores = self._check_scores(batch, scores)
         return specialize(_generic_kernels.batch_k_best, ops)(
             self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, k)
 
@@ -361,7 +361,7 @@ class DerivedOperations:
 
         ops = self._kernel_for("sample")
         n_draws = _count(n_draws, "n_draws", type(self).__name__)
-        scores = check_part_vector(scores, batch.part_offsets[-1], type(self).__name__)
+        scores = self._check_scores(batch, scores)
         seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
         Y = np.zeros((n_draws, int(batch.unit_offsets[-1])), dtype=np.int64)
         specialize(_generic_kernels.batch_sample, ops)(
