@@ -19,6 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 
+from ._early_stopping import EARLY_STOPPING_CONSTRAINTS, EarlyStopping
 from .base import STRUCTURE_CONSTRAINT, StructuredEstimator, as_history, restored_on_failure
 from .solvers._eg_dual import dual_weights, last_examples_state
 from .solvers.eg import EGState, check_cache_dir, eg_solve, new_examples_state
@@ -70,6 +71,7 @@ class _BaseEG(StructuredEstimator):
         "eta0": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Real, 0, None, closed="neither")],
+        **EARLY_STOPPING_CONSTRAINTS,
         "warm_start": ["boolean"],
         "annealing": ["boolean"],
         "partial_fit_memory": [None, Interval(Integral, 0, None, closed="left")],
@@ -83,8 +85,9 @@ class _BaseEG(StructuredEstimator):
 
     def __init__(
         self, *, C=1.0, structure=None, solver="online", order="gap",
-        learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100, warm_start=False,
-        annealing=True, partial_fit_memory=1000, max_latent_iter=30, n_jobs=None,
+        learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100, early_stopping=False,
+        validation_fraction=0.1, n_iter_no_change=5, warm_start=False, annealing=True,
+        partial_fit_memory=1000, max_latent_iter=30, n_jobs=None,
         cache_size=None, cache_dir=None, random_state=None, verbose=0,
     ):
         self.C = C
@@ -95,6 +98,9 @@ class _BaseEG(StructuredEstimator):
         self.eta0 = eta0
         self.tol = tol
         self.max_iter = max_iter
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
         self.warm_start = warm_start
         self.annealing = annealing
         self.partial_fit_memory = partial_fit_memory
@@ -152,7 +158,7 @@ class _BaseEG(StructuredEstimator):
 
     @restored_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None, callback=None):
+    def fit(self, X, y, sample_weight=None, callback=None, X_val=None, y_val=None):
         """Fit the model on the dual of its objective (see the class and ``solver``).
 
         Parameters
@@ -175,6 +181,11 @@ class _BaseEG(StructuredEstimator):
             the estimator holding the weights of that pass (so that
             ``estimator.predict`` or ``score`` on a development set work);
             its return value is ignored.  Training does not depend on it.
+        X_val : list or array-like, default=None
+            Validation inputs for ``early_stopping``, in the form of ``X``
+            (instead of holding out ``validation_fraction`` of ``X``).
+        y_val : list or array-like, default=None
+            Their outputs, fully labelled.
 
         Returns
         -------
@@ -184,9 +195,17 @@ class _BaseEG(StructuredEstimator):
         self._check_cache_arguments()
         batch, Y, sample_weight, constraint_scores = self._validate_fit_data(
             X, y, sample_weight, partial=True)
-        on_pass = self._pass_callback(callback, batch, lambda state: state.primal_weights)
         if constraint_scores is not None:
+            if self.early_stopping or X_val is not None:
+                raise ValueError(f"{type(self).__name__}.fit: early stopping scores fully "
+                                 "labelled examples; partial labels (None or sets in y) are "
+                                 "learnt without it (early_stopping=False).")
+            on_pass = self._pass_callback(callback, batch, lambda state: state.primal_weights)
             return self._fit_partial_labels(batch, Y, sample_weight, constraint_scores, on_pass)
+        batch, Y, sample_weight, stopping = EarlyStopping.split(self, batch, Y, sample_weight,
+                                                                X_val, y_val)
+        on_pass = self._pass_callback(callback, batch, lambda state: state.primal_weights,
+                                      stopping)
         self.__dict__.pop("latent_objective_", None)
         state = None
         previous = self.__dict__.get("_dual_state") if self.warm_start else None
@@ -197,12 +216,13 @@ class _BaseEG(StructuredEstimator):
             state = previous
         result = self._solve(batch, Y, sample_weight, state, on_pass)
         self._set_fit_results(batch, result)
+        EarlyStopping.finish(self, stopping, batch)
         self.__dict__.pop("_partial_fit_kept", None)  # a later partial_fit starts from here
         # the dual variables are as large as the training set: kept only for warm starts
         self._dual_state = result.state if self.warm_start else None
         self._dual_state_classes = self.classes_
         self._dual_state_kind = self._state_kind()
-        if not result.converged:
+        if not result.converged and (stopping is None or not stopping.stopped):
             passes = "oracle passes" if self.solver == "working_set" else "effective passes"
             warnings.warn(
                 f"{type(self).__name__} did not reach the relative duality gap tol={self.tol} "

@@ -160,22 +160,26 @@ class StructuredEstimator(FitValidationMixin, WeightsMixin, PredictionMixin, Bas
     _sign_constraints = True
     _weights_prunable = True
 
-    def _pass_callback(self, callback, batch, weights_of):
+    def _pass_callback(self, callback, batch, weights_of, stopping=None):
         """The solver's per-pass callback that shows ``callback`` the model of that pass.
 
         ``weights_of(solver_state)`` gives the current weight vector; the
         estimator gets it (``coef_``, ``predict``, ... work) and
-        ``callback(pass_number, estimator)`` is called.  ``None`` for none.
+        ``callback(pass_number, estimator)`` is called; then ``stopping`` (an
+        :class:`~sklearn_struct._early_stopping.EarlyStopping`) scores the pass,
+        and the solver stops when it says so.  ``None`` for none of the two.
         """
-        if callback is None:
+        if callback is None and stopping is None:
             return None
-        if not callable(callback):
+        if callback is not None and not callable(callback):
             raise TypeError(f"{type(self).__name__}.fit: callback must be callable "
                             f"(pass_number, estimator), got {callback!r}.")
 
         def on_pass(pass_number, state):
             self._set_weights(batch, weights_of(state))
-            callback(pass_number, self)
+            if callback is not None:
+                callback(pass_number, self)
+            return stopping is not None and stopping(pass_number)
 
         return on_pass
 

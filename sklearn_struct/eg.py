@@ -89,6 +89,18 @@ class EGCRF(_BaseEG):
     max_iter : float, default=100
         Maximum number of effective passes over the data (examples visited /
         n_samples, every tried step size counting as a visit).
+    early_stopping : bool, default=False
+        Score the model of every pass on a validation set (``X_val``, ``y_val``
+        given to ``fit``, else ``validation_fraction`` of the examples held out),
+        stop after ``n_iter_no_change`` passes without a better score, and keep
+        the weights of the best pass (``best_iteration_``); see
+        :ref:`early_stopping`.
+    validation_fraction : float, default=0.1
+        Share of the examples held out for early stopping (rounded up to whole
+        examples), when no validation set is given.
+    n_iter_no_change : int, default=5
+        Passes without a better validation score after which early stopping
+        ends the fit.
     warm_start : bool, default=False
         Start the next ``fit`` from the solution of the previous one: here the
         dual variables, kept for that purpose (for a path over ``C``; see
@@ -175,6 +187,10 @@ class EGCRF(_BaseEG):
         Column names of a flat ``X`` given as a DataFrame with string columns.
     n_iter_ : int
         Number of passes run (each of at most ``n_samples`` visits).
+    best_iteration_ : int
+        With ``early_stopping``: the pass whose weights the model keeps.
+    validation_scores_ : ndarray of shape (n_iter_,)
+        With ``early_stopping``: the validation score of every pass.
     history_ : dict of ndarray
         Per gap evaluation (see ``tol``): ``passes`` (cumulative effective
         passes), ``C``, ``dual``, ``primal``, ``gap`` (primal - dual),
@@ -278,6 +294,17 @@ class EGStructuredSVM(_BaseEG):
         slower ``O(1/eps)`` rate, hence a looser default than :class:`EGCRF`).
     max_iter : float, default=100
         Maximum number of effective passes.
+    early_stopping : bool, default=False
+        Score the model of every pass on a validation set (``X_val``, ``y_val``
+        given to ``fit``, else ``validation_fraction`` of the examples held out),
+        stop after ``n_iter_no_change`` passes without a better score, and keep
+        the weights of the best pass (``best_iteration_``); see :class:`EGCRF`.
+    validation_fraction : float, default=0.1
+        Share of the examples held out for early stopping (rounded up to whole
+        examples), when no validation set is given.
+    n_iter_no_change : int, default=5
+        Passes without a better validation score after which early stopping
+        ends the fit.
     warm_start : bool, default=False
         Keep the dual variables for the next ``fit`` (see :class:`EGCRF`).
     annealing : bool, default=True
@@ -376,14 +403,17 @@ dual_objective_, duality_gap_, latent_objective_
 
     def __init__(
         self, *, C=1.0, structure=None, solver="online", order="shuffle",
-        learning_rate="adaptive", eta0=0.5, tol=1e-3, max_iter=100, warm_start=False,
+        learning_rate="adaptive", eta0=0.5, tol=1e-3, max_iter=100, early_stopping=False,
+        validation_fraction=0.1, n_iter_no_change=5, warm_start=False,
         annealing=True, smoothing=True, accelerate=True, partial_fit_memory=1000,
         max_latent_iter=30, n_jobs=None, cache_size=None, cache_dir=None, random_state=None,
         verbose=0,
     ):
         super().__init__(
             C=C, structure=structure, solver=solver, order=order, learning_rate=learning_rate,
-            eta0=eta0, tol=tol, max_iter=max_iter, warm_start=warm_start, annealing=annealing,
+            eta0=eta0, tol=tol, max_iter=max_iter, early_stopping=early_stopping,
+            validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change,
+            warm_start=warm_start, annealing=annealing,
             partial_fit_memory=partial_fit_memory, max_latent_iter=max_latent_iter,
             n_jobs=n_jobs, cache_size=cache_size, cache_dir=cache_dir,
             random_state=random_state, verbose=verbose,

@@ -7,11 +7,10 @@ import warnings
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._early_stopping import EARLY_STOPPING_CONSTRAINTS, EarlyStopping
 from .base import STRUCTURE_CONSTRAINT, StructuredEstimator
-from ._prediction import predict_outputs
 from .solvers.extragradient import dual_extragradient
 
 __all__ = ["DualExtragradientMatcher"]
@@ -164,9 +163,7 @@ class DualExtragradientMatcher(StructuredEstimator):
         "memory": [StrOptions({"full", "low"})],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
-        "early_stopping": ["boolean"],
-        "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
+        **EARLY_STOPPING_CONSTRAINTS,
         "warm_start": ["boolean"],
         "n_jobs": [None, numbers.Integral],
         "random_state": ["random_state"],
@@ -256,23 +253,8 @@ class DualExtragradientMatcher(StructuredEstimator):
         structure = self.structure_
         self.geometry_ = self._geometry(structure)
 
-        validation = None
-        if self.early_stopping:
-            rng = check_random_state(self.random_state)
-            order = rng.permutation(batch.n_samples)
-            n_val = int(np.ceil(self.validation_fraction * batch.n_samples))
-            if n_val < 1 or n_val >= batch.n_samples:
-                raise ValueError(
-                    f"validation_fraction={self.validation_fraction} leaves no training or no "
-                    f"validation example out of {batch.n_samples}."
-                )
-            val_idx, train_idx = np.sort(order[:n_val]), np.sort(order[n_val:])
-            validation = (structure.take(batch, val_idx), _take_units(batch, Y, val_idx))
-            Y = _take_units(batch, Y, train_idx)
-            batch = structure.take(batch, train_idx)
-
-        scores, seconds = [], []
-        best = {"score": -np.inf, "coef": None, "iteration": 0}
+        batch, Y, _, stopping = EarlyStopping.split(self, batch, Y, None)
+        seconds = []
         clock = [time.perf_counter()]
 
         def callback(t, coef):
@@ -280,15 +262,10 @@ class DualExtragradientMatcher(StructuredEstimator):
             seconds.append(now - clock[0])
             line = f"[DualExtragradient] pass {t}  ({seconds[-1]:.2f}s)"
             stop = False
-            if validation is not None:
-                val_batch, val_Y = validation
-                predicted = predict_outputs(structure, val_batch, coef, self.n_jobs)
-                score = float(structure.output_space().score(val_batch, predicted, val_Y))
-                scores.append(score)
-                if score > best["score"]:
-                    best.update(score=score, coef=coef.copy(), iteration=t)
-                stop = t - best["iteration"] >= self.n_iter_no_change
-                line += f"  validation score {score:.6g}"
+            if stopping is not None:
+                self._set_weights(batch, coef)
+                stop = stopping(t)
+                line += f"  validation score {stopping.scores[-1]:.6g}"
             if self.verbose:
                 print(line)
             clock[0] = time.perf_counter()
@@ -302,25 +279,27 @@ class DualExtragradientMatcher(StructuredEstimator):
         )
         # as large as the weights: kept only for warm starts
         self._solver_state = result.state if self.warm_start else None
-        coef = result.coef if validation is None else best["coef"]
-        self.best_iteration_ = result.n_iter if validation is None else best["iteration"]
-        self._set_weights(batch, coef)
+        self._set_weights(batch, result.coef)
+        EarlyStopping.finish(self, stopping, batch)
+        if stopping is None:
+            self.best_iteration_ = result.n_iter
         self.n_iter_ = result.n_iter
         self.lipschitz_ = result.lipschitz
         history = {"objective": np.asarray(result.objective, dtype=float),
                    "gap": np.asarray(result.gap, dtype=float),
                    "seconds": np.asarray(seconds[:result.n_iter], dtype=float)}
-        if validation is not None:
-            history["validation_score"] = np.asarray(scores, dtype=float)
+        if stopping is not None:
+            history["validation_score"] = self.validation_scores_
+        else:
+            self.validation_scores_ = None
         self.history_ = history
-        self.validation_scores_ = history.get("validation_score")
         objective = history["objective"]
         self.objective_ = (float(objective[self.best_iteration_ - 1]) if len(objective)
                            else float("nan"))
         if self.verbose:
             print(f"[DualExtragradient] {self.n_iter_} passes: objective {self.objective_:.6g}, "
                   f"gap {history['gap'][-1] if len(history['gap']) else float('nan'):.3g}")
-        if (np.isfinite(self.radius) and not result.converged and validation is None
+        if (np.isfinite(self.radius) and not result.converged and stopping is None
                 and self.tol > 0):
             warnings.warn(
                 f"DualExtragradientMatcher did not reach tol={self.tol} in {self.max_iter} "
@@ -329,9 +308,3 @@ class DualExtragradientMatcher(StructuredEstimator):
                 ConvergenceWarning,
             )
         return self
-
-
-def _take_units(batch, Y, indices):
-    """Encoded outputs of some examples of a batch (flat over their units)."""
-    return np.concatenate([Y[batch.unit_offsets[i]:batch.unit_offsets[i + 1]]
-                           for i in indices])

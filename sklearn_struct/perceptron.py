@@ -9,6 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
+from ._early_stopping import EARLY_STOPPING_CONSTRAINTS, EarlyStopping
 from .base import STRUCTURE_CONSTRAINT, StructuredEstimator, as_history, restored_on_failure
 from .solvers.perceptron import PerceptronState, perceptron_solve
 
@@ -43,6 +44,18 @@ class StructuredPerceptron(StructuredEstimator):
         ``fit`` starts; the structure is used as given and never modified.
     max_iter : int, default=10
         Maximum number of epochs (passes over the training set).
+    early_stopping : bool, default=False
+        Score the model of every epoch on a validation set (``X_val``, ``y_val``
+        given to ``fit``, else ``validation_fraction`` of the examples held out),
+        stop after ``n_iter_no_change`` epochs without a better score, and keep
+        the weights of the best epoch (``best_iteration_``); see
+        :ref:`early_stopping`.
+    validation_fraction : float, default=0.1
+        Share of the examples held out for early stopping (rounded up to whole
+        examples), when no validation set is given.
+    n_iter_no_change : int, default=5
+        Epochs without a better validation score after which early stopping
+        ends the fit.
     average : bool, default=True
         Predict with the averaged weights (else the last ones).
     shuffle : bool, default=True
@@ -72,6 +85,10 @@ class StructuredPerceptron(StructuredEstimator):
         Number of input features.
     n_iter_ : int
         Epochs run by the last ``fit``.
+    best_iteration_ : int
+        With ``early_stopping``: the epoch whose weights the model keeps.
+    validation_scores_ : ndarray of shape (n_iter_,)
+        With ``early_stopping``: the validation score of every epoch.
     history_ : dict of ndarray
         Per epoch: ``mistakes`` (training examples predicted wrong, or
         inconsistent with their partial labels, during the epoch) and ``seconds``.
@@ -113,6 +130,7 @@ class StructuredPerceptron(StructuredEstimator):
     _parameter_constraints = {
         "structure": STRUCTURE_CONSTRAINT,
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **EARLY_STOPPING_CONSTRAINTS,
         "average": ["boolean"],
         "shuffle": ["boolean"],
         "warm_start": ["boolean"],
@@ -123,10 +141,14 @@ class StructuredPerceptron(StructuredEstimator):
     _required_operations = ("part_scores", "argmax", "encode")
     _sign_constraints = False  # an update may make any weight negative
 
-    def __init__(self, *, structure=None, max_iter=10, average=True, shuffle=True,
+    def __init__(self, *, structure=None, max_iter=10, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=5, average=True, shuffle=True,
                  warm_start=False, n_jobs=None, random_state=None, verbose=0):
         self.structure = structure
         self.max_iter = max_iter
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
         self.average = average
         self.shuffle = shuffle
         self.warm_start = warm_start
@@ -136,7 +158,7 @@ class StructuredPerceptron(StructuredEstimator):
 
     @restored_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None, callback=None):
+    def fit(self, X, y, sample_weight=None, callback=None, X_val=None, y_val=None):
         """Run perceptron epochs over the training examples.
 
         Parameters
@@ -157,6 +179,11 @@ class StructuredPerceptron(StructuredEstimator):
             Called after every epoch as ``callback(epoch, estimator)``, the
             estimator holding the (averaged) weights of that epoch; its
             return value is ignored.  Training does not depend on it.
+        X_val : list or array-like, default=None
+            Validation inputs for ``early_stopping``, in the form of ``X``
+            (instead of holding out ``validation_fraction`` of ``X``).
+        y_val : list or array-like, default=None
+            Their outputs, fully labelled.
 
         Returns
         -------
@@ -165,19 +192,29 @@ class StructuredPerceptron(StructuredEstimator):
         """
         batch, Y, sample_weight, constraint_scores = self._validate_fit_data(
             X, y, sample_weight, partial=True)
+        stopping = None
+        if constraint_scores is None:
+            batch, Y, sample_weight, stopping = EarlyStopping.split(
+                self, batch, Y, sample_weight, X_val, y_val)
+        elif self.early_stopping or X_val is not None:
+            raise ValueError("StructuredPerceptron.fit: early stopping scores fully labelled "
+                             "examples; partial labels (None or sets in y) are learnt without "
+                             "it (early_stopping=False).")
         state = self.__dict__.get("_perceptron_state") if self.warm_start else None
         if state is not None and (self._state_parts != batch.part_offsets[-1]
                                   or not np.array_equal(self._state_classes, self.classes_)):
             state = None  # another training set: start afresh
         on_pass = self._pass_callback(
             callback, batch,
-            lambda state: self.structure_.contract_weights(batch, state.weights(self.average)))
+            lambda state: self.structure_.contract_weights(batch, state.weights(self.average)),
+            stopping)
         w, state, history, converged = perceptron_solve(
             self.structure_.training_structure(), batch, Y, max_iter=self.max_iter,
             average=self.average, shuffle=self.shuffle, sample_weight=sample_weight, state=state,
             random_state=check_random_state(self.random_state), verbose=self.verbose,
             callback=on_pass, constraint_scores=constraint_scores)
         self._set_weights(batch, w)
+        EarlyStopping.finish(self, stopping, batch)
         self.n_iter_ = len(history["mistakes"])
         self.history_ = as_history(history)
         # the running sum is as large as the weights: kept only for warm starts (and
@@ -185,7 +222,7 @@ class StructuredPerceptron(StructuredEstimator):
         self._perceptron_state = state if self.warm_start else None
         self._state_parts = batch.part_offsets[-1]
         self._state_classes = self.classes_
-        if not converged:
+        if not converged and (stopping is None or not stopping.stopped):
             warnings.warn(
                 f"StructuredPerceptron: the last of {self.n_iter_} epochs still predicted "
                 f"{history['mistakes'][-1]} training examples wrong (max_iter={self.max_iter}); "

@@ -138,7 +138,8 @@ def eg_solve(
         core), the passes sharing ``w`` asynchronously (see ``OnlineEpoch``).
     verbose : int
     callback : callable, optional
-        Called as ``callback(epoch, state)`` after every pass.
+        Called as ``callback(epoch, state)`` after every pass; a true return value
+        stops the passes (early stopping).
     feature_scale : ndarray of shape (n_weights,), optional
         Solve the datafit whose features are rescaled weight by weight,
         ``phi'(x, r) = feature_scale * phi(x, r)`` (in the structure's weight
@@ -256,7 +257,8 @@ def _passes(datafit, state, epoch_runner, schedule, history, *, solver, order, r
                                  schedule.now)
         pass_seconds += time.perf_counter() - start
         passes = total_tries / n
-        _after_pass(state, epoch, batch_passes, callback)
+        if _after_pass(state, epoch, batch_passes, callback):
+            return epoch, False
         if not (tol == 0 or schedule.now != schedule.target or total_tries >= budget_total
                 or total_tries >= check_at):
             continue
@@ -292,14 +294,15 @@ def _run_pass(epoch_runner, solver, state, budget, n, order, rng, visit_probabil
 def _after_pass(state, epoch, batch_passes, callback):
     """After pass ``epoch``: the smoothed hinge's running average of ``w``, then
     ``callback(epoch, state)`` (batch EG's dual variables brought back from its chunks,
-    ``batch_passes``, first)."""
+    ``batch_passes``, first); returns whether the callback asks to stop."""
     if state.w_average is not None:
         weight = min(1.0, 1.0 / (AVERAGE_WINDOW * epoch))
         state.w_average += weight * (state.w - state.w_average)
     if callback is not None:
         if batch_passes is not None:
             batch_passes.store(state)
-        callback(epoch, state)
+        return bool(callback(epoch, state))
+    return False
 
 
 def _finish(state, epoch_runner, keep_dual, C_now, schedule):

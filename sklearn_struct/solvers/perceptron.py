@@ -82,7 +82,8 @@ def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=
     random_state : numpy.random.RandomState, optional
     verbose : int
     callback : callable, optional
-        Called as ``callback(epoch, state)`` after every epoch.
+        Called as ``callback(epoch, state)`` after every epoch; a true return value
+        stops the epochs (early stopping).
     constraint_scores : ndarray of shape (n_parts_total,), optional
         Partial labels: 0 on the parts consistent with them, ``-inf`` elsewhere
         (``Y`` is then ignored); every example must keep a consistent output.
@@ -127,8 +128,8 @@ def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=
         if verbose:
             print(f"[perceptron] epoch {epoch}: {mistakes} of {n} examples predicted wrong "
                   f"({history['seconds'][-1]:.2f}s)")
-        if callback is not None:
-            callback(epoch, state)
+        if callback is not None and callback(epoch, state):
+            break
         if mistakes == 0:
             converged = True
             break

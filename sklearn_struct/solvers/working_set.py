@@ -320,7 +320,8 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
         Seeds the order of the cached passes.
     verbose : int
     callback : callable, optional
-        Called as ``callback(oracle_pass, state)`` after every oracle pass.
+        Called as ``callback(oracle_pass, state)`` after every oracle pass; a true
+        return value stops the passes (early stopping).
 
     Returns
     -------
@@ -395,8 +396,8 @@ def working_set_solve(structure, batch, Y, *, C=1.0, sample_weight=None, tol=1e-
                   f"rel.gap={state.gap / max(abs(primal), 1e-300):.3e}  ({cached} cached "
                   f"passes, {np.mean(state.atoms['count']):.1f} outputs per example"
                   + (f", proximal C={state.inner_C:.3g})" if state.inner_C < C else ")"))
-        if callback is not None:
-            callback(epoch, state)
+        if callback is not None and callback(epoch, state):
+            break
         if state.gap <= tol * abs(primal):
             converged = True
             break
