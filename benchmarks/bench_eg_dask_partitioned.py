@@ -7,14 +7,14 @@ pass), ``--passes`` passes, fitted two ways, each in a child process of its own:
 
 * ``one process``: ``n_jobs=None``, under ``/usr/bin/time -v``; its peak resident set (data
   loading included) sets the workers' memory limit;
-* ``dask``: a ``distributed.LocalCluster`` of 2 worker processes with one thread each and a
-  ``memory_limit`` of ``--memory-fraction`` times that peak (with ``--no-spill``, dask's
-  spilling of stored values to disk and its pausing of a worker near the limit turned off;
-  the nanny still restarts a worker at 95% of the limit),
-  ``joblib.parallel_config(backend="dask")``, ``n_jobs=2``.  The client (the child process)
-  encodes the treebank; each worker gets its chunk of the sentences once, about half of the
-  parts, and keeps that chunk's dual variables; a pass sends ``w`` out and brings back each
-  chunk's dual terms and losses and one ``F mu`` summed on the workers.
+* ``dask``: a ``distributed.LocalCluster`` of ``--workers`` worker processes (2) with one
+  thread each and a ``memory_limit`` of ``--memory-fraction`` times that peak (with
+  ``--no-spill``, dask's spilling of stored values to disk and its pausing of a worker near
+  the limit turned off; the nanny still restarts a worker at 95% of the limit),
+  ``joblib.parallel_config(backend="dask")``, ``n_jobs`` one per worker.  The client (the
+  child process) encodes the treebank; each worker gets its chunk of the sentences once (its
+  share of the parts), and keeps that chunk's dual variables; a pass sends ``w`` out and
+  brings back each chunk's dual terms and losses and one ``F mu`` summed on the workers.
 
 Both fit a small model first (200 sentences; on the cluster, on its workers), so that numba's
 compilation is apart (reported).
@@ -138,7 +138,8 @@ def worker(job):
                          "distributed.worker.memory.spill": False,
                          "distributed.worker.memory.pause": False})
     start = time.perf_counter()
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+    n_workers = job["workers"]
+    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                            memory_limit=job["memory_limit"], dashboard_address=None)
     client = Client(cluster)
     out["cluster_seconds"] = time.perf_counter() - start
@@ -148,7 +149,7 @@ def worker(job):
         threshold = _chunks.MIN_PARTS_PER_REMOTE_CHUNK
         _chunks.MIN_PARTS_PER_REMOTE_CHUNK = 0
         start = time.perf_counter()
-        fit(X[:200], y[:200], dict(job, passes=1), 2)
+        fit(X[:200], y[:200], dict(job, passes=1), n_workers)
         out["compile_seconds"] = time.perf_counter() - start
         _chunks.MIN_PARTS_PER_REMOTE_CHUNK = threshold
         idle = client.run(_worker_report)
@@ -163,7 +164,7 @@ def worker(job):
         watcher = threading.Thread(target=watch)
         watcher.start()
         try:
-            model, measured = fit(X, y, job, 2)
+            model, measured = fit(X, y, job, n_workers)
         finally:
             stop.set()
             watcher.join()
@@ -177,6 +178,7 @@ def worker(job):
     out["batch_bytes"] = int(sum(sizeof(value) for value in vars(batch).values()))
     out["parts"] = int(batch.part_offsets[-1])
     out.update(_communication_costs(client, 8 * 2 ** job["hash_bits"]))
+    out["n_workers"] = n_workers
     out["client_peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
     client.close()
     cluster.close()
@@ -208,9 +210,9 @@ def pass_model(one_process, cluster, n_bytes):
         return (1 + rounds) + (k if star else rounds + 1)
 
     t1, t_task = one_process["pass_seconds"], cluster["task_seconds"]
-    local_hop = cluster["transfer_seconds"]
-    c = max(0.0, cluster["pass_seconds"] - t1 / 2 - 2 * TASKS_PER_CHUNK * t_task
-            - hops(2) * local_hop)
+    local_hop, measured = cluster["transfer_seconds"], cluster["n_workers"]
+    c = max(0.0, cluster["pass_seconds"] - t1 / measured - measured * TASKS_PER_CHUNK * t_task
+            - hops(measured) * local_hop)
 
     def seconds(k, work=t1, hop=n_bytes / NETWORK_BYTES_PER_SECOND, star=False):
         return work / k + c + k * TASKS_PER_CHUNK * t_task + hops(k, star) * hop
@@ -233,6 +235,8 @@ def main():
     parser.add_argument("--C", type=float, default=0.1)
     parser.add_argument("--hash-bits", type=int, default=23)
     parser.add_argument("--memory-fraction", type=float, default=0.6)
+    parser.add_argument("--workers", type=int, default=2,
+                        help="worker processes of the cluster (one thread each)")
     parser.add_argument("--no-spill", action="store_true",
                         help="the workers neither spill stored values to disk nor pause "
                         "near their memory limit")
@@ -242,7 +246,7 @@ def main():
     if args.worker:
         return worker(json.loads(args.worker))
     job = {"passes": args.passes, "C": args.C, "hash_bits": args.hash_bits,
-           "n_train": args.n_train, "no_spill": args.no_spill}
+           "n_train": args.n_train, "no_spill": args.no_spill, "workers": args.workers}
     load_start = os.getloadavg()[0]
     single = run(dict(job, way="one process"))
     print(single, flush=True)
@@ -252,7 +256,7 @@ def main():
     relative = abs(cluster["primal"] - single["primal"]) / abs(single["primal"])
     rows = [["one process", f"{single['pass_seconds']:.2f}", "1.00x", f"{single['primal']:.10g}",
              "", f"{single['compile_seconds']:.0f}", f"{single['time_peak_rss_gb']:.2f}", ""],
-            ["dask, 2 worker processes", f"{cluster['pass_seconds']:.2f}",
+            [f"dask, {args.workers} worker processes", f"{cluster['pass_seconds']:.2f}",
              f"{single['pass_seconds'] / cluster['pass_seconds']:.2f}x",
              f"{cluster['primal']:.10g}", f"{relative:.1e}", f"{cluster['compile_seconds']:.0f}",
              f"{cluster['client_peak_rss_gb']:.2f} (client)",
@@ -279,8 +283,8 @@ def main():
     )
     n_bytes = 8 * 2 ** args.hash_bits
     c, seconds = pass_model(single, cluster, n_bytes)
-    model_rows = [["2 (this machine, loopback: check)",
-                   f"{seconds(2, hop=cluster['transfer_seconds']):.2f} "
+    model_rows = [[f"{args.workers} (this machine, loopback: check)",
+                   f"{seconds(args.workers, hop=cluster['transfer_seconds']):.2f} "
                    f"(measured {cluster['pass_seconds']:.2f})", "", "", ""]]
     t1 = single["pass_seconds"]
     for k in (8, 32, 128):
@@ -292,8 +296,8 @@ def main():
     body += (
         f"\n\nA model of the pass time on k workers, fitted to the parts measured here: the "
         f"one-process pass T1 = {t1:.2f} s split evenly, a constant c = {c:.2f} s (this "
-        f"process's vector work and the chunks' imbalance, what the 2-worker pass leaves "
-        f"unexplained), {TASKS_PER_CHUNK} scheduler tasks per chunk at "
+        f"process's vector work and the chunks' imbalance, what the {args.workers}-worker pass "
+        f"leaves unexplained), {TASKS_PER_CHUNK} scheduler tasks per chunk at "
         f"{1e3 * cluster['task_seconds']:.2f} ms each, and the weight vectors ({n_bytes / 1e6:.0f} "
         f"MB) that a pass waits for in turn: the broadcast of w (one hop, then doubling rounds) "
         f"and the tree sum of F mu (rounds of pairs, then one hop to the client), "
@@ -308,8 +312,9 @@ def main():
     print(body)
     if args.n_train is not None:
         return
+    workers = "" if args.workers == 2 else f", {args.workers} workers"
     record(f"dask on processes: EWT second order, memory_limit {args.memory_fraction:g} of one "
-           f"process{', no spilling' if args.no_spill else ''}", body,
+           f"process{', no spilling' if args.no_spill else ''}{workers}", body,
            " ".join(["cd benchmarks && python bench_eg_dask_partitioned.py"] + sys.argv[1:]))
 
 

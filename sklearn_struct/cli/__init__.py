@@ -87,6 +87,9 @@ def _learn(args):
     if args.label == "head" and (args.tag_dictionary != "auto" or args.min_count is not None):
         raise ValueError("--tag-dictionary and --min-count are for taggers, not the parser "
                          "(--label head)")
+    if args.patience is not None and args.dev is None:
+        raise ValueError("--patience stops training on the development file's score: give "
+                         "--dev too")
     if args.tag_dictionary == "off" and args.min_count is not None:
         raise ValueError("--min-count sets the tag dictionary, which --tag-dictionary off "
                          "turns off")
@@ -233,6 +236,10 @@ def _parser():
     learn.add_argument("--dev", help="development file, scored during training")
     learn.add_argument("--dev-every", type=_positive_int, default=5, metavar="K",
                        help="score the development file every K passes (default: 5)")
+    learn.add_argument("--patience", type=_positive_int, metavar="K",
+                       help="with --dev: stop after K passes without a better dev token "
+                            "accuracy (default: run every pass); the model keeps the best "
+                            "pass either way")
     learn.add_argument("--estimator", choices=sorted(ESTIMATORS), default="crf",
                        help="crf: EGCRF (default), svm: EGStructuredSVM,\n"
                        "perceptron: averaged StructuredPerceptron\n"
@@ -362,7 +369,7 @@ def _positive_float(text):
 #: Options of ``learn`` that decide the model: the other commands read them from it.
 _TRAINING_OPTIONS = ("--estimator", "--C", "--max-iter", "--tol", "--template", "--window",
                      "--hash-bits", "--non-projective", "--second-order", "--prune",
-                     "--random-state", "--dev", "--dev-every")
+                     "--random-state", "--dev", "--dev-every", "--patience")
 
 
 def _refuse_learn_options(parser, command, unknown):

@@ -21,6 +21,8 @@ TEMPLATES = ("window", "words")
 #: Past this many training labels, ``learn`` tags with a pruned chain (``--tag-dictionary
 #: auto``): the exact chain's transitions grow as the square of the labels.
 TAG_DICTIONARY_LABELS = 100
+#: ``n_iter_no_change`` of a ``--dev`` fit without ``--patience``: every pass runs.
+NEVER_STOP = 10 ** 9
 #: Names of the attribute columns of a column file in feature names: words, then tags.
 _COLUMN_NAMES = ("w", "pos")
 
@@ -216,10 +218,16 @@ def learn(args):
             name, value = _scores(settings["label_kind"], dev[1], fitted.predict(X_dev))
             print(f"pass {n_pass}: dev {name} {value:.2f}", flush=True)
 
+    fit_params = {}
+    if dev is not None:  # the model keeps the pass of the best dev token accuracy
+        estimator.set_params(early_stopping=True,
+                             n_iter_no_change=args.patience or NEVER_STOP)
+        fit_params = dict(callback=score_dev, X_val=X_dev,
+                          y_val=[np.asarray(labels, dtype=str) for labels in dev[1]])
     started = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        estimator.fit(Xt, y, callback=None if dev is None else score_dev)
+        estimator.fit(Xt, y, **fit_params)
     seconds = time.perf_counter() - started
     if args.prune is not None:
         estimator.prune_weights(args.prune)
@@ -227,7 +235,8 @@ def learn(args):
     line = f"trained {type(estimator).__name__} in {seconds:.1f}s ({estimator.n_iter_} passes)"
     if dev is not None:
         name, value = _scores(settings["label_kind"], dev[1], estimator.predict(X_dev))
-        line += f"; dev {name} {value:.2f}"
+        line += (f"; kept pass {estimator.best_iteration_} (the best dev token accuracy, "
+                 f"{100 * estimator.validation_scores_.max():.2f}): dev {name} {value:.2f}")
     print(f"{line}; model written to {args.output}", flush=True)
     for warning in caught:
         print(f"note: {warning.message}", file=sys.stderr)

@@ -40,13 +40,24 @@ def _first_sentences(source, target, n):
     target.write_text("".join(lines), encoding="utf-8")
 
 
-def _api_model(path, Estimator, **params):
-    """The Python API on a column file: CRFsuite window features, vectorizer, estimator."""
+def _window_features(data):
+    return [column_window_features([w, p], ["w", "pos"], window=2)
+            for w, p in zip(data.word, data.pos)]
+
+
+def _api_model(path, Estimator, dev=None, **params):
+    """The Python API on a column file: CRFsuite window features, vectorizer, estimator
+    (with a ``dev`` file, early stopping on it that runs every pass, as ``--dev``)."""
     data = load_conll(path)
-    X = [column_window_features([w, p], ["w", "pos"], window=2)
-         for w, p in zip(data.word, data.pos)]
     vectorizer = SequenceDictVectorizer()
-    estimator = Estimator(random_state=0, **params).fit(vectorizer.fit_transform(X), data.tags)
+    X = vectorizer.fit_transform(_window_features(data))
+    if dev is None:
+        return vectorizer, Estimator(random_state=0, **params).fit(X, data.tags)
+    dev = load_conll(dev)
+    estimator = Estimator(random_state=0, early_stopping=True, n_iter_no_change=10 ** 9,
+                          **params).fit(X, data.tags,
+                                        X_val=vectorizer.transform(_window_features(dev)),
+                                        y_val=dev.tags)
     return vectorizer, estimator
 
 
@@ -84,8 +95,9 @@ def test_learn_tag_eval_reproduce_the_api(shared_data, tmp_path, capsys):
     scored = run_cli("eval", "tagged.txt", cwd=tmp_path)
     assert scored.returncode == 0, scored.stderr
 
-    vectorizer, crf = _api_model(train, EGCRF, C=2.0, max_iter=4)
+    vectorizer, crf = _api_model(train, EGCRF, dev=test, C=2.0, max_iter=4)
     y_test, predicted = _api_predict(vectorizer, crf, test)
+    assert f"kept pass {crf.best_iteration_} (the best dev token accuracy" in learnt.stdout
     assert _column(tmp_path / "tagged.txt", -1) == [p.tolist() for p in predicted]
     assert _column(tmp_path / "tagged.txt", -2) == [t.tolist() for t in y_test]
     precision, recall, f1, support = chunk_precision_recall_fscore_support(y_test, predicted)

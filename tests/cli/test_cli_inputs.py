@@ -66,6 +66,8 @@ def test_gold_inputs_are_said_recorded_and_required(treebank, tmp_path, capsys):
     (["--template", "words", "--inputs", "form,upos,lemma"], "--template words reads a word "
      "and its tag: give at most two --inputs (e.g. form,upos), or use --template window"),
     (["--hash-bits", "12"], "--hash-bits is for the parser (--label head)"),
+    (["--patience", "3"], "--patience stops training on the development file's score: give "
+     "--dev too"),
 ])
 def test_learn_refuses_inconsistent_inputs(treebank, tmp_path, capsys, options, message):
     assert main(["learn", str(treebank), "--format", "conllu", "--label", "xpos",
