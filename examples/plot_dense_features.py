@@ -106,6 +106,7 @@ for name, values in scores.items():
 ax.set(xscale="log", xlabel="training sentences", ylabel="entity F1 (strict IOB2)",
        title="CoNLL-2003 test")
 ax.set_xticks(sizes, [str(n) for n in sizes])
+ax.minorticks_off()
 ax.legend(loc="lower right")
 fig.tight_layout()
 plt.show()

@@ -287,9 +287,11 @@ def _parser():
                      "(with or without the label column)")
     tag.add_argument("-o", "--output", help="output file (default: standard output)")
     _model_options(tag)
-    tag.add_argument("--marginals", choices=("none", "label", "all"), default="none",
+    tag.add_argument("--marginals", choices=("none", "label", "all", "chunk"), default="none",
                      help="crf and column files only: after the prediction, add its "
-                     "probability (label) or one LABEL:PROBABILITY column per label (all)")
+                     "probability (label), one LABEL:PROBABILITY column per label (all), or "
+                     "the probability of the predicted chunk the token is in, '-' outside "
+                     "chunks (chunk: IOB2 labels, chunks read strictly)")
     tag.add_argument("--nbest", type=_positive_int, metavar="K",
                      help="crf and column files only: write the K best labellings of every "
                      "sentence as CRF++'s -n does, each after a line '# RANK PROBABILITY' "

@@ -316,12 +316,15 @@ def tag(args, settings, objects):
                                for k, part in enumerate(parts)}
                 out.write(sentence.text(replace))
             return
-        marginals = estimator.predict_marginals(X) if args.marginals != "none" else None
+        marginals = (estimator.predict_marginals(X) if args.marginals in ("label", "all")
+                     else _chunk_columns(estimator, X) if args.marginals == "chunk" else None)
         rows = []  # one list of extra fields per token
         for index, labels in enumerate(predicted):
             for t, label in enumerate(labels):
                 fields = [str(label)]
-                if args.marginals == "label":
+                if args.marginals == "chunk":
+                    fields.append(marginals[index][t])
+                elif args.marginals == "label":
                     k = int(np.searchsorted(estimator.classes_, label))
                     fields.append(f"{marginals[index][t, k]:.4f}")
                 elif args.marginals == "all":
@@ -335,6 +338,21 @@ def tag(args, settings, objects):
                 continue
             for _, line, _ in block:
                 out.write(line + " " + " ".join(next(token)) + "\n")
+
+
+def _chunk_columns(estimator, X):
+    """Per sentence and token, the probability of the predicted chunk it is in, or "-"."""
+    try:
+        chunks = estimator.predict_chunks(X, scheme="IOB2")
+    except ValueError as error:
+        raise ValueError(f"--marginals chunk reads IOB2 chunk tags: {error}") from None
+    columns = []
+    for sentence, found in zip(X, chunks):
+        column = ["-"] * sentence.shape[0]
+        for _, start, end, probability in found:
+            column[start:end] = [f"{probability:.4f}"] * (end - start)
+        columns.append(column)
+    return columns
 
 
 def _tag_nbest(args, settings, objects):

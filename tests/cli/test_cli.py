@@ -180,6 +180,15 @@ def test_tag_input_checks_and_marginals(tmp_path, capsys):
     probabilities = [float(field.rsplit(":", 1)[1]) for field in first[3:]]
     assert [field.rsplit(":", 1)[0] for field in first[3:]] == ["B-NP", "B-VP", "I-NP", "O"]
     assert sum(probabilities) == pytest.approx(1, abs=1e-3)
+    # the probability of the predicted chunk each token is in: the Python API's
+    assert main(["tag", str(model), str(tmp_path / "plain.txt"), "--marginals", "chunk"]) == 0
+    fields = [line.split()[3] for line in capsys.readouterr().out.splitlines()[2:]]
+    objects = load_model(model)[2]
+    X = objects["vectorizer"].transform([column_window_features(
+        [["The", "dog", "sat"], ["DT", "NN", "VBD"]], ["w", "pos"], window=2)])
+    chunks = objects["estimator"].predict_chunks(X)[0]
+    assert [(kind, start, end) for kind, start, end, _ in chunks] == [("NP", 0, 2), ("VP", 2, 3)]
+    assert fields == [f"{chunks[0][3]:.4f}"] * 2 + [f"{chunks[1][3]:.4f}"]
     (tmp_path / "wide.txt").write_text("a b c d\n")
     assert main(["tag", str(model), str(tmp_path / "wide.txt")]) == 2
     assert capsys.readouterr().err == (
