@@ -212,6 +212,17 @@ def _tag_dictionary_options(learn):
                        "the most frequent labels of rare words (default: 5)")
 
 
+def _dev_options(learn):
+    """``--dev``, ``--dev-every`` and ``--patience`` of ``learn``."""
+    learn.add_argument("--dev", help="development file, scored during training")
+    learn.add_argument("--dev-every", type=_positive_int, default=5, metavar="K",
+                       help="score the development file every K passes (default: 5)")
+    learn.add_argument("--patience", type=_positive_int, metavar="K",
+                       help="with --dev: stop after K passes without a better dev token "
+                            "accuracy (default: run every pass); the model keeps the best "
+                            "pass either way")
+
+
 def _parser():
     parser = argparse.ArgumentParser(
         prog="sklearn-struct", description=_DESCRIPTION,
@@ -233,13 +244,7 @@ def _parser():
                        "a dependency parser, filling HEAD and DEPREL;\n"
                        "upos+feats: both as one label (NOUN|Number=Sing)")
     learn.add_argument("--inputs", metavar="COLUMNS", help=_INPUTS_HELP)
-    learn.add_argument("--dev", help="development file, scored during training")
-    learn.add_argument("--dev-every", type=_positive_int, default=5, metavar="K",
-                       help="score the development file every K passes (default: 5)")
-    learn.add_argument("--patience", type=_positive_int, metavar="K",
-                       help="with --dev: stop after K passes without a better dev token "
-                            "accuracy (default: run every pass); the model keeps the best "
-                            "pass either way")
+    _dev_options(learn)
     learn.add_argument("--estimator", choices=sorted(ESTIMATORS), default="crf",
                        help="crf: EGCRF (default), svm: EGStructuredSVM,\n"
                        "perceptron: averaged StructuredPerceptron\n"
