@@ -210,3 +210,31 @@ def test_scikit_learn_contract(data):
     assert set(search.best_params_) == {"c1", "c2"}
     scores = cross_val_score(CRF(max_iterations=20), X, y, cv=KFold(2))
     assert scores.shape == (2,) and np.all(scores > 0.5)
+
+
+def test_the_tutorial_s_code_runs_unchanged(data, reference):
+    # sklearn-crfsuite's tutorial past fit: its metrics, the weights' inspection and the
+    # randomized search over c1 and c2 with a flat F1 scorer
+    import scipy.stats
+    from collections import Counter
+    from sklearn.metrics import make_scorer
+    from sklearn.model_selection import RandomizedSearchCV
+    from sklearn_crfsuite import metrics
+
+    X, y = data
+    crf = CRF(algorithm="lbfgs", c1=0.1, c2=0.1, max_iterations=100,
+              all_possible_transitions=True).fit(X, y)
+    labels = list(crf.classes_)
+    labels.remove("O")
+    y_pred = crf.predict(X)
+    assert metrics.flat_f1_score(y, y_pred, average="weighted", labels=labels) > 0.8
+    assert "B-X" in metrics.flat_classification_report(y, y_pred, labels=labels, digits=3)
+    assert len(Counter(crf.transition_features_).most_common(3)) == 3
+    assert len(Counter(crf.state_features_).most_common(5)) == 5
+    search = RandomizedSearchCV(
+        CRF(algorithm="lbfgs", max_iterations=20, all_possible_transitions=True),
+        {"c1": scipy.stats.expon(scale=0.5), "c2": scipy.stats.expon(scale=0.05)},
+        cv=2, n_iter=2, random_state=0,
+        scoring=make_scorer(metrics.flat_f1_score, average="weighted", labels=labels))
+    search.fit(X, y)
+    assert search.best_estimator_.score(X, y) > 0.8
