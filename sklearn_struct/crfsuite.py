@@ -119,16 +119,24 @@ def _check_sequences(X, y, owner, name="X"):
             raise ValueError(f"{owner}: sentence {i} of {name} has no token.")
 
 
-def _present(value):
-    """``value`` with every number 1: the vectorizer's columns of the attributes present."""
-    if isinstance(value, dict):
-        return {key: _present(item) for key, item in value.items()}
-    if isinstance(value, (bool, int, float, np.number)):
-        return 1.0
-    if isinstance(value, (list, tuple, np.ndarray)) and len(value) \
-            and not isinstance(value[0], (str, bytes)):
-        return [1.0] * len(value)
-    return value
+def _zero_valued(token):
+    """The items of a token dict whose value is 0 (a ``False``), their values 1: CRFsuite
+    makes weights of these attributes, which the vectorizer's matrix does not show."""
+    zeros = {}
+    for key, value in token.items():
+        if isinstance(value, (str, bytes)):
+            continue
+        if isinstance(value, dict):
+            inner = _zero_valued(value)
+            if inner:
+                zeros[key] = inner
+        elif isinstance(value, (bool, int, float, np.number)):
+            if value == 0:
+                zeros[key] = 1.0
+        elif isinstance(value, (list, tuple, np.ndarray)) and len(value) \
+                and not isinstance(value[0], (str, bytes)) and not all(value):
+            zeros[key] = [1.0] * len(value)
+    return zeros
 
 
 class _DevLog:
@@ -462,9 +470,9 @@ class CRF(BaseEstimator):
         log = _DevLog(*(dev or (None, None)))
         model = self._model(algorithm)
         if algorithm == "lbfgs":  # CRFsuite weighs the attributes of value 0 too
-            present = vectorizer.transform([[_present(token) for token in sentence]
-                                            for sentence in X])
-            model.fit(matrices, labels, callback=log, present=present)
+            zeros = vectorizer.transform([[_zero_valued(token) for token in sentence]
+                                          for sentence in X])
+            model.fit(matrices, labels, callback=log, zeros=zeros)
         else:
             model.fit(matrices, labels, callback=log)
         self.vectorizer_ = vectorizer

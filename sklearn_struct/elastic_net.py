@@ -23,7 +23,7 @@ __all__ = ["ElasticNetChainCRF", "crfsuite_support"]
 
 
 def crfsuite_support(X, Y, unit_offsets, n_labels, all_possible_states=False,
-                     all_possible_transitions=False, min_freq=0.0, present=None):
+                     all_possible_transitions=False, min_freq=0.0, zeros=None):
     """The (attribute, label) and (label, label) pairs that CRFsuite makes weights of.
 
     CRFsuite's feature generation (``crf1df_generate``): a state feature for every
@@ -47,9 +47,9 @@ def crfsuite_support(X, Y, unit_offsets, n_labels, all_possible_states=False,
         CRFsuite's ``feature.possible_states`` and ``feature.possible_transitions``.
     min_freq : float, default=0.0
         CRFsuite's ``feature.minfreq``.
-    present : sparse matrix of shape (n_tokens, n_attributes), default=None
-        Non-zero where a token has the attribute, whatever its value; None: where ``X``
-        is non-zero.
+    zeros : sparse matrix of shape (n_tokens, n_attributes), default=None
+        Non-zero where a token has the attribute at value 0, which ``X`` does not show;
+        None: nowhere.
 
     Returns
     -------
@@ -70,8 +70,10 @@ def crfsuite_support(X, Y, unit_offsets, n_labels, all_possible_states=False,
     labels = sp.csr_matrix((np.ones(len(Y)), (Y, np.arange(len(Y)))),
                            shape=(n_labels, len(Y)))
     frequency = (labels @ X).toarray()
-    present = X if present is None else sp.csr_matrix(present)
-    seen = (labels @ (present != 0).astype(np.float64)).toarray() > 0
+    present = (X != 0).astype(np.float64)
+    if zeros is not None:
+        present = present + (sp.csr_matrix(zeros) != 0).astype(np.float64)
+    seen = (labels @ present).toarray() > 0
     states = frequency >= min_freq
     if not all_possible_states:
         states &= seen
@@ -187,7 +189,7 @@ class ElasticNetChainCRF(StructuredEstimator):
 
     @restored_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, callback=None, present=None):
+    def fit(self, X, y, callback=None, zeros=None):
         """Minimise the elastic-net objective over CRFsuite's weights.
 
         Parameters
@@ -199,9 +201,9 @@ class ElasticNetChainCRF(StructuredEstimator):
         callback : callable, default=None
             ``callback(iteration, estimator)`` after every iteration, the estimator
             holding that iteration's weights.
-        present : list of sparse matrix of shape (T_i, n_features), default=None
-            Non-zero where a token has the feature, even at value 0 (CRFsuite makes a
-            weight of it, see :func:`crfsuite_support`); None: where ``X`` is non-zero.
+        zeros : list of sparse matrix of shape (T_i, n_features), default=None
+            Non-zero where a token has the feature at value 0, which ``X`` does not show
+            (CRFsuite makes a weight of it, see ``crfsuite_support``); None: nowhere.
 
         Returns
         -------
@@ -214,11 +216,11 @@ class ElasticNetChainCRF(StructuredEstimator):
             batch, Y, _ = self._validate_fit_data(X, y)
         finally:
             self.structure = structure
-        stacked = sp.vstack([sp.csr_matrix(x) for x in X], format="csr")
+        stacked = sp.csr_matrix(batch.X)  # the tokens' rows, stacked by make_batch
         states, transitions = crfsuite_support(
             stacked, Y, batch.unit_offsets, len(self.classes_), self.all_possible_states,
             self.all_possible_transitions, self.min_freq,
-            None if present is None else sp.vstack(present, format="csr"))
+            None if zeros is None else sp.vstack(zeros, format="csr"))
         support = np.zeros(batch.n_weights)
         views = self.structure_.output_space().weight_attributes(batch, support)
         views["coef_"][...] = states

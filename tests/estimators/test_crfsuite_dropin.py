@@ -107,8 +107,8 @@ def test_support_keeps_attributes_of_value_zero():
     # CRFsuite gives a weight to an attribute seen with a label even at value 0 (False)
     import scipy.sparse as sp
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 2.0]]))
-    present = sp.csr_matrix(np.array([[1.0, 1.0], [0.0, 1.0]]))
-    states, _ = crfsuite_support(X, np.array([0, 1]), np.array([0, 2]), 2, present=present)
+    zeros = sp.csr_matrix(np.array([[0.0, 1.0], [0.0, 0.0]]))  # token 0 has feature 1 at 0
+    states, _ = crfsuite_support(X, np.array([0, 1]), np.array([0, 2]), 2, zeros=zeros)
     assert states.tolist() == [[True, True], [False, True]]
     states, _ = crfsuite_support(X, np.array([0, 1]), np.array([0, 2]), 2, min_freq=1.5)
     assert states.tolist() == [[False, False], [False, True]]
