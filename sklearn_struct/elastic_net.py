@@ -227,16 +227,19 @@ class ElasticNetChainCRF(StructuredEstimator):
         views["transition_"][...] = transitions
         loss = StructuredLoss(self.structure_.training_structure(), batch, Y, kind="log")
 
-        def on_iteration(iteration, w):
+        on_pass = self._pass_callback(callback, batch, lambda w: w)
+
+        def on_iteration(iteration, w):  # (returns nothing: the solver runs on)
             if self.verbose:
                 print(f"iteration {iteration}: {np.count_nonzero(w)} non-zero weights",
                       flush=True)
+            if on_pass is not None:
+                on_pass(iteration, w)
 
-        on_pass = self._pass_callback(callback, batch, lambda w: w)
         result = elastic_net_solve(
             loss, self.c1, self.c2, tol=self.tol, delta=self.delta, max_iter=self.max_iter,
             memory=self.memory, period=self.period, support=support.astype(bool),
-            callback=lambda i, w: (on_iteration(i, w), on_pass and on_pass(i, w)))
+            callback=on_iteration)
         self._set_weights(batch, result.w)
         self.n_iter_ = result.n_iter
         self.objective_ = float(result.primal)
