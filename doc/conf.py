@@ -64,6 +64,9 @@ sphinx_gallery_conf = {
     "examples_dirs": str(DOC.parent / "examples"),
     "gallery_dirs": "auto_examples",
     "filename_pattern": "/({})\\.py$".format("|".join(EXECUTED_EXAMPLES)),
+    # scripts without the plot_ prefix (crfsuite_tutorial_switch.py: minutes of training
+    # on the shared corpora, no figure) are examples to run, not gallery pages
+    "ignore_pattern": r"__init__\.py|(^|/)(?!plot_)\w+\.py$",
     "within_subsection_order": "FileNameSortKey",
     # "# sphinx_gallery_thumbnail_path = ..." lines are for the build, not the reader
     "remove_config_comments": True,

@@ -130,3 +130,23 @@ def test_crfsuite_s_rule_stops_when_the_objective_stops_falling():
     assert result.converged and result.n_iter < 500
     assert primal[-11] - primal[-1] <= 1e-3 * abs(primal[-1])  # over the last 10
     assert primal[-12] - primal[-2] > 1e-3 * abs(primal[-2])  # and not one earlier
+
+
+@pytest.mark.parametrize("c1", [0.0, 0.2])
+def test_a_support_solves_the_restricted_problem(c1):
+    # CRFsuite's weights without possible_states: the others held at 0, the gap that of
+    # the problem over the support alone
+    structure, X, y, loss = _problem()
+    support = np.random.RandomState(3).rand(loss.n_weights) < 0.6
+    examples = [(phi[:, support], truth[support])
+                for phi, truth in _enumerated(structure, X, y, np.ones(8))]
+    w_ref, p_ref = _reference(examples, np.ones(8), c1, 0.1)
+    result = elastic_net_solve(loss, c1, 0.1, tol=1e-10, delta=None, max_iter=500,
+                               support=support)
+    assert result.converged and np.all(result.w[~support] == 0)
+    assert result.primal - p_ref <= result.gap + 1e-10
+    np.testing.assert_allclose(result.w[support], w_ref, atol=1e-4)
+    free = elastic_net_solve(loss, c1, 0.1, tol=1e-10, delta=None, max_iter=500)
+    assert free.primal < result.primal - 1e-3  # the control: the support matters
+    with pytest.raises(ValueError, match="support has shape"):
+        elastic_net_solve(loss, c1, 0.1, support=support[1:])
