@@ -136,7 +136,8 @@ class ExampleChunks:
         self._batches = None if self.lazy else (
             [batch] if len(self.bounds) == 1
             else [structure.take(batch, np.arange(a, b)) for a, b in self.bounds])
-        self._remote = None  # (client, futures of the sub-batches) once scattered
+        # (client, futures of the sub-batches, the worker of each) once scattered
+        self._remote = None
 
     def __len__(self):
         return len(self.bounds)
@@ -259,8 +260,9 @@ class ExampleChunks:
         """
         if values and hasattr(values[0], "result"):
             client = values[0].client
-            return _gathered(client, values if function is None
-                             else [client.submit(function, value) for value in values])
+            return _gathered(client, values if function is None else [
+                client.submit(function, value, workers=[worker], allow_other_workers=False)
+                for value, worker in zip(values, self._remote[2])])
         return list(values) if function is None else [function(value) for value in values]
 
     def _where(self):
@@ -286,24 +288,30 @@ class ExampleChunks:
         return (values, [small for small, _ in summaries],
                 _tree_sum([array for _, array in summaries], np.add))
 
-    @staticmethod
-    def _submit(client, function, firsts, slices, shared):
-        """One task per chunk, ``function(first, *slices, *shared)``, on the cluster."""
+    def _submit(self, client, function, firsts, slices, shared):
+        """One task per chunk, ``function(first, *slices, *shared)``, on the worker that
+        holds the chunk (dask would otherwise move a task, and the chunk's data with it,
+        to a worker that is idle: a worker then holds two chunks)."""
         shared = list(shared)
         large = [i for i, value in enumerate(shared) if _nbytes(value) > LARGE_ARGUMENT_BYTES]
         if large:
             futures = client.scatter([shared[i] for i in large], broadcast=True, hash=False)
             for i, future in zip(large, futures):
                 shared[i] = future
+        workers = self._remote[2]
         if sum(_nbytes(chunk_slices) for chunk_slices in slices) > LARGE_ARGUMENT_BYTES:
-            slices = client.scatter(slices, hash=False)
-        return [client.submit(_unpacked, function, first, chunk_slices, *shared, pure=False)
-                for first, chunk_slices in zip(firsts, slices)]
+            slices = [client.scatter(chunk_slices, workers=[worker], hash=False)
+                      for chunk_slices, worker in zip(slices, workers)]
+        return [client.submit(_unpacked, function, first, chunk_slices, *shared, pure=False,
+                              workers=[worker], allow_other_workers=False)
+                for first, chunk_slices, worker in zip(firsts, slices, workers)]
 
-    @staticmethod
-    def _gather_summaries(client, pairs, summed=False):
-        values = [client.submit(_first, pair) for pair in pairs]
-        summaries = [client.submit(_second, pair) for pair in pairs]
+    def _gather_summaries(self, client, pairs, summed=False):
+        workers = self._remote[2]
+        values = [client.submit(_first, pair, workers=[worker], allow_other_workers=False)
+                  for pair, worker in zip(pairs, workers)]
+        summaries = [client.submit(_second, pair, workers=[worker], allow_other_workers=False)
+                     for pair, worker in zip(pairs, workers)]
         if not summed:
             return values, _gathered(client, summaries)
         # each addition runs where the larger of its two arrays is (dask places a task by
@@ -315,11 +323,14 @@ class ExampleChunks:
         return values, gathered[:-1], gathered[-1]
 
     def _scattered(self, client):
-        """Futures of the sub-batches on ``client``'s workers, scattered on first use.
+        """Futures of the sub-batches on ``client``'s workers, scattered on first use, one
+        chunk per worker in turn; every later task of a chunk runs on its worker.
 
         Shipping a sub-batch inside every task of every call is what made a
         process-based cluster slower than one core.
         """
         if self._remote is None or self._remote[0] is not client:
-            self._remote = (client, client.scatter(self._batches, hash=False))
+            futures = client.scatter(self._batches, hash=False)
+            where = client.who_has(futures)
+            self._remote = (client, futures, [where[future.key][0] for future in futures])
         return self._remote[1]

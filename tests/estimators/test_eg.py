@@ -883,6 +883,11 @@ def test_chunks_ship_the_data_once_and_keep_resident_values_on_the_workers(
             increment = chunks.share(np.ones(1))
             for _ in range(3):
                 values, summaries = chunks.advance(_increment_pair, values, shared=(increment,))
+            # every chunk's values live on the worker that holds its sub-batch, and on no
+            # other (dask may not move a chunk's task, and its data, to an idle worker)
+            where = client.who_has(values)
+            assert [list(where[value.key]) for value in values] == [[w] for w in chunks._remote[2]]
+            assert len(set(chunks._remote[2])) == 2
             collected = chunks.collect(values)
             halves = chunks.collect(values, _half)
     finally:
