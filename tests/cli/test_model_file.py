@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from sklearn_struct import EGCRF, EGStructuredSVM, StructuredPerceptron
 from sklearn_struct import __version__
 from sklearn_struct.cli import main
-from sklearn_struct.cli._model_file import _CLASSES, load_model, save_model
+from sklearn_struct.persistence import ALLOWED_CLASSES, MODEL_FORMAT, load_model, save_model
 from sklearn_struct.preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
 from sklearn_struct.structures import DependencyTreeStructure, TreeStructure
 
@@ -93,8 +93,8 @@ def test_classes_versions_and_layouts(tmp_path, capsys):
     assert main(["dump", str(edited)]) == 2
     assert capsys.readouterr().err == (
         f"sklearn-struct dump: error: {edited}: a model file of layout 99 (sklearn-struct "
-        f"{__version__}); this sklearn-struct ({__version__}) reads layout 3: learn the model "
-        "again\n")
+        f"{__version__}); this sklearn-struct ({__version__}) reads layouts 3 to "
+        f"{MODEL_FORMAT}: fit or learn the model again\n")
 
 
 def _chain_data():
@@ -249,7 +249,7 @@ def test_truncated_model_files_are_refused(models, tmp_path, capsys):
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 10 ** 6) | st.floats(allow_nan=True)
-    | st.text(max_size=8) | st.sampled_from(list(_CLASSES) + ["__array__", "a0", "fields"]),
+    | st.text(max_size=8) | st.sampled_from(list(ALLOWED_CLASSES) + ["__array__", "a0", "fields"]),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
         st.sampled_from(["__object__", "state", "fields", "__array__", "__tuple__", "__csr__",
                          "shape", "matrix", "task", "input", "objects", "settings", "a0"])
