@@ -4,11 +4,12 @@
 package to one file: its arrays in an ``.npz`` archive, everything else in a
 JSON header; :func:`load` reads it back with ``numpy.load(allow_pickle=False)``
 and ``json``, so that opening a file from anywhere runs no code of the file.
-Only the classes of :data:`ALLOWED_CLASSES` are rebuilt, each after its state
+Only the classes of ``ALLOWED_CLASSES`` are rebuilt, each after its state
 passed a schema of what the class needs (version, layout, the kind of every
 value, indices that stay inside what they index); anything else is refused
 before any object is built.  The command line's model files (``sklearn-struct
 learn``) are the same format, read by the same code (:func:`load_model`).
+``MODEL_FORMAT`` is the layout written, ``READ_FORMATS`` the layouts read.
 
 Why not skops: ``skops.io`` is the scikit-learn community's safe format, and
 works much the same way (a zip of ``.npy`` arrays and a JSON schema, objects
@@ -27,11 +28,10 @@ attributes, found again by the class's name, so neither format stores them.
 from sklearn.utils.validation import check_is_fitted
 
 from ._classes import ALLOWED_CLASSES, ESTIMATORS, STRUCTURES, TRANSFORMERS
-from ._file import MODEL_FORMAT, READ_FORMATS, load_model, save_model
+from ._file import MODEL_FORMAT, READ_FORMATS, load_model, save_model  # noqa: F401 (layouts)
 from ._schema import DamagedModelFile
 
-__all__ = ["ALLOWED_CLASSES", "MODEL_FORMAT", "READ_FORMATS", "DamagedModelFile", "dump", "load",
-           "load_model", "save_model"]
+__all__ = ["DamagedModelFile", "dump", "load", "load_model", "save_model"]
 
 #: The one object a file written by :func:`dump` holds.
 _OBJECT = "estimator"
@@ -120,7 +120,7 @@ def load(file):
         read it with :func:`load_model`).
     DamagedModelFile
         A ``ValueError``: the file decodes, but its header names a class
-        outside :data:`ALLOWED_CLASSES`, or a state that its class could not
+        outside ``ALLOWED_CLASSES``, or a state that its class could not
         work from (a missing key, a value of the wrong kind).  Nothing is
         built from it.
 

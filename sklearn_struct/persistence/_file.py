@@ -5,10 +5,11 @@ byte of it is ever unpickled, so a file from an untrusted source cannot run
 code.  The fitted objects (estimators, transformers, structures and what they
 hold) are written as their state (``__getstate__``): JSON values, arrays
 (stored in the archive, referred to by name), tuples, dicts whose keys are not
-strings (as lists of pairs) and further objects, each tagged with its class
-name.  Only the classes of :data:`~._classes.ALLOWED_CLASSES` are rebuilt, and
-only after their state passed the schema of :mod:`._schema`; any other name is
-an error, as is any other kind of value when writing.
+strings (as lists of pairs), arrays of string or number labels (as lists) and
+further objects, each tagged with its class name.  Only the classes of
+``ALLOWED_CLASSES`` (:mod:`._classes`) are rebuilt, and only after their state
+passed the schema of :mod:`._schema`; any other name is an error, as is any
+other kind of value when writing.
 """
 
 import json
@@ -30,7 +31,9 @@ MODEL_FORMAT = 4
 #: The layouts that are read; a file of another layout is refused.
 READ_FORMATS = (3, 4)
 #: Keys marking an encoded non-JSON value; a dict of the state may not use them.
-_MARKERS = ("__array__", "__object__", "__tuple__", "__csr__", "__items__")
+_MARKERS = ("__array__", "__object__", "__tuple__", "__csr__", "__items__", "__objects__")
+#: What an array of Python objects may hold (labels).
+_SCALARS = (str, bool, int, float, np.str_, np.bool_, np.integer, np.floating)
 #: What a warm start or ``partial_fit`` resumes from: not written (a solver's objects, as
 #: large as the data; a later fit starts from the loaded weights without them).
 RESUMPTION_STATE = frozenset(("_dual_state", "_solver_state", "_perceptron_state",
@@ -50,6 +53,23 @@ def save_model(path, settings, objects):
         JSON values describing the model (task, input columns, features).
     objects : dict of str to object
         The fitted objects (instances of the classes of ``ALLOWED_CLASSES``).
+
+    See Also
+    --------
+    sklearn_struct.persistence.dump : Save one estimator.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from sklearn_struct import SMLogisticRegression
+    >>> from sklearn_struct.persistence import load_model, save_model
+    >>> model = SMLogisticRegression().fit(np.array([[0.0], [1.0]]), ["no", "yes"])
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.npz")
+    >>> save_model(path, {"task": "demo"}, {"classifier": model})
+    >>> version, settings, objects = load_model(path)
+    >>> settings, objects["classifier"].predict(np.array([[0.0]])).tolist()
+    ({'task': 'demo'}, ['no'])
     """
     arrays = {}
     header = {"sklearn_struct_model": MODEL_FORMAT, "version": __version__,
@@ -85,7 +105,19 @@ def load_model(path, writer=WRITER):
         being run), or is one of another layout version.
     DamagedModelFile
         If it is one, but its header does not hold what its classes need
-        (checked against :mod:`._model_schema` before any object is built).
+        (checked against :mod:`._schema` before any object is built).
+
+    Examples
+    --------
+    >>> import os, pickle, tempfile
+    >>> from sklearn_struct.persistence import load_model
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.pkl")
+    >>> with open(path, "wb") as handle:
+    ...     pickle.dump({"weights": [1.0]}, handle)
+    >>> load_model(path)
+    Traceback (most recent call last):
+    ...
+    ValueError: ...: not a model file written by ... (a pickle, ...)
     """
     not_a_model = f"not a model file written by {writer}"
     with open(path, "rb") as handle:
@@ -141,8 +173,13 @@ def _encode(value, arrays, where):
     if isinstance(value, (np.bool_, np.integer, np.floating)):
         return value.item()
     if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            raise TypeError(f"{where}: an array of Python objects cannot be saved safely")
+        if value.dtype == object:  # labels of a list or an object Series: JSON scalars only
+            items = value.ravel().tolist()
+            if not all(item is None or isinstance(item, _SCALARS) for item in items):
+                raise TypeError(f"{where}: an array of Python objects other than strings and "
+                                "numbers cannot be saved safely")
+            return {"__objects__": [_encode(item, arrays, where) for item in items],
+                    "shape": list(value.shape)}
         name = f"a{len(arrays)}"
         arrays[name] = value
         return {"__array__": name}
@@ -185,6 +222,13 @@ def _decode(value, arrays):
         return arrays[value["__array__"]]
     if "__tuple__" in value:
         return tuple(_decode(item, arrays) for item in value["__tuple__"])
+    if "__objects__" in value:
+        items = value["__objects__"]
+        if not all(item is None or isinstance(item, (str, bool, int, float)) for item in items):
+            raise DamagedModelFile("an array of labels holds other than strings and numbers")
+        array = np.empty(len(items), dtype=object)
+        array[:] = items
+        return array.reshape(tuple(value["shape"]))  # (a shape that does not fit: ValueError)
     if "__items__" in value:
         items = [_decode(item, arrays) for item in value["__items__"]]
         if not all(isinstance(item, list) and len(item) == 2 for item in items):

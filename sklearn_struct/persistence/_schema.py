@@ -29,7 +29,33 @@ MAX_DEPTH = 32
 
 
 class DamagedModelFile(ValueError):
-    """A model file that decodes but does not hold what its classes need."""
+    """A model file that decodes but does not hold what its classes need.
+
+    Raised by :func:`~sklearn_struct.persistence.load` and
+    :func:`~sklearn_struct.persistence.load_model` before any object is built from
+    the file: a class outside the allow-list, a missing key, a value of the wrong kind,
+    an index outside what it indexes.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> import numpy as np
+    >>> from sklearn_struct import SMLogisticRegression
+    >>> from sklearn_struct.persistence import DamagedModelFile, dump, load
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.npz")
+    >>> dump(SMLogisticRegression().fit(np.array([[0.0], [1.0]]), [0, 1]), path)
+    >>> with np.load(path) as archive:
+    ...     arrays = dict(archive)
+    >>> header = json.loads(str(arrays.pop("header")))
+    >>> header["objects"]["estimator"]["__object__"] = "os.system"
+    >>> with open(path, "wb") as handle:
+    ...     np.savez(handle, header=np.array(json.dumps(header)), **arrays)
+    >>> try:
+    ...     load(path)
+    ... except DamagedModelFile as error:
+    ...     print(str(error).split(" (")[1])
+    it names the class 'os.system', which a model file may not hold)
+    """
 
 
 def header_depth(value):
@@ -77,8 +103,8 @@ def _array(ndim=None, kinds="biuf", allow_none=False):
     return check
 
 
-def _labels(value):
-    return isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "biufUS"
+def _labels(value):  # (an object array is rebuilt with strings and numbers only)
+    return isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "biufUSO"
 
 
 _labels.expected = "a 1-D array of labels"
@@ -168,7 +194,7 @@ _PARAMETERS["structure"] = lambda value: value is None or isinstance(value, str)
     type(value).__name__ in _STRUCTURES
 _PARAMETERS["structure"].expected = "a structure, its name or None"
 
-_ESTIMATOR = {"structure_": _instance(*_STRUCTURES), "classes_": _array(1, "biufUS", True),
+_ESTIMATOR = {"structure_": _instance(*_STRUCTURES), "classes_": _array(1, "biufUSO", True),
               "n_features_in_": _integer(), "_input_layout": _kind(str, None,
                                                                    expected="a str or None"),
               "_codec": _instance(*_CODECS),

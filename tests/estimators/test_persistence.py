@@ -380,3 +380,30 @@ def test_a_value_that_cannot_be_saved_safely_is_refused(fitted, tmp_path):
             dump(fitted_model, tmp_path / "m.npz")
     finally:
         del fitted_model.history_["callback"]
+
+
+@pytest.mark.parametrize("name", ["EGCRF", "SMLogisticRegression", "StructuredPerceptron"])
+def test_labels_in_object_arrays_round_trip(name, tmp_path):
+    """Labels of an object array (a pandas Series of str, a list of mixed-length strings)."""
+    X, y = valid("multiclass")
+    y = np.array(["no", "yes", "maybe"], dtype=object)[y]
+    model = make_estimator(name, "multiclass")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    assert model.classes_.dtype == object
+    dump(model, tmp_path / "m.npz")
+    loaded = load(tmp_path / "m.npz")
+    _assert_identical(loaded.classes_, model.classes_)
+    _assert_identical(loaded.predict(X), model.predict(X))
+
+
+def test_arrays_of_other_objects_are_refused(fitted, tmp_path):
+    model = fitted["multiclass", "SMLogisticRegression"][0]
+    model.extra_ = np.array([{"a": 1}], dtype=object)
+    try:
+        with pytest.raises(TypeError, match="extra_: an array of Python objects other than "
+                                            "strings and numbers cannot be saved safely"):
+            dump(model, tmp_path / "m.npz")
+    finally:
+        del model.extra_
