@@ -153,4 +153,9 @@ def load(file):
         raise ValueError(f"{file}: a model file of 'sklearn-struct learn' (it holds "
                          f"{', '.join(sorted(objects))}); read it with load_model, which "
                          "returns its settings and objects")
-    return objects[_OBJECT]
+    estimator = objects[_OBJECT]
+    if type(estimator) not in ESTIMATORS + TRANSFORMERS + STRUCTURES:
+        raise DamagedModelFile(f"{file}: a damaged model file (it holds a "
+                               f"{type(estimator).__name__} where dump writes an estimator, "
+                               "transformer or structure)")
+    return estimator

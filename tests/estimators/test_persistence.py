@@ -19,6 +19,8 @@ import joblib
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.pipeline import make_pipeline
@@ -407,3 +409,55 @@ def test_arrays_of_other_objects_are_refused(fitted, tmp_path):
             dump(model, tmp_path / "m.npz")
     finally:
         del model.extra_
+
+
+# ------------------------------------------------------------------ random damage
+_HOSTILE = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 10 ** 6) | st.floats(allow_nan=True)
+    | st.text(max_size=6) | st.sampled_from(list(ALLOWED_CLASSES) + ["a0", "a1", "os.system"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["__object__", "state", "fields", "__array__", "__tuple__", "__csr__",
+                         "__items__", "__objects__", "shape", "matrix"]) | st.text(max_size=4),
+        inner, max_size=3), max_leaves=12)
+
+
+def _places(value, path=()):
+    yield path
+    items = value.items() if isinstance(value, dict) else (
+        enumerate(value) if isinstance(value, list) else ())
+    for key, item in items:
+        yield from _places(item, path + (key,))
+
+
+@settings(derandomize=True, max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pair=st.sampled_from([("cfg", "EGCRF"), ("matching", "L1M3N"), ("pruned_chain", "EGCRF"),
+                             ("semimarkov", "StructuredPerceptron"),
+                             ("multiclass", "SMLogisticRegression"), ("mincut", "L1M3N")]),
+       choice=st.integers(0, 10 ** 6), value=_HOSTILE, delete=st.booleans())
+def test_edited_files_load_or_are_refused_cleanly(fitted, tmp_path, pair, choice, value, delete):
+    """One place of a real file's header replaced or deleted: a ValueError naming the file
+    (DamagedModelFile among them), or an object of the allowed classes -- nothing else."""
+    path = tmp_path / "model.npz"
+    dump(fitted[pair][0], path)
+    with np.load(path, allow_pickle=False) as archive:
+        arrays = dict(archive)
+    header = json.loads(str(arrays.pop("header")))
+    places = [place for place in _places(header) if place]
+    place = places[choice % len(places)]
+    parent = header
+    for key in place[:-1]:
+        parent = parent[key]
+    if delete and isinstance(parent, dict):
+        del parent[place[-1]]
+    else:
+        parent[place[-1]] = value
+    _rewrite(path, header, arrays)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # an edited version
+            loaded = load(path)
+    except ValueError as error:
+        assert str(error).startswith(f"{path}: ")
+    else:
+        assert type(loaded).__name__ in ALLOWED_CLASSES
