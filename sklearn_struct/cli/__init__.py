@@ -7,7 +7,8 @@ the CoNLL-U column filled in); ``eval`` scores them (conlleval's report, token
 accuracy, UAS and LAS); ``dump`` describes a model.  Every step is the Python
 API (feature functions, a vectorizer or encoder, estimators), so a model
 learnt here is the model the same code would fit in Python.  Model files are
-arrays and JSON (``_model_file``): opening one never runs code.
+arrays and JSON (:mod:`sklearn_struct.persistence`, the format of ``dump`` and ``load``
+from Python): opening one never runs code.
 """
 
 import argparse
@@ -20,11 +21,10 @@ from sklearn.pipeline import Pipeline
 from .. import __version__
 from ..datasets._io import check_file
 from ..inspection import explain_weights, format_weights, strongest_weights
+from ..persistence import MODEL_FORMAT, DamagedModelFile
 from . import _parsing, _tagging
 from ._common import CONLLU_LABELS, ESTIMATORS, TAG_LABELS, open_model
 from ._evaluation import evaluate
-from ._model_file import MODEL_FORMAT
-from ._model_schema import DamagedModelFile
 from ._parsing import relation_features
 from ._tagging import TEMPLATES, token_features
 

@@ -8,9 +8,8 @@ import warnings
 from ..datasets._conllu import COLUMNS, EMPTY_LIST_COLUMNS, read_conllu_sentences
 from ..eg import EGCRF, EGStructuredSVM
 from ..perceptron import StructuredPerceptron
+from ..persistence import DamagedModelFile, load_model
 from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
-from ._model_file import load_model
-from ._model_schema import DamagedModelFile
 
 ESTIMATORS = {"crf": EGCRF, "svm": EGStructuredSVM, "perceptron": StructuredPerceptron}
 #: CoNLL-U columns a model may read (``--inputs``); everything but the form is an annotation.
@@ -159,7 +158,7 @@ def open_model(path, args, notes):
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
-        version, settings, objects = load_model(path)
+        version, settings, objects = load_model(path, writer="'sklearn-struct learn'")
     notes.extend(str(warning.message) for warning in caught)
     task = settings.get("task") if isinstance(settings, dict) else None
     task = task if isinstance(task, str) else None  # (an edited file may hold any JSON)

@@ -18,12 +18,12 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..datasets import check_heads, filter_projective
 from ..datasets._io import malformed
+from ..persistence import save_model
 from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
 from ..structures import DependencyTreeStructure, SiblingDependencyStructure, TreeStructure
 from ._common import (CONLLU_COLUMN_INDEX, check_output, gold_inputs_note, make_estimator,
                       output_file, parse_inputs, read_conllu, unannotated)
 from ._evaluation import attachment_scores
-from ._model_file import save_model
 
 #: The tag columns the parser's templates read (as ``DependencyTokenEncoder(pos=...)``).
 _TAG_COLUMNS = ("upos", "xpos")

@@ -11,11 +11,11 @@ from sklearn.pipeline import Pipeline
 from .._chunk_tags import is_iob_tag
 from ..datasets._io import check_file, iter_lines, malformed
 from ..metrics import chunk_f1_score
+from ..persistence import save_model
 from ..preprocessing import SequenceDictVectorizer, column_window_features, conll_token_features
 from ..structures import PrunedChainStructure
 from ._common import (CONLLU_COLUMN_INDEX, check_output, count, gold_inputs_note,
                       make_estimator, output_file, parse_inputs, read_conllu, unannotated)
-from ._model_file import save_model
 
 TEMPLATES = ("window", "words")
 #: Past this many training labels, ``learn`` tags with a pruned chain (``--tag-dictionary

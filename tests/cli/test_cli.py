@@ -12,7 +12,7 @@ import pytest
 
 from sklearn_struct import EGCRF, StructuredPerceptron, __version__
 from sklearn_struct.cli import main
-from sklearn_struct.cli._model_file import load_model
+from sklearn_struct.persistence import load_model
 from sklearn_struct.datasets import load_conll
 from sklearn_struct.metrics import chunk_precision_recall_fscore_support
 from sklearn_struct.preprocessing import SequenceDictVectorizer, column_window_features

@@ -3,7 +3,7 @@
 import pytest
 
 from sklearn_struct.cli import main
-from sklearn_struct.cli._model_file import load_model
+from sklearn_struct.persistence import load_model
 
 TREEBANK = """\
 # sent_id = 1

@@ -1,7 +1,7 @@
 """``learn --label upos+feats`` and ``--tag-dictionary``: a pruned chain from the command line."""
 
 from sklearn_struct.cli import main
-from sklearn_struct.cli._model_file import load_model
+from sklearn_struct.persistence import load_model
 from sklearn_struct.structures import ChainStructure, PrunedChainStructure
 
 ROWS = [[("The", "DET", "Definite=Def|PronType=Art"), ("cat", "NOUN", "Number=Sing"),

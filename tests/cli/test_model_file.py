@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from sklearn_struct import EGCRF, EGStructuredSVM, StructuredPerceptron
 from sklearn_struct import __version__
 from sklearn_struct.cli import main
-from sklearn_struct.cli._model_file import _CLASSES, load_model, save_model
+from sklearn_struct.persistence import ALLOWED_CLASSES, MODEL_FORMAT, load_model, save_model
 from sklearn_struct.preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
 from sklearn_struct.structures import DependencyTreeStructure, TreeStructure
 
@@ -93,8 +93,8 @@ def test_classes_versions_and_layouts(tmp_path, capsys):
     assert main(["dump", str(edited)]) == 2
     assert capsys.readouterr().err == (
         f"sklearn-struct dump: error: {edited}: a model file of layout 99 (sklearn-struct "
-        f"{__version__}); this sklearn-struct ({__version__}) reads layout 3: learn the model "
-        "again\n")
+        f"{__version__}); this sklearn-struct ({__version__}) reads layouts 3 to "
+        f"{MODEL_FORMAT}: fit or learn the model again\n")
 
 
 def _chain_data():
@@ -249,9 +249,10 @@ def test_truncated_model_files_are_refused(models, tmp_path, capsys):
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 10 ** 6) | st.floats(allow_nan=True)
-    | st.text(max_size=8) | st.sampled_from(list(_CLASSES) + ["__array__", "a0", "fields"]),
+    | st.text(max_size=8) | st.sampled_from(list(ALLOWED_CLASSES) + ["__array__", "a0", "fields"]),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
         st.sampled_from(["__object__", "state", "fields", "__array__", "__tuple__", "__csr__",
+                         "__items__",
                          "shape", "matrix", "task", "input", "objects", "settings", "a0"])
         | st.text(max_size=6), inner, max_size=4), max_leaves=20)
 random_arrays = st.dictionaries(
@@ -309,3 +310,26 @@ def test_edited_models_give_a_valid_model_or_a_clean_error(
     target = models / ("train.txt" if kind == "tagger" else "train.conllu")
     _one_line_or_success(["tag", str(path), str(target)], capsys)
     _one_line_or_success(["dump", str(path)], capsys)
+
+
+# --------------------------------------------------- files of the command line's layout 3
+#: Written by 'sklearn-struct learn' at b33eb81 (layout 3, before sklearn_struct.persistence):
+#:   sklearn-struct learn train.txt -o layout3_tagger.npz --max-iter 2
+#:   sklearn-struct learn train.conllu --format conllu --label head --estimator perceptron \
+#:       --max-iter 2 --hash-bits 8 -o layout3_parser.npz
+#: on the TRAIN text above and the one-sentence CoNLL-U of the models fixture.
+LAYOUT_3 = os.path.join(os.path.dirname(__file__), "data")
+
+
+@pytest.mark.parametrize("kind, expected", [
+    ("tagger", "The DT B-NP B-NP\ncat NN I-NP I-NP\nsat VBD B-VP B-VP\n\n"
+               "A DT B-NP B-NP\ndog NN I-NP I-NP\nran VBD B-VP B-VP\n"),
+    ("parser", "1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_\n2\tcat\tcat\tNOUN\tNN\t_\t3\tnsubj\t_\t_\n"
+               "3\tsat\tsit\tVERB\tVBD\t_\t0\troot\t_\t_\n")])
+def test_layout_3_files_of_the_command_line_still_tag(models, capsys, kind, expected):
+    path = os.path.join(LAYOUT_3, f"layout3_{kind}.npz")
+    assert _header_and_arrays(path)[0]["sklearn_struct_model"] == 3
+    target = models / ("train.txt" if kind == "tagger" else "train.conllu")
+    capsys.readouterr()
+    assert main(["tag", path, str(target)]) == 0
+    assert capsys.readouterr().out.rstrip("\n") == expected.rstrip("\n")

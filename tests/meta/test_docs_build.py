@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import sklearn_struct
-from sklearn_struct import datasets, metrics, preprocessing, structures
+from sklearn_struct import datasets, metrics, persistence, preprocessing, structures
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS_EXTRA = ("sphinx", "numpydoc", "sphinx_gallery", "pydata_sphinx_theme", "myst_parser",
@@ -105,7 +105,7 @@ def test_api_pages_render_numpydoc_sections(site):
 def _public_names():
     """(documented module, name) of every public class and function."""
     names = set()
-    for module in (structures, datasets, metrics, preprocessing):
+    for module in (structures, datasets, metrics, preprocessing, persistence):
         for name in module.__all__:
             names.add((module.__name__, name))
     for name in sklearn_struct.__all__:

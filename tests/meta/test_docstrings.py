@@ -6,7 +6,7 @@ import types
 import pytest
 
 import sklearn_struct
-from sklearn_struct import datasets, metrics, preprocessing, structures, utils
+from sklearn_struct import datasets, metrics, persistence, preprocessing, structures, utils
 
 numpydoc_validate = pytest.importorskip("numpydoc.validate")
 from numpydoc.docscrape import get_doc_object  # noqa: E402  (numpydoc is optional)
@@ -20,7 +20,8 @@ PACKAGE = sklearn_struct.__name__
 
 def _public_objects():
     seen = {}
-    for module in (sklearn_struct, structures, utils, datasets, metrics, preprocessing):
+    for module in (sklearn_struct, structures, utils, datasets, metrics, preprocessing,
+                   persistence):
         for name in module.__all__:
             obj = getattr(module, name)
             if inspect.isclass(obj) or inspect.isfunction(obj):

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import sklearn_struct
-from sklearn_struct import datasets, metrics, preprocessing, structures
+from sklearn_struct import datasets, metrics, persistence, preprocessing, structures
 
 MODULES = sorted(
     name
@@ -41,7 +41,7 @@ PAGES = sorted(
 def _modules_defining_public_objects():
     """Modules defining a public class or function: their Examples must be found and run."""
     modules = set()
-    for namespace in (sklearn_struct, structures, datasets, metrics, preprocessing):
+    for namespace in (sklearn_struct, structures, datasets, metrics, preprocessing, persistence):
         for name in namespace.__all__:
             obj = getattr(namespace, name)
             if inspect.isclass(obj) or inspect.isfunction(obj):

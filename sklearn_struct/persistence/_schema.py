@@ -1,10 +1,10 @@
 """What each class of a model file needs in its state: checked before any object is built.
 
 A model file may come from anywhere: its JSON header is checked against these
-schemas before :mod:`._model_file` rebuilds an object, so that a header that
+schemas before :mod:`._file` rebuilds an object, so that a header that
 decodes but is incomplete, of the wrong kinds, or hostile in shape (nested
 too deep, keys that would shadow a method) is refused as a damaged model file
-rather than failing later with an ``AttributeError`` in ``tag``.
+rather than failing later with an ``AttributeError`` in ``predict``.
 
 Every class names its required keys and a check of each.  Constructor
 parameters are required by the class's signature and checked against the kind
@@ -19,12 +19,43 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from ._classes import ESTIMATORS, STRUCTURES
+
+__all__ = ["FITTED", "MAX_DEPTH", "DamagedModelFile", "check_fields", "check_state",
+           "header_depth", "schema"]
+
 #: Deepest nesting of lists and dicts a header may have (a model's is below 10).
 MAX_DEPTH = 32
 
 
 class DamagedModelFile(ValueError):
-    """A model file that decodes but does not hold what its classes need."""
+    """A model file that decodes but does not hold what its classes need.
+
+    Raised by :func:`~sklearn_struct.persistence.load` and
+    :func:`~sklearn_struct.persistence.load_model` before any object is built from
+    the file: a class outside the allow-list, a missing key, a value of the wrong kind,
+    an index outside what it indexes.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> import numpy as np
+    >>> from sklearn_struct import SMLogisticRegression
+    >>> from sklearn_struct.persistence import DamagedModelFile, dump, load
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.npz")
+    >>> dump(SMLogisticRegression().fit(np.array([[0.0], [1.0]]), [0, 1]), path)
+    >>> with np.load(path) as archive:
+    ...     arrays = dict(archive)
+    >>> header = json.loads(str(arrays.pop("header")))
+    >>> header["objects"]["estimator"]["__object__"] = "os.system"
+    >>> with open(path, "wb") as handle:
+    ...     np.savez(handle, header=np.array(json.dumps(header)), **arrays)
+    >>> try:
+    ...     load(path)
+    ... except DamagedModelFile as error:
+    ...     print(str(error).split(" (")[1])
+    it names the class 'os.system', which a model file may not hold)
+    """
 
 
 def header_depth(value):
@@ -72,8 +103,8 @@ def _array(ndim=None, kinds="biuf", allow_none=False):
     return check
 
 
-def _labels(value):
-    return isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "biufUS"
+def _labels(value):  # (an object array is rebuilt with strings and numbers only)
+    return isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "biufUSO"
 
 
 _labels.expected = "a 1-D array of labels"
@@ -135,8 +166,8 @@ def _plain(value):
 
 _plain.expected = "JSON values and arrays"
 
-_STRUCTURES = ("ChainStructure", "DependencyTreeStructure", "SiblingDependencyStructure",
-               "TreeStructure", "PrunedChainStructure")
+_STRUCTURES = tuple(cls.__name__ for cls in STRUCTURES)
+_CODECS = ("UnitLabelCodec", "FlatLabelCodec", "BinaryUnitCodec", "HeadsCodec", "TreeCodec")
 _JOBS = _kind(numbers.Integral, None, expected="an integer or None")
 #: Checks of constructor parameters whose default does not say their kind.
 _PARAMETERS = {"n_jobs": _JOBS, "random_state": _JOBS,
@@ -152,27 +183,44 @@ for _name in ("allowed_transitions", "allowed_start", "allowed_end"):
     _PARAMETERS[_name] = lambda value: value is None or isinstance(value, str) or (
         isinstance(value, np.ndarray) and value.dtype == bool)
     _PARAMETERS[_name].expected = "None, a scheme name or a boolean array"
+_PARAMETERS.update(
+    grammar=_instance("Grammar"), nonterminals=_strings, terminals=_strings,
+    binary_rules=_array(2, "iu"), lexical_rules=_array(2, "iu"), roots=_array(1, "iu"),
+    counts=lambda value: value is None or isinstance(value, dict) and _plain(value),
+    labels=lambda value: value is None or _strings(value) or _labels(value))
+_PARAMETERS["counts"].expected = "None or a dict of counts"
+_PARAMETERS["labels"].expected = "None or a list of labels"
 _PARAMETERS["structure"] = lambda value: value is None or isinstance(value, str) or \
     type(value).__name__ in _STRUCTURES
 _PARAMETERS["structure"].expected = "a structure, its name or None"
 
-_ESTIMATOR = {"structure_": _instance(*_STRUCTURES), "classes_": _array(1, "biufUS", True),
+_ESTIMATOR = {"structure_": _instance(*_STRUCTURES), "classes_": _array(1, "biufUSO", True),
               "n_features_in_": _integer(), "_input_layout": _kind(str, None,
                                                                    expected="a str or None"),
-              "_codec": _instance("UnitLabelCodec", "HeadsCodec"),
+              "_codec": _instance(*_CODECS),
               "_table_input": _kind(bool, expected="True or False"),
               "weights_": _weights, "_weight_attribute_names": _names, "n_iter_": _integer()}
 #: Required keys of each class's state besides its constructor parameters.
-FITTED = {"EGCRF": _ESTIMATOR, "EGStructuredSVM": _ESTIMATOR,
-          "StructuredPerceptron": _ESTIMATOR,
+_LINEAR = {"classes_": _labels, "n_features_in_": _integer(), "coef_": _array(2, "f"),
+           "intercept_": _array(1, "f")}
+_LABELS = {"_labels": _instance("LabelIndex"), "classes_": _labels, "n_states": _integer(2)}
+FITTED = {**{cls.__name__: _ESTIMATOR for cls in ESTIMATORS},
+          "SMLogisticRegression": _LINEAR, "SMAdaBoostClassifier": _LINEAR,
+          # the drop-in CRF: a vectorizer and the estimator its algorithm maps to
+          "CRF": {"vectorizer_": _instance("SequenceDictVectorizer"),
+                  "model_": _instance(*(cls.__name__ for cls in ESTIMATORS if cls.__name__
+                                        != "CRF")),
+                  "classes_": _strings},
           "SequenceDictVectorizer": {"feature_names_": _strings, "vocabulary_": _string_ids},
           "DependencyTokenEncoder": {"vocabulary_": _string_ids},
-          "UnitLabelCodec": {"unit": _kind(str, expected="a str"),
-                             "_labels": _instance("LabelIndex"), "classes_": _labels,
-                             "n_states": _integer(2)},
+          "UnitLabelCodec": {"unit": _kind(str, expected="a str"), **_LABELS},
+          "FlatLabelCodec": _LABELS, "BinaryUnitCodec": {"unit": _kind(str, expected="a str")},
+          "TreeCodec": {"grammar": _instance("Grammar"), "_binary": _kind(dict, expected="a dict"),
+                        "_lexical": _kind(dict, expected="a dict")},
+          "Grammar": {"lexical_offsets": _array(1, "iu")},
           "LabelIndex": {"classes_": _labels, "_index": _kind(dict, expected="a dict")}}
 #: Classes whose state has no constructor parameters (built by their ``__init__`` from data).
-_NO_PARAMETERS = ("UnitLabelCodec", "LabelIndex", "HeadsCodec")
+_NO_PARAMETERS = _CODECS + ("LabelIndex",)
 
 
 def _parameter_check(default):
@@ -192,7 +240,8 @@ def schema(cls):
     required = dict(FITTED.get(cls.__name__, {}))
     if cls.__name__ not in _NO_PARAMETERS:
         for name, parameter in inspect.signature(cls.__init__).parameters.items():
-            if name != "self":
+            if name != "self" and parameter.kind not in (parameter.VAR_POSITIONAL,
+                                                         parameter.VAR_KEYWORD):
                 required[name] = _PARAMETERS.get(name, _parameter_check(parameter.default))
     return required
 
@@ -224,13 +273,33 @@ def _check_views(state):
             raise DamagedModelFile(f"the weight attribute {name} lies outside weights_")
 
 
+def _check_grammar(state):
+    """Rules that name symbols and tags of the grammar, sorted by tag as its parsers read
+    them (an id past the end would be read out of bounds by the kernels)."""
+    n_symbols, n_tags = len(state["nonterminals"]), len(state["terminals"])
+    binary, lexical = state["binary_rules"], state["lexical_rules"]
+    offsets = state["lexical_offsets"]
+    shapes = (binary.shape[1:] == (3,) and lexical.shape[1:] == (2,)
+              and offsets.shape == (n_tags + 1,))
+    if not shapes or not (
+            all(ids.min(initial=0) >= 0 for ids in (binary, lexical, state["roots"]))
+            and (binary < n_symbols).all() and (lexical[:, 0] < n_symbols).all()
+            and (lexical[:, 1] < n_tags).all() and (state["roots"] < n_symbols).all()
+            and offsets[0] == 0 and offsets[-1] == len(lexical) and (np.diff(offsets) >= 0).all()
+            and np.array_equal(lexical[:, 1], np.repeat(np.arange(n_tags), np.diff(offsets)))):
+        raise DamagedModelFile("the rules of a Grammar do not index its symbols and tags")
+
+
 def _check_indices(name, state):
     """Indices that agree with what they index: labels, codes, feature names."""
     if name == "LabelIndex" and sorted(state["_index"].values()) != list(
             range(len(state["classes_"]))):
         raise DamagedModelFile("the label index of a LabelIndex is not one code per class")
-    if name == "UnitLabelCodec" and len(state["classes_"]) != state["n_states"]:
-        raise DamagedModelFile("a UnitLabelCodec's n_states is not its number of classes")
+    if name in ("UnitLabelCodec", "FlatLabelCodec") and len(state["classes_"]) != state[
+            "n_states"]:
+        raise DamagedModelFile(f"a {name}'s n_states is not its number of classes")
+    if name == "Grammar":
+        _check_grammar(state)
     if name == "SequenceDictVectorizer" and any(
             index >= len(state["feature_names_"]) for index in state["vocabulary_"].values()):
         raise DamagedModelFile("the vocabulary_ of a SequenceDictVectorizer names features "
@@ -254,7 +323,7 @@ def check_state(cls, state):
         an attribute of the class or holds objects.
     """
     name = cls.__name__
-    if state is None and name == "HeadsCodec":  # a codec without data
+    if state is None and not schema(cls):  # a class without state (MinCutStructure, ...)
         return
     if not isinstance(state, dict):
         raise DamagedModelFile(f"the state of a {name} is not a dict")

@@ -2,11 +2,14 @@
 
 A model file is read with ``numpy.load(allow_pickle=False)`` and ``json``: no
 byte of it is ever unpickled, so a file from an untrusted source cannot run
-code.  The fitted objects (estimators, vectorizers, structures and their
-target codecs) are written as their state (``__getstate__``): JSON values,
-arrays (stored in the archive, referred to by name) and further objects, each
-tagged with its class name.  Only the classes of :data:`_CLASSES` are rebuilt;
-any other name is an error, as is any other kind of value when writing.
+code.  The fitted objects (estimators, transformers, structures and what they
+hold) are written as their state (``__getstate__``): JSON values, arrays
+(stored in the archive, referred to by name), tuples, dicts whose keys are not
+strings (as lists of pairs), arrays of string or number labels (as lists) and
+further objects, each tagged with its class name.  Only the classes of
+``ALLOWED_CLASSES`` (:mod:`._classes`) are rebuilt, and only after their state
+passed the schema of :mod:`._schema`; any other name is an error, as is any
+other kind of value when writing.
 """
 
 import json
@@ -17,27 +20,26 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import __version__
-from ..base import WeightView
-from ..eg import EGCRF, EGStructuredSVM
-from ..perceptron import StructuredPerceptron
-from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
-from ..structures import (
-    ChainStructure, DependencyTreeStructure, PrunedChainStructure, SiblingDependencyStructure,
-    TreeStructure)
-from ..structures._targets import UnitLabelCodec, LabelIndex
-from ..structures.dependency.structure import HeadsCodec
-from ._model_schema import MAX_DEPTH, DamagedModelFile, check_fields, check_state, header_depth
+from ._classes import ALLOWED_CLASSES
+from ._schema import MAX_DEPTH, DamagedModelFile, check_fields, check_state, header_depth
 
-#: Version of the file layout; a file of another version is refused.
-MODEL_FORMAT = 3
-#: The classes a model file may name: what ``learn`` fits, and the objects they hold.
-_CLASSES = {cls.__name__: cls for cls in (
-    EGCRF, EGStructuredSVM, StructuredPerceptron, SequenceDictVectorizer,
-    DependencyTokenEncoder, ChainStructure, PrunedChainStructure, DependencyTreeStructure,
-    SiblingDependencyStructure, TreeStructure, UnitLabelCodec, LabelIndex, HeadsCodec, WeightView)}
+__all__ = ["MODEL_FORMAT", "READ_FORMATS", "load_model", "save_model"]
+
+#: Version of the file layout that is written (4: dicts with keys other than strings, and
+#: every estimator and structure of the package; 3 was the command line's).
+MODEL_FORMAT = 4
+#: The layouts that are read; a file of another layout is refused.
+READ_FORMATS = (3, 4)
 #: Keys marking an encoded non-JSON value; a dict of the state may not use them.
-_MARKERS = ("__array__", "__object__", "__tuple__", "__csr__")
-_NOT_A_MODEL = "not a model file written by 'sklearn-struct learn'"
+_MARKERS = ("__array__", "__object__", "__tuple__", "__csr__", "__items__", "__objects__")
+#: What an array of Python objects may hold (labels).
+_SCALARS = (str, bool, int, float, np.str_, np.bool_, np.integer, np.floating)
+#: What a warm start or ``partial_fit`` resumes from: not written (a solver's objects, as
+#: large as the data; a later fit starts from the loaded weights without them).
+RESUMPTION_STATE = frozenset(("_dual_state", "_solver_state", "_perceptron_state",
+                              "_partial_fit_kept"))
+#: Who writes model files, for the message that refuses another file.
+WRITER = "sklearn_struct.persistence.dump or 'sklearn-struct learn'"
 
 
 def save_model(path, settings, objects):
@@ -50,7 +52,24 @@ def save_model(path, settings, objects):
     settings : dict
         JSON values describing the model (task, input columns, features).
     objects : dict of str to object
-        The fitted objects (instances of the classes of ``_CLASSES``).
+        The fitted objects (instances of the classes of ``ALLOWED_CLASSES``).
+
+    See Also
+    --------
+    sklearn_struct.persistence.dump : Save one estimator.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from sklearn_struct import SMLogisticRegression
+    >>> from sklearn_struct.persistence import load_model, save_model
+    >>> model = SMLogisticRegression().fit(np.array([[0.0], [1.0]]), ["no", "yes"])
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.npz")
+    >>> save_model(path, {"task": "demo"}, {"classifier": model})
+    >>> version, settings, objects = load_model(path)
+    >>> settings, objects["classifier"].predict(np.array([[0.0]])).tolist()
+    ({'task': 'demo'}, ['no'])
     """
     arrays = {}
     header = {"sklearn_struct_model": MODEL_FORMAT, "version": __version__,
@@ -60,8 +79,15 @@ def save_model(path, settings, objects):
         np.savez_compressed(handle, header=np.array(json.dumps(header)), **arrays)
 
 
-def load_model(path):
+def load_model(path, writer=WRITER):
     """Read a model file written by :func:`save_model`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The model file.
+    writer : str, default=WRITER
+        Who writes such files, named when the file is not one.
 
     Returns
     -------
@@ -79,14 +105,27 @@ def load_model(path):
         being run), or is one of another layout version.
     DamagedModelFile
         If it is one, but its header does not hold what its classes need
-        (checked against :mod:`._model_schema` before any object is built).
+        (checked against :mod:`._schema` before any object is built).
+
+    Examples
+    --------
+    >>> import os, pickle, tempfile
+    >>> from sklearn_struct.persistence import load_model
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.pkl")
+    >>> with open(path, "wb") as handle:
+    ...     pickle.dump({"weights": [1.0]}, handle)
+    >>> load_model(path)
+    Traceback (most recent call last):
+    ...
+    ValueError: ...: not a model file written by ... (a pickle, ...)
     """
+    not_a_model = f"not a model file written by {writer}"
     with open(path, "rb") as handle:
         start = handle.read(2)
     if start[:1] == b"\x80" or start[:1] == b"x":  # a pickle, or a zlib stream (joblib's)
-        raise ValueError(f"{path}: {_NOT_A_MODEL} (a pickle, perhaps the model file of an "
+        raise ValueError(f"{path}: {not_a_model} (a pickle, perhaps the model file of an "
                          "earlier sklearn-struct: pickles are not opened, since opening one "
-                         "can run any code; learn the model again)")
+                         "can run any code; fit or learn the model again)")
     try:
         with np.load(path, allow_pickle=False) as archive:  # refuses pickles, unread
             if not isinstance(archive, np.lib.npyio.NpzFile) or "header" not in archive:
@@ -97,17 +136,18 @@ def load_model(path):
         raise DamagedModelFile(f"{path}: a damaged model file (its header is nested deeper "
                                f"than {MAX_DEPTH} levels)") from None
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"{path}: {_NOT_A_MODEL} (expected an .npz archive of arrays and "
+        raise ValueError(f"{path}: {not_a_model} (expected an .npz archive of arrays and "
                          "a JSON header)") from exc
     if not isinstance(header, dict) or "sklearn_struct_model" not in header:
-        raise ValueError(f"{path}: {_NOT_A_MODEL} (its header has no model marker)")
+        raise ValueError(f"{path}: {not_a_model} (its header has no model marker)")
     if header_depth(header) > MAX_DEPTH:
         raise DamagedModelFile(f"{path}: a damaged model file (its header is nested deeper "
                                f"than {MAX_DEPTH} levels)")
-    if header["sklearn_struct_model"] != MODEL_FORMAT:
+    if header["sklearn_struct_model"] not in READ_FORMATS:
         raise ValueError(f"{path}: a model file of layout {header['sklearn_struct_model']} "
                          f"(sklearn-struct {header.get('version')}); this sklearn-struct "
-                         f"({__version__}) reads layout {MODEL_FORMAT}: learn the model again")
+                         f"({__version__}) reads layouts {READ_FORMATS[0]} to "
+                         f"{READ_FORMATS[-1]}: fit or learn the model again")
     missing = [key for key in ("version", "settings", "objects") if key not in header]
     if missing:
         raise DamagedModelFile(f"{path}: an incomplete model file (no {', '.join(missing)})")
@@ -133,8 +173,13 @@ def _encode(value, arrays, where):
     if isinstance(value, (np.bool_, np.integer, np.floating)):
         return value.item()
     if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            raise TypeError(f"{where}: an array of Python objects cannot be saved safely")
+        if value.dtype == object:  # labels of a list or an object Series: JSON scalars only
+            items = value.ravel().tolist()
+            if not all(item is None or isinstance(item, _SCALARS) for item in items):
+                raise TypeError(f"{where}: an array of Python objects other than strings and "
+                                "numbers cannot be saved safely")
+            return {"__objects__": [_encode(item, arrays, where) for item in items],
+                    "shape": list(value.shape)}
         name = f"a{len(arrays)}"
         arrays[name] = value
         return {"__array__": name}
@@ -143,17 +188,22 @@ def _encode(value, arrays, where):
                             (value.data, value.indices, value.indptr)],
                 "shape": list(value.shape), "matrix": isinstance(value, sp.spmatrix)}
     if isinstance(value, dict):
-        if any(not isinstance(key, str) or key in _MARKERS for key in value):
-            raise TypeError(f"{where}: a dict with keys other than plain strings cannot be "
-                            "saved as JSON")
+        if any(key in _MARKERS for key in value):
+            raise TypeError(f"{where}: a dict with the key {_MARKERS} cannot be saved")
+        if not all(isinstance(key, str) for key in value):  # labels, rule tuples: pairs
+            return {"__items__": [[_encode(key, arrays, f"{where} (a key)"),
+                                   _encode(item, arrays, f"{where}[{key!r}]")]
+                                  for key, item in value.items()]}
         return {key: _encode(item, arrays, f"{where}.{key}") for key, item in value.items()}
     if isinstance(value, list):
         return [_encode(item, arrays, f"{where}[{i}]") for i, item in enumerate(value)]
     name = type(value).__name__
-    if _CLASSES.get(name) is type(value):
+    if ALLOWED_CLASSES.get(name) is type(value):
         if isinstance(value, tuple):  # a named tuple: its fields
             return {"__object__": name, "fields": _encode(list(value), arrays, where)}
         state = value.__getstate__()
+        if isinstance(state, dict) and not RESUMPTION_STATE.isdisjoint(state):
+            state = {key: item for key, item in state.items() if key not in RESUMPTION_STATE}
         return {"__object__": name, "state": _encode(state, arrays, f"{where}.{name}")}
     if type(value) is tuple:
         return {"__tuple__": [_encode(item, arrays, f"{where}[{i}]")
@@ -172,16 +222,28 @@ def _decode(value, arrays):
         return arrays[value["__array__"]]
     if "__tuple__" in value:
         return tuple(_decode(item, arrays) for item in value["__tuple__"])
+    if "__objects__" in value:
+        items = value["__objects__"]
+        if not all(item is None or isinstance(item, (str, bool, int, float)) for item in items):
+            raise DamagedModelFile("an array of labels holds other than strings and numbers")
+        array = np.empty(len(items), dtype=object)
+        array[:] = items
+        return array.reshape(tuple(value["shape"]))  # (a shape that does not fit: ValueError)
+    if "__items__" in value:
+        items = [_decode(item, arrays) for item in value["__items__"]]
+        if not all(isinstance(item, list) and len(item) == 2 for item in items):
+            raise DamagedModelFile("a dict's items are not pairs")
+        return dict(items)  # (an unhashable key: TypeError, a damaged file)
     if "__csr__" in value:
         data, indices, indptr = (_decode(part, arrays) for part in value["__csr__"])
         kind = sp.csr_matrix if value["matrix"] else sp.csr_array
         return kind((data, indices, indptr), shape=tuple(value["shape"]))
     if "__object__" in value:
         name = value["__object__"]
-        if name not in _CLASSES:
+        if name not in ALLOWED_CLASSES:
             raise DamagedModelFile(f"it names the class {name!r}, which a model file may not "
                                    "hold")
-        cls = _CLASSES[name]
+        cls = ALLOWED_CLASSES[name]
         if "fields" in value:
             fields = _decode(value["fields"], arrays)
             check_fields(cls, fields)
