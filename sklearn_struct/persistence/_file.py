@@ -30,6 +30,12 @@ __all__ = ["MODEL_FORMAT", "READ_FORMATS", "load_model", "save_model"]
 MODEL_FORMAT = 4
 #: The layouts that are read; a file of another layout is refused.
 READ_FORMATS = (3, 4)
+#: Constructor parameters that estimators of layout-3 files (the command line's, before
+#: early stopping) lack: they are read with their defaults, as a fit without them ran.
+_EARLY_STOPPING_DEFAULTS = {"early_stopping": False, "validation_fraction": 0.1,
+                            "n_iter_no_change": 5}
+_ADDED_SINCE_LAYOUT_3 = {name: _EARLY_STOPPING_DEFAULTS
+                         for name in ("EGCRF", "EGStructuredSVM", "StructuredPerceptron")}
 #: Keys marking an encoded non-JSON value; a dict of the state may not use them.
 _MARKERS = ("__array__", "__object__", "__tuple__", "__csr__", "__items__", "__objects__")
 #: What an array of Python objects may hold (labels).
@@ -159,7 +165,8 @@ def load_model(path, writer=WRITER):
                       f"{__version__}; the layout is the same, but predictions may differ "
                       "if the models changed: learn it again if they matter", UserWarning)
     try:
-        objects = {name: _decode(value, arrays) for name, value in header["objects"].items()}
+        objects = {name: _decode(value, arrays, header["sklearn_struct_model"])
+                   for name, value in header["objects"].items()}
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         what = exc.args[0] if isinstance(exc, DamagedModelFile) else f"{type(exc).__name__}: {exc}"
         raise DamagedModelFile(f"{path}: a damaged model file ({what})") from exc
@@ -212,16 +219,16 @@ def _encode(value, arrays, where):
                     "file (not among the classes a model file may name)")
 
 
-def _decode(value, arrays):
+def _decode(value, arrays, layout=MODEL_FORMAT):
     """The value :func:`_encode` encoded, objects rebuilt from the allowed classes only."""
     if isinstance(value, list):
-        return [_decode(item, arrays) for item in value]
+        return [_decode(item, arrays, layout) for item in value]
     if not isinstance(value, dict):
         return value
     if "__array__" in value:
         return arrays[value["__array__"]]
     if "__tuple__" in value:
-        return tuple(_decode(item, arrays) for item in value["__tuple__"])
+        return tuple(_decode(item, arrays, layout) for item in value["__tuple__"])
     if "__objects__" in value:
         items = value["__objects__"]
         if not all(item is None or isinstance(item, (str, bool, int, float)) for item in items):
@@ -230,12 +237,12 @@ def _decode(value, arrays):
         array[:] = items
         return array.reshape(tuple(value["shape"]))  # (a shape that does not fit: ValueError)
     if "__items__" in value:
-        items = [_decode(item, arrays) for item in value["__items__"]]
+        items = [_decode(item, arrays, layout) for item in value["__items__"]]
         if not all(isinstance(item, list) and len(item) == 2 for item in items):
             raise DamagedModelFile("a dict's items are not pairs")
         return dict(items)  # (an unhashable key: TypeError, a damaged file)
     if "__csr__" in value:
-        data, indices, indptr = (_decode(part, arrays) for part in value["__csr__"])
+        data, indices, indptr = (_decode(part, arrays, layout) for part in value["__csr__"])
         kind = sp.csr_matrix if value["matrix"] else sp.csr_array
         return kind((data, indices, indptr), shape=tuple(value["shape"]))
     if "__object__" in value:
@@ -245,11 +252,13 @@ def _decode(value, arrays):
                                    "hold")
         cls = ALLOWED_CLASSES[name]
         if "fields" in value:
-            fields = _decode(value["fields"], arrays)
+            fields = _decode(value["fields"], arrays, layout)
             check_fields(cls, fields)
             return cls(*fields)
         obj = cls.__new__(cls)
-        state = _decode(value["state"], arrays)
+        state = _decode(value["state"], arrays, layout)
+        if layout == 3 and isinstance(state, dict):  # parameters added since: their defaults
+            state = {**_ADDED_SINCE_LAYOUT_3.get(name, {}), **state}
         check_state(cls, state)
         if state is None:
             return obj
@@ -258,4 +267,4 @@ def _decode(value, arrays):
         else:
             obj.__dict__.update(state)
         return obj
-    return {key: _decode(item, arrays) for key, item in value.items()}
+    return {key: _decode(item, arrays, layout) for key, item in value.items()}
