@@ -189,7 +189,7 @@ class EGCRF(_BaseEG):
         Number of passes run (each of at most ``n_samples`` visits).
     best_iteration_ : int
         With ``early_stopping``: the pass whose weights the model keeps.
-    validation_scores_ : ndarray of shape (n_iter_,)
+    validation_scores_ : ndarray of shape (n_passes,)
         With ``early_stopping``: the validation score of every pass.
     history_ : dict of ndarray
         Per gap evaluation (see ``tol``): ``passes`` (cumulative effective

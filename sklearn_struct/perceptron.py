@@ -87,7 +87,7 @@ class StructuredPerceptron(StructuredEstimator):
         Epochs run by the last ``fit``.
     best_iteration_ : int
         With ``early_stopping``: the epoch whose weights the model keeps.
-    validation_scores_ : ndarray of shape (n_iter_,)
+    validation_scores_ : ndarray of shape (n_passes,)
         With ``early_stopping``: the validation score of every epoch.
     history_ : dict of ndarray
         Per epoch: ``mistakes`` (training examples predicted wrong, or

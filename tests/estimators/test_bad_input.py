@@ -632,12 +632,6 @@ PREDICT_CATALOGUE = [(case, name) for case, spec in PREDICT_CASES.items()
                      for name in SUPPORTED[spec[0]]]
 
 
-# The fixture fits every (estimator, structure) pair, which compiles their loops (minutes with
-# a cold numba cache): its tests share one pytest-xdist worker (``--dist loadgroup``), so
-# that the pair's fits run once and not on every worker.
-FITTED_GROUP = pytest.mark.xdist_group("fitted_models")
-
-
 @pytest.fixture(scope="module")
 def fitted():
     """Every estimator fitted once on every structure it takes (a few iterations)."""
@@ -652,7 +646,6 @@ def fitted():
 
 
 @pytest.mark.parametrize("case, name", PREDICT_CATALOGUE)
-@FITTED_GROUP
 def test_bad_input_at_predict(case, name, fitted):
     structure, _, build, error, match = PREDICT_CASES[case]
     X, _ = valid(structure)
@@ -777,7 +770,6 @@ def test_binary_targets_of_one_value_are_valid_outputs(structure):
 
 
 @pytest.mark.parametrize("structure", ["multiclass", "chain", "tree"])
-@FITTED_GROUP
 def test_labels_unseen_in_training_count_as_wrong(structure, fitted):
     X, y = valid(structure)
     if structure == "multiclass":
@@ -1205,7 +1197,6 @@ def _entered(*args, **kwargs):
 
 
 @pytest.mark.parametrize("case, structure, name", DRAW_CATALOGUE)
-@FITTED_GROUP
 def test_k_best_and_samples(case, structure, name, fitted, monkeypatch):
     method, arguments, _, error, expected = DRAW_CASES[case]
     model = fitted[structure, name]
@@ -1244,7 +1235,6 @@ def test_k_best_and_samples(case, structure, name, fitted, monkeypatch):
 
 
 @pytest.mark.parametrize("method, name, structure, error, match", DRAW_REFUSED)
-@FITTED_GROUP
 def test_k_best_and_samples_refused(method, name, structure, error, match, fitted,
                                     monkeypatch):
     model = fitted[structure, name]

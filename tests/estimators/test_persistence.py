@@ -34,8 +34,6 @@ from sklearn_struct.preprocessing import DependencyTokenEncoder, SequenceDictVec
 from sklearn_struct.structures import (MonotoneAlignmentStructure, PrunedChainStructure,
                                        SemiMarkovStructure)
 
-pytestmark = pytest.mark.xdist_group("fitted_models")
-
 
 def _monotone_data():
     rng = np.random.RandomState(0)
