@@ -76,6 +76,7 @@ class _BaseEG(StructuredEstimator):
         "annealing": ["boolean"],
         "partial_fit_memory": [None, Interval(Integral, 0, None, closed="left")],
         "max_latent_iter": [Interval(Integral, 1, None, closed="left")],
+        "class_weight": [None, dict, StrOptions({"balanced"})],
         "n_jobs": [None, Integral],
         "cache_size": [None, Interval(Real, 0, None, closed="neither")],
         "cache_dir": [None, str, os.PathLike],
@@ -86,8 +87,8 @@ class _BaseEG(StructuredEstimator):
     def __init__(
         self, *, C=1.0, structure=None, solver="online", order="gap",
         learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100, early_stopping=False,
-        validation_fraction=0.1, n_iter_no_change=5, warm_start=False, annealing=True,
-        partial_fit_memory=1000, max_latent_iter=30, n_jobs=None,
+        validation_fraction=0.1, n_iter_no_change=5, class_weight=None, warm_start=False,
+        annealing=True, partial_fit_memory=1000, max_latent_iter=30, n_jobs=None,
         cache_size=None, cache_dir=None, random_state=None, verbose=0,
     ):
         self.C = C
@@ -101,6 +102,7 @@ class _BaseEG(StructuredEstimator):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.class_weight = class_weight
         self.warm_start = warm_start
         self.annealing = annealing
         self.partial_fit_memory = partial_fit_memory
@@ -195,6 +197,11 @@ class _BaseEG(StructuredEstimator):
         self._check_cache_arguments()
         batch, Y, sample_weight, constraint_scores = self._validate_fit_data(
             X, y, sample_weight, partial=True)
+        if constraint_scores is not None and self.class_weight is not None:
+            raise ValueError(f"{type(self).__name__}.fit: class_weight weighs an example by its "
+                             "units' labels, which partial labels (None or sets in y) leave "
+                             "unknown; give full labels, or weigh examples with sample_weight.")
+        sample_weight = self._weighted_by_class(batch, Y, sample_weight)
         if constraint_scores is not None:
             if self.early_stopping or X_val is not None:
                 raise ValueError(f"{type(self).__name__}.fit: early stopping scores fully "
@@ -337,6 +344,7 @@ class _BaseEG(StructuredEstimator):
         self._check_cache_arguments()
         X, batch, Y, sample_weight = self._validate_partial_fit_data(X, y, classes,
                                                                      sample_weight)
+        sample_weight = self._weighted_by_class(batch, Y, sample_weight, balanced=False)
         structure = self.structure_.training_structure()
         if not self._table_input:
             X = list(X)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Hidden, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
@@ -467,6 +468,43 @@ class FitValidationMixin:
             raise ValueError(f"{name}: sample_weight is zero for every example; at least one "
                              "weight must be positive.")
         return sample_weight
+
+    def _weighted_by_class(self, batch, Y, sample_weight, balanced=True):
+        """``sample_weight`` times each example's mean ``class_weight`` over its units' true
+        labels (``None`` without ``class_weight``); ``balanced`` is whether the weights
+        may be computed from these examples' label counts."""
+        if self.class_weight is None:
+            return sample_weight
+        name = type(self).__name__
+        if self.classes_ is None:
+            raise ValueError(
+                f"{name}: class_weight weighs examples by the labels of their units, and the "
+                f"outputs of {type(self.structure_).__name__} are not labels; weigh examples "
+                "with sample_weight instead.")
+        if self.class_weight == "balanced" and not balanced:
+            raise ValueError(f"{name}: class_weight='balanced' needs the label counts of the "
+                             "whole training set, which partial_fit does not see; give a "
+                             "dict of weights.")
+        if isinstance(self.class_weight, dict):
+            known = set(self.classes_.tolist())
+            unknown = [label for label in self.class_weight if label not in known]
+            if unknown:
+                raise ValueError(f"{name}: class_weight names labels {unknown} that are not "
+                                 f"among the classes {self.classes_.tolist()}.")
+        per_class = compute_class_weight(self.class_weight, classes=self.classes_,
+                                         y=self.classes_[Y])
+        bad = np.flatnonzero(~(per_class >= 0) | ~np.isfinite(per_class))[:1]
+        if bad.size:
+            raise ValueError(f"{name}: class_weight must be non-negative and finite; label "
+                             f"{self.classes_[bad].tolist()[0]!r} has weight {per_class[bad[0]]}.")
+        sizes = np.diff(batch.unit_offsets)
+        example = np.repeat(np.arange(batch.n_samples), sizes)
+        weight = np.bincount(example, weights=per_class[Y], minlength=batch.n_samples)
+        weight = np.divide(weight, sizes, out=np.ones(batch.n_samples), where=sizes > 0)
+        if not (weight > 0).any():
+            raise ValueError(f"{name}: class_weight is zero for every example; at least one "
+                             "example needs a label of positive weight.")
+        return weight if sample_weight is None else weight * sample_weight
 
     def _check_input_shape(self, batch, name):
         """Refuse a batch whose input width or layout is not that of the fitted model."""

@@ -101,6 +101,13 @@ class EGCRF(_BaseEG):
     n_iter_no_change : int, default=5
         Passes without a better validation score after which early stopping
         ends the fit.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the labels, ``{label: weight}``; ``"balanced"`` gives a label
+        ``n_units / (n_classes * its count)`` over the training units.  An
+        example's loss term is weighted by the mean weight of its units' true
+        labels (times ``sample_weight``): with flat ``X``, scikit-learn's
+        ``class_weight``; a sequence whose labels all weigh ``k`` counts as ``k``
+        copies of it.  Outputs must be full labels; see :ref:`class_weight`.
     warm_start : bool, default=False
         Start the next ``fit`` from the solution of the previous one: here the
         dual variables, kept for that purpose (for a path over ``C``; see
@@ -305,6 +312,13 @@ class EGStructuredSVM(_BaseEG):
     n_iter_no_change : int, default=5
         Passes without a better validation score after which early stopping
         ends the fit.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the labels, ``{label: weight}``; ``"balanced"`` gives a label
+        ``n_units / (n_classes * its count)`` over the training units.  An
+        example's loss term is weighted by the mean weight of its units' true
+        labels (times ``sample_weight``): with flat ``X``, scikit-learn's
+        ``class_weight``; a sequence whose labels all weigh ``k`` counts as ``k``
+        copies of it.  Outputs must be full labels; see :ref:`class_weight`.
     warm_start : bool, default=False
         Keep the dual variables for the next ``fit`` (see :class:`EGCRF`).
     annealing : bool, default=True
@@ -404,7 +418,7 @@ dual_objective_, duality_gap_, latent_objective_
     def __init__(
         self, *, C=1.0, structure=None, solver="online", order="shuffle",
         learning_rate="adaptive", eta0=0.5, tol=1e-3, max_iter=100, early_stopping=False,
-        validation_fraction=0.1, n_iter_no_change=5, warm_start=False,
+        validation_fraction=0.1, n_iter_no_change=5, class_weight=None, warm_start=False,
         annealing=True, smoothing=True, accelerate=True, partial_fit_memory=1000,
         max_latent_iter=30, n_jobs=None, cache_size=None, cache_dir=None, random_state=None,
         verbose=0,
@@ -413,7 +427,7 @@ dual_objective_, duality_gap_, latent_objective_
             C=C, structure=structure, solver=solver, order=order, learning_rate=learning_rate,
             eta0=eta0, tol=tol, max_iter=max_iter, early_stopping=early_stopping,
             validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change,
-            warm_start=warm_start, annealing=annealing,
+            class_weight=class_weight, warm_start=warm_start, annealing=annealing,
             partial_fit_memory=partial_fit_memory, max_latent_iter=max_latent_iter,
             n_jobs=n_jobs, cache_size=cache_size, cache_dir=cache_dir,
             random_state=random_state, verbose=verbose,

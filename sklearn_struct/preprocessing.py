@@ -10,8 +10,10 @@ from sklearn.feature_extraction import FeatureHasher
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["DependencyTokenEncoder", "SequenceDictVectorizer", "column_window_features",
-           "conll_token_features"]
+from ._tag_dictionary import TagDictionary
+
+__all__ = ["DependencyTokenEncoder", "SequenceDictVectorizer", "TagDictionary",
+           "column_window_features", "conll_token_features"]
 
 
 class SequenceDictVectorizer(TransformerMixin, BaseEstimator):

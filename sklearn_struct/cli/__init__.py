@@ -201,6 +201,29 @@ def _model_options(command):
                          help="checked against the model's (it fixes the inputs)")
 
 
+def _prediction_options(tag):
+    """What ``tag`` predicts beyond the labelling: probabilities, k best, constraints."""
+    tag.add_argument("--marginals", choices=("none", "label", "all", "chunk"), default="none",
+                     help="crf and column files only: after the prediction, add its "
+                     "probability (label), one LABEL:PROBABILITY column per label (all), or "
+                     "the probability of the predicted chunk the token is in, '-' outside "
+                     "chunks (chunk: IOB2 labels, chunks read strictly)")
+    tag.add_argument("--nbest", type=_positive_int, metavar="K",
+                     help="crf and column files only: write the K best labellings of every "
+                     "sentence as CRF++'s -n does, each after a line '# RANK PROBABILITY' "
+                     "and followed by a blank line")
+    tag.add_argument("--nbest-layout", choices=("crfpp", "wapiti"), default="crfpp",
+                     help="with --nbest: CRF++'s blocks (crf_test -n: '# RANK PROBABILITY', "
+                     "the label as a new last column) or Wapiti's (label -n -s: '# RANK "
+                     "SCORE', the score unnormalised, then per token LINE<tab>LABEL<tab>"
+                     "LABEL/SCORE, the token's share of the score; any sequence model)")
+    tag.add_argument("--allowed-labels", metavar="LEXICON",
+                     help="sequence labellers: a file of lines 'WORD LABEL [LABEL ...]'; "
+                     "a token whose word (first column, or FORM) is listed takes one of its "
+                     "labels, in the labelling, --marginals and --nbest (the model's "
+                     "distribution conditioned on them)")
+
+
 def _tag_dictionary_options(learn):
     """``--tag-dictionary`` and ``--min-count`` of ``learn``."""
     learn.add_argument("--tag-dictionary", choices=("auto", "on", "off"), default="auto",
@@ -292,20 +315,7 @@ def _parser():
                      "(with or without the label column)")
     tag.add_argument("-o", "--output", help="output file (default: standard output)")
     _model_options(tag)
-    tag.add_argument("--marginals", choices=("none", "label", "all", "chunk"), default="none",
-                     help="crf and column files only: after the prediction, add its "
-                     "probability (label), one LABEL:PROBABILITY column per label (all), or "
-                     "the probability of the predicted chunk the token is in, '-' outside "
-                     "chunks (chunk: IOB2 labels, chunks read strictly)")
-    tag.add_argument("--nbest", type=_positive_int, metavar="K",
-                     help="crf and column files only: write the K best labellings of every "
-                     "sentence as CRF++'s -n does, each after a line '# RANK PROBABILITY' "
-                     "and followed by a blank line")
-    tag.add_argument("--nbest-layout", choices=("crfpp", "wapiti"), default="crfpp",
-                     help="with --nbest: CRF++'s blocks (crf_test -n: '# RANK PROBABILITY', "
-                     "the label as a new last column) or Wapiti's (label -n -s: '# RANK "
-                     "SCORE', the score unnormalised, then per token LINE<tab>LABEL<tab>"
-                     "LABEL/SCORE, the token's share of the score; any sequence model)")
+    _prediction_options(tag)
     tag.add_argument("--n-jobs", type=int, metavar="N", help="joblib workers (prediction)")
     tag.set_defaults(run=_tag)
 

@@ -263,8 +263,9 @@ def check_model(settings, objects):
 
 def tag(args, settings, objects):
     """``tag`` with a parser: the input file with HEAD and DEPREL predicted."""
-    if args.marginals != "none" or args.nbest is not None:
-        raise ValueError("--marginals and --nbest are for taggers; this model parses")
+    if args.marginals != "none" or args.nbest is not None or args.allowed_labels is not None:
+        raise ValueError("--marginals, --nbest and --allowed-labels are for taggers; this "
+                         "model parses")
     if args.n_jobs is not None:
         for key in ("parser", "labeller"):
             objects[key].set_params(n_jobs=args.n_jobs)

@@ -12,7 +12,8 @@ from .._chunk_tags import is_iob_tag
 from ..datasets._io import check_file, iter_lines, malformed
 from ..metrics import chunk_f1_score
 from ..persistence import save_model
-from ..preprocessing import SequenceDictVectorizer, column_window_features, conll_token_features
+from ..preprocessing import (SequenceDictVectorizer, TagDictionary, column_window_features,
+                             conll_token_features)
 from ..structures import PrunedChainStructure
 from ._common import (CONLLU_COLUMN_INDEX, check_output, count, gold_inputs_note,
                       make_estimator, output_file, parse_inputs, read_conllu, unannotated)
@@ -303,7 +304,8 @@ def tag(args, settings, objects):
                              "column files")
     written, sentences = _read_input_file(args.input, source)
     X = pipeline[:-1].transform(_features(sentences, settings))
-    predicted = estimator.predict(X)
+    allowed = _allowed_labels(args, estimator, source, written, sentences)
+    predicted = _constrained(args, estimator.predict, X, allowed)
     with output_file(args.output) as out:
         if source["format"] == "conllu":  # the file as read, the label's column predicted
             labels = iter(predicted)
@@ -316,8 +318,10 @@ def tag(args, settings, objects):
                                for k, part in enumerate(parts)}
                 out.write(sentence.text(replace))
             return
-        marginals = (estimator.predict_marginals(X) if args.marginals in ("label", "all")
-                     else _chunk_columns(estimator, X) if args.marginals == "chunk" else None)
+        marginals = (_constrained(args, estimator.predict_marginals, X, allowed)
+                     if args.marginals in ("label", "all") else
+                     _chunk_columns(args, estimator, X, allowed) if args.marginals == "chunk"
+                     else None)
         rows = []  # one list of extra fields per token
         for index, labels in enumerate(predicted):
             for t, label in enumerate(labels):
@@ -340,10 +344,33 @@ def tag(args, settings, objects):
                 out.write(line + " " + " ".join(next(token)) + "\n")
 
 
-def _chunk_columns(estimator, X):
+def _allowed_labels(args, estimator, source, written, sentences):
+    """The ``allowed_labels`` of ``--allowed-labels``: per sentence and token, the labels
+    that the lexicon gives the token's word (the first column, or FORM), or None."""
+    if args.allowed_labels is None:
+        return None
+    dictionary = TagDictionary.read(args.allowed_labels, classes=estimator.classes_.tolist())
+    words = ([sentence.column("form") for sentence in written if sentence.words]
+             if source["format"] == "conllu" else
+             [sentence.columns[0] for sentence in sentences])
+    return dictionary.allowed_labels(words)
+
+
+def _constrained(args, method, X, allowed, **kwargs):
+    """``method(X, allowed_labels=allowed)``, its refusal naming the input file."""
+    if allowed is None:
+        return method(X, **kwargs)
+    try:
+        return method(X, allowed_labels=allowed, **kwargs)
+    except ValueError as error:
+        raise ValueError(f"{args.input}: with --allowed-labels {args.allowed_labels}: "
+                         f"{str(error).split(': ', 1)[-1]}") from None
+
+
+def _chunk_columns(args, estimator, X, allowed):
     """Per sentence and token, the probability of the predicted chunk it is in, or "-"."""
     try:
-        chunks = estimator.predict_chunks(X, scheme="IOB2")
+        chunks = _constrained(args, estimator.predict_chunks, X, allowed, scheme="IOB2")
     except ValueError as error:
         raise ValueError(f"--marginals chunk reads IOB2 chunk tags: {error}") from None
     columns = []
@@ -385,6 +412,7 @@ def _tag_nbest(args, settings, objects):
                          "(--nbest-layout wapiti writes scores instead)")
     blocks, sentences = _read_input_file(args.input, settings["input"])
     X = pipeline[:-1].transform(_features(sentences, settings))
+    allowed = _allowed_labels(args, estimator, settings["input"], blocks, sentences)
     if layout == "wapiti":
         node_scores = estimator.decision_function(X)
     sentence = iter(range(len(sentences)))
@@ -396,8 +424,9 @@ def _tag_nbest(args, settings, objects):
                 continue
             index = next(sentence)
             # a sentence at a time: the memory holds its labellings alone, however large K
-            ranked = estimator.predict_k_best(X[index:index + 1], args.nbest,
-                                              return_proba=layout == "crfpp")
+            ranked = _constrained(args, estimator.predict_k_best, X[index:index + 1],
+                                  None if allowed is None else allowed[index:index + 1],
+                                  k=args.nbest, return_proba=layout == "crfpp")
             outputs, sentence_values = ranked[0][0], ranked[-1][0]
             for rank, (labels, value) in enumerate(zip(outputs, sentence_values)):
                 out.write(f"# {rank} {value:.6f}\n")

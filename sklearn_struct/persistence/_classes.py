@@ -21,7 +21,7 @@ from ..elastic_net import ElasticNetChainCRF
 from ..extragradient import DualExtragradientMatcher
 from ..l1m3n import L1M3N
 from ..perceptron import StructuredPerceptron
-from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
+from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer, TagDictionary
 from ..sm import SMAdaBoostClassifier, SMLogisticRegression
 from ..structures import (
     BinaryUnitCodec, ChainStructure, DependencyTreeStructure, FlatLabelCodec, Grammar,
@@ -36,7 +36,7 @@ __all__ = ["ALLOWED_CLASSES", "ESTIMATORS", "STRUCTURES", "TRANSFORMERS"]
 ESTIMATORS = (EGCRF, EGStructuredSVM, L1M3N, DualExtragradientMatcher, StructuredPerceptron,
               SMLogisticRegression, SMAdaBoostClassifier, ElasticNetChainCRF, CRF)
 #: The transformers of :mod:`sklearn_struct.preprocessing`.
-TRANSFORMERS = (SequenceDictVectorizer, DependencyTokenEncoder)
+TRANSFORMERS = (SequenceDictVectorizer, DependencyTokenEncoder, TagDictionary)
 #: Every structure of :mod:`sklearn_struct.structures`.
 STRUCTURES = (ChainStructure, PrunedChainStructure, SemiMarkovStructure, MulticlassStructure,
               TreeStructure, DependencyTreeStructure, SiblingDependencyStructure,

@@ -25,17 +25,21 @@ from ._schema import MAX_DEPTH, DamagedModelFile, check_fields, check_state, hea
 
 __all__ = ["MODEL_FORMAT", "READ_FORMATS", "load_model", "save_model"]
 
-#: Version of the file layout that is written (4: dicts with keys other than strings, and
-#: every estimator and structure of the package; 3 was the command line's).
-MODEL_FORMAT = 4
+#: Version of the file layout that is written (5: the EG estimators' ``class_weight``; 4:
+#: dicts with keys other than strings, and every estimator and structure of the package; 3
+#: was the command line's).
+MODEL_FORMAT = 5
 #: The layouts that are read; a file of another layout is refused.
-READ_FORMATS = (3, 4)
-#: Constructor parameters that estimators of layout-3 files (the command line's, before
-#: early stopping) lack: they are read with their defaults, as a fit without them ran.
+READ_FORMATS = (3, 4, 5)
 _EARLY_STOPPING_DEFAULTS = {"early_stopping": False, "validation_fraction": 0.1,
                             "n_iter_no_change": 5}
-_ADDED_SINCE_LAYOUT_3 = {name: _EARLY_STOPPING_DEFAULTS
-                         for name in ("EGCRF", "EGStructuredSVM", "StructuredPerceptron")}
+#: Constructor parameters added in a layout, by class, with the defaults that a fit without
+#: them ran with: an older file's estimators are read with them.
+_PARAMETERS_ADDED = {
+    4: {name: _EARLY_STOPPING_DEFAULTS
+        for name in ("EGCRF", "EGStructuredSVM", "StructuredPerceptron")},
+    5: {name: {"class_weight": None} for name in ("EGCRF", "EGStructuredSVM")},
+}
 #: Keys marking an encoded non-JSON value; a dict of the state may not use them.
 _MARKERS = ("__array__", "__object__", "__tuple__", "__csr__", "__items__", "__objects__")
 #: What an array of Python objects may hold (labels).
@@ -257,8 +261,9 @@ def _decode(value, arrays, layout=MODEL_FORMAT):
             return cls(*fields)
         obj = cls.__new__(cls)
         state = _decode(value["state"], arrays, layout)
-        if layout == 3 and isinstance(state, dict):  # parameters added since: their defaults
-            state = {**_ADDED_SINCE_LAYOUT_3.get(name, {}), **state}
+        if isinstance(state, dict):  # parameters added since the file's layout: defaults
+            for added in range(layout + 1, MODEL_FORMAT + 1):
+                state = {**_PARAMETERS_ADDED.get(added, {}).get(name, {}), **state}
         check_state(cls, state)
         if state is None:
             return obj

@@ -135,6 +135,16 @@ def _string_ids(value):
 _string_ids.expected = "a dict of str to non-negative integers"
 
 
+def _word_labels(value):
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, list) and v and all(
+            isinstance(label, (str, numbers.Real)) and not isinstance(label, bool)
+            for label in v) for k, v in value.items())
+
+
+_word_labels.expected = "a dict of str to non-empty lists of labels"
+
+
 def _strings(value):
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
@@ -188,6 +198,10 @@ _PARAMETERS.update(
     binary_rules=_array(2, "iu"), lexical_rules=_array(2, "iu"), roots=_array(1, "iu"),
     counts=lambda value: value is None or isinstance(value, dict) and _plain(value),
     labels=lambda value: value is None or _strings(value) or _labels(value))
+_PARAMETERS["class_weight"] = lambda value: value is None or value == "balanced" or (
+    isinstance(value, dict) and all(isinstance(weight, numbers.Real) and not isinstance(
+        weight, bool) for weight in value.values()) and _plain(value))
+_PARAMETERS["class_weight"].expected = "None, 'balanced' or a dict of label weights"
 _PARAMETERS["counts"].expected = "None or a dict of counts"
 _PARAMETERS["labels"].expected = "None or a list of labels"
 _PARAMETERS["structure"] = lambda value: value is None or isinstance(value, str) or \
@@ -213,6 +227,7 @@ FITTED = {**{cls.__name__: _ESTIMATOR for cls in ESTIMATORS},
                   "classes_": _strings},
           "SequenceDictVectorizer": {"feature_names_": _strings, "vocabulary_": _string_ids},
           "DependencyTokenEncoder": {"vocabulary_": _string_ids},
+          "TagDictionary": {"labels_": _word_labels},
           "UnitLabelCodec": {"unit": _kind(str, expected="a str"), **_LABELS},
           "FlatLabelCodec": _LABELS, "BinaryUnitCodec": {"unit": _kind(str, expected="a str")},
           "TreeCodec": {"grammar": _instance("Grammar"), "_binary": _kind(dict, expected="a dict"),
