@@ -119,9 +119,23 @@ class TagDictionary(BaseEstimator):
 
     @classmethod
     def read(cls, path, lowercase=False, classes=None):
-        """A dictionary from a lexicon file: a line per word, ``word label [label ...]``,
-        whitespace-separated (``#`` starts a comment line); with ``classes``, a label
-        outside them is refused, naming the line."""
+        """Read a dictionary from a lexicon file.
+
+        Parameters
+        ----------
+        path : str or path-like
+            A file of lines ``word label [label ...]``, whitespace-separated; ``#``
+            starts a comment line.
+        lowercase : bool, default=False
+            Whether words are looked up in lower case.
+        classes : list, default=None
+            The labels a model knows: a label outside them is refused, naming the line.
+
+        Returns
+        -------
+        dictionary : TagDictionary
+            The fitted dictionary of the lexicon.
+        """
         path = check_file(path)
         labels = {}
         for line_number, line in iter_lines(path):
@@ -145,7 +159,13 @@ class TagDictionary(BaseEstimator):
         return dictionary
 
     def write(self, path):
-        """Write the lexicon file that :meth:`read` reads."""
+        """Write the lexicon file that :meth:`read` reads.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write.
+        """
         check_is_fitted(self, "labels_")
         for word, labels in self.labels_.items():
             if any(len(str(item).split()) != 1 for item in (word, *labels)):

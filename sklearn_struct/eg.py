@@ -102,12 +102,13 @@ class EGCRF(_BaseEG):
         Passes without a better validation score after which early stopping
         ends the fit.
     class_weight : dict, "balanced" or None, default=None
-        Weights of the labels, ``{label: weight}``; ``"balanced"`` gives a label
-        ``n_units / (n_classes * its count)`` over the training units.  An
-        example's loss term is weighted by the mean weight of its units' true
-        labels (times ``sample_weight``): with flat ``X``, scikit-learn's
-        ``class_weight``; a sequence whose labels all weigh ``k`` counts as ``k``
-        copies of it.  Outputs must be full labels; see :ref:`class_weight`.
+        Weights of the labels in the likelihood, ``{label: weight}``, or
+        ``"balanced"`` (``n_units / (n_classes * count)``, counted over the
+        training units).  An example's negative log-likelihood is multiplied by
+        the mean weight of its units' true labels (and by ``sample_weight``): on
+        flat ``X`` this is ``LogisticRegression``'s ``class_weight``, and a
+        sequence whose labels all weigh ``k`` counts as ``k`` copies of it.
+        Needs full labels; see :ref:`class_weight`.
     warm_start : bool, default=False
         Start the next ``fit`` from the solution of the previous one: here the
         dual variables, kept for that purpose (for a path over ``C``; see
@@ -313,12 +314,13 @@ class EGStructuredSVM(_BaseEG):
         Passes without a better validation score after which early stopping
         ends the fit.
     class_weight : dict, "balanced" or None, default=None
-        Weights of the labels, ``{label: weight}``; ``"balanced"`` gives a label
-        ``n_units / (n_classes * its count)`` over the training units.  An
-        example's loss term is weighted by the mean weight of its units' true
-        labels (times ``sample_weight``): with flat ``X``, scikit-learn's
-        ``class_weight``; a sequence whose labels all weigh ``k`` counts as ``k``
-        copies of it.  Outputs must be full labels; see :ref:`class_weight`.
+        Weights of the labels in the hinge, ``{label: weight}``, or
+        ``"balanced"`` (``n_units / (n_classes * count)`` over the training
+        units).  An example's hinge (its slack) is multiplied by the mean weight
+        of its units' true labels, as by ``sample_weight``; a sequence whose
+        labels all weigh ``k`` counts as ``k`` copies of it.  The margin that a
+        mistake on a label demands is the structure's ``loss_weights``.  Needs
+        full labels; see :ref:`class_weight`.
     warm_start : bool, default=False
         Keep the dual variables for the next ``fit`` (see :class:`EGCRF`).
     annealing : bool, default=True

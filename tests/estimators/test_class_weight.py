@@ -7,7 +7,9 @@ data with the example repeated; with flat inputs it is scikit-learn's ``class_we
 
 import numpy as np
 import pytest
+from sklearn.datasets import make_blobs
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
 from sklearn.utils.class_weight import compute_class_weight
 
 from sklearn_struct import EGCRF, EGStructuredSVM
@@ -85,6 +87,21 @@ def test_flat_class_weights_are_scikit_learn_s():
                     random_state=0).fit(X, y)
         assert np.abs(crf.coef_ - lr.coef_).max() / np.abs(lr.coef_).max() < 1e-3
         np.testing.assert_allclose(crf.predict_proba(X), lr.predict_proba(X), atol=1e-4)
+
+
+@pytest.mark.parametrize("Estimator", ESTIMATORS)
+def test_scikit_learn_s_class_weight_check_with_a_constant_feature(Estimator):
+    """check_class_weight_classifiers' data and weights, with a column of ones standing
+    for the intercept that these models do not have."""
+    for n_centers in (2, 3):
+        X, y = make_blobs(centers=n_centers, random_state=0, cluster_std=20)
+        X = np.column_stack([X, np.full(len(X), 10.0)])
+        X_train, X_test, y_train, _ = train_test_split(X, y, test_size=0.5, random_state=0)
+        class_weight = {0: 1000, **{k: 0.0001 for k in range(1, n_centers)}}
+        model = Estimator(class_weight=class_weight, max_iter=1000, random_state=0)
+        assert np.mean(model.fit(X_train, y_train).predict(X_test) == 0) > 0.87
+        unweighted = Estimator(max_iter=1000, random_state=0).fit(X_train, y_train)
+        assert np.mean(unweighted.predict(X_test) == 0) < 0.7
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
