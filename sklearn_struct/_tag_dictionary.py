@@ -76,10 +76,12 @@ class TagDictionary(BaseEstimator):
                              f"sequences, one per sequence of X.")
         counts, seen = Counter(), defaultdict(set)
         for i, (sequence, labels) in enumerate(zip(words, y)):
-            if isinstance(labels, str) or len(labels) != len(sequence):
+            if isinstance(labels, str):
+                raise TypeError(f"TagDictionary.fit: the labels of sequence {i} must be a "
+                                f"list, one per word; got the string {labels!r}.")
+            if len(labels) != len(sequence):
                 raise ValueError(f"TagDictionary.fit: sequence {i} has {len(sequence)} words "
-                                 f"but {len(labels) if not isinstance(labels, str) else 1} "
-                                 "labels.")
+                                 f"but {len(labels)} labels.")
             counts.update(sequence)
             for word, label in zip(sequence, labels):
                 seen[word].add(label)

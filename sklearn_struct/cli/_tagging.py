@@ -369,8 +369,8 @@ def _constrained(args, method, X, allowed, **kwargs):
 
 def _chunk_columns(args, estimator, X, allowed):
     """Per sentence and token, the probability of the predicted chunk it is in, or "-"."""
-    try:
-        chunks = _constrained(args, estimator.predict_chunks, X, allowed, scheme="IOB2")
+    try:  # (``predict`` has already accepted ``allowed``, so an error here is the scheme's)
+        chunks = estimator.predict_chunks(X, scheme="IOB2", allowed_labels=allowed)
     except ValueError as error:
         raise ValueError(f"--marginals chunk reads IOB2 chunk tags: {error}") from None
     columns = []

@@ -121,6 +121,9 @@ def test_tag_dictionary_against_counting_by_hand(tmp_path):
 def test_tag_dictionary_bad_input():
     with pytest.raises(ValueError, match="sequence 1 has 2 words but 1 labels"):
         TagDictionary().fit([["a"], ["a", "b"]], [["X"], ["X"]])
+    with pytest.raises(TypeError, match="labels of sequence 0 must be a list, one per word; "
+                       "got the string 'X'"):
+        TagDictionary().fit([["a"]], ["X"])
     with pytest.raises(TypeError, match="sequence 0 of X must be a list of str words"):
         TagDictionary().fit(["a b"], [["X"]])
     with pytest.raises(ValueError, match="y must be a list of 1 label sequences"):
