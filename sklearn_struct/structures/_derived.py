@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _generic_kernels
 from ._batch import check_part_vector, check_sample_weight
-from ._kernel import empty_scale, specialize
+from ._kernel import empty_scale, kernel_provides, specialize
 from ._semiring import MAX_K
 
 __all__ = ["DerivedOperations"]
@@ -270,8 +270,9 @@ class DerivedOperations:
     def log_partition(self, batch, scores):
         """``log Z_i`` of every example, the second output of :meth:`marginals`.
 
-        Structures override it where the log-partition alone is cheaper than
-        the marginals (a chain needs only the forward recursion).
+        From the structure's ``log_partition`` kernel where its kernel operations
+        provide one (a dynamic program's inside pass alone, or a structure's own
+        upward pass), else from :meth:`marginals`.
 
         Parameters
         ----------
@@ -290,7 +291,13 @@ class DerivedOperations:
         UnsupportedOperation
             If the structure does not implement :meth:`marginals`.
         """
-        return self.marginals(batch, scores)[1]
+        if not kernel_provides(self, "log_partition"):
+            return self.marginals(batch, scores)[1]
+        scores = self._check_scores(batch, scores)
+        log_partition = np.empty(batch.n_samples)
+        specialize(_generic_kernels.batch_log_partition, self.kernel_ops)(
+            self.kernel_data(batch), batch.part_offsets, scores, log_partition)
+        return log_partition
 
     def k_best(self, batch, scores, k):
         """The ``k`` highest-scoring outputs of every example, best first.

@@ -5,8 +5,8 @@ batch inside numba and calls the structure's per-example operation on the
 slices of example ``i`` (parts ``part_offsets[i]:part_offsets[i + 1]``,
 output units ``unit_offsets[i]:unit_offsets[i + 1]``).
 :class:`~sklearn_struct.structures.BaseStructure` uses them as the default
-``part_scores``, ``expected_features``, ``marginals``, ``argmax``, ``encode``,
-``decode`` and ``project`` of a structure that gives :class:`._kernel.KernelOps`.
+``part_scores``, ``expected_features``, ``marginals``, ``log_partition``, ``argmax``,
+``encode``, ``decode`` and ``project`` of a structure that gives :class:`._kernel.KernelOps`.
 """
 
 import numpy as np
@@ -42,6 +42,16 @@ def batch_marginals(data, part_offsets, theta, mu, log_partition):
     for i in range(part_offsets.shape[0] - 1):
         p0, p1 = part_offsets[i], part_offsets[i + 1]
         log_partition[i] = marginals_op(data, i, theta[p0:p1], mu[p0:p1])
+
+
+def batch_log_partition(data, part_offsets, theta, log_partition):
+    max_parts = 0
+    for i in range(part_offsets.shape[0] - 1):
+        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
+    scratch = np.empty(max_parts)
+    for i in range(part_offsets.shape[0] - 1):
+        p0, p1 = part_offsets[i], part_offsets[i + 1]
+        log_partition[i] = log_partition_op(data, i, theta[p0:p1], scratch[:p1 - p0])
 
 
 def batch_argmax(data, part_offsets, unit_offsets, scores, Y):

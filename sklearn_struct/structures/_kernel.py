@@ -96,13 +96,15 @@ part_scores_at, add_features_at : numba dispatcher, optional
         one makes the generic loops that need it unavailable (``log_partition``,
         ``add_features_norm``, ``part_scores_at`` and ``add_features_at`` have
         defaults, see the module docstring).
-    hypergraph_size, hypergraph, decode : numba dispatcher, optional
-        A dynamic program, given together: ``hypergraph_size(data, i)`` returns
-        the number of nodes and at most how many hyperedges example ``i`` has,
-        ``hypergraph(data, i, edges)`` writes them (see :mod:`._semiring`) and
-        returns their number, and ``decode(data, i, z, y_out)`` writes the
-        output whose part vector is ``z``.  Marginals, log-partition, argmax,
-        k-best outputs and samples follow from them unless given (or excluded).
+    decode : numba dispatcher, optional
+        ``decode(data, i, z, y_out)`` writes the output whose part vector is ``z``.
+    hypergraph_size, hypergraph : numba dispatcher, optional
+        A dynamic program, given together and with ``decode``:
+        ``hypergraph_size(data, i)`` returns the number of nodes and at most how
+        many hyperedges example ``i`` has, and ``hypergraph(data, i, edges)``
+        writes them (see :mod:`._semiring`) and returns their number.  Marginals,
+        log-partition, argmax, k-best outputs and samples follow from them unless
+        given (or excluded).
     exclude : tuple of str, default=()
         Operations not to derive from the hypergraph (see :meth:`without`).
 
@@ -145,7 +147,7 @@ part_scores_at, add_features_at : numba dispatcher, optional
                 raise TypeError(f"KernelOps: {name} must be a numba @njit function, got {op!r}.")
         self.given = tuple(self.functions)
         dynamic_program = ("hypergraph_size", "hypergraph", "decode")
-        if any(name in self.functions for name in dynamic_program) and not all(
+        if any(name in self.functions for name in dynamic_program[:2]) and not all(
                 name in self.functions for name in dynamic_program):
             raise TypeError("KernelOps: a dynamic program needs hypergraph_size, hypergraph "
                             "and decode together.")

@@ -1,14 +1,16 @@
 """What the structures whose parts label output units share: Hamming losses (the chains,
-the label tree, the monotone alignment, the pruned chain, dependency trees) and, with a
+the label tree, the monotone alignment, the pruned chain, dependency trees), with a
 part per unit and label, decoding (:class:`NodeLabels`; the multiclass structure uses
-:func:`weighted_zero_one_losses`)."""
+:func:`weighted_zero_one_losses`), and the token kernels' weight layout
+(:class:`NodeWeights`)."""
 
 import numpy as np
 
 from ._base import BaseStructure
 from ._batch import check_part_vector, check_state_weights
+from ._token_kernels import feature_major, label_major
 
-__all__ = ["LabelledParts", "NodeLabels", "weighted_zero_one_losses"]
+__all__ = ["LabelledParts", "NodeLabels", "NodeWeights", "weighted_zero_one_losses"]
 
 
 class LabelledParts(BaseStructure):
@@ -52,6 +54,18 @@ class NodeLabels(LabelledParts):
     def _check_scores(self, batch, scores):
         self._check_batch(batch)
         return super()._check_scores(batch, scores)
+
+
+class NodeWeights(BaseStructure):
+    """Base of structures scored by the token kernels (chains, label trees, multiclass):
+    their node weights ``W`` (K, d), stored label-major, are read feature-major (d, K) by
+    the kernels, so that a token's features visit contiguous rows of ``K`` weights."""
+
+    def kernel_weights(self, batch, w):
+        return feature_major(w, batch.n_states, batch.n_features)
+
+    def contract_weights(self, batch, w_kernel):
+        return label_major(w_kernel, batch.n_states, batch.n_features)
 
 
 def weighted_zero_one_losses(Y, loss_weights, n_states, owner):

@@ -28,7 +28,7 @@ import scipy.sparse as sp
 
 from . import _kernels as kernels
 from .._output_space import LabelledUnits
-from .._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
+from .._token_kernels import TOKEN_KERNEL_OPS, token_kernel_data
 from .._batch import (
     Batch,
     example_column_norms,
@@ -41,7 +41,7 @@ from .._batch import (
     stack_ragged_rows,
 )
 from ..._chunk_tags import chunk_constraints
-from .._node_labels import NodeLabels
+from .._node_labels import NodeLabels, NodeWeights
 
 __all__ = ["ChainBatch", "ChainStructure"]
 
@@ -114,7 +114,7 @@ class ChainBatch(Batch):
         return np.diff(self.unit_offsets)
 
 
-class ChainStructure(NodeLabels):
+class ChainStructure(NodeLabels, NodeWeights):
     """First-order linear chain with per-token features and label transitions.
 
     The score of a labelling ``y`` of a sequence ``x`` is::
@@ -638,12 +638,6 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
         return token_kernel_data(batch.X, batch.unit_offsets, batch.n_states, chain=True,
                                  start_end=batch.start_end, training=training,
                                  bias=self._constraint_bias(batch.n_states))
-
-    def kernel_weights(self, batch, w):
-        return feature_major(w, batch.n_states, batch.n_features)
-
-    def contract_weights(self, batch, w_kernel):
-        return label_major(w_kernel, batch.n_states, batch.n_features)
 
     # --------------------------------------------------------------- helpers
     def _check_batch(self, batch):

@@ -11,7 +11,7 @@ from ._arc_features import (
 from .._node_labels import LabelledParts
 from .._output_space import OutputSpace
 from .._targets import check_lengths
-from .._batch import Batch, check_part_vector, offsets_from_lengths, ragged_positions
+from .._batch import Batch, offsets_from_lengths, ragged_positions
 from .._kernel import KernelOps
 from ._projective import heads_decode, projective_hypergraph, projective_hypergraph_size
 from ._inference import (
@@ -249,7 +249,7 @@ _ARC_OPS = dict(
     add_features_norm=arc_add_features_norm, part_scores_at=arc_part_scores_at,
     add_features_at=arc_add_features_at)
 _NON_PROJECTIVE_OPS = KernelOps(**_ARC_OPS, marginals=matrix_tree_arc_marginals,
-                                argmax=chu_liu_edmonds_argmax)
+                                argmax=chu_liu_edmonds_argmax, decode=heads_decode)
 # The hand-written Eisner and inside-outside stay as overrides: the generic program gives
 # k-best outputs and samples, and check_structure holds the two against each other.
 _PROJECTIVE_OPS = KernelOps(**_ARC_OPS, marginals=projective_arc_marginals,
@@ -448,18 +448,6 @@ class DependencyTreeStructure(LabelledParts):
 
     def _unit_loss_weights(self, batch, Y):
         return np.where(batch.attrs[:, PUNCTUATION] == 1, float(self.punctuation_weight), 1.0)
-
-    def decode(self, batch, z):
-        z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
-        batch, arcs = self._arcs(batch)
-        z = z[arcs]
-        heads = []
-        for i in range(batch.n_samples):
-            n = batch.unit_offsets[i + 1] - batch.unit_offsets[i]
-            block = z[batch.part_offsets[i]:batch.part_offsets[i + 1]].reshape(n, n)
-            best = block.argmax(axis=1)  # position among the heads other than m itself
-            heads.append(best + (best >= np.arange(1, n + 1)))
-        return np.concatenate(heads).astype(np.int64)
 
 
 class ArcOutputs(OutputSpace):

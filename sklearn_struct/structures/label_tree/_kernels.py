@@ -267,15 +267,6 @@ def tree_sum_product(node, transition, parent, order, edge_type, node_mu, transi
     return log_z
 
 
-@njit(cache=True, nogil=True)
-def tree_log_partition(node, transition, parent, order, edge_type):
-    """``log Z`` of one forest (upward pass only)."""
-    N, K = node.shape
-    exp_trans, row_max = _exp_transitions(transition)
-    return _upward(node, transition, parent, order, edge_type, exp_trans, row_max,
-                   np.empty((N, K)), np.empty((N, K)), np.empty((N, K)), np.empty((N, K)))
-
-
 # ------------------------------------------------------------- max-product
 @njit(cache=True, nogil=True)
 def tree_max_product(node, transition, parent, order, edge_type, labels_out):
@@ -336,6 +327,17 @@ def tree_marginals(data, i, theta, mu):
         theta[:n_node].reshape((N, K)), theta[n_node:].reshape((n_types, K, K)), parent, order,
         edge_type, mu[:n_node].reshape((N, K)), mu[n_node:].reshape((n_types, K, K)),
         np.empty((0, 0, 0)), False)
+
+
+@njit(cache=True, nogil=True)
+def tree_log_partition(data, i, theta, scratch):
+    """``log Z`` of example ``i``: the upward pass alone (``scratch`` unused)."""
+    parent, order, edge_type = _graph(data, i)
+    N, K, n_types = parent.shape[0], data.n_states, data.n_edge_types
+    node, transition = theta[:N * K].reshape((N, K)), theta[N * K:].reshape((n_types, K, K))
+    exp_trans, row_max = _exp_transitions(transition)
+    return _upward(node, transition, parent, order, edge_type, exp_trans, row_max,
+                   np.empty((N, K)), np.empty((N, K)), np.empty((N, K)), np.empty((N, K)))
 
 
 @njit(cache=True, nogil=True)
@@ -435,7 +437,8 @@ def tree_hypergraph(data, i, edges):
 
 TREE_KERNEL_OPS = KernelOps(
     part_scores=token_part_scores, add_features=token_add_features,
-    marginals=tree_marginals, argmax=tree_argmax, encode=tree_encode,
+    marginals=tree_marginals, log_partition=tree_log_partition, argmax=tree_argmax,
+    encode=tree_encode,
     add_features_norm=token_add_features_norm, hypergraph_size=tree_hypergraph_size,
     hypergraph=tree_hypergraph, decode=token_decode,
 )
@@ -458,18 +461,6 @@ def _example_blocks(scores, unit_offsets, part_offsets, n_states, n_edge_types, 
     p = part_offsets[i]
     return (scores[p:p + N * K].reshape((N, K)),
             scores[p + N * K:part_offsets[i + 1]].reshape((n_edge_types, K, K)))
-
-
-@njit(cache=True, nogil=True)
-def tree_log_partition_batch(scores, unit_offsets, part_offsets, n_states, n_edge_types,
-                             parents, order, edge_types, log_z_out):
-    """``log Z`` of every example of a batch (upward passes only)."""
-    for i in range(unit_offsets.shape[0] - 1):
-        u0, u1 = unit_offsets[i], unit_offsets[i + 1]
-        node, transition = _example_blocks(scores, unit_offsets, part_offsets, n_states,
-                                           n_edge_types, i)
-        log_z_out[i] = tree_log_partition(node, transition, parents[u0:u1], order[u0:u1],
-                                          edge_types[u0:u1])
 
 
 @njit(cache=True, nogil=True)

@@ -37,8 +37,7 @@ from .._batch import (
     stack_rows,
 )
 from .._output_space import LabelledUnits
-from .._token_kernels import feature_major, label_major
-from .._node_labels import NodeLabels
+from .._node_labels import NodeLabels, NodeWeights
 
 __all__ = ["TreeBatch", "TreeStructure"]
 
@@ -105,7 +104,7 @@ class TreeBatch(Batch):
     shared = ("n_states", "n_edge_types")
 
 
-class TreeStructure(NodeLabels):
+class TreeStructure(NodeLabels, NodeWeights):
     """Labels on the nodes of a tree (or forest) with typed parent-child transitions.
 
     Example ``i`` is a tuple ``(node_features, parents)`` or
@@ -339,14 +338,6 @@ class TreeStructure(NodeLabels):
         return w[:K * d].reshape(K, d), w[K * d:].reshape(batch.n_edge_types, K, K)
 
     # ------------------------------------------------------- parts operations
-    def log_partition(self, batch, scores):
-        scores = self._check_scores(batch, scores)
-        log_z = np.empty(batch.n_samples)
-        kernels.tree_log_partition_batch(scores, batch.unit_offsets, batch.part_offsets,
-                                         batch.n_states, batch.n_edge_types, batch.parents,
-                                         batch.order, batch.edge_types, log_z)
-        return log_z
-
     def edge_marginals(self, batch, scores):
         """Per-edge marginals ``p(y_parent(n) = a, y_n = b)`` of every example.
 
@@ -411,12 +402,6 @@ class TreeStructure(NodeLabels):
         return kernels.tree_kernel_data(batch.X, batch.unit_offsets, batch.n_states,
                                         batch.parents, batch.order, batch.edge_types,
                                         batch.n_edge_types, training)
-
-    def kernel_weights(self, batch, w):
-        return feature_major(w, batch.n_states, batch.n_features)
-
-    def contract_weights(self, batch, w_kernel):
-        return label_major(w_kernel, batch.n_states, batch.n_features)
 
     # --------------------------------------------------------------- helpers
     def _check_n_edge_types(self):

@@ -11,10 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._base import BaseStructure
-from .._node_labels import weighted_zero_one_losses
+from .._node_labels import NodeWeights, weighted_zero_one_losses
 from .._output_space import LabelledUnits
-from .._token_kernels import TOKEN_KERNEL_OPS, feature_major, label_major, token_kernel_data
+from .._token_kernels import TOKEN_KERNEL_OPS, token_kernel_data
 from .._batch import (
     Batch,
     example_column_norms,
@@ -70,7 +69,7 @@ class MulticlassBatch(Batch):
     shared = ("n_states",)
 
 
-class MulticlassStructure(BaseStructure):
+class MulticlassStructure(NodeWeights):
     """One part per class: a flat ``K``-class linear classifier as a structure.
 
     Parts of sample ``i`` are the ``K`` pairs ``(i, k)``, laid out at
@@ -239,12 +238,6 @@ class MulticlassStructure(BaseStructure):
     def kernel_data(self, batch, training=False):
         return token_kernel_data(batch.X, batch.unit_offsets, batch.n_states, chain=False,
                                  start_end=False, training=training)
-
-    def kernel_weights(self, batch, w):
-        return feature_major(w, batch.n_states, batch.n_features)
-
-    def contract_weights(self, batch, w_kernel):
-        return label_major(w_kernel, batch.n_states, batch.n_features)
 
     # --------------------------------------------------------------- helpers
     def _part_matrix(self, batch, v, name):
