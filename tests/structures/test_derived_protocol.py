@@ -1,5 +1,6 @@
 """What the protocol derives for a structure: take from its batch's declared fields, Hamming
-losses from its labelled parts, and the declared acceptance of ``-inf`` scores."""
+losses from its labelled parts, the declared acceptance of ``-inf`` scores, decoding and the
+log-partition from kernels."""
 
 from dataclasses import dataclass
 
@@ -65,3 +66,38 @@ def test_forbidden_parts_are_declared():
     tree_batch = tree.make_batch([np.full((2, 3), 5)])
     with pytest.raises(ValueError, match="NaN or infinity"):
         tree.argmax(tree_batch, np.array([-np.inf, 0.0, 0.0, 0.0]))
+
+
+def test_decode_kernel_alone_serves_non_projective_trees():
+    from sklearn_struct.structures._kernel import KernelOps
+    from sklearn_struct.structures.dependency._projective import (heads_decode,
+                                                                 projective_hypergraph)
+
+    ops = DependencyTreeStructure(projective=False).kernel_ops
+    assert ops.provides("decode") and not ops.provides("k_best")
+    with pytest.raises(TypeError, match="needs hypergraph_size, hypergraph and decode"):
+        KernelOps(part_scores=ops.functions["part_scores"],
+                  add_features=ops.functions["add_features"], hypergraph=projective_hypergraph,
+                  decode=heads_decode)
+    # decode inverts encode on non-projective trees, with crossing arcs
+    structure = DependencyTreeStructure(projective=False, hash_bits=6)
+    rng = np.random.RandomState(0)
+    batch = structure.make_batch([rng.randint(0, 5, (n, 3)) for n in (4, 3)])
+    heads = np.array([3, 4, 0, 3, 2, 0, 2])  # the arcs 3 -> 1 and 4 -> 2 cross
+    np.testing.assert_array_equal(structure.decode(batch, structure.encode(batch, heads)), heads)
+
+
+def test_log_partition_runs_the_kernel_and_equals_the_marginals():
+    from sklearn_struct.structures import TreeStructure
+
+    rng = np.random.RandomState(0)
+    tree = TreeStructure(n_edge_types=2)
+    forests = [(rng.randn(n, 3), np.r_[-1, rng.randint(0, 1, n - 1)], rng.randint(0, 2, n))
+               for n in (1, 4, 6)]
+    for structure, X, k in ((tree, forests, 3),
+                            (MonotoneAlignmentStructure(), [rng.randn(n, 2) for n in (2, 5)], 3)):
+        batch = structure.make_batch(X, n_states=k)
+        assert structure.kernel_ops.provides("log_partition")
+        scores = rng.randn(int(batch.part_offsets[-1]))
+        np.testing.assert_allclose(structure.log_partition(batch, scores),
+                                   structure.marginals(batch, scores)[1], rtol=1e-12)
