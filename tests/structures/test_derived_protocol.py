@@ -70,8 +70,8 @@ def test_forbidden_parts_are_declared():
 
 def test_decode_kernel_alone_serves_non_projective_trees():
     from sklearn_struct.structures._kernel import KernelOps
-    from sklearn_struct.structures.dependency._projective import (heads_decode,
-                                                                 projective_hypergraph)
+    from sklearn_struct.structures.dependency._projective import (
+        heads_decode, projective_hypergraph)
 
     ops = DependencyTreeStructure(projective=False).kernel_ops
     assert ops.provides("decode") and not ops.provides("k_best")
