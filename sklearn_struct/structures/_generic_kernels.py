@@ -10,10 +10,20 @@ output units ``unit_offsets[i]:unit_offsets[i + 1]``).
 """
 
 import numpy as np
+from numba import njit
 from numba.typed import List
 
 # The ``*_op`` names are bound by ``specialize``; flake8 cannot see them.
 # flake8: noqa: F821
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _max_parts(part_offsets):
+    """The largest example's number of parts (the size of per-example scratch)."""
+    largest = 0
+    for i in range(part_offsets.shape[0] - 1):
+        largest = max(largest, part_offsets[i + 1] - part_offsets[i])
+    return largest
 
 
 def batch_part_scores(data, part_offsets, w, scale, out):
@@ -24,10 +34,7 @@ def batch_part_scores(data, part_offsets, w, scale, out):
 def batch_add_features(data, part_offsets, z, sample_weight, scale, w):
     """``w += scale * sum_i s_i F_i z_i`` (``sample_weight`` of length 0: all ones)."""
     weighted = sample_weight.shape[0] > 0
-    max_parts = 0
-    for i in range(part_offsets.shape[0] - 1):
-        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
-    coef = np.empty(max_parts)
+    coef = np.empty(_max_parts(part_offsets))
     for i in range(part_offsets.shape[0] - 1):
         p0, p1 = part_offsets[i], part_offsets[i + 1]
         s = sample_weight[i] if weighted else 1.0
@@ -45,10 +52,7 @@ def batch_marginals(data, part_offsets, theta, mu, log_partition):
 
 
 def batch_log_partition(data, part_offsets, theta, log_partition):
-    max_parts = 0
-    for i in range(part_offsets.shape[0] - 1):
-        max_parts = max(max_parts, part_offsets[i + 1] - part_offsets[i])
-    scratch = np.empty(max_parts)
+    scratch = np.empty(_max_parts(part_offsets))
     for i in range(part_offsets.shape[0] - 1):
         p0, p1 = part_offsets[i], part_offsets[i + 1]
         log_partition[i] = log_partition_op(data, i, theta[p0:p1], scratch[:p1 - p0])
