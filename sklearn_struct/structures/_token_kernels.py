@@ -507,13 +507,26 @@ SPARSE_KERNEL_DENSITY = 0.5
 
 def token_features(X):
     """``(values, indices, indptr, dense_width)``: token features ``X`` (dense or CSR) as
-    the kernels read them; mostly-zero dense features become CSR (``SPARSE_KERNEL_DENSITY``)."""
+    the kernels read them; mostly-zero dense features become CSR (``SPARSE_KERNEL_DENSITY``).
+
+    The arrays have the types that the kernels were compiled for: writable float64 values
+    and int32 indices (int64 only past 2**31 - 1), since numba compiles every kernel
+    again for a read-only array (a memory map) or 64-bit sparse indices.
+    """
     if sp.issparse(X) or np.count_nonzero(X) <= SPARSE_KERNEL_DENSITY * X.size:
         # (a dense matrix without columns travels as CSR with empty rows: dense_width == 0
         # is the kernels' CSR flag)
         X = sp.csr_matrix(X)
-        return X.data, X.indices, X.indptr, 0
-    return X.reshape(-1), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), X.shape[1]
+        index = np.int32 if max(X.nnz, X.shape[1]) <= np.iinfo(np.int32).max else np.int64
+        return (_kernel_array(X.data, np.float64), _kernel_array(X.indices, index),
+                _kernel_array(X.indptr, index), 0)
+    return (_kernel_array(X.reshape(-1), np.float64), np.zeros(0, dtype=np.int32),
+            np.zeros(0, dtype=np.int32), X.shape[1])
+
+
+def _kernel_array(a, dtype):
+    """``a`` as a writable C-contiguous array of ``dtype``, copied only if it is not one."""
+    return np.require(a, dtype, ("C", "W"))
 
 
 def token_kernel_data(X, unit_offsets, n_states, chain, start_end, training, bias=None):

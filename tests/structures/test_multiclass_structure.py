@@ -180,3 +180,34 @@ def test_inputs_are_validated_and_not_modified():
         structure.encode(batch, [0, 3])
     with pytest.raises(ValueError, match="loss_weights has shape"):
         MulticlassStructure(loss_weights=[1.0, 2.0]).part_losses(batch, [0, 1])
+
+
+def test_read_only_and_64_bit_inputs_reach_the_kernels_compiled_for_the_others(tmp_path):
+    """numba compiles every kernel again for a read-only array or 64-bit sparse indices: the
+    kernel data of a memory map, or of a CSR matrix with int64 indices, is converted."""
+    import warnings
+
+    from sklearn_struct import EGCRF
+    from sklearn_struct.solvers._eg_kernels import online_epoch
+    from sklearn_struct.structures._token_kernels import token_features
+
+    rng = np.random.RandomState(0)
+    X = rng.rand(30, 4)
+    y = rng.randint(0, 3, 30)
+    path = tmp_path / "X.npy"
+    np.save(path, X)
+    mapped = np.load(path, mmap_mode="r")
+    wide = sp.csr_matrix(X * (X > 0.7))
+    wide.indices, wide.indptr = wide.indices.astype(np.int64), wide.indptr.astype(np.int64)
+    for x in (mapped, wide):
+        values, indices, indptr, _ = token_features(x)
+        assert values.dtype == np.float64 and values.flags.writeable
+        assert indices.dtype == indptr.dtype == np.int32
+    assert not mapped.flags.writeable  # what the user passed is not changed
+    assert wide.indices.dtype == np.int64
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for x in (X, mapped, wide):
+            EGCRF(max_iter=2, random_state=0).fit(x, y).predict(x)
+    epoch = MulticlassStructure.kernel_ops._specialized[online_epoch]
+    assert len(epoch.signatures) == 1, epoch.signatures
