@@ -352,12 +352,14 @@ def example_of_unit(offsets, unit):
 
 
 def check_part_vector(v, n_parts, owner, name="scores", forbidden=False):
-    """A finite float64 vector of length ``n_parts`` (no copy when possible).
+    """A finite float64 vector of length ``n_parts``, writable and C-contiguous (a copy only
+    when ``v`` is not such a vector: numba compiles every kernel again for a read-only or
+    strided one).
 
     ``forbidden``: ``-inf`` is accepted too (a forbidden part, for inference that
     handles it), NaN and ``+inf`` are not.
     """
-    v = np.asarray(v, dtype=np.float64)
+    v = np.require(np.asarray(v, dtype=np.float64), requirements=("C", "W"))
     if v.ndim != 1 or v.shape[0] != n_parts:
         raise ValueError(
             f"{owner}: expected {name} as a vector of {n_parts} part values for this batch, "
@@ -370,10 +372,12 @@ def check_part_vector(v, n_parts, owner, name="scores", forbidden=False):
 
 
 def check_sample_weight(sample_weight, n_samples, owner):
-    """``None`` or a finite vector of length ``n_samples`` (a scalar is broadcast)."""
+    """``None`` or a finite vector of length ``n_samples`` (a scalar is broadcast), writable
+    and C-contiguous as :func:`check_part_vector`'s."""
     if sample_weight is None:
         return None
-    sample_weight = np.asarray(sample_weight, dtype=np.float64)
+    sample_weight = np.require(np.asarray(sample_weight, dtype=np.float64),
+                               requirements=("C", "W"))
     if sample_weight.ndim == 0:
         return np.full(n_samples, float(sample_weight))
     if sample_weight.shape != (n_samples,):
