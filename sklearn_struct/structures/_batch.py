@@ -351,6 +351,12 @@ def example_of_unit(offsets, unit):
     return int(np.searchsorted(offsets, unit, side="right") - 1)
 
 
+def kernel_array(a, dtype=np.float64):
+    """``a`` as a writable C-contiguous array of ``dtype``, copied only if it is not one
+    (numba compiles every kernel again for a read-only, strided or other-typed array)."""
+    return np.require(np.asarray(a, dtype=dtype), requirements=("C", "W"))
+
+
 def check_part_vector(v, n_parts, owner, name="scores", forbidden=False):
     """A finite float64 vector of length ``n_parts``, writable and C-contiguous (a copy only
     when ``v`` is not such a vector: numba compiles every kernel again for a read-only or
@@ -359,7 +365,7 @@ def check_part_vector(v, n_parts, owner, name="scores", forbidden=False):
     ``forbidden``: ``-inf`` is accepted too (a forbidden part, for inference that
     handles it), NaN and ``+inf`` are not.
     """
-    v = np.require(np.asarray(v, dtype=np.float64), requirements=("C", "W"))
+    v = kernel_array(v)
     if v.ndim != 1 or v.shape[0] != n_parts:
         raise ValueError(
             f"{owner}: expected {name} as a vector of {n_parts} part values for this batch, "
@@ -376,8 +382,7 @@ def check_sample_weight(sample_weight, n_samples, owner):
     and C-contiguous as :func:`check_part_vector`'s."""
     if sample_weight is None:
         return None
-    sample_weight = np.require(np.asarray(sample_weight, dtype=np.float64),
-                               requirements=("C", "W"))
+    sample_weight = kernel_array(sample_weight)
     if sample_weight.ndim == 0:
         return np.full(n_samples, float(sample_weight))
     if sample_weight.shape != (n_samples,):

@@ -42,6 +42,7 @@ from numba import njit
 
 from .chain._kernels import (chain_blocks, chain_forward_backward, chain_log_partition,
                              chain_viterbi)
+from ._batch import kernel_array
 from ._kernel import KernelOps
 
 __all__ = ["TOKEN_KERNEL_OPS", "TokenData", "feature_major", "label_major", "token_features",
@@ -518,15 +519,10 @@ def token_features(X):
         # is the kernels' CSR flag)
         X = sp.csr_matrix(X)
         index = np.int32 if max(X.nnz, X.shape[1]) <= np.iinfo(np.int32).max else np.int64
-        return (_kernel_array(X.data, np.float64), _kernel_array(X.indices, index),
-                _kernel_array(X.indptr, index), 0)
-    return (_kernel_array(X.reshape(-1), np.float64), np.zeros(0, dtype=np.int32),
+        return (kernel_array(X.data, np.float64), kernel_array(X.indices, index),
+                kernel_array(X.indptr, index), 0)
+    return (kernel_array(X.reshape(-1), np.float64), np.zeros(0, dtype=np.int32),
             np.zeros(0, dtype=np.int32), X.shape[1])
-
-
-def _kernel_array(a, dtype):
-    """``a`` as a writable C-contiguous array of ``dtype``, copied only if it is not one."""
-    return np.require(a, dtype, ("C", "W"))
 
 
 def token_kernel_data(X, unit_offsets, n_states, chain, start_end, training, bias=None):
