@@ -16,6 +16,10 @@ pass), ``--passes`` passes, fitted two ways, each in a child process of its own:
   share of the parts), and keeps that chunk's dual variables; a pass sends ``w`` out and
   brings back each chunk's dual terms and losses and one ``F mu`` summed on the workers.
 
+With ``--ceiling``, the cluster's two halves of the sentences are also fitted the same way, each
+in a process of its own, both at once, with nothing sent between them: the fastest pass any
+two workers could have on this machine.
+
 Both fit a small model first (200 sentences; on the cluster, on its workers), so that numba's
 compilation is apart (reported).
 Reported: seconds per pass (EG steps and gap evaluations, ``history_``), the speed-up, the final
@@ -80,6 +84,41 @@ def fit(X, y, job, n_jobs):
                    / job["passes"], "primal": float(h["primal"][-1])}
 
 
+def fit_half(X, y, job):
+    """The ceiling's fit: half ``job["half"]`` of the sentences, cut where the cluster cuts
+    its two chunks (about equal numbers of parts), fitted in this process alone; its timed
+    fit starts at ``job["go"]`` (epoch seconds), so that the two halves run at once."""
+    from sklearn_struct.solvers._chunks import _balanced_bounds
+    from sklearn_struct.structures import SiblingDependencyStructure
+
+    structure = SiblingDependencyStructure(hash_bits=job["hash_bits"])
+    bounds = _balanced_bounds(structure.make_batch(X).part_offsets, 2)
+    half = slice(bounds[job["half"]], bounds[job["half"] + 1])
+    X, y = X[half], y[half]
+    fit(X[:200], y[:200], dict(job, passes=1), None)
+    time.sleep(max(0.0, job["go"] - time.time()))
+    return {"half_sentences": len(y), **fit(X, y, job, None)[1]}
+
+
+def halves_at_once(job, setup_seconds):
+    """Both halves of :func:`fit_half`, each in a child process of its own, at once."""
+    from _child import worker_result
+    import subprocess
+
+    go = time.time() + setup_seconds
+    children = [subprocess.Popen(
+        ["/usr/bin/time", "-v", sys.executable, __file__, "--worker",
+         json.dumps(dict(job, way="half", half=half, go=go))],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE) for half in (0, 1)]
+    results = []
+    for half, child in enumerate(children):
+        out, err = child.communicate()
+        results.append(worker_result(f"half {half}", child.returncode, out, err))
+    if max(r["fit_seconds"] for r in results) < 0.5 * min(r["fit_seconds"] for r in results):
+        raise RuntimeError("the halves' fits did not overlap: raise --setup-seconds")
+    return results
+
+
 def _worker_report(dask_worker):
     """In a worker: its peak RSS and the bytes of what it stores."""
     from dask.sizeof import sizeof
@@ -122,6 +161,10 @@ def worker(job):
 
     X, y = load(job["n_train"])
     out = {"sentences": len(y)}
+    if job["way"] == "half":
+        out.update(fit_half(X, y, job))
+        print(json.dumps(out), flush=True)
+        return
     if job["way"] == "one process":
         start = time.perf_counter()
         fit(X[:200], y[:200], dict(job, passes=1), None)
@@ -240,6 +283,13 @@ def main():
     parser.add_argument("--no-spill", action="store_true",
                         help="the workers neither spill stored values to disk nor pause "
                         "near their memory limit")
+    parser.add_argument("--ceiling", action="store_true",
+                        help="also fit the cluster's two halves of the sentences in two "
+                        "processes at once, with nothing between them: the most that any 2 "
+                        "workers can gain on this machine")
+    parser.add_argument("--setup-seconds", type=float, default=150.0,
+                        help="--ceiling: the time each half's process gets to load, encode "
+                        "and compile before the timed fits start together")
     parser.add_argument("--n-train", type=int, default=None,
                         help="the first projective sentences only (a trial run)")
     args = parser.parse_args()
@@ -253,6 +303,8 @@ def main():
     limit = int(args.memory_fraction * single["time_peak_rss_gb"] * 1e9)
     cluster = run(dict(job, way="dask", memory_limit=limit))
     print(cluster, flush=True)
+    halves = halves_at_once(job, args.setup_seconds) if args.ceiling else None
+    print(halves, flush=True)
     relative = abs(cluster["primal"] - single["primal"]) / abs(single["primal"])
     rows = [["one process", f"{single['pass_seconds']:.2f}", "1.00x", f"{single['primal']:.10g}",
              "", f"{single['compile_seconds']:.0f}", f"{single['time_peak_rss_gb']:.2f}", ""],
@@ -281,6 +333,20 @@ def main():
              "stores at most GB",
              "the whole: batch and theta GB"], workers)
     )
+    if halves:
+        slowest = max(h["pass_seconds"] for h in halves)
+        body += (
+            "\n\nThe ceiling: the two halves that the cluster's chunks hold "
+            f"({' and '.join(str(h['half_sentences']) for h in halves)} sentences, about "
+            "equal parts), each fitted the same way in a process of its own, both at once, "
+            "nothing sent between them: "
+            f"{' and '.join(format(h['pass_seconds'], '.2f') for h in halves)} s/pass. "
+            f"No 2-worker fit can pass faster than the slower half, {slowest:.2f} s: at most "
+            f"{single['pass_seconds'] / slowest:.2f}x against one process on this machine "
+            f"(the cluster reaches {slowest / cluster['pass_seconds']:.0%} of that speed-up). "
+            f"Half the one-process pass is {single['pass_seconds'] / 2:.2f} s: what the halves "
+            "take beyond it is the two processes' contention for the machine (its two cores "
+            "share caches and memory bandwidth), or work that does not halve.")
     n_bytes = 8 * 2 ** args.hash_bits
     c, seconds = pass_model(single, cluster, n_bytes)
     model_rows = [[f"{args.workers} (this machine, loopback: check)",
