@@ -31,6 +31,13 @@ beside the same fit of this tree: memory, seconds per pass and accuracy side by 
 two EGCRF children run at the same time, so that both see the same load (on a shared
 machine the load varies from minute to minute); each takes one core.
 
+``--pruned`` adds, the same way, EGCRF on a ``PrunedChainStructure``: a tag dictionary
+fitted on the training tokens (a word seen at least 5 times takes the tags it was seen
+with, a rarer one the fallback of the rare words' most frequent tags), whose weights are
+the (feature, candidate tag) pairs of the training tokens, as CRFsuite's model without
+``all_possible_states`` has them, and whose transition parts are those between
+neighbouring tokens' candidates.
+
 Run from benchmarks/:
     python bench_memory_tagging.py --passes 10 --iterations 100
 """
@@ -53,6 +60,8 @@ from _record import markdown_table, record  # noqa: E402
 DATA = HERE.parents[1] / "shared" / "data" / "ud_en_ewt_r2.16"
 C = 1.0
 FEATURES = ("window", "rich")
+#: The feature that names a token's word, for the tag dictionary of ``--pruned``.
+WORD_COLUMN = {"window": "w[0]", "rich": "word"}
 
 
 def rss_gb():
@@ -90,21 +99,29 @@ def worker(job):
     del train, test
     stages["dicts"] = rss_gb()
     result = {"sentences": len(X_train), "tokens": sum(map(len, X_train))}
-    if job["trainer"] == "egcrf":
+    if job["trainer"] in ("egcrf", "pruned"):
         from sklearn_struct import EGCRF
         from sklearn_struct.preprocessing import SequenceDictVectorizer
+        from sklearn_struct.structures import ChainStructure, PrunedChainStructure
 
         vectorizer = SequenceDictVectorizer().fit(X_train)
         X_train = vectorizer.transform(X_train)
         X_test = vectorizer.transform(X_test)
         stages["vectorise"] = rss_gb()
         result["features"] = len(vectorizer.feature_names_)
+        structure = ChainStructure()
+        if job["trainer"] == "pruned":
+            prefix = WORD_COLUMN[job["features"]] + "="
+            structure = PrunedChainStructure(word_features=sorted(
+                j for name, j in vectorizer.vocabulary_.items() if name.startswith(prefix)))
         del vectorizer
         clock = time.perf_counter()
-        EGCRF(max_iter=1).fit(X_train[:5], y_train[:5])  # compile, or load the kernels
+        # compile, or load the kernels
+        EGCRF(structure=structure, max_iter=1).fit(X_train[:5], y_train[:5])
         result["compile_seconds"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        model = EGCRF(max_iter=job["passes"], random_state=0).fit(X_train, y_train)
+        model = EGCRF(structure=structure, max_iter=job["passes"],
+                      random_state=0).fit(X_train, y_train)
         result["fit_seconds"] = time.perf_counter() - clock
         stages["fit"] = rss_gb()
         history = model.history_
@@ -162,18 +179,19 @@ def run(trainer, features, args, package=None):
 def compare(args):
     rows = []
     for features in args.features:
-        found = {}
-        if args.before:  # (at the same time: the same load)
-            children = {"before": start("egcrf", features, args, package=args.before),
-                        "egcrf": start("egcrf", features, args)}
-            found = {name: finish(child) for name, child in children.items()}
-        else:
-            found["egcrf"] = run("egcrf", features, args)
+        # the EGCRF fits at the same time, one core each: the same load
+        children = {"egcrf": start("egcrf", features, args)}
+        if args.before:
+            children["before"] = start("egcrf", features, args, package=args.before)
+        if args.pruned:
+            children["pruned"] = start("pruned", features, args)
+        found = {name: finish(child) for name, child in children.items()}
         found["crfsuite"] = run("crfsuite", features, args)
         for trainer, r in found.items():
             print(features, trainer, json.dumps(r), flush=True)
         labels = {"before": f"EGCRF at {args.before}, {args.passes} passes",
                   "egcrf": f"EGCRF, online EG, {args.passes} passes",
+                  "pruned": f"EGCRF, pruned chain (tag dictionary), {args.passes} passes",
                   "crfsuite": f"sklearn-crfsuite L-BFGS, {args.iterations} iterations"}
         for trainer, r in found.items():
             is_eg = trainer != "crfsuite"
@@ -223,8 +241,14 @@ def main():
     parser.add_argument("--stages", action="store_true",
                         help="EGCRF alone: the peak resident set after each stage")
     parser.add_argument("--before", help="also run EGCRF from the package at this folder")
+    parser.add_argument("--pruned", action="store_true",
+                        help="also run EGCRF on a PrunedChainStructure (a tag dictionary of "
+                        "the words' training tags)")
     parser.add_argument("--no-record", action="store_true", help="print, do not record")
     args = parser.parse_args()
+    if args.before and args.pruned:
+        parser.error("--before and --pruned each add an EGCRF fit beside this tree's: "
+                     "give one (the fits run at the same time, one core each)")
     if args.worker:
         worker(json.loads(args.worker))
         return
