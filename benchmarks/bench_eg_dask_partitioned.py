@@ -17,8 +17,8 @@ pass), ``--passes`` passes, fitted two ways, each in a child process of its own:
   brings back each chunk's dual terms and losses and one ``F mu`` summed on the workers.
 
 With ``--ceiling``, the cluster's two halves of the sentences are also fitted the same way, each
-in a process of its own, both at once, with nothing sent between them: the fastest pass any
-two workers could have on this machine.
+in a process of its own, both at once, with nothing sent between them: about the fastest pass
+that two workers could have on this machine.
 
 Both fit a small model first (200 sentences; on the cluster, on its workers), so that numba's
 compilation is apart (reported).
@@ -96,8 +96,9 @@ def fit_half(X, y, job):
     half = slice(bounds[job["half"]], bounds[job["half"] + 1])
     X, y = X[half], y[half]
     fit(X[:200], y[:200], dict(job, passes=1), None)
-    time.sleep(max(0.0, job["go"] - time.time()))
-    return {"half_sentences": len(y), **fit(X, y, job, None)[1]}
+    late = time.time() - job["go"]
+    time.sleep(max(0.0, -late))
+    return {"half_sentences": len(y), "late_seconds": max(0.0, late), **fit(X, y, job, None)[1]}
 
 
 def halves_at_once(job, setup_seconds):
@@ -114,8 +115,9 @@ def halves_at_once(job, setup_seconds):
     for half, child in enumerate(children):
         out, err = child.communicate()
         results.append(worker_result(f"half {half}", child.returncode, out, err))
-    if max(r["fit_seconds"] for r in results) < 0.5 * min(r["fit_seconds"] for r in results):
-        raise RuntimeError("the halves' fits did not overlap: raise --setup-seconds")
+    if max(r["late_seconds"] for r in results) > 1.0:
+        raise RuntimeError("a half's fit started late, not beside the other's: raise "
+                           "--setup-seconds")
     return results
 
 
@@ -285,7 +287,7 @@ def main():
                         "near their memory limit")
     parser.add_argument("--ceiling", action="store_true",
                         help="also fit the cluster's two halves of the sentences in two "
-                        "processes at once, with nothing between them: the most that any 2 "
+                        "processes at once, with nothing between them: about the most that 2 "
                         "workers can gain on this machine")
     parser.add_argument("--setup-seconds", type=float, default=150.0,
                         help="--ceiling: the time each half's process gets to load, encode "
@@ -303,8 +305,10 @@ def main():
     limit = int(args.memory_fraction * single["time_peak_rss_gb"] * 1e9)
     cluster = run(dict(job, way="dask", memory_limit=limit))
     print(cluster, flush=True)
-    halves = halves_at_once(job, args.setup_seconds) if args.ceiling else None
-    print(halves, flush=True)
+    halves = None
+    if args.ceiling:
+        halves = halves_at_once(job, args.setup_seconds)
+        print(halves, flush=True)
     relative = abs(cluster["primal"] - single["primal"]) / abs(single["primal"])
     rows = [["one process", f"{single['pass_seconds']:.2f}", "1.00x", f"{single['primal']:.10g}",
              "", f"{single['compile_seconds']:.0f}", f"{single['time_peak_rss_gb']:.2f}", ""],
@@ -340,13 +344,13 @@ def main():
             f"({' and '.join(str(h['half_sentences']) for h in halves)} sentences, about "
             "equal parts), each fitted the same way in a process of its own, both at once, "
             "nothing sent between them: "
-            f"{' and '.join(format(h['pass_seconds'], '.2f') for h in halves)} s/pass. "
-            f"No 2-worker fit can pass faster than the slower half, {slowest:.2f} s: at most "
-            f"{single['pass_seconds'] / slowest:.2f}x against one process on this machine "
-            f"(the cluster reaches {slowest / cluster['pass_seconds']:.0%} of that speed-up). "
-            f"Half the one-process pass is {single['pass_seconds'] / 2:.2f} s: what the halves "
-            "take beyond it is the two processes' contention for the machine (its two cores "
-            "share caches and memory bandwidth), or work that does not halve.")
+            f"{' and '.join(format(h['pass_seconds'], '.2f') for h in halves)} s/pass "
+            f"(half the one-process pass: {single['pass_seconds'] / 2:.2f} s). A 2-worker "
+            f"pass over these halves takes at least the slower one's {slowest:.2f} s, "
+            f"{single['pass_seconds'] / slowest:.2f}x against one process; the cluster "
+            f"reaches {slowest / cluster['pass_seconds']:.0%} of that speed-up. Each half's "
+            "fit takes its own steps (its own adaptive rate), so its work per pass is close "
+            "to, not equal to, that of the cluster's chunk.")
     n_bytes = 8 * 2 ** args.hash_bits
     c, seconds = pass_model(single, cluster, n_bytes)
     model_rows = [[f"{args.workers} (this machine, loopback: check)",
