@@ -25,9 +25,23 @@ def worker_result(what, returncode, stdout, stderr):
     return result
 
 
-def run_worker(script, job, what, cwd=None):
+def start_worker(script, job, what, cwd=None, env=None):
+    """Start ``script --worker <job as JSON>`` under ``/usr/bin/time -v``, without waiting
+    (workers started together run at once); :func:`finish_worker` collects it."""
+    command = ["/usr/bin/time", "-v", sys.executable, str(script), "--worker", json.dumps(job)]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, cwd=cwd, env=env)
+    child.what = what
+    return child
+
+
+def finish_worker(child):
+    """Wait for a child of :func:`start_worker`; its :func:`worker_result`."""
+    out, err = child.communicate()
+    return worker_result(child.what, child.returncode, out, err)
+
+
+def run_worker(script, job, what, cwd=None, env=None):
     """Run ``script --worker <job as JSON>`` under ``/usr/bin/time -v`` and return
     :func:`worker_result`."""
-    command = ["/usr/bin/time", "-v", sys.executable, str(script), "--worker", json.dumps(job)]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=cwd)
-    return worker_result(what, done.returncode, done.stdout, done.stderr)
+    return finish_worker(start_worker(script, job, what, cwd, env))

@@ -47,7 +47,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _child import run_worker  # noqa: E402
+from _child import finish_worker, run_worker, start_worker  # noqa: E402
 from _record import markdown_table, record  # noqa: E402
 
 DATA = HERE.parents[1] / "shared" / "data" / "ud_en_ewt_r2.16"
@@ -103,18 +103,10 @@ def fit_half(X, y, job):
 
 def halves_at_once(job, setup_seconds):
     """Both halves of :func:`fit_half`, each in a child process of its own, at once."""
-    from _child import worker_result
-    import subprocess
-
     go = time.time() + setup_seconds
-    children = [subprocess.Popen(
-        ["/usr/bin/time", "-v", sys.executable, __file__, "--worker",
-         json.dumps(dict(job, way="half", half=half, go=go))],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE) for half in (0, 1)]
-    results = []
-    for half, child in enumerate(children):
-        out, err = child.communicate()
-        results.append(worker_result(f"half {half}", child.returncode, out, err))
+    children = [start_worker(__file__, dict(job, way="half", half=half, go=go), f"half {half}",
+                             cwd=HERE) for half in (0, 1)]
+    results = [finish_worker(child) for child in children]
     if max(r["late_seconds"] for r in results) > 1.0:
         raise RuntimeError("a half's fit started late, not beside the other's: raise "
                            "--setup-seconds")

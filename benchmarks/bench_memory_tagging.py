@@ -46,7 +46,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 import warnings
@@ -54,7 +53,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _child import worker_result  # noqa: E402
+from _child import finish_worker, start_worker  # noqa: E402
 from _record import markdown_table, record  # noqa: E402
 
 DATA = HERE.parents[1] / "shared" / "data" / "ud_en_ewt_r2.16"
@@ -151,29 +150,19 @@ def worker(job):
 
 
 def start(trainer, features, args, package=None):
-    """A trainer started in a child process under ``/usr/bin/time -v`` (see :func:`run`).
+    """A trainer started in a child process under ``/usr/bin/time -v`` (:func:`run` waits for it).
 
     ``package``: the folder the child imports ``sklearn_struct`` from (None: this tree)."""
-    job = json.dumps({"trainer": trainer, "features": features, "passes": args.passes,
-                      "iterations": args.iterations})
+    job = {"trainer": trainer, "features": features, "passes": args.passes,
+           "iterations": args.iterations}
     root = str(HERE.parent if package is None else Path(package).resolve())
-    environment = {**os.environ, "PYTHONPATH": root}
-    child = subprocess.Popen(["/usr/bin/time", "-v", sys.executable, __file__, "--worker", job],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE,
-                             env=environment)
-    child.what = f"{trainer} {features} ({root})"
-    return child
-
-
-def finish(child):
-    """The JSON of a child of :func:`start`, plus its peak RSS (GB) from ``time -v``."""
-    out, err = child.communicate()
-    return worker_result(child.what, child.returncode, out, err)
+    return start_worker(__file__, job, f"{trainer} {features} ({root})", cwd=HERE,
+                        env={**os.environ, "PYTHONPATH": root})
 
 
 def run(trainer, features, args, package=None):
     """A trainer in a child process under ``/usr/bin/time -v``; its JSON plus peak RSS."""
-    return finish(start(trainer, features, args, package))
+    return finish_worker(start(trainer, features, args, package))
 
 
 def compare(args):
@@ -185,7 +174,7 @@ def compare(args):
             children["before"] = start("egcrf", features, args, package=args.before)
         if args.pruned:
             children["pruned"] = start("pruned", features, args)
-        found = {name: finish(child) for name, child in children.items()}
+        found = {name: finish_worker(child) for name, child in children.items()}
         found["crfsuite"] = run("crfsuite", features, args)
         for trainer, r in found.items():
             print(features, trainer, json.dumps(r), flush=True)
