@@ -318,35 +318,40 @@ def _graph(data, i):
     return data.parents[u0:u1], data.order[u0:u1], data.edge_types[u0:u1]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _blocks(data, parts, n_nodes):
+    """An example's part vector as its node block ``(N, K)`` and its transition block
+    ``(n_edge_types, K, K)`` (views)."""
+    K = data.n_states
+    return (parts[:n_nodes * K].reshape((n_nodes, K)),
+            parts[n_nodes * K:].reshape((data.n_edge_types, K, K)))
+
+
 @njit(cache=True, nogil=True)
 def tree_marginals(data, i, theta, mu):
     parent, order, edge_type = _graph(data, i)
-    N, K, n_types = parent.shape[0], data.n_states, data.n_edge_types
-    n_node = N * K
-    return tree_sum_product(
-        theta[:n_node].reshape((N, K)), theta[n_node:].reshape((n_types, K, K)), parent, order,
-        edge_type, mu[:n_node].reshape((N, K)), mu[n_node:].reshape((n_types, K, K)),
-        np.empty((0, 0, 0)), False)
+    node, transition = _blocks(data, theta, parent.shape[0])
+    node_mu, transition_mu = _blocks(data, mu, parent.shape[0])
+    return tree_sum_product(node, transition, parent, order, edge_type, node_mu, transition_mu,
+                            np.empty((0, 0, 0)), False)
 
 
 @njit(cache=True, nogil=True)
 def tree_log_partition(data, i, theta, scratch):
     """``log Z`` of example ``i``: the upward pass alone (``scratch`` unused)."""
     parent, order, edge_type = _graph(data, i)
-    N, K, n_types = parent.shape[0], data.n_states, data.n_edge_types
-    node, transition = theta[:N * K].reshape((N, K)), theta[N * K:].reshape((n_types, K, K))
+    node, transition = _blocks(data, theta, parent.shape[0])
     exp_trans, row_max = _exp_transitions(transition)
+    shape = node.shape
     return _upward(node, transition, parent, order, edge_type, exp_trans, row_max,
-                   np.empty((N, K)), np.empty((N, K)), np.empty((N, K)), np.empty((N, K)))
+                   np.empty(shape), np.empty(shape), np.empty(shape), np.empty(shape))
 
 
 @njit(cache=True, nogil=True)
 def tree_argmax(data, i, scores, y_out):
     parent, order, edge_type = _graph(data, i)
-    N, K, n_types = parent.shape[0], data.n_states, data.n_edge_types
-    n_node = N * K
-    tree_max_product(scores[:n_node].reshape((N, K)),
-                     scores[n_node:].reshape((n_types, K, K)), parent, order, edge_type, y_out)
+    node, transition = _blocks(data, scores, parent.shape[0])
+    tree_max_product(node, transition, parent, order, edge_type, y_out)
 
 
 @njit(cache=True, nogil=True)
