@@ -2,7 +2,9 @@
 
 A script checks the baseline out into a temporary folder (``git worktree``) and runs
 itself as a worker in fresh processes, alternating between the versions, so that the
-machine's load falls on both alike.
+machine's load falls on both alike.  Its ratios are of the least time over all processes
+(:func:`least_and_median`): a process that shares the cores with other work can only be
+slowed down, so the least is the version's own speed, where the median moves with the load.
 """
 
 import json
@@ -36,3 +38,13 @@ def run_worker(script, source, args, **env):
     result = subprocess.run(command, env=environment, cwd=str(source), capture_output=True,
                             text=True, check=True)
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def least_and_median(results, values):
+    """Per side of ``results`` (``{"baseline": runs, "candidate": runs}``), the least and the
+    median of the numbers that ``values(run)`` lists for each run, over all runs."""
+    import numpy as np
+
+    pooled = {side: [v for run in runs for v in values(run)] for side, runs in results.items()}
+    return ({side: min(v) for side, v in pooled.items()},
+            {side: float(np.median(v)) for side, v in pooled.items()})

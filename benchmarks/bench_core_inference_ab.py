@@ -16,8 +16,10 @@ in fresh processes (so that the machine's load affects both alike):
   projective (inside-outside, Eisner) and not (Matrix-Tree, Chu-Liu-Edmonds),
   on 300 sentences of 10 to 40 words with random arc scores.
 
-Steady state is the best of ``--repeat`` calls in each process; the first call of the
-first process of each version runs with an empty numba cache (compilation).
+Steady state is the best of ``--repeat`` calls in each process, and a version's rate that of
+its best process (``_ab.least_and_median``; the median over the processes is given
+beside it); the first call of the first process of each version runs with an empty numba
+cache (compilation).
 
 Run from benchmarks/:  python bench_core_inference_ab.py [--baseline REV] [--rounds N]
 """
@@ -99,15 +101,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default="38b44e2",
                         help="commit to compare with (default: before the light core)")
-    parser.add_argument("--rounds", type=int, default=4)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     cli = parser.parse_args()
     if cli.worker is not None:
         return worker(json.loads(cli.worker))
 
     sys.path.insert(0, str(HERE))
-    from _ab import checkout, remove, run_worker
+    from _ab import checkout, least_and_median, remove, run_worker
     from _record import markdown_table, record
 
     args = {"repeat": cli.repeat}
@@ -129,20 +131,22 @@ def main():
 
     rows = []
     for task in results["candidate"][0]["rates"]:
-        rate = {side: np.median([run["rates"][task] for run in runs])
-                for side, runs in results.items()}
+        # seconds per unit, so that the least is the best process
+        least, median = least_and_median(results, lambda run: [1.0 / run["rates"][task]])
         cold = {side: runs[0]["first"][task] for side, runs in results.items()}
-        rows.append([task, f"{rate['baseline']:,.0f}", f"{rate['candidate']:,.0f}",
-                     f"{rate['candidate'] / rate['baseline']:.2f}",
+        rows.append([task, f"{1.0 / least['baseline']:,.0f}", f"{1.0 / least['candidate']:,.0f}",
+                     f"{least['baseline'] / least['candidate']:.3f}",
+                     f"{median['baseline'] / median['candidate']:.3f}",
                      f"{cold['baseline']:.2f}", f"{cold['candidate']:.2f}"])
-    header = ["operation", f"units/s {base_rev}", "units/s this tree", "ratio",
-              f"first call s {base_rev}", "first call s this tree"]
+    header = ["operation", f"units/s {base_rev}", "units/s this tree", "ratio (best)",
+              "ratio (median)", f"first call s {base_rev}", "first call s this tree"]
     table = markdown_table(header, rows)
     print(table)
     body = (
         f"{table}\n\nUnits are tokens for chains and sentences for dependency trees; rates "
-        f"are the median over {cli.rounds} alternating fresh processes of the best of "
-        f"{cli.repeat} calls (ratio above 1: this tree is faster). 'first call' is the first "
+        f"are those of the best of {cli.rounds} alternating fresh processes, each the best of "
+        f"{cli.repeat} calls (ratio above 1: this tree is faster; beside it the ratio of the "
+        "medians over the processes, which moves with the load). 'first call' is the first "
         "call of each operation in the first process of each version, with an empty numba "
         "cache, in the order of the table (a kernel shared by several operations compiles "
         f"once). Load average {load:.2f} at the start and {end_load:.2f} at the end."

@@ -152,7 +152,7 @@ def main():
         return worker(json.loads(cli.worker))
 
     sys.path.insert(0, str(HERE))
-    from _ab import checkout, remove, run_worker
+    from _ab import checkout, least_and_median, remove, run_worker
     from _record import markdown_table, record
 
     args = dict(repeat=cli.repeat, oracle_passes=cli.oracle_passes, instances=cli.instances)
@@ -170,9 +170,7 @@ def main():
             remove(base_dir)
     rows = []
     for name in results["candidate"][0]:
-        least = {side: min(run[name][0] for run in runs) for side, runs in results.items()}
-        median = {side: np.median([run[name][0] for run in runs])
-                  for side, runs in results.items()}
+        least, median = least_and_median(results, lambda run: [run[name][0]])
         same = results["baseline"][-1][name][1] == results["candidate"][-1][name][1]
         rows.append([name, f"{least['baseline'] * 1e3:.1f}", f"{least['candidate'] * 1e3:.1f}",
                      f"{least['candidate'] / least['baseline']:.3f}",
