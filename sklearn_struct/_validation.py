@@ -131,20 +131,28 @@ def _reject_token_dicts(X, owner):
             f"make_pipeline(SequenceDictVectorizer(), {owner}()).fit(X, y).")
 
 
+def _first_nonfinite(X):
+    """``(row, column, value)`` of the first NaN or infinity of a table (a 2-D array or a
+    CSR matrix, searched in the order of its stored values), or None if it has none."""
+    values = X.data if sp.issparse(X) else X
+    bad = np.flatnonzero(~np.isfinite(values.ravel()))
+    if not bad.size:
+        return None
+    position = int(bad[0])
+    if sp.issparse(X):
+        row = int(np.searchsorted(X.indptr, position, side="right") - 1)
+        column = int(X.indices[position])
+    else:
+        row, column = divmod(position, X.shape[1])
+    return row, column, values.ravel()[position]
+
+
 def _check_finite_rows(X, owner):
     """Name the first row of a numeric table holding NaN or infinity (scikit-learn does not)."""
-    values = X.tocsr() if sp.issparse(X) else X
-    if sp.issparse(values):
-        bad = ~np.isfinite(values.data)
-        if bad.any():
-            row = int(np.searchsorted(values.indptr, np.flatnonzero(bad)[0], side="right") - 1)
-            raise ValueError(f"{owner}: X row {row} contains NaN or infinity.")
-        return
-    if isinstance(values, np.ndarray) and values.dtype.kind == "f" and values.ndim == 2:
-        bad = ~np.isfinite(values).all(axis=1)
-        if bad.any():
-            raise ValueError(
-                f"{owner}: X row {int(np.flatnonzero(bad)[0])} contains NaN or infinity.")
+    if sp.issparse(X) or (isinstance(X, np.ndarray) and X.dtype.kind == "f" and X.ndim == 2):
+        found = _first_nonfinite(X.tocsr() if sp.issparse(X) else X)
+        if found is not None:
+            raise ValueError(f"{owner}: X row {found[0]} contains NaN or infinity.")
 
 
 def resolve_structure(structure, X=None):
