@@ -83,6 +83,15 @@ class EarlyStopping:
         return (structure.take(batch, kept), take_units(batch, Y, kept), weights,
                 cls(estimator, validation))
 
+    @staticmethod
+    def refuse_partial_labels(estimator, X_val):
+        """Refuse early stopping in a fit on partial labels (None or sets in ``y``): it
+        scores fully labelled examples."""
+        if estimator.early_stopping or X_val is not None:
+            raise ValueError(f"{type(estimator).__name__}.fit: early stopping scores fully "
+                             "labelled examples; partial labels (None or sets in y) are "
+                             "learnt without it (early_stopping=False).")
+
     def __call__(self, pass_number):
         """Score the estimator's weights of pass ``pass_number``; whether to stop."""
         estimator = self.estimator

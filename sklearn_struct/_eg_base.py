@@ -203,10 +203,7 @@ class _BaseEG(StructuredEstimator):
                              "unknown; give full labels, or weigh examples with sample_weight.")
         sample_weight = self._weighted_by_class(batch, Y, sample_weight)
         if constraint_scores is not None:
-            if self.early_stopping or X_val is not None:
-                raise ValueError(f"{type(self).__name__}.fit: early stopping scores fully "
-                                 "labelled examples; partial labels (None or sets in y) are "
-                                 "learnt without it (early_stopping=False).")
+            EarlyStopping.refuse_partial_labels(self, X_val)
             on_pass = self._pass_callback(callback, batch, lambda state: state.primal_weights)
             return self._fit_partial_labels(batch, Y, sample_weight, constraint_scores, on_pass)
         batch, Y, sample_weight, stopping = EarlyStopping.split(self, batch, Y, sample_weight,

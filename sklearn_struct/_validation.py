@@ -131,20 +131,28 @@ def _reject_token_dicts(X, owner):
             f"make_pipeline(SequenceDictVectorizer(), {owner}()).fit(X, y).")
 
 
+def _first_nonfinite(X):
+    """``(row, column, value)`` of the first NaN or infinity of a table (a 2-D array or a
+    CSR matrix, searched in the order of its stored values), or None if it has none."""
+    values = X.data if sp.issparse(X) else X
+    bad = np.flatnonzero(~np.isfinite(values.ravel()))
+    if not bad.size:
+        return None
+    position = int(bad[0])
+    if sp.issparse(X):
+        row = int(np.searchsorted(X.indptr, position, side="right") - 1)
+        column = int(X.indices[position])
+    else:
+        row, column = divmod(position, X.shape[1])
+    return row, column, values.ravel()[position]
+
+
 def _check_finite_rows(X, owner):
     """Name the first row of a numeric table holding NaN or infinity (scikit-learn does not)."""
-    values = X.tocsr() if sp.issparse(X) else X
-    if sp.issparse(values):
-        bad = ~np.isfinite(values.data)
-        if bad.any():
-            row = int(np.searchsorted(values.indptr, np.flatnonzero(bad)[0], side="right") - 1)
-            raise ValueError(f"{owner}: X row {row} contains NaN or infinity.")
-        return
-    if isinstance(values, np.ndarray) and values.dtype.kind == "f" and values.ndim == 2:
-        bad = ~np.isfinite(values).all(axis=1)
-        if bad.any():
-            raise ValueError(
-                f"{owner}: X row {int(np.flatnonzero(bad)[0])} contains NaN or infinity.")
+    if sp.issparse(X) or (isinstance(X, np.ndarray) and X.dtype.kind == "f" and X.ndim == 2):
+        found = _first_nonfinite(X.tocsr() if sp.issparse(X) else X)
+        if found is not None:
+            raise ValueError(f"{owner}: X row {found[0]} contains NaN or infinity.")
 
 
 def resolve_structure(structure, X=None):
@@ -258,6 +266,14 @@ def _check_known_labels(codec, y, flat, name):
                 "classes on the first call.")
 
 
+def _structure_for_data(space, codec, X, y):
+    """The structure kept as ``structure_``: resolved for the codec's classes
+    (``for_classes``), then with the settings it fits on the training data resolved
+    (``for_training_data``)."""
+    structure = space.for_classes(codec.classes_, y)
+    return structure.output_space().for_training_data(X, y, codec)
+
+
 class FitValidationMixin:
     """Input checking of ``fit`` and ``partial_fit``, a part of ``StructuredEstimator``.
 
@@ -305,16 +321,12 @@ class FitValidationMixin:
         space = structure.output_space()
         table = space.flat and _input_form(X) == "table"
         if table:
-            _check_label_kinds(y)
-            _check_finite_rows(X, name)
-            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-            check_classification_targets(y)
+            X, y = self._validate_table(X, y, name)
             _check_two_classes(y, name)
         else:
             self.__dict__.pop("feature_names_in_", None)
         codec = space.codec(y)
-        structure = space.for_classes(codec.classes_, y)
-        structure = structure.output_space().for_training_data(X, y, codec)
+        structure = _structure_for_data(space, codec, X, y)
         space = structure.output_space()
         batch = structure.make_batch(X, n_states=codec.n_states)
         allowed = None
@@ -336,6 +348,16 @@ class FitValidationMixin:
         if partial:
             return batch, Y, sample_weight, constraint_scores
         return batch, Y, sample_weight
+
+    def _validate_table(self, X, y, name, reset=True):
+        """A flat table ``X`` and its labels through scikit-learn's ``validate_data`` (which
+        sets ``n_features_in_`` and ``feature_names_in_`` when ``reset``), after the checks
+        whose messages name the label kinds and the row that is not finite."""
+        _check_label_kinds(y)
+        _check_finite_rows(X, name)
+        X, y = validate_data(self, X, y, reset=reset, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        return X, y
 
     def _check_sign_constraints(self, structure, batch):
         """Refuse a structure with non-negative weights if the learner cannot keep them."""
@@ -400,11 +422,7 @@ class FitValidationMixin:
                 f"{_FORMS['table' if self._table_input else 'examples']}; got "
                 f"{type(X).__name__}.")
         if table:
-            _check_label_kinds(y)
-            _check_finite_rows(X, name)
-            X, y = validate_data(self, X, y, reset=first, accept_sparse="csr",
-                                 dtype=np.float64)
-            check_classification_targets(y)
+            X, y = self._validate_table(X, y, name, reset=first)
         elif first:
             self.__dict__.pop("feature_names_in_", None)
         if first:
@@ -418,8 +436,7 @@ class FitValidationMixin:
                     f"the classes_ fixed by the first call, {self.classes_.tolist()!r}.")
         _check_known_labels(codec, y, space.flat, name)
         if first:
-            structure = space.for_classes(codec.classes_, y)
-            structure = structure.output_space().for_training_data(X, y, codec)
+            structure = _structure_for_data(space, codec, X, y)
             space = structure.output_space()
         batch = structure.make_batch(X, n_states=codec.n_states)
         if not first:

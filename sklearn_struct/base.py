@@ -59,9 +59,11 @@ Sequences, sentences and graphs of 0 tokens, words or nodes are refused.
 """
 
 import functools
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import ClassifierTags
 
 from ._prediction import PredictionMixin
@@ -70,7 +72,8 @@ from ._validation import (STRUCTURE_CONSTRAINT, STRUCTURE_NAMES, FitValidationMi
 from ._weights import WeightsMixin, WeightView  # noqa: F401 (model files read WeightView here)
 
 __all__ = ["STRUCTURE_CONSTRAINT", "STRUCTURE_NAMES", "StructuredEstimator", "as_history",
-           "check_path_arguments", "resolve_structure", "restored_on_failure"]
+           "check_path_arguments", "fit_path_point", "path_point_score", "resolve_structure",
+           "restored_on_failure"]
 
 
 def restored_on_failure(fit):
@@ -114,6 +117,26 @@ def as_history(history):
         array = np.asarray(values)
         arrays[key] = array.reshape(-1) if array.size else np.zeros(0)
     return arrays
+
+
+def fit_path_point(model, C, X, y, **fit_params):
+    """Refit ``model`` at ``C``, a point of a regularisation path.
+
+    Returns ``(converged, caught)``: whether the fit raised no ``ConvergenceWarning``,
+    and the warnings it raised, recorded (the path decides whether to pass them on).
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        model.set_params(C=C).fit(X, y, **fit_params)
+    return not any(issubclass(w.category, ConvergenceWarning) for w in caught), caught
+
+
+def path_point_score(model, X_val, y_val, scoring):
+    """The validation score of a path point: ``scoring(model, X_val, y_val)``, or
+    ``model.score`` without ``scoring``; ``nan`` without a validation set."""
+    if X_val is None:
+        return np.nan
+    return model.score(X_val, y_val) if scoring is None else scoring(model, X_val, y_val)
 
 
 class StructuredEstimator(FitValidationMixin, WeightsMixin, PredictionMixin, BaseEstimator):

@@ -8,16 +8,14 @@ The mathematics lives in :mod:`sklearn_struct.solvers.eg`.
 """
 
 import copy
-import warnings
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
 
 from ._eg_base import _BaseEG
-from .base import check_path_arguments
+from .base import check_path_arguments, fit_path_point, path_point_score
 from .solvers.working_set import working_set_solve
 
 __all__ = ["EGCRF", "EGStructuredSVM", "eg_path"]
@@ -512,17 +510,11 @@ def eg_path(estimator, X, y, Cs, *, sample_weight=None, X_val=None, y_val=None, 
         warm_start=True, random_state=check_random_state(estimator.random_state))
     rows = []
     for C in Cs:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            model.set_params(C=C).fit(X, y, sample_weight=sample_weight)
+        converged, _ = fit_path_point(model, C, X, y, sample_weight=sample_weight)
         history = model.history_
-        if X_val is None:
-            score = np.nan
-        else:
-            score = model.score(X_val, y_val) if scoring is None else scoring(model, X_val, y_val)
         rows.append((C, history["passes"][-1], history["seconds"].sum(), model.primal_objective_,
-                     model.duality_gap_,
-                     not any(issubclass(w.category, ConvergenceWarning) for w in caught), score))
+                     model.duality_gap_, converged,
+                     path_point_score(model, X_val, y_val, scoring)))
     columns = list(zip(*rows))
     path = {key: np.asarray(col) for key, col in zip(
         ("C", "passes", "seconds", "primal", "gap", "converged", "validation_score"), columns)}

@@ -12,7 +12,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .base import STRUCTURE_CONSTRAINT, StructuredEstimator, as_history, check_path_arguments
+from .base import (STRUCTURE_CONSTRAINT, StructuredEstimator, as_history, check_path_arguments,
+                   fit_path_point, path_point_score)
 from .solvers.adaptive_m3n import adaptive_m3n
 from .solvers.cutting_plane import l1_cutting_plane
 from .solvers.loss import L1, LOSS_OPERATIONS, StructuredLoss
@@ -523,21 +524,14 @@ def l1m3n_path(estimator, X, y, Cs=None, *, n_Cs=10, C_ratio=1e3, X_val=None, y_
     rows, coefs = [], []
     for C in Cs:
         start = time.perf_counter()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            model.set_params(C=C).fit(X, y)
+        converged, caught = fit_path_point(model, C, X, y)
         seconds = time.perf_counter() - start
         for warning in caught:  # pass them on: a path point may be unconverged
             warnings.warn_explicit(warning.message, warning.category, warning.filename,
                                    warning.lineno)
-        if X_val is None:
-            score = np.nan
-        else:
-            score = model.score(X_val, y_val) if scoring is None else scoring(model, X_val, y_val)
         rows.append((C, np.count_nonzero(model.weights_), int(model.support_.sum()),
-                     model.objective_, model.lower_bound_,
-                     not any(issubclass(w.category, ConvergenceWarning) for w in caught),
-                     model.n_iter_, seconds, score))
+                     model.objective_, model.lower_bound_, converged, model.n_iter_, seconds,
+                     path_point_score(model, X_val, y_val, scoring)))
         coefs.append(model.weights_.copy())
     keys = ("C", "n_nonzero", "n_selected", "objective", "lower_bound", "converged", "n_iter",
             "seconds", "validation_score")

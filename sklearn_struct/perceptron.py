@@ -196,10 +196,8 @@ class StructuredPerceptron(StructuredEstimator):
         if constraint_scores is None:
             batch, Y, sample_weight, stopping = EarlyStopping.split(
                 self, batch, Y, sample_weight, X_val, y_val)
-        elif self.early_stopping or X_val is not None:
-            raise ValueError("StructuredPerceptron.fit: early stopping scores fully labelled "
-                             "examples; partial labels (None or sets in y) are learnt without "
-                             "it (early_stopping=False).")
+        else:
+            EarlyStopping.refuse_partial_labels(self, X_val)
         state = self.__dict__.get("_perceptron_state") if self.warm_start else None
         if state is not None and (self._state_parts != batch.part_offsets[-1]
                                   or not np.array_equal(self._state_classes, self.classes_)):

@@ -12,7 +12,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
@@ -20,7 +19,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ._validation import _check_data_set, _check_label_kinds
+from ._validation import _check_data_set, _check_label_kinds, _first_nonfinite
 from .utils._renamed import refuse_renamed
 from .solvers.sm import (
     METHODS,
@@ -226,20 +225,13 @@ class _BaseSMClassifier(ClassifierMixin, BaseEstimator):
 
 def _check_finite(X):
     """Raise a ValueError naming the first example holding NaN or infinity."""
-    values = X.data if sp.issparse(X) else X
-    bad = ~np.isfinite(values)
-    if not bad.any():
-        return
-    position = int(np.flatnonzero(bad.ravel())[0])
-    if sp.issparse(X):
-        example = int(np.searchsorted(X.indptr, position, side="right") - 1)
-        feature = int(X.indices[position])
-    else:
-        example, feature = divmod(position, X.shape[1])
-    raise ValueError(
-        f"Input X contains NaN or infinity: example {example}, feature {feature} is "
-        f"{values.ravel()[position]}; every feature value must be finite."
-    )
+    found = _first_nonfinite(X)
+    if found is not None:
+        example, feature, value = found
+        raise ValueError(
+            f"Input X contains NaN or infinity: example {example}, feature {feature} is "
+            f"{value}; every feature value must be finite."
+        )
 
 
 def _summed_histories(histories):
