@@ -67,11 +67,15 @@ class TokenData(NamedTuple):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _features_of(data):
-    """The token features' arrays and width, the number of features, the token offsets and
-    the number of labels."""
-    return (data.values, data.indices, data.indptr, data.dense_width, data.n_features,
-            data.unit_offsets, data.n_states)
+def _example_tokens(data, i):
+    """The token features' arrays and width, the number of labels, example ``i``'s first
+    token, its number of tokens and of node parts, and the offset from a part past the node
+    parts to its weight."""
+    tok0 = data.unit_offsets[i]
+    n_tokens = data.unit_offsets[i + 1] - tok0
+    n_node = n_tokens * data.n_states
+    return (data.values, data.indices, data.indptr, data.dense_width, data.n_states, tok0,
+            n_tokens, n_node, data.n_features * data.n_states - n_node)
 
 
 @njit(cache=True, nogil=True)
@@ -151,21 +155,9 @@ def _add_node_feature(values, indices, indptr, dense_width, row, k, n_states, co
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _listed_parts(data, i):
-    """What the operations on listed parts need: the token features, the number of
-    labels, example ``i``'s first token and node parts, and the offset from a part
-    past the node parts to its weight."""
-    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = _features_of(data)
-    tok0 = unit_offsets[i]
-    n_node = (unit_offsets[i + 1] - tok0) * n_states
-    return (values, indices, indptr, dense_width, n_states, tok0, n_node,
-            n_features * n_states - n_node)
-
-
-@njit(cache=True, nogil=True, inline="always")
 def token_part_scores_at(data, i, w, scale, parts, out, scratch):
     """Scores of the listed parts alone (one token's features for a node part)."""
-    values, indices, indptr, dense_width, n_states, tok0, n_node, off = _listed_parts(data, i)
+    values, indices, indptr, dense_width, n_states, tok0, _, n_node, off = _example_tokens(data, i)
     for j in range(parts.shape[0]):
         r = parts[j]
         if r < n_node:
@@ -180,7 +172,7 @@ def token_part_scores_at(data, i, w, scale, parts, out, scratch):
 @njit(cache=True, nogil=True, inline="always")
 def token_add_features_at(data, i, parts, coef, scale, w, scratch):
     """The listed parts' features alone (``scratch`` unused)."""
-    values, indices, indptr, dense_width, n_states, tok0, n_node, off = _listed_parts(data, i)
+    values, indices, indptr, dense_width, n_states, tok0, _, n_node, off = _example_tokens(data, i)
     for j in range(parts.shape[0]):
         r = parts[j]
         if r < n_node:
@@ -194,37 +186,31 @@ def token_add_features_at(data, i, parts, coef, scale, w, scratch):
 
 @njit(cache=True, nogil=True, inline="always")
 def token_part_scores(data, i, w, scale, out):
-    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = _features_of(data)
-    tok0 = unit_offsets[i]
-    n_tokens = unit_offsets[i + 1] - tok0
-    n_node = n_tokens * n_states
+    values, indices, indptr, dense_width, n_states, tok0, n_tokens, n_node, off = (
+        _example_tokens(data, i))
     _node_scores(values, indices, indptr, dense_width, tok0, n_tokens, n_states, w, scale,
                  out[:n_node].reshape((n_tokens, n_states)))
-    off = n_features * n_states
     if scale.shape[0] > 0:
         for r in range(n_node, out.shape[0]):
-            out[r] = w[off + r - n_node] * scale[off + r - n_node]
+            out[r] = w[off + r] * scale[off + r]
     else:
         for r in range(n_node, out.shape[0]):
-            out[r] = w[off + r - n_node]
+            out[r] = w[off + r]
 
 
 @njit(cache=True, nogil=True, inline="always")
 def token_add_features(data, i, coef, scale, w):
-    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = _features_of(data)
-    tok0 = unit_offsets[i]
-    n_tokens = unit_offsets[i + 1] - tok0
-    n_node = n_tokens * n_states
+    values, indices, indptr, dense_width, n_states, tok0, n_tokens, n_node, off = (
+        _example_tokens(data, i))
     node = coef[:n_node].reshape((n_tokens, n_states))
     _add_node_features(values, indices, indptr, dense_width, tok0, n_tokens, n_states, node,
                        scale, w)
-    off = n_features * n_states
     if scale.shape[0] > 0:
         for r in range(n_node, coef.shape[0]):
-            w[off + r - n_node] += coef[r] * scale[off + r - n_node]
+            w[off + r] += coef[r] * scale[off + r]
     else:
         for r in range(n_node, coef.shape[0]):
-            w[off + r - n_node] += coef[r]
+            w[off + r] += coef[r]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -410,11 +396,9 @@ def token_add_features_norm(data, i, coef, scale, w, w_scratch, part_scratch):
 def _token_sq_norm(data, i, dmu, scale, w_scratch):
     """``||scale * F_i dmu||^2``: through the token Gram matrix without rescaling,
     else by accumulating ``F_i dmu`` in ``w_scratch`` (zero on entry and exit)."""
-    values, indices, indptr, dense_width, n_features, unit_offsets, n_states = _features_of(data)
+    values, indices, indptr, dense_width, n_states, tok0, n_tokens, n_node, off = (
+        _example_tokens(data, i))
     gram, gram_offsets = data.gram, data.gram_offsets
-    tok0 = unit_offsets[i]
-    n_tokens = unit_offsets[i + 1] - tok0
-    n_node = n_tokens * n_states
     n_parts = dmu.shape[0]
     total = 0.0
     if scale.shape[0] == 0:
@@ -443,9 +427,8 @@ def _token_sq_norm(data, i, dmu, scale, w_scratch):
                 value = scale[base + k] * w_scratch[base + k]
                 total += value * value
                 w_scratch[base + k] = 0.0  # a feature repeated in the example counts once
-    off = n_features * n_states
     for r in range(n_node, n_parts):
-        value = scale[off + r - n_node] * dmu[r]
+        value = scale[off + r] * dmu[r]
         total += value * value
     return total
 

@@ -341,6 +341,16 @@ def _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _exponentiated(transition):
+    """New arrays ``exp_trans, row_max`` of :func:`exp_transition` of ``transition``."""
+    K = transition.shape[0]
+    exp_trans = np.empty((K, K))
+    row_max = np.empty(K)
+    exp_transition(transition, exp_trans, row_max)
+    return exp_trans, row_max
+
+
+@njit(cache=True, nogil=True, inline="always")
 def chain_forward_backward(node_scores, transition, start, end, node_marginals_out,
                            transition_marginals_out):
     """Node marginals, summed transition marginals and log-partition of one chain.
@@ -361,10 +371,7 @@ def chain_forward_backward(node_scores, transition, start, end, node_marginals_o
     -------
     log_Z : float
     """
-    K = transition.shape[0]
-    exp_trans = np.empty((K, K))
-    row_max = np.empty(K)
-    exp_transition(transition, exp_trans, row_max)
+    exp_trans, row_max = _exponentiated(transition)
     return _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
                              node_marginals_out, transition_marginals_out, None)
 
@@ -387,10 +394,7 @@ def chain_forward_backward_edges(node_scores, transition, start, end, node_margi
     ``edge_marginals_out`` of shape (T - 1, K, K) is overwritten with
     ``p(y_t = a, y_{t+1} = b)``.  Returns ``log_Z``.
     """
-    K = transition.shape[0]
-    exp_trans = np.empty((K, K))
-    row_max = np.empty(K)
-    exp_transition(transition, exp_trans, row_max)
+    exp_trans, row_max = _exponentiated(transition)
     return _forward_backward(node_scores, transition, start, end, exp_trans, row_max,
                              node_marginals_out, None, edge_marginals_out)
 

@@ -397,15 +397,12 @@ def scatter_features(local, scale, ids, w):
 @njit(cache=True, nogil=True)
 def arc_part_scores(data, i, w, scale, out):
     distinct = _distinct(data, i)
-    if distinct.shape[0] > 0:
-        local_w = np.empty(distinct.shape[0])
-        gather_weights(w, scale, distinct, local_w)
-        arc_local_scores(data, i, local_w, out)
+    if distinct.shape[0] == 0:  # no cache: every arc hashed again
+        arc_part_scores_at(data, i, w, scale, np.arange(out.shape[0]), out, out)
         return
-    attrs, tok0, n, hash_bits, values, ids = _sentence(data, i)
-    for r in range(out.shape[0]):
-        h, c = arc_of_index(r, n)
-        out[r] = _arc_score(attrs, tok0, n, h, c, hash_bits, values, ids, w, scale)
+    local_w = np.empty(distinct.shape[0])
+    gather_weights(w, scale, distinct, local_w)
+    arc_local_scores(data, i, local_w, out)
 
 
 @njit(cache=True, nogil=True)

@@ -36,6 +36,18 @@ def _sib(theta, h, s, m, n):
     return theta[n * n + sibling_index(h, s, m, n)]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _inner_sum(kind, s, t):
+    """What the inner sum of incomplete span ``[s, t]`` adds up, for either direction
+    (``kind`` IR: arc ``s -> t``, IL: arc ``t -> s``): the arc's head ``h`` and modifier
+    ``m``; the complete span ``T[near, near_s, near_t]`` beside ``m`` when it is ``h``'s
+    child next to ``h``; and the spans ``T[left, s, r]``, ``T[right, r, t]`` around each
+    inner sibling ``r``, whose sibling part is ``(h, r, m)``."""
+    if kind == IR:
+        return s, t, CL, s + 1, t, IR, SB
+    return t, s, CR, s, t - 1, SB, IL
+
+
 @njit(cache=True, nogil=True)
 def _reduce(terms, count, viterbi):
     """``(log-sum-exp, 0)`` or ``(max, first position of the max)`` of ``terms[:count]``."""
@@ -51,6 +63,16 @@ def _reduce(terms, count, viterbi):
     return top + np.log(total), 0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _inner_terms(theta, n, kind, s, t, T, terms):
+    """The terms of an incomplete span's inner sum (see :func:`_inner_sum`) into
+    ``terms[:t - s]``, the next-to-head child's first."""
+    h, m, near, near_s, near_t, left, right = _inner_sum(kind, s, t)
+    terms[0] = T[near, near_s, near_t] + _sib(theta, h, h, m, n)
+    for r in range(s + 1, t):
+        terms[r - s] = T[left, s, r] + T[right, r, t] + _sib(theta, h, r, m, n)
+
+
 @njit(cache=True, nogil=True)
 def _spans(theta, n, first, T, inner, back, viterbi):
     """Fill the span tables ``T[kind, s, t]`` over positions ``first..n`` (0: the root
@@ -63,15 +85,11 @@ def _spans(theta, n, first, T, inner, back, viterbi):
         for s in range(first, n - w + 1):
             t = s + w
             # arc s -> t: t first right child of s, or after its inner sibling r
-            terms[0] = T[CL, s + 1, t] + _sib(theta, s, s, t, n)
-            for r in range(s + 1, t):
-                terms[r - s] = T[IR, s, r] + T[SB, r, t] + _sib(theta, s, r, t, n)
+            _inner_terms(theta, n, IR, s, t, T, terms)
             inner[1, s, t], back[IR, s, t] = _reduce(terms, w, viterbi)
             T[IR, s, t] = inner[1, s, t] + theta[arc_index(s, t, n)]
             if s > 0:  # arc t -> s
-                terms[0] = T[CR, s, t - 1] + _sib(theta, t, t, s, n)
-                for r in range(s + 1, t):
-                    terms[r - s] = T[SB, s, r] + T[IL, r, t] + _sib(theta, t, r, s, n)
+                _inner_terms(theta, n, IL, s, t, T, terms)
                 inner[0, s, t], back[IL, s, t] = _reduce(terms, w, viterbi)
                 T[IL, s, t] = inner[0, s, t] + theta[arc_index(t, s, n)]
             for r in range(s, t):
@@ -159,28 +177,17 @@ def _spread(g, total, theta, n, terms_kind, s, t, T, G, mu):
     """Adjoint of an incomplete span's inner sum (``terms_kind`` IR or IL) into ``G`` and
     the sibling parts' marginals."""
     A = n * n
-    if terms_kind == IR:
-        value = T[CL, s + 1, t] + _sib(theta, s, s, t, n)
+    h, m, near, near_s, near_t, left, right = _inner_sum(terms_kind, s, t)
+    value = T[near, near_s, near_t] + _sib(theta, h, h, m, n)
+    share = _share(g, total, value)
+    G[near, near_s, near_t] += share
+    mu[A + sibling_index(h, h, m, n)] += share
+    for r in range(s + 1, t):
+        value = T[left, s, r] + T[right, r, t] + _sib(theta, h, r, m, n)
         share = _share(g, total, value)
-        G[CL, s + 1, t] += share
-        mu[A + sibling_index(s, s, t, n)] += share
-        for r in range(s + 1, t):
-            value = T[IR, s, r] + T[SB, r, t] + _sib(theta, s, r, t, n)
-            share = _share(g, total, value)
-            G[IR, s, r] += share
-            G[SB, r, t] += share
-            mu[A + sibling_index(s, r, t, n)] += share
-    else:
-        value = T[CR, s, t - 1] + _sib(theta, t, t, s, n)
-        share = _share(g, total, value)
-        G[CR, s, t - 1] += share
-        mu[A + sibling_index(t, t, s, n)] += share
-        for r in range(s + 1, t):
-            value = T[SB, s, r] + T[IL, r, t] + _sib(theta, t, r, s, n)
-            share = _share(g, total, value)
-            G[SB, s, r] += share
-            G[IL, r, t] += share
-            mu[A + sibling_index(t, r, s, n)] += share
+        G[left, s, r] += share
+        G[right, r, t] += share
+        mu[A + sibling_index(h, r, m, n)] += share
 
 
 @njit(cache=True, nogil=True)
@@ -248,6 +255,18 @@ def _real_weights(theta, n, single_root, W):
     return shift
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _real_inner_sum(W, n, kind, s, t, T):
+    """The value of an incomplete span in real space (see :func:`_inner_sum`), each arc in
+    its sibling parts' weights, flushed."""
+    h, m, near, near_s, near_t, left, right = _inner_sum(kind, s, t)
+    base = sibling_index(h, h, m, n)  # the parts of the arc, by the distance of r from h
+    total = T[near, near_s, near_t] * W[base]
+    for r in range(s + 1, t):
+        total += _flush(T[left, s, r] * T[right, r, t]) * W[base + abs(r - h)]
+    return _flush(total)
+
+
 @njit(cache=True, nogil=True)
 def _real_spans(W, n, first, T):
     """:func:`_spans` in real space on the weights of :func:`_real_weights` (each arc in its
@@ -263,21 +282,33 @@ def _real_spans(W, n, first, T):
     for w in range(1, n - first + 1):
         for s in range(first, n - w + 1):
             t = s + w
-            base = sibling_index(s, s, t, n)  # arc s -> t after its inner sibling r
-            total = T[CL, s + 1, t] * W[base]
-            for r in range(s + 1, t):
-                total += _flush(T[IR, s, r] * T[SB, r, t]) * W[base + r - s]
-            T[IR, s, t] = _flush(total)
-            if s > 0:  # arc t -> s
-                base = sibling_index(t, t, s, n)
-                total = T[CR, s, t - 1] * W[base]
-                for r in range(s + 1, t):
-                    total += _flush(T[SB, s, r] * T[IL, r, t]) * W[base + t - r]
-                T[IL, s, t] = _flush(total)
+            T[IR, s, t] = _real_inner_sum(W, n, IR, s, t, T)
+            if s > 0:
+                T[IL, s, t] = _real_inner_sum(W, n, IL, s, t, T)
             T[CL, s, t] = _flush(split_sum(T[CL], T[IL], s, t, s, t, 0))
             T[CR, s, t] = _flush(split_sum(T[IR], T[CR], s, t, s + 1, t + 1, 0))
             if s > 0:
                 T[SB, s, t] = _flush(split_sum(T[CR], T[CL], s, t, s, t, 1))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _real_spread(g, W, n, kind, s, t, T, G, mu):
+    """:func:`_spread` in real space: the adjoint of an incomplete span's inner sum at
+    gradient ``g`` into ``G`` and the sibling parts' marginals."""
+    A = n * n
+    h, m, near, near_s, near_t, left, right = _inner_sum(kind, s, t)
+    base = sibling_index(h, h, m, n)  # the parts of the arc, by the distance of r from h
+    gw = _flush(g * W[base])
+    mu[A + base] = gw * T[near, near_s, near_t]
+    G[near, near_s, near_t] += gw
+    for r in range(s + 1, t):
+        j = base + abs(r - h)
+        gw = _flush(g * W[j])
+        product = _flush(T[left, s, r] * T[right, r, t])
+        if product > 0.0:
+            mu[A + j] = gw * product
+            G[left, s, r] += gw * T[right, r, t]
+            G[right, r, t] += gw * T[left, s, r]
 
 
 @njit(cache=True, nogil=True)
@@ -288,7 +319,6 @@ def _real_outside(W, n, first, T, G, mu):
     As in :func:`._inference._real_outside`, flushed values pass nothing on, nor ``G``
     below ``TINY``; a sibling term's ``G`` times weight is flushed like its inside product.
     """
-    A = n * n
     for w in range(n - first, 0, -1):
         for s in range(first, n - w + 1):
             t = s + w
@@ -304,31 +334,11 @@ def _real_outside(W, n, first, T, G, mu):
             g = G[IL, s, t]
             if g >= TINY and T[IL, s, t] > 0.0:
                 mu[arc_index(t, s, n)] = g * T[IL, s, t]
-                base = sibling_index(t, t, s, n)
-                gw = _flush(g * W[base])
-                mu[A + base] = gw * T[CR, s, t - 1]
-                G[CR, s, t - 1] += gw
-                for r in range(s + 1, t):
-                    gw = _flush(g * W[base + t - r])
-                    product = _flush(T[SB, s, r] * T[IL, r, t])
-                    if product > 0.0:
-                        mu[A + base + t - r] = gw * product
-                        G[SB, s, r] += gw * T[IL, r, t]
-                        G[IL, r, t] += gw * T[SB, s, r]
+                _real_spread(g, W, n, IL, s, t, T, G, mu)
             g = G[IR, s, t]
             if g >= TINY and T[IR, s, t] > 0.0:
                 mu[arc_index(s, t, n)] = g * T[IR, s, t]
-                base = sibling_index(s, s, t, n)
-                gw = _flush(g * W[base])
-                mu[A + base] = gw * T[CL, s + 1, t]
-                G[CL, s + 1, t] += gw
-                for r in range(s + 1, t):
-                    gw = _flush(g * W[base + r - s])
-                    product = _flush(T[IR, s, r] * T[SB, r, t])
-                    if product > 0.0:
-                        mu[A + base + r - s] = gw * product
-                        G[IR, s, r] += gw * T[SB, r, t]
-                        G[SB, r, t] += gw * T[IR, s, r]
+                _real_spread(g, W, n, IR, s, t, T, G, mu)
 
 
 @njit(cache=True, nogil=True)

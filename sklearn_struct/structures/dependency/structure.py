@@ -179,7 +179,9 @@ def _first_invalid_tree(Y, unit_offsets, single_root, projective):
 
 
 @njit(cache=True, nogil=True)
-def _score_matrix(scores, n):
+def _score_matrix(data, i, scores):
+    """Sentence ``i``'s arc scores as an ``(n + 1, n + 1)`` head-by-word matrix."""
+    n = data.unit_offsets[i + 1] - data.unit_offsets[i]
     S = np.full((n + 1, n + 1), -np.inf)
     for c in range(1, n + 1):
         for h in range(n + 1):
@@ -189,9 +191,10 @@ def _score_matrix(scores, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _arc_marginals(log_z, marginals, n, mu):
+def _arc_marginals(log_z, marginals, mu):
     """The arc marginals of an ``(n + 1, n + 1)`` head-by-word matrix, as part values;
     returns ``log_z``."""
+    n = marginals.shape[0] - 1
     for c in range(1, n + 1):
         for h in range(n + 1):
             if h != c:
@@ -203,37 +206,32 @@ def _arc_marginals(log_z, marginals, n, mu):
 # inference of its own trees only.
 @njit(cache=True, nogil=True)
 def projective_arc_marginals(data, i, theta, mu):
-    n = data.unit_offsets[i + 1] - data.unit_offsets[i]
-    m = np.empty((n + 1, n + 1))
-    return _arc_marginals(projective_marginals(_score_matrix(theta, n), data.single_root, m),
-                          m, n, mu)
+    S = _score_matrix(data, i, theta)
+    m = np.empty_like(S)
+    return _arc_marginals(projective_marginals(S, data.single_root, m), m, mu)
 
 
 @njit(cache=True, nogil=True)
 def projective_arc_log_partition(data, i, theta, scratch):
     """``log Z`` alone (a gap evaluation's need): the inside pass without the outside."""
-    return projective_log_partition(
-        _score_matrix(theta, data.unit_offsets[i + 1] - data.unit_offsets[i]), data.single_root)
+    return projective_log_partition(_score_matrix(data, i, theta), data.single_root)
 
 
 @njit(cache=True, nogil=True)
 def matrix_tree_arc_marginals(data, i, theta, mu):
-    n = data.unit_offsets[i + 1] - data.unit_offsets[i]
-    m = np.empty((n + 1, n + 1))
-    return _arc_marginals(matrix_tree_marginals(_score_matrix(theta, n), data.single_root, m),
-                          m, n, mu)
+    S = _score_matrix(data, i, theta)
+    m = np.empty_like(S)
+    return _arc_marginals(matrix_tree_marginals(S, data.single_root, m), m, mu)
 
 
 @njit(cache=True, nogil=True)
 def eisner_argmax(data, i, scores, y_out):
-    eisner(_score_matrix(scores, data.unit_offsets[i + 1] - data.unit_offsets[i]),
-           data.single_root, y_out)
+    eisner(_score_matrix(data, i, scores), data.single_root, y_out)
 
 
 @njit(cache=True, nogil=True)
 def chu_liu_edmonds_argmax(data, i, scores, y_out):
-    chu_liu_edmonds(_score_matrix(scores, data.unit_offsets[i + 1] - data.unit_offsets[i]),
-                    data.single_root, y_out)
+    chu_liu_edmonds(_score_matrix(data, i, scores), data.single_root, y_out)
 
 
 @njit(cache=True, nogil=True)
