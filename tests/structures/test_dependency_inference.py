@@ -8,9 +8,12 @@ import pytest
 from scipy.special import logsumexp
 
 from sklearn_struct.structures.dependency._inference import (
+    _FLUSH_EXPONENT,
+    KAPPA,
     _is_safe,
     _log_space_marginals,
     _real_projective_inside,
+    _scaled_weights,
     chu_liu_edmonds,
     eisner,
     matrix_tree_marginals,
@@ -267,6 +270,21 @@ def test_chu_liu_edmonds_agrees_with_networkx():
 def _log_space(S, single_root):
     mu = np.empty_like(S)
     return _log_space_marginals(S, single_root, mu), mu
+
+
+def test_scaled_weights_are_the_library_exponentials_flushed():
+    # the series and the exponent bits against np.exp to 2 ulp, on the whole range the
+    # recursions use, and the flush at its threshold
+    rng = np.random.RandomState(0)
+    exponents = np.r_[rng.uniform(_FLUSH_EXPONENT, 0.0, 100_000), rng.uniform(-1.0, 0.0, 1000),
+                      0.0, -0.5 * np.log(2.0), _FLUSH_EXPONENT, np.nextafter(_FLUSH_EXPONENT, 0.0),
+                      np.nextafter(_FLUSH_EXPONENT, -np.inf), -700.0, -np.inf, np.nan]
+    weights = exponents.copy()
+    _scaled_weights(weights)
+    kept = exponents >= _FLUSH_EXPONENT
+    expected = np.exp(exponents[kept]) / KAPPA
+    assert np.all(np.abs(weights[kept] - expected) <= 2 * np.spacing(expected))
+    assert np.all(weights[~kept] == 0.0) and (~kept).sum() == 4
 
 
 def _real_space_is_safe(S, single_root):

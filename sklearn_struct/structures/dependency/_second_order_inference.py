@@ -24,7 +24,7 @@ from numba import njit
 
 from ._arc_features import arc_index
 from ._inference import (
-    KAPPA, SAFE, TINY, _FLUSH_EXPONENT, _flush, _share, split_adjoint, split_sum)
+    KAPPA, SAFE, TINY, _flush, _scaled_weights, _share, split_adjoint, split_sum)
 from ._log_numerics import NEG_INF, NEGLIGIBLE, _log_add
 from ._sibling_features import sibling_index
 
@@ -250,8 +250,8 @@ def _real_weights(theta, n, single_root, W):
                 j = sibling_index(h, h, m, n)
                 for k in range(1 if h == 0 and single_root else abs(h - m)):
                     # NaN for a word no part reaches: flushed
-                    exponent = theta[arc_index(h, m, n)] + theta[n * n + j + k] - top
-                    W[j + k] = np.exp(exponent) / KAPPA if exponent >= _FLUSH_EXPONENT else 0.0
+                    W[j + k] = theta[arc_index(h, m, n)] + theta[n * n + j + k] - top
+    _scaled_weights(W)
     return shift
 
 
@@ -347,7 +347,7 @@ def _real_inside(theta, n, single_root):
     the scaled weights, the span tables of :func:`_real_spans` and, with a single root, the
     flushed products ``CL[1, m] CR[m, n]`` of each root child ``m``."""
     N = n + 1
-    W = np.zeros(theta.shape[0] - n * n)
+    W = np.full(theta.shape[0] - n * n, NEG_INF)  # the root's unused parts weigh 0
     shift = _real_weights(theta, n, single_root, W)
     T = np.zeros((5, N, N))
     sides = np.zeros(N)
