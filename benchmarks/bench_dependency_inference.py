@@ -68,19 +68,25 @@ def rate(function, argument_sets, seconds):
     return count / (time.perf_counter() - start)
 
 
-def first_call_seconds():
-    """Import + compilation of the four kernels in a fresh process with an empty cache."""
-    code = ("import time, numpy as np\nstart = time.perf_counter()\n"
-            "from sklearn_struct.structures.dependency import _inference as t\n"
-            "S = np.random.RandomState(0).randn(6, 6)\nm = np.empty((6, 6))\n"
-            "h = np.zeros(5, dtype=np.int64)\n"
-            "t.projective_marginals(S, True, m); t.eisner(S, True, h)\n"
-            "t.chu_liu_edmonds(S, True, h); t.matrix_tree_marginals(S, True, m)\n"
-            "print(time.perf_counter() - start)\n")
+def cold_seconds(code):
+    """Run ``code`` in a fresh process with an empty numba cache; the number it prints last
+    (its own timing of the import and compilation)."""
     with tempfile.TemporaryDirectory() as cache:
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              check=True, env=dict(os.environ, NUMBA_CACHE_DIR=cache))
     return float(out.stdout.split()[-1])
+
+
+def first_call_seconds():
+    """Import + compilation of the four kernels in a fresh process with an empty cache."""
+    return cold_seconds(
+        "import time, numpy as np\nstart = time.perf_counter()\n"
+        "from sklearn_struct.structures.dependency import _inference as t\n"
+        "S = np.random.RandomState(0).randn(6, 6)\nm = np.empty((6, 6))\n"
+        "h = np.zeros(5, dtype=np.int64)\n"
+        "t.projective_marginals(S, True, m); t.eisner(S, True, h)\n"
+        "t.chu_liu_edmonds(S, True, h); t.matrix_tree_marginals(S, True, m)\n"
+        "print(time.perf_counter() - start)\n")
 
 
 def main():

@@ -17,9 +17,7 @@ Run from benchmarks/:  python bench_projective_marginals.py [--seconds 1.0] [--n
 
 import argparse
 import os
-import subprocess
 import sys
-import tempfile
 from collections import namedtuple
 from pathlib import Path
 
@@ -27,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _record import markdown_table, record  # noqa: E402
-from bench_dependency_inference import rate  # noqa: E402
+from bench_dependency_inference import cold_seconds, rate  # noqa: E402
 
 from sklearn_struct.structures.dependency import _inference as first  # noqa: E402
 from sklearn_struct.structures.dependency import _second_order_inference as second  # noqa: E402
@@ -140,18 +138,15 @@ def trained_rows(scores, lengths, seconds):
 
 def first_call_seconds():
     """Import and compilation of the six kernels, in a fresh process with an empty cache."""
-    code = ("import time, sys\nstart = time.perf_counter()\n"
-            f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
-            "import numpy as np, bench_projective_marginals as b\n"
-            "rng = np.random.RandomState(0)\n"
-            "for make in (b.first_order, b.second_order):\n"
-            "    for kernel, arguments in make(5, rng)[:3]:\n"
-            "        kernel(*arguments[0])\n"
-            "print(time.perf_counter() - start)\n")
-    with tempfile.TemporaryDirectory() as cache:
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True, env=dict(os.environ, NUMBA_CACHE_DIR=cache))
-    return float(out.stdout.split()[-1])
+    return cold_seconds(
+        "import time, sys\nstart = time.perf_counter()\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
+        "import numpy as np, bench_projective_marginals as b\n"
+        "rng = np.random.RandomState(0)\n"
+        "for make in (b.first_order, b.second_order):\n"
+        "    for kernel, arguments in make(5, rng)[:3]:\n"
+        "        kernel(*arguments[0])\n"
+        "print(time.perf_counter() - start)\n")
 
 
 def main():
