@@ -18,15 +18,22 @@ Run from benchmarks/:  python bench_projective_marginals.py [--seconds 1.0] [--n
 import argparse
 import os
 import sys
+import time
+import warnings
 from collections import namedtuple
 from pathlib import Path
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _record import markdown_table, record  # noqa: E402
 from bench_dependency_inference import cold_seconds, rate  # noqa: E402
 
+from sklearn_struct import EGCRF  # noqa: E402
+from sklearn_struct.datasets import filter_projective, load_conllu  # noqa: E402
+from sklearn_struct.preprocessing import DependencyTokenEncoder  # noqa: E402
+from sklearn_struct.structures import SiblingDependencyStructure  # noqa: E402
 from sklearn_struct.structures.dependency import _inference as first  # noqa: E402
 from sklearn_struct.structures.dependency import _second_order_inference as second  # noqa: E402
 from sklearn_struct.structures.dependency._sibling_features import n_sibling_parts  # noqa: E402
@@ -74,19 +81,17 @@ def second_order(n, rng):
             (second.second_order_eisner, [(data, 0, theta, heads) for theta in scores]), gaps)
 
 
+def warm_rates(kernels, seconds):
+    """Calls per second of each ``(kernel, argument sets)``, each compiled or loaded from
+    the cache before it is timed."""
+    for kernel, arguments in kernels:
+        kernel(*arguments[0])
+    return [rate(kernel, arguments, seconds) for kernel, arguments in kernels]
+
+
 def trained_scores(n_train, passes):
     """Part scores of the EWT dev sentences under a second-order EGCRF fitted on the first
     ``n_train`` projective training sentences, and the fit's seconds."""
-    import time
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
-
-    from sklearn_struct import EGCRF
-    from sklearn_struct.datasets import filter_projective, load_conllu
-    from sklearn_struct.preprocessing import DependencyTokenEncoder
-    from sklearn_struct.structures import SiblingDependencyStructure
-
     def sentences(name):
         tree = load_conllu(DATA / f"en_ewt-ud-{name}.conllu.gz")
         return [{"form": f, "upos": u, "xpos": x}
@@ -126,9 +131,7 @@ def trained_rows(scores, lengths, seconds):
                         for (theta, n, _, mu) in logs])
         kernels = ((second.second_order_marginals, real), (second._log_space_marginals, logs),
                    (second.second_order_eisner, argmax))
-        for kernel, arguments in kernels:
-            kernel(*arguments[0])  # compiled or loaded before it is timed
-        rates = [rate(kernel, arguments, seconds) for kernel, arguments in kernels]
+        rates = warm_rates(kernels, seconds)
         rows.append([f"{shortest}-{longest}", len(group), f"{100 * held:.1f}"]
                     + [f"{r:,.0f}" for r in rates]
                     + [f"{rates[2] / rates[0]:.2f}x", f"{rates[2] / rates[1]:.2f}x"])
@@ -162,10 +165,7 @@ def main():
     for order, make in (("first", first_order), ("second", second_order)):
         for n in LENGTHS:
             real, logs, argmax, gaps = make(n, rng)
-            for kernel, arguments in (real, logs, argmax):
-                kernel(*arguments[0])  # compiled or loaded before it is timed
-            rates = [rate(kernel, arguments, args.seconds) for kernel, arguments in
-                     (real, logs, argmax)]
+            rates = warm_rates((real, logs, argmax), args.seconds)
             mu_gap, log_z_gap, _ = np.max(gaps, axis=0)
             held = np.mean([gap[2] for gap in gaps])
             rows.append([order, n, f"{100 * held:.0f}"] + [f"{r:,.0f}" for r in rates]

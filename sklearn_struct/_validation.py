@@ -134,8 +134,8 @@ def _reject_token_dicts(X, owner):
 def _first_nonfinite(X):
     """``(row, column, value)`` of the first NaN or infinity of a table (a 2-D array or a
     CSR matrix, searched in the order of its stored values), or None if it has none."""
-    values = X.data if sp.issparse(X) else X
-    bad = np.flatnonzero(~np.isfinite(values.ravel()))
+    values = (X.data if sp.issparse(X) else X).ravel()
+    bad = np.flatnonzero(~np.isfinite(values))
     if not bad.size:
         return None
     position = int(bad[0])
@@ -144,7 +144,7 @@ def _first_nonfinite(X):
         column = int(X.indices[position])
     else:
         row, column = divmod(position, X.shape[1])
-    return row, column, values.ravel()[position]
+    return row, column, values[position]
 
 
 def _check_finite_rows(X, owner):

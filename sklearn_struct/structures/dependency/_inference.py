@@ -188,14 +188,14 @@ def _scaled_weights(exponents):
     n = exponents.shape[0]
     powers = np.empty(n, np.int64)
     for i in range(n):
-        x = exponents[i]
-        x = x if x >= _FLUSH_EXPONENT else _FLUSH_EXPONENT  # k in range, NaN included
+        kept = exponents[i] >= _FLUSH_EXPONENT  # (False for NaN)
+        x = exponents[i] if kept else _FLUSH_EXPONENT  # k in range for every value
         k = np.floor(x * (1.0 / np.log(2.0)) + 0.5)
         r = (x - k * _LN2_HIGH) - k * _LN2_LOW
         series = 0.0
         for coefficient in _EXP_SERIES:
             series = series * r + coefficient
-        exponents[i] = series / KAPPA if exponents[i] >= _FLUSH_EXPONENT else 0.0
+        exponents[i] = series / KAPPA if kept else 0.0
         powers[i] = (np.int64(k) + 1023) << 52
     scales = powers.view(np.float64)
     for i in range(n):
