@@ -20,7 +20,6 @@ import os
 import sys
 import time
 import warnings
-from collections import namedtuple
 from pathlib import Path
 
 import numpy as np
@@ -44,8 +43,16 @@ LENGTHS = (10, 20, 30, 40, 80)
 GROUPS = ((1, 10), (11, 20), (21, 40), (41, 200))
 #: Score vectors per length, visited in turn.
 N_SCORES = 20
-#: What the second-order kernels read of a batch's kernel data: one sentence of n words.
-Sentence = namedtuple("Sentence", ["unit_offsets", "single_root"])
+
+
+def sentence_data(n):
+    """The kernel data of one sentence of ``n`` words, built by the structure: a type of
+    the package (a type of this script in a kernel's signature would enter the package's
+    numba cache index, which other processes then cannot read)."""
+    sentence = {"form": ["w"] * n, "upos": ["X"] * n}
+    structure = SiblingDependencyStructure()
+    X = DependencyTokenEncoder().fit([sentence]).transform([sentence])
+    return structure.kernel_data(structure.make_batch(X))
 
 
 def first_order(n, rng):
@@ -67,7 +74,7 @@ def first_order(n, rng):
 
 def second_order(n, rng):
     """As :func:`first_order`, for arc and sibling scores."""
-    data = Sentence(np.array([0, n], dtype=np.int64), True)
+    data = sentence_data(n)
     scores = [rng.randn(n * n + n_sibling_parts(n)) for _ in range(N_SCORES)]
     real, logs = np.empty_like(scores[0]), np.empty_like(scores[0])
     heads = np.zeros(n, dtype=np.int64)
@@ -122,7 +129,7 @@ def trained_rows(scores, lengths, seconds):
     rows = []
     for shortest, longest in GROUPS:
         group = [(theta, n) for theta, n in zip(scores, lengths) if shortest <= n <= longest]
-        real = [(Sentence(np.array([0, n], dtype=np.int64), True), 0, theta,
+        real = [(sentence_data(n), 0, theta,
                  np.empty_like(theta)) for theta, n in group]
         logs = [(theta, n, True, np.empty_like(theta)) for theta, n in group]
         argmax = [(data, 0, theta, np.zeros(n, dtype=np.int64))

@@ -22,7 +22,7 @@ from .. import __version__
 from ..datasets._io import check_file
 from ..inspection import explain_weights, format_weights, strongest_weights
 from ..persistence import MODEL_FORMAT, DamagedModelFile
-from . import _parsing, _tagging
+from . import _parsing, _pipeline, _tagging
 from ._common import CONLLU_LABELS, ESTIMATORS, TAG_LABELS, open_model
 from ._evaluation import evaluate
 from ._parsing import relation_features
@@ -43,6 +43,10 @@ on CoNLL files with the models of sklearn_struct.
       --inputs form,upos,xpos -o parser.npz
   sklearn-struct tag parser.npz test.conllu -o parsed.conllu
   sklearn-struct eval test.conllu parsed.conllu
+
+  sklearn-struct learn train.conllu --format conllu --label head \\
+      --tags upos,xpos -o pipeline.npz
+  sklearn-struct tag pipeline.npz forms_only.conllu -o parsed.conllu
 
 Column files have one token per line, whitespace-separated columns, the
 label last, and a blank line between sentences (CoNLL-2000, CoNLL-2003).
@@ -99,15 +103,23 @@ def _learn(args):
     for path in (args.train, args.dev):  # a missing file is refused before any work
         if path is not None:
             check_file(path)
+    if args.label != "head" and (args.tags is not None or args.folds is not None):
+        raise ValueError("--tags and --folds train taggers for a parser from word forms: "
+                         "add --label head")
     if args.label == "head":
         if args.hash_bits is None:
             args.hash_bits = 20
+        if args.tags is not None:
+            args.folds = 5 if args.folds is None else args.folds
+            return _pipeline.learn(args)
+        if args.folds is not None:
+            raise ValueError("--folds jackknifes the tags that --tags predicts: give --tags")
         return _parsing.learn(args)
     return _tagging.learn(args)
 
 
 def _task_module(settings):
-    return _parsing if settings["task"] == "parse" else _tagging
+    return {"parse": _parsing, "pipeline": _pipeline, "tag": _tagging}[settings["task"]]
 
 
 def _open_model(args, notes):
@@ -139,12 +151,20 @@ def _dump(args):
     print(f"model written by sklearn-struct {version}, --estimator {settings['estimator']}")
     source = settings["input"]
     if source["format"] == "conllu":
+        predicted = ([tag.upper() for tag in settings.get("tags", [])] + ["HEAD and DEPREL"]
+                     if source["label"] == "head" else [source["label"].upper()])
         print(f"input: CoNLL-U columns {', '.join(source['columns'])}; predicts "
-              f"{'HEAD and DEPREL' if source['label'] == 'head' else source['label'].upper()}")
+              f"{', '.join(predicted)}")
     else:
         print(f"input: column files of {source['n_attributes']} attribute columns "
               f"({', '.join(source['names'])}), the label last")
-    if settings["task"] == "parse":
+    if settings["task"] == "pipeline":
+        pipeline = objects["pipeline"]
+        for tag, tagger in pipeline.taggers_.items():
+            _describe(tagger, f"{tag.upper()} tagger")
+        objects = {"parser": pipeline.parser_, "labeller": pipeline.labeller_,
+                   "vectorizer": pipeline.relation_vectorizer_}
+    if settings["task"] in ("parse", "pipeline"):
         parser, labeller = objects["parser"], objects["labeller"]
         print(f"parser: {type(parser).__name__} over {parser.structure_!r}: "
               f"{np.count_nonzero(parser.weights_)} of {parser.weights_.size} hashed "
@@ -288,6 +308,14 @@ def _parser():
     learn.add_argument("--non-projective", action="store_true",
                        help="parser: Chu-Liu-Edmonds on every training tree instead\n"
                        "of Eisner on the projective ones")
+    learn.add_argument("--tags", metavar="COLUMNS",
+                       help="parser from word forms: a tagger for each of these\n"
+                       "columns (upos, xpos, feats; comma-separated), and a\n"
+                       "parser reading the forms and the predicted UPOS and XPOS;\n"
+                       "'tag' then needs FORM only and fills the tags too")
+    learn.add_argument("--folds", type=_two_or_more, metavar="K",
+                       help="with --tags: the parser learns from tags predicted by\n"
+                       "taggers trained on the other K-1 folds (default: 5)")
     learn.add_argument("--second-order", action="store_true",
                        help="parser: score adjacent siblings as well as arcs\n"
                        "(McDonald & Pereira 2006; projective trees)")
@@ -362,6 +390,13 @@ def _positive_int(text):
     return value
 
 
+def _two_or_more(text):
+    value = int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"expected an integer of at least 2, got {text}")
+    return value
+
+
 def _non_negative_int(text):
     value = int(text)
     if value < 0:
@@ -386,7 +421,8 @@ def _positive_float(text):
 #: Options of ``learn`` that decide the model: the other commands read them from it.
 _TRAINING_OPTIONS = ("--estimator", "--C", "--max-iter", "--tol", "--template", "--window",
                      "--hash-bits", "--non-projective", "--second-order", "--prune",
-                     "--random-state", "--dev", "--dev-every", "--patience")
+                     "--random-state", "--dev", "--dev-every", "--patience", "--tags",
+                     "--folds")
 
 
 def _refuse_learn_options(parser, command, unknown):

@@ -7,6 +7,7 @@ import warnings
 
 from ..datasets._conllu import COLUMNS, EMPTY_LIST_COLUMNS, read_conllu_sentences
 from ..eg import EGCRF, EGStructuredSVM
+from ..parsing import DependencyPipeline
 from ..perceptron import StructuredPerceptron
 from ..persistence import DamagedModelFile, load_model
 from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
@@ -101,12 +102,12 @@ def unannotated(name, value):
     return value == "_" and name not in EMPTY_LIST_COLUMNS
 
 
-def read_conllu(path, columns):
+def read_conllu(path, columns, advice=""):
     """The sentences of a CoNLL-U file and, per sentence with words, its input columns.
 
     An input column other than the form must be filled: a ``_`` there (a file
     not tagged yet) is an error naming the line, not an unknown value; FEATS'
-    ``_`` is the empty bundle, a value.
+    ``_`` is the empty bundle, a value.  ``advice`` ends that error's message.
     """
     sentences = read_conllu_sentences(path)
     inputs = []
@@ -121,7 +122,8 @@ def read_conllu(path, columns):
                 if unannotated(name, fields[index]):
                     raise ValueError(
                         f"{path}, line {line_number}: no {name.upper()} ('_'), but the model "
-                        f"reads it (inputs: {', '.join(columns)}); fill that column first")
+                        f"reads it (inputs: {', '.join(columns)}); fill that column first"
+                        + advice)
         inputs.append([sentence.column(name) for name in columns])
     if not inputs:
         raise ValueError(f"{path}: no sentence (expected CoNLL-U word lines with 10 "
@@ -134,10 +136,11 @@ _MODEL_OBJECTS = {
     "tag": {"vectorizer": (SequenceDictVectorizer,), "estimator": tuple(ESTIMATORS.values())},
     "parse": {"encoder": (DependencyTokenEncoder,), "parser": tuple(ESTIMATORS.values()),
               "vectorizer": (SequenceDictVectorizer,),
-              "labeller": tuple(ESTIMATORS.values())}}
+              "labeller": tuple(ESTIMATORS.values())},
+    "pipeline": {"pipeline": (DependencyPipeline,)}}
 #: The settings of a model file by task, and of its input by format.
 _SETTINGS = {"tag": ("estimator", "input", "template", "window", "label_kind"),
-             "parse": ("estimator", "input")}
+             "parse": ("estimator", "input"), "pipeline": ("estimator", "input", "tags")}
 _INPUT_SETTINGS = {"conllu": ("label", "columns"), "columns": ("n_attributes", "names")}
 
 

@@ -19,111 +19,26 @@ from sklearn.exceptions import ConvergenceWarning
 from ..datasets import check_heads, filter_projective
 from ..datasets._io import malformed
 from ..persistence import save_model
+from ..parsing import PARSER_TAGS, parser_sentences, relation_features, relation_inputs
 from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer
 from ..structures import DependencyTreeStructure, SiblingDependencyStructure, TreeStructure
 from ._common import (CONLLU_COLUMN_INDEX, check_output, gold_inputs_note, make_estimator,
                       output_file, parse_inputs, read_conllu, unannotated)
 from ._evaluation import attachment_scores
 
-#: The tag columns the parser's templates read (as ``DependencyTokenEncoder(pos=...)``).
-_TAG_COLUMNS = ("upos", "xpos")
-
-
-def _distance_bucket(distance):
-    for bound in (1, 2, 3, 5, 10):
-        if distance <= bound:
-            return str(bound)
-    return "far"
-
-
-def relation_features(columns, names, heads):
-    """Feature dicts of the arcs of one sentence's tree, for the relation labeller.
-
-    For the word ``m`` and its head ``h`` (the root for ``h = 0``): a bias, the
-    arc's direction and length (bucketed: 1, 2, 3, 5, 10, far), and for each
-    input column ``a`` (the form lower-cased): ``a``, ``h.a``, ``a|h.a``,
-    ``a|h.a|arc``, the values of the previous and next word (``-1.a``,
-    ``+1.a``), and of the word's children with their side (``ch.a=L:value``).
-
-    Parameters
-    ----------
-    columns : list of list of str
-        The input columns of the sentence (``form`` first).
-    names : list of str
-        Their CoNLL-U names (``form``, ``upos``, ``xpos``).
-    heads : array-like of int of shape (n_words,)
-        ``heads[m - 1]`` is the head of word ``m`` (0 the root).
-
-    Returns
-    -------
-    features : list of dict
-        One dict per word, for :class:`~sklearn_struct.preprocessing.SequenceDictVectorizer`.
-    """
-    n = len(heads)
-    values = {name: [w.lower() for w in column] if name == "form" else list(column)
-              for name, column in zip(names, columns)}
-    children = [[] for _ in range(n)]
-    for m, h in enumerate(heads):
-        if h > 0:
-            children[h - 1].append(m)
-    tokens = []
-    for m in range(n):
-        h = int(heads[m]) - 1
-        arc = "root" if h < 0 else ("L" if m < h else "R") + _distance_bucket(abs(m - h))
-        token = {"bias": 1.0, "arc": arc}
-        for name, value in values.items():
-            word = value[m]
-            head = "<root>" if h < 0 else value[h]
-            token[name] = word
-            token[f"h.{name}"] = head
-            token[f"{name}|h.{name}"] = f"{word}|{head}"
-            token[f"{name}|h.{name}|arc"] = f"{word}|{head}|{arc}"
-            token[f"-1.{name}"] = value[m - 1] if m > 0 else "<s>"
-            token[f"+1.{name}"] = value[m + 1] if m + 1 < n else "</s>"
-            token[f"ch.{name}"] = [("L:" if c < m else "R:") + value[c] for c in children[m]]
-        tokens.append(token)
-    return tokens
-
-
-def relation_inputs(columns_list, names, heads_list, vectorizer):
-    """The labeller's input: per sentence ``(features, parents, arc directions)``."""
-    X = vectorizer.transform([relation_features(columns, names, heads)
-                              for columns, heads in zip(columns_list, heads_list)])
-    trees = []
-    for x, heads in zip(X, heads_list):
-        parents = np.asarray(heads, dtype=np.int64) - 1  # the root word has none (-1)
-        trees.append((x, parents, (np.arange(len(parents)) > parents).astype(np.int64)))
-    return trees
-
-
-def parser_sentences(columns_list, names):
-    """Sentence dicts for :class:`DependencyTokenEncoder` and its ``pos`` setting.
-
-    Without a tag column, every word gets one constant tag: the parser's
-    templates then see the words, their prefixes and the distances only.
-    """
-    tags = [name for name in names if name in _TAG_COLUMNS]
-    pos = "both" if len(tags) == 2 else (tags[0] if tags else "upos")
-    sentences = []
-    for columns in columns_list:
-        sentence = dict(zip(names, columns))
-        if not tags:
-            sentence["upos"] = ["_"] * len(sentence["form"])
-        sentences.append(sentence)
-    return sentences, pos
-
 
 def _parse_inputs(args):
     columns = parse_inputs(args.inputs or "form", "head")
-    others = [name for name in columns if name not in ("form",) + _TAG_COLUMNS]
+    others = [name for name in columns if name not in ("form",) + PARSER_TAGS]
     if "form" not in columns or others:
         raise ValueError(f"--inputs {args.inputs}: the parser reads the form and the tags "
                          "(upos, xpos): give form and any of upos, xpos")
     return columns
 
 
-def _gold_trees(path, sentences):
-    """Heads and relations of every sentence with words, checked to be trees."""
+def gold_trees(path, sentences, tags=()):
+    """Heads and relations of every sentence with words, checked to be trees (and the
+    columns of ``tags`` checked to be filled)."""
     heads, deprels = [], []
     for sentence in sentences:
         if not sentence.words:
@@ -148,6 +63,10 @@ def _gold_trees(path, sentences):
             if unannotated("deprel", fields[CONLLU_COLUMN_INDEX["deprel"]]):
                 raise malformed(path, line_number, "no DEPREL ('_'): the relation labeller "
                                 "learns from every word's relation")
+            for tag in tags:
+                if unannotated(tag, fields[CONLLU_COLUMN_INDEX[tag]]):
+                    raise malformed(path, line_number, f"no {tag.upper()} ('_'): its tagger "
+                                    "learns from every word's tag")
         deprels.append(sentence.column("deprel"))
     return heads, deprels
 
@@ -168,7 +87,7 @@ def learn(args):
     check_output(args.output)
     started = time.perf_counter()
     conllu, inputs = read_conllu(args.train, columns)
-    heads, deprels = _gold_trees(args.train, conllu)
+    heads, deprels = gold_trees(args.train, conllu)
     sentences, pos = parser_sentences(inputs, columns)
     encoder = DependencyTokenEncoder(pos=pos).fit(sentences)
     kept = list(range(len(heads)))
@@ -200,7 +119,7 @@ def learn(args):
     dev = None
     if args.dev is not None:
         dev_conllu, dev_inputs = read_conllu(args.dev, columns)
-        dev_heads, dev_deprels = _gold_trees(args.dev, dev_conllu)
+        dev_heads, dev_deprels = gold_trees(args.dev, dev_conllu)
         dev = (encoder.transform(parser_sentences(dev_inputs, columns)[0]), dev_inputs,
                dev_heads, dev_deprels)
 
@@ -269,7 +188,9 @@ def tag(args, settings, objects):
     if args.n_jobs is not None:
         for key in ("parser", "labeller"):
             objects[key].set_params(n_jobs=args.n_jobs)
-    conllu, inputs = read_conllu(args.input, settings["input"]["columns"])
+    conllu, inputs = read_conllu(args.input, settings["input"]["columns"], advice=(
+        ", or learn a parser that tags the word forms itself (learn --label head --tags "
+        "upos,xpos)"))
     heads, relations = _predict(settings, objects, inputs)
     predicted = iter(zip(heads, relations))
     with output_file(args.output) as out:

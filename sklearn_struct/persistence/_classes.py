@@ -20,6 +20,7 @@ from ..eg import EGCRF, EGStructuredSVM
 from ..elastic_net import ElasticNetChainCRF
 from ..extragradient import DualExtragradientMatcher
 from ..l1m3n import L1M3N
+from ..parsing import DependencyPipeline
 from ..perceptron import StructuredPerceptron
 from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer, TagDictionary
 from ..sm import SMAdaBoostClassifier, SMLogisticRegression
@@ -34,7 +35,8 @@ __all__ = ["ALLOWED_CLASSES", "ESTIMATORS", "STRUCTURES", "TRANSFORMERS"]
 
 #: The estimators (what :func:`~sklearn_struct.persistence.dump` is for).
 ESTIMATORS = (EGCRF, EGStructuredSVM, L1M3N, DualExtragradientMatcher, StructuredPerceptron,
-              SMLogisticRegression, SMAdaBoostClassifier, ElasticNetChainCRF, CRF)
+              SMLogisticRegression, SMAdaBoostClassifier, ElasticNetChainCRF, CRF,
+              DependencyPipeline)
 #: The transformers of :mod:`sklearn_struct.preprocessing`.
 TRANSFORMERS = (SequenceDictVectorizer, DependencyTokenEncoder, TagDictionary)
 #: Every structure of :mod:`sklearn_struct.structures`.

@@ -159,6 +159,14 @@ def _instance(*names):
     return check
 
 
+def _instances_by_name(*names):
+    def check(value):
+        return isinstance(value, dict) and all(
+            isinstance(key, str) and type(item).__name__ in names for key, item in value.items())
+    check.expected = "a dict of " + " or ".join(names)
+    return check
+
+
 def _plain(value):
     """JSON values and arrays only: what an optional key may hold."""
     stack = [value]
@@ -204,6 +212,12 @@ _PARAMETERS["class_weight"] = lambda value: value is None or value == "balanced"
 _PARAMETERS["class_weight"].expected = "None, 'balanced' or a dict of label weights"
 _PARAMETERS["counts"].expected = "None or a dict of counts"
 _PARAMETERS["labels"].expected = "None or a list of labels"
+_PARAMETERS["tags"] = lambda value: isinstance(value, (tuple, list)) and _strings(list(value))
+_PARAMETERS["tags"].expected = "a tuple of column names"
+_MODELS = tuple(cls.__name__ for cls in ESTIMATORS if cls.__name__ != "DependencyPipeline")
+for _name in ("tagger", "parser", "labeller"):
+    _PARAMETERS[_name] = lambda value: value is None or type(value).__name__ in _MODELS
+    _PARAMETERS[_name].expected = "None or an estimator of sklearn_struct"
 _PARAMETERS["structure"] = lambda value: value is None or isinstance(value, str) or \
     type(value).__name__ in _STRUCTURES
 _PARAMETERS["structure"].expected = "a structure, its name or None"
@@ -222,9 +236,15 @@ FITTED = {**{cls.__name__: _ESTIMATOR for cls in ESTIMATORS},
           "SMLogisticRegression": _LINEAR, "SMAdaBoostClassifier": _LINEAR,
           # the drop-in CRF: a vectorizer and the estimator its algorithm maps to
           "CRF": {"vectorizer_": _instance("SequenceDictVectorizer"),
-                  "model_": _instance(*(cls.__name__ for cls in ESTIMATORS if cls.__name__
-                                        != "CRF")),
+                  "model_": _instance(*(name for name in _MODELS if name != "CRF")),
                   "classes_": _strings},
+          # the pipeline from word forms: taggers, a parser and a relation labeller
+          "DependencyPipeline": {
+              "taggers_": _instances_by_name(*_MODELS),
+              "tag_vectorizers_": _instances_by_name("SequenceDictVectorizer"),
+              "encoder_": _instance("DependencyTokenEncoder"), "parser_": _instance(*_MODELS),
+              "relation_vectorizer_": _instance("SequenceDictVectorizer"),
+              "labeller_": _instance(*_MODELS)},
           "SequenceDictVectorizer": {"feature_names_": _strings, "vocabulary_": _string_ids},
           "DependencyTokenEncoder": {"vocabulary_": _string_ids},
           "TagDictionary": {"labels_": _word_labels},
@@ -315,6 +335,11 @@ def _check_indices(name, state):
         raise DamagedModelFile(f"a {name}'s n_states is not its number of classes")
     if name == "Grammar":
         _check_grammar(state)
+    if name == "DependencyPipeline" and not (
+            set(state["taggers_"]) == set(state["tag_vectorizers_"]) == set(state["tags"])
+            <= {"upos", "xpos", "feats"}):
+        raise DamagedModelFile("the taggers of a DependencyPipeline are not one per column of "
+                               "its tags")
     if name == "SequenceDictVectorizer" and any(
             index >= len(state["feature_names_"]) for index in state["vocabulary_"].values()):
         raise DamagedModelFile("the vocabulary_ of a SequenceDictVectorizer names features "
@@ -343,6 +368,10 @@ def check_state(cls, state):
     if not isinstance(state, dict):
         raise DamagedModelFile(f"the state of a {name} is not a dict")
     required = schema(cls)
+    fitted = FITTED.get(name, {})
+    unfitted = cls in ESTIMATORS and fitted.keys().isdisjoint(state)
+    if unfitted:  # a pipeline's estimator parameter: its parameters alone
+        required = {key: check for key, check in required.items() if key not in fitted}
     missing = [key for key in required if key not in state]
     if missing:
         raise DamagedModelFile(f"the state of a {name} has no {', '.join(missing)}")
@@ -354,6 +383,8 @@ def check_state(cls, state):
                                        "state of that class")
         elif not check(value):
             raise DamagedModelFile(f"the {key} of a {name} is not {check.expected}")
-    if required is _ESTIMATOR or FITTED.get(name) is _ESTIMATOR:
+    if unfitted:
+        return
+    if fitted is _ESTIMATOR:
         _check_views(state)
     _check_indices(name, state)

@@ -1,0 +1,487 @@
+"""From word forms to labelled dependency trees: taggers, then a parser reading their tags.
+
+:class:`DependencyPipeline` is what a user with tokenized text needs: one tagger per
+tag column (UPOS, XPOS, FEATS), a dependency parser that reads the word forms and the
+*predicted* UPOS and XPOS, and a relation labeller for DEPREL.  The parser is trained on
+tags predicted the way they will be at test time: each training sentence's tags come
+from a tagger that did not see it (k-fold jackknifing, as the parsers of the CoNLL shared
+tasks were trained), so that it learns how far to trust them.
+
+The parser's and the labeller's inputs are the command line's (``sklearn-struct learn
+--label head``): :class:`~sklearn_struct.preprocessing.DependencyTokenEncoder` ids for
+the parser, :func:`relation_features` for the labeller, which labels the predicted
+tree's arcs over :class:`~sklearn_struct.structures.TreeStructure` (the tree itself as
+its label graph, its edges typed by the arc's direction).
+"""
+
+import warnings
+from numbers import Integral
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import KFold
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.validation import check_is_fitted
+
+from .datasets import check_heads, filter_projective
+from .metrics import attachment_score
+from .perceptron import StructuredPerceptron
+from .preprocessing import DependencyTokenEncoder, SequenceDictVectorizer, conll_token_features
+from .structures import DependencyTreeStructure, SiblingDependencyStructure, TreeStructure
+
+__all__ = ["DependencyPipeline", "PARSER_TAGS", "PREDICTED_TAGS", "parser_sentences",
+           "relation_features", "relation_inputs"]
+
+#: The tag columns the parser's templates read (as ``DependencyTokenEncoder(pos=...)``).
+PARSER_TAGS = ("upos", "xpos")
+#: The columns a :class:`DependencyPipeline` can tag.
+PREDICTED_TAGS = ("upos", "xpos", "feats")
+#: Neighbours on each side in the taggers' features.
+TAGGER_WINDOW = 2
+
+
+def _distance_bucket(distance):
+    for bound in (1, 2, 3, 5, 10):
+        if distance <= bound:
+            return str(bound)
+    return "far"
+
+
+def relation_features(columns, names, heads):
+    """Feature dicts of the arcs of one sentence's tree, for the relation labeller.
+
+    For the word ``m`` and its head ``h`` (the root for ``h = 0``): a bias, the
+    arc's direction and length (bucketed: 1, 2, 3, 5, 10, far), and for each
+    input column ``a`` (the form lower-cased): ``a``, ``h.a``, ``a|h.a``,
+    ``a|h.a|arc``, the values of the previous and next word (``-1.a``,
+    ``+1.a``), and of the word's children with their side (``ch.a=L:value``).
+
+    Parameters
+    ----------
+    columns : list of list of str
+        The input columns of the sentence (``form`` first).
+    names : list of str
+        Their CoNLL-U names (``form``, ``upos``, ``xpos``).
+    heads : array-like of int of shape (n_words,)
+        ``heads[m - 1]`` is the head of word ``m`` (0 the root).
+
+    Returns
+    -------
+    features : list of dict
+        One dict per word, for :class:`~sklearn_struct.preprocessing.SequenceDictVectorizer`.
+    """
+    n = len(heads)
+    values = {name: [w.lower() for w in column] if name == "form" else list(column)
+              for name, column in zip(names, columns)}
+    children = [[] for _ in range(n)]
+    for m, h in enumerate(heads):
+        if h > 0:
+            children[h - 1].append(m)
+    tokens = []
+    for m in range(n):
+        h = int(heads[m]) - 1
+        arc = "root" if h < 0 else ("L" if m < h else "R") + _distance_bucket(abs(m - h))
+        token = {"bias": 1.0, "arc": arc}
+        for name, value in values.items():
+            word = value[m]
+            head = "<root>" if h < 0 else value[h]
+            token[name] = word
+            token[f"h.{name}"] = head
+            token[f"{name}|h.{name}"] = f"{word}|{head}"
+            token[f"{name}|h.{name}|arc"] = f"{word}|{head}|{arc}"
+            token[f"-1.{name}"] = value[m - 1] if m > 0 else "<s>"
+            token[f"+1.{name}"] = value[m + 1] if m + 1 < n else "</s>"
+            token[f"ch.{name}"] = [("L:" if c < m else "R:") + value[c] for c in children[m]]
+        tokens.append(token)
+    return tokens
+
+
+def relation_inputs(columns_list, names, heads_list, vectorizer):
+    """The labeller's input: per sentence ``(features, parents, arc directions)``."""
+    X = vectorizer.transform([relation_features(columns, names, heads)
+                              for columns, heads in zip(columns_list, heads_list)])
+    trees = []
+    for x, heads in zip(X, heads_list):
+        parents = np.asarray(heads, dtype=np.int64) - 1  # the root word has none (-1)
+        trees.append((x, parents, (np.arange(len(parents)) > parents).astype(np.int64)))
+    return trees
+
+
+def parser_sentences(columns_list, names):
+    """Sentence dicts for :class:`DependencyTokenEncoder` and its ``pos`` setting.
+
+    Without a tag column, every word gets one constant tag: the parser's
+    templates then see the words, their prefixes and the distances only.
+    """
+    tags = [name for name in names if name in PARSER_TAGS]
+    pos = "both" if len(tags) == 2 else (tags[0] if tags else "upos")
+    sentences = []
+    for columns in columns_list:
+        sentence = dict(zip(names, columns))
+        if not tags:
+            sentence["upos"] = ["_"] * len(sentence["form"])
+        sentences.append(sentence)
+    return sentences, pos
+
+
+def _tagger_inputs(vectorizer, forms):
+    return vectorizer.transform([conll_token_features(words, window=TAGGER_WINDOW)
+                                 for words in forms])
+
+
+def _fit_tagger(tagger, forms, tags, held_out):
+    """``(vectorizer, tagger, None, convergence warnings)`` fitted on ``forms``, or, given
+    ``held_out`` sentences, ``(None, None, their predicted tags, [])``."""
+    vectorizer = SequenceDictVectorizer()
+    X = vectorizer.fit_transform([conll_token_features(words, window=TAGGER_WINDOW)
+                                  for words in forms])
+    with warnings.catch_warnings(record=True) as caught:  # (a worker process's are lost)
+        warnings.simplefilter("always", ConvergenceWarning)
+        tagger = clone(tagger).fit(X, [np.asarray(labels, dtype=str) for labels in tags])
+    if held_out is not None:  # a fold's tagger is thrown away: its convergence is moot
+        return None, None, tagger.predict(_tagger_inputs(vectorizer, held_out)), []
+    return vectorizer, tagger, None, [str(warning.message) for warning in caught]
+
+
+def _warn_for(role, messages):
+    """Warn ``messages`` (convergence warnings of one model) naming the model's role."""
+    for message in messages:
+        warnings.warn(f"DependencyPipeline, {role}: {message}", ConvergenceWarning,
+                      stacklevel=3)
+
+
+def _fit_model(role, estimator, X, y):
+    """``estimator.fit(X, y)``, its convergence warnings naming its role."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        estimator.fit(X, y)
+    _warn_for(role, [str(warning.message) for warning in caught
+                     if issubclass(warning.category, ConvergenceWarning)])
+    return estimator
+
+
+class DependencyPipeline(BaseEstimator):
+    """Taggers, then a dependency parser that reads their predicted tags: words to trees.
+
+    ``fit`` trains one tagger per column of ``tags``, a dependency parser
+    whose inputs are the word forms and the predicted UPOS and XPOS (those of
+    ``tags``), and a relation labeller for DEPREL.  The parser and the labeller
+    learn from *jackknifed* tags: the training set is cut into ``n_folds``
+    folds, and each fold is tagged by taggers trained on the others, so that
+    their training tags are as good as the tags they will read at prediction.
+    The taggers kept are then trained on the whole set.
+
+    Parameters
+    ----------
+    tags : tuple of {"upos", "xpos", "feats"}, default=("upos", "xpos")
+        The CoNLL-U columns to tag, each by a tagger of its own reading the
+        word forms (:func:`~sklearn_struct.preprocessing.conll_token_features`
+        with two neighbours on each side).  The parser reads the predicted
+        UPOS and XPOS; FEATS is predicted for the output only.
+    tagger : estimator, default=None
+        The taggers' estimator (cloned for each column and fold); None is an
+        averaged :class:`~sklearn_struct.StructuredPerceptron` of 10 epochs
+        over a chain.
+    parser : estimator, default=None
+        The parser's estimator; its structure is set from ``second_order``,
+        ``non_projective`` and ``hash_bits`` unless it has one.  None is an
+        averaged perceptron of 10 epochs.
+    labeller : estimator, default=None
+        The relation labeller's estimator; its structure is set to
+        ``TreeStructure(n_edge_types=2)`` unless it has one.  None is an
+        averaged perceptron of 10 epochs.
+    second_order : bool, default=False
+        Score adjacent siblings as well as arcs (McDonald & Pereira 2006, over
+        :class:`~sklearn_struct.structures.SiblingDependencyStructure`).
+    non_projective : bool, default=False
+        Parse with Chu-Liu-Edmonds and train on every tree; otherwise Eisner's
+        algorithm trains on the projective trees only.
+    hash_bits : int, default=20
+        The parser's ``2 ** hash_bits`` hashed arc-feature weights.
+    n_folds : int, default=5
+        Folds of the jackknifing; at least 2, and at most the number of
+        training sentences.
+    n_jobs : int, default=None
+        Processes for the taggers' fits (folds and columns run side by side).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the folds.
+
+    Attributes
+    ----------
+    taggers_ : dict of str to estimator
+        The fitted tagger of each column of ``tags``.
+    tag_vectorizers_ : dict of str to SequenceDictVectorizer
+        Their fitted vectorizers.
+    encoder_ : DependencyTokenEncoder
+        The parser's token encoder.
+    parser_ : estimator
+        The fitted parser.
+    relation_vectorizer_ : SequenceDictVectorizer
+        The labeller's vectorizer of :func:`relation_features`.
+    labeller_ : estimator
+        The fitted relation labeller.
+
+    See Also
+    --------
+    sklearn_struct.preprocessing.DependencyTokenEncoder : The parser's features.
+    sklearn_struct.metrics.attachment_score : UAS and LAS.
+
+    Examples
+    --------
+    >>> from sklearn_struct.parsing import DependencyPipeline
+    >>> X = [["Dogs", "bark", "."], ["Cats", "sleep", "."]] * 3
+    >>> y = [{"upos": ["NOUN", "VERB", "PUNCT"], "head": [2, 0, 2],
+    ...       "deprel": ["nsubj", "root", "punct"]}] * 6
+    >>> pipeline = DependencyPipeline(tags=("upos",), n_folds=2, random_state=0).fit(X, y)
+    >>> prediction = pipeline.predict([["Birds", "sing", "."]])[0]
+    >>> prediction["head"].tolist(), prediction["deprel"].tolist()
+    ([2, 0, 2], ['nsubj', 'root', 'punct'])
+    """
+
+    _parameter_constraints = {
+        "tags": [tuple, list],
+        "tagger": [None, HasMethods(["fit", "predict"])],
+        "parser": [None, HasMethods(["fit", "predict"])],
+        "labeller": [None, HasMethods(["fit", "predict"])],
+        "second_order": ["boolean"],
+        "non_projective": ["boolean"],
+        "hash_bits": [Interval(Integral, 1, 30, closed="both")],
+        "n_folds": [Interval(Integral, 2, None, closed="left")],
+        "n_jobs": [None, Integral],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, tags=("upos", "xpos"), *, tagger=None, parser=None, labeller=None,
+                 second_order=False, non_projective=False, hash_bits=20, n_folds=5,
+                 n_jobs=None, random_state=None):
+        self.tags = tags
+        self.tagger = tagger
+        self.parser = parser
+        self.labeller = labeller
+        self.second_order = second_order
+        self.non_projective = non_projective
+        self.hash_bits = hash_bits
+        self.n_folds = n_folds
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ checks
+    def _check_tags(self):
+        tags = list(self.tags)
+        unknown = [tag for tag in tags if tag not in PREDICTED_TAGS]
+        if unknown or len(set(tags)) != len(tags):
+            raise ValueError(f"tags={self.tags!r}: expected distinct columns among "
+                             f"{', '.join(PREDICTED_TAGS)}"
+                             + (f"; {unknown[0]!r} is not one" if unknown else ""))
+        if self.second_order and self.non_projective:
+            raise ValueError("second_order=True parses with the second-order Eisner algorithm, "
+                             "whose trees are projective: set non_projective=False")
+        return tags
+
+    @staticmethod
+    def _check_forms(X, what="X"):
+        """The sentences of ``X`` as lists of str, refused naming the first bad one."""
+        if isinstance(X, (str, bytes)) or not hasattr(X, "__len__"):
+            raise TypeError(f"{what}: expected a list of sentences, each a list of word "
+                            f"forms (str); got {type(X).__name__}")
+        forms = []
+        for i, sentence in enumerate(X):
+            if isinstance(sentence, (str, bytes)) or not hasattr(sentence, "__len__"):
+                raise TypeError(f"{what}[{i}]: expected a list of word forms (str); got "
+                                f"{type(sentence).__name__}")
+            words = list(sentence)
+            if not words:
+                raise ValueError(f"{what}[{i}]: an empty sentence; expected at least one word")
+            for t, word in enumerate(words):
+                if not isinstance(word, str) or not word:
+                    raise TypeError(f"{what}[{i}][{t}]: expected a word form (a non-empty "
+                                    f"str); got {word!r}")
+            forms.append(words)
+        if not forms:
+            raise ValueError(f"{what}: no sentence")
+        return forms
+
+    @staticmethod
+    def _check_targets(y, forms, columns, what="y"):
+        """Per column, the per-sentence arrays of ``y`` (heads checked to be trees)."""
+        if len(y) != len(forms):
+            raise ValueError(f"{what}: {len(y)} annotations for {len(forms)} sentences")
+        targets = {column: [] for column in columns}
+        for i, (annotation, words) in enumerate(zip(y, forms)):
+            if not isinstance(annotation, dict):
+                raise TypeError(f"{what}[{i}]: expected a dict of columns "
+                                f"({', '.join(columns)}); got {type(annotation).__name__}")
+            for column in columns:
+                if column not in annotation:
+                    raise ValueError(f"{what}[{i}]: no {column!r}; expected the columns "
+                                     f"{', '.join(columns)}")
+                values = annotation[column]
+                if len(values) != len(words):
+                    raise ValueError(f"{what}[{i}][{column!r}]: {len(values)} values for "
+                                     f"{len(words)} words")
+                if column == "head":
+                    heads = check_heads(values, where=f"{what}[{i}]['head']")
+                    if np.count_nonzero(heads == 0) > 1:
+                        raise ValueError(f"{what}[{i}]['head']: more than one word of head 0; "
+                                         "a dependency tree has one root")
+                    targets[column].append(heads)
+                else:
+                    targets[column].append(np.asarray(values, dtype=str))
+        return targets
+
+    # ------------------------------------------------------------------ fitting
+    def _estimators(self):
+        """Unfitted clones of the tagger, parser and labeller, with their structures."""
+        default = StructuredPerceptron(max_iter=10)
+        tagger = clone(default if self.tagger is None else self.tagger)
+        parser = clone(default if self.parser is None else self.parser)
+        labeller = clone(default if self.labeller is None else self.labeller)
+        if parser.get_params().get("structure") is None:
+            parser.set_params(structure=(
+                SiblingDependencyStructure(hash_bits=self.hash_bits) if self.second_order
+                else DependencyTreeStructure(projective=not self.non_projective,
+                                             hash_bits=self.hash_bits)))
+        if labeller.get_params().get("structure") is None:
+            labeller.set_params(structure=TreeStructure(n_edge_types=2))
+        return tagger, parser, labeller
+
+    def _jackknifed_tags(self, tagger, tags, forms, targets):
+        """The fitted taggers, and every training sentence's tags as predicted by taggers
+        that did not see it."""
+        folds = list(KFold(self.n_folds, shuffle=True,
+                           random_state=self.random_state).split(np.arange(len(forms))))
+        jobs = [(tag, None, None) for tag in tags]
+        jobs += [(tag, train, test) for tag in tags for train, test in folds]
+        results = Parallel(n_jobs=self.n_jobs)(
+            delayed(_fit_tagger)(
+                tagger, forms if train is None else [forms[i] for i in train],
+                targets[tag] if train is None else [targets[tag][i] for i in train],
+                None if test is None else [forms[i] for i in test])
+            for tag, train, test in jobs)
+        jackknifed = {tag: [None] * len(forms) for tag in tags}
+        for (tag, _, test), (_, _, predicted, _) in zip(jobs[len(tags):], results[len(tags):]):
+            for i, labels in zip(test, predicted):
+                jackknifed[tag][i] = np.asarray(labels, dtype=str)
+        for tag, (_, _, _, messages) in zip(tags, results):
+            _warn_for(f"the {tag.upper()} tagger", messages)
+        return results[:len(tags)], jackknifed
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Fit the taggers, then the parser and the labeller on jackknifed tags.
+
+        Parameters
+        ----------
+        X : list of list of str
+            The training sentences, each the list of its word forms.
+        y : list of dict
+            One annotation per sentence: a dict holding, for every column of
+            ``tags``, ``"head"`` (``heads[m - 1]`` the head of word ``m``, 0 the
+            root; one root per tree) and ``"deprel"``, each with one value per
+            word.  Other keys are ignored.
+
+        Returns
+        -------
+        self : DependencyPipeline
+            The fitted pipeline.
+        """
+        tags = self._check_tags()
+        forms = self._check_forms(X)
+        targets = self._check_targets(y, forms, tags + ["head", "deprel"])
+        if self.n_folds > len(forms):
+            raise ValueError(f"n_folds={self.n_folds}: jackknifing cuts the training set into "
+                             f"{self.n_folds} folds, but it has {len(forms)} sentences; lower "
+                             "n_folds or give more sentences")
+        tagger, parser, labeller = self._estimators()
+        if not self.non_projective:  # Eisner's trees are projective: so must the examples be
+            kept = filter_projective(list(range(len(forms))), targets["head"])[0]
+            if not kept:
+                raise ValueError("y: no projective tree to learn from, and the parser learns "
+                                 "projective trees only; set non_projective=True to learn "
+                                 "from every tree")
+        else:
+            kept = list(range(len(forms)))
+        fitted, jackknifed = self._jackknifed_tags(tagger, tags, forms, targets)
+        self.tag_vectorizers_ = {tag: result[0] for tag, result in zip(tags, fitted)}
+        self.taggers_ = {tag: result[1] for tag, result in zip(tags, fitted)}
+        names, inputs = self._parser_inputs(forms, jackknifed)
+        sentences, pos = parser_sentences(inputs, names)
+        self.encoder_ = DependencyTokenEncoder(pos=pos).fit(sentences)
+        self.parser_ = _fit_model("the parser", parser,
+                                  self.encoder_.transform([sentences[i] for i in kept]),
+                                  [targets["head"][i] for i in kept])
+        self.relation_vectorizer_ = SequenceDictVectorizer().fit(
+            [relation_features(columns, names, heads)
+             for columns, heads in zip(inputs, targets["head"])])
+        self.labeller_ = _fit_model(
+            "the relation labeller", labeller,
+            relation_inputs(inputs, names, targets["head"], self.relation_vectorizer_),
+            targets["deprel"])
+        return self
+
+    def _parser_inputs(self, forms, tagged):
+        """The parser's column names and, per sentence, its columns: forms and tags."""
+        names = ["form"] + [tag for tag in PARSER_TAGS if tag in tagged]
+        inputs = [[words] + [tagged[tag][i] for tag in names[1:]]
+                  for i, words in enumerate(forms)]
+        return names, inputs
+
+    # ------------------------------------------------------------------ prediction
+    def predict(self, X):
+        """Tag and parse sentences of word forms.
+
+        Parameters
+        ----------
+        X : list of list of str
+            The sentences, each the list of its word forms.
+
+        Returns
+        -------
+        y : list of dict
+            Per sentence, an array per column of ``tags``, ``"head"`` (int,
+            0 the root) and ``"deprel"``, one value per word.
+        """
+        check_is_fitted(self, "labeller_")
+        forms = self._check_forms(X)
+        tagged = {tag: self.taggers_[tag].predict(_tagger_inputs(self.tag_vectorizers_[tag],
+                                                                 forms))
+                  for tag in self.taggers_}
+        names, inputs = self._parser_inputs(forms, tagged)
+        sentences, _ = parser_sentences(inputs, names)
+        heads = self.parser_.predict(self.encoder_.transform(sentences))
+        relations = self.labeller_.predict(
+            relation_inputs(inputs, names, heads, self.relation_vectorizer_))
+        return [{**{tag: np.asarray(tagged[tag][i], dtype=str) for tag in tagged},
+                 "head": np.asarray(heads[i], dtype=np.int64),
+                 "deprel": np.asarray(relations[i], dtype=str)}
+                for i in range(len(forms))]
+
+    def score(self, X, y):
+        """The labelled attachment score (LAS) of the prediction, as CoNLL 2018 counts it.
+
+        Every word counts, punctuation included; a relation is compared by its
+        universal part, before any colon (``nmod:poss`` is ``nmod``).
+
+        Parameters
+        ----------
+        X : list of list of str
+            The sentences, each the list of its word forms.
+        y : list of dict
+            Their annotations, with ``"head"`` and ``"deprel"`` (as in ``fit``).
+
+        Returns
+        -------
+        score : float
+            Words with the right head and relation over all words, in ``[0, 1]``.
+        """
+        predicted = self.predict(X)
+        true = self._check_targets(y, self._check_forms(X), ["head", "deprel"])
+
+        def universal(relations):
+            return [[label.split(":")[0] for label in sentence] for sentence in relations]
+
+        return attachment_score(true["head"], [p["head"] for p in predicted],
+                                labels_true=universal(true["deprel"]),
+                                labels_pred=universal([p["deprel"] for p in predicted]))
