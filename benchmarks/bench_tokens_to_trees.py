@@ -118,14 +118,14 @@ def spacy_training(folder, minutes):
         [sys.executable, "-m", "spacy", "train", str(folder / "config.cfg"), "--output",
          str(folder / "model"), "--paths.train", str(folder / "train.spacy"), "--paths.dev",
          str(folder / "dev.spacy")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, env={**os.environ, "NO_COLOR": "1"})
+        text=True, env={**os.environ, "PYTHONUNBUFFERED": "1", "ANSI_COLORS_DISABLED": "1"})
     rows, header = [], None
     for line in process.stdout:
         seconds = time.perf_counter() - started
         fields = line.split()
         if "SCORE" in fields:
             header = [name for name in fields if name in SPACY_COLUMNS]
-        elif header and re.fullmatch(r"\s*\d+\s+\d+\s+.*", line):
+        elif header and re.match(r"\s*\d+\s+\d+\s", line):
             values = [float(value) for value in fields[-len(header):]]
             rows.append((seconds, dict(zip(header, values))))
             print(f"spaCy {seconds:7.0f}s: {line.strip()}", flush=True)

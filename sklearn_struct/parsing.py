@@ -14,6 +14,8 @@ tree's arcs over :class:`~sklearn_struct.structures.TreeStructure` (the tree its
 its label graph, its edges typed by the arc's direction).
 """
 
+import contextlib
+import gc
 import warnings
 from numbers import Integral
 
@@ -126,23 +128,44 @@ def parser_sentences(columns_list, names):
     return sentences, pos
 
 
+@contextlib.contextmanager
+def _feature_dicts():
+    """Build many feature dicts without the cyclic garbage collector: they hold no
+    reference cycles, and its ever more frequent passes over them took a fifth of
+    ``predict`` on EWT test (collection resumes after)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _tagger_inputs(vectorizer, forms):
     return vectorizer.transform([conll_token_features(words, window=TAGGER_WINDOW)
                                  for words in forms])
 
 
-def _fit_tagger(tagger, forms, tags, held_out):
-    """``(vectorizer, tagger, None, convergence warnings)`` fitted on ``forms``, or, given
-    ``held_out`` sentences, ``(None, None, their predicted tags, [])``."""
+def _fit_taggers(tagger, forms, targets, held_out):
+    """One vectorizer of ``forms`` and a tagger per column of ``targets`` (per-sentence
+    labels) on it: ``(vectorizer, {column: tagger}, None, {column: convergence warnings})``;
+    or, given ``held_out`` sentences, ``(None, None, {column: their predicted tags}, {})``."""
     vectorizer = SequenceDictVectorizer()
-    X = vectorizer.fit_transform([conll_token_features(words, window=TAGGER_WINDOW)
-                                  for words in forms])
-    with warnings.catch_warnings(record=True) as caught:  # (a worker process's are lost)
-        warnings.simplefilter("always", ConvergenceWarning)
-        tagger = clone(tagger).fit(X, [np.asarray(labels, dtype=str) for labels in tags])
-    if held_out is not None:  # a fold's tagger is thrown away: its convergence is moot
-        return None, None, tagger.predict(_tagger_inputs(vectorizer, held_out)), []
-    return vectorizer, tagger, None, [str(warning.message) for warning in caught]
+    with _feature_dicts():
+        X = vectorizer.fit_transform([conll_token_features(words, window=TAGGER_WINDOW)
+                                      for words in forms])
+    taggers, messages = {}, {}
+    for column, labels in targets.items():
+        with warnings.catch_warnings(record=True) as caught:  # (a worker's are lost)
+            warnings.simplefilter("always", ConvergenceWarning)
+            taggers[column] = clone(tagger).fit(X, [np.asarray(y, dtype=str) for y in labels])
+        messages[column] = [str(warning.message) for warning in caught]
+    if held_out is None:
+        return vectorizer, taggers, None, messages
+    with _feature_dicts():  # a fold's taggers are thrown away
+        X_held_out = _tagger_inputs(vectorizer, held_out)
+    return None, None, {column: model.predict(X_held_out) for column, model in taggers.items()}, {}
 
 
 def _warn_for(role, messages):
@@ -212,8 +235,8 @@ class DependencyPipeline(BaseEstimator):
     ----------
     taggers_ : dict of str to estimator
         The fitted tagger of each column of ``tags``.
-    tag_vectorizers_ : dict of str to SequenceDictVectorizer
-        Their fitted vectorizers.
+    tag_vectorizer_ : SequenceDictVectorizer
+        The taggers' vectorizer of the word forms' features.
     encoder_ : DependencyTokenEncoder
         The parser's token encoder.
     parser_ : estimator
@@ -348,25 +371,27 @@ class DependencyPipeline(BaseEstimator):
         return tagger, parser, labeller
 
     def _jackknifed_tags(self, tagger, tags, forms, targets):
-        """The fitted taggers, and every training sentence's tags as predicted by taggers
-        that did not see it."""
-        folds = list(KFold(self.n_folds, shuffle=True,
-                           random_state=self.random_state).split(np.arange(len(forms))))
-        jobs = [(tag, None, None) for tag in tags]
-        jobs += [(tag, train, test) for tag in tags for train, test in folds]
+        """The fitted vectorizer and taggers, and every training sentence's tags as
+        predicted by taggers that did not see it."""
+        folds = KFold(self.n_folds, shuffle=True,
+                      random_state=self.random_state).split(np.arange(len(forms)))
+        jobs = [(None, None)] + list(folds)
         results = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fit_tagger)(
+            delayed(_fit_taggers)(
                 tagger, forms if train is None else [forms[i] for i in train],
-                targets[tag] if train is None else [targets[tag][i] for i in train],
+                {tag: targets[tag] if train is None else [targets[tag][i] for i in train]
+                 for tag in tags},
                 None if test is None else [forms[i] for i in test])
-            for tag, train, test in jobs)
+            for train, test in jobs)
         jackknifed = {tag: [None] * len(forms) for tag in tags}
-        for (tag, _, test), (_, _, predicted, _) in zip(jobs[len(tags):], results[len(tags):]):
-            for i, labels in zip(test, predicted):
-                jackknifed[tag][i] = np.asarray(labels, dtype=str)
-        for tag, (_, _, _, messages) in zip(tags, results):
-            _warn_for(f"the {tag.upper()} tagger", messages)
-        return results[:len(tags)], jackknifed
+        for (_, test), (_, _, predicted, _) in zip(jobs[1:], results[1:]):
+            for tag in tags:
+                for i, labels in zip(test, predicted[tag]):
+                    jackknifed[tag][i] = np.asarray(labels, dtype=str)
+        vectorizer, taggers, _, messages = results[0]
+        for tag in tags:
+            _warn_for(f"the {tag.upper()} tagger", messages[tag])
+        return vectorizer, taggers, jackknifed
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
@@ -403,22 +428,22 @@ class DependencyPipeline(BaseEstimator):
                                  "from every tree")
         else:
             kept = list(range(len(forms)))
-        fitted, jackknifed = self._jackknifed_tags(tagger, tags, forms, targets)
-        self.tag_vectorizers_ = {tag: result[0] for tag, result in zip(tags, fitted)}
-        self.taggers_ = {tag: result[1] for tag, result in zip(tags, fitted)}
+        self.tag_vectorizer_, self.taggers_, jackknifed = self._jackknifed_tags(
+            tagger, tags, forms, targets)
         names, inputs = self._parser_inputs(forms, jackknifed)
         sentences, pos = parser_sentences(inputs, names)
         self.encoder_ = DependencyTokenEncoder(pos=pos).fit(sentences)
         self.parser_ = _fit_model("the parser", parser,
                                   self.encoder_.transform([sentences[i] for i in kept]),
                                   [targets["head"][i] for i in kept])
-        self.relation_vectorizer_ = SequenceDictVectorizer().fit(
-            [relation_features(columns, names, heads)
-             for columns, heads in zip(inputs, targets["head"])])
-        self.labeller_ = _fit_model(
-            "the relation labeller", labeller,
-            relation_inputs(inputs, names, targets["head"], self.relation_vectorizer_),
-            targets["deprel"])
+        with _feature_dicts():
+            self.relation_vectorizer_ = SequenceDictVectorizer().fit(
+                [relation_features(columns, names, heads)
+                 for columns, heads in zip(inputs, targets["head"])])
+            X_labeller = relation_inputs(inputs, names, targets["head"],
+                                         self.relation_vectorizer_)
+        self.labeller_ = _fit_model("the relation labeller", labeller, X_labeller,
+                                    targets["deprel"])
         return self
 
     def _parser_inputs(self, forms, tagged):
@@ -445,14 +470,15 @@ class DependencyPipeline(BaseEstimator):
         """
         check_is_fitted(self, "labeller_")
         forms = self._check_forms(X)
-        tagged = {tag: self.taggers_[tag].predict(_tagger_inputs(self.tag_vectorizers_[tag],
-                                                                 forms))
-                  for tag in self.taggers_}
+        with _feature_dicts():
+            X_tagger = _tagger_inputs(self.tag_vectorizer_, forms)
+        tagged = {tag: model.predict(X_tagger) for tag, model in self.taggers_.items()}
         names, inputs = self._parser_inputs(forms, tagged)
         sentences, _ = parser_sentences(inputs, names)
         heads = self.parser_.predict(self.encoder_.transform(sentences))
-        relations = self.labeller_.predict(
-            relation_inputs(inputs, names, heads, self.relation_vectorizer_))
+        with _feature_dicts():
+            X_labeller = relation_inputs(inputs, names, heads, self.relation_vectorizer_)
+        relations = self.labeller_.predict(X_labeller)
         return [{**{tag: np.asarray(tagged[tag][i], dtype=str) for tag in tagged},
                  "head": np.asarray(heads[i], dtype=np.int64),
                  "deprel": np.asarray(relations[i], dtype=str)}

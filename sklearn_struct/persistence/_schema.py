@@ -241,7 +241,7 @@ FITTED = {**{cls.__name__: _ESTIMATOR for cls in ESTIMATORS},
           # the pipeline from word forms: taggers, a parser and a relation labeller
           "DependencyPipeline": {
               "taggers_": _instances_by_name(*_MODELS),
-              "tag_vectorizers_": _instances_by_name("SequenceDictVectorizer"),
+              "tag_vectorizer_": _instance("SequenceDictVectorizer"),
               "encoder_": _instance("DependencyTokenEncoder"), "parser_": _instance(*_MODELS),
               "relation_vectorizer_": _instance("SequenceDictVectorizer"),
               "labeller_": _instance(*_MODELS)},
@@ -336,7 +336,7 @@ def _check_indices(name, state):
     if name == "Grammar":
         _check_grammar(state)
     if name == "DependencyPipeline" and not (
-            set(state["taggers_"]) == set(state["tag_vectorizers_"]) == set(state["tags"])
+            set(state["taggers_"]) == set(state["tags"])
             <= {"upos", "xpos", "feats"}):
         raise DamagedModelFile("the taggers of a DependencyPipeline are not one per column of "
                                "its tags")

