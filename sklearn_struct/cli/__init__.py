@@ -352,8 +352,9 @@ def _parser():
         description="Score a column file whose last two columns are the gold and the "
         "predicted labels: conlleval's report (chunk precision, recall and F1, overall and "
         "per type) for IOB chunk or entity labels, token accuracy for other labels.  Or "
-        "score a CoNLL-U file written by 'tag' against its gold file: UPOS, XPOS, UFeats "
-        "and DEPREL accuracy, and UAS and LAS as the CoNLL 2018 shared task counts them on "
+        "score a CoNLL-U file written by 'tag' against its gold file: UPOS, XPOS, UFeats, "
+        "DEPREL and AllTags accuracy, and UAS, LAS and CLAS as the CoNLL 2018 shared task "
+        "counts them on "
         "the gold tokenisation (syntactic words only; LAS compares the relation before any "
         "colon), with every word and without punctuation.")
     evaluate_.add_argument("input", help="column file with gold and predicted labels last, "

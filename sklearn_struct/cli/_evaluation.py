@@ -5,10 +5,18 @@ import numpy as np
 from ..datasets._conllu import read_conllu_sentences
 from ..datasets._io import malformed
 from ..metrics import attachment_score, conlleval_counts, precision_recall_f1
+from ._common import CONLLU_COLUMN_INDEX
 from ._tagging import label_kind, read_column_file
 
 #: CoNLL-U columns ``eval`` scores by accuracy, with their report names.
 _TAG_COLUMNS = {"upos": "UPOS", "xpos": "XPOS", "feats": "UFeats", "deprel": "DEPREL"}
+#: The relations of content words, whose attachments CLAS scores (CoNLL 2018's evaluation
+#: script, ``CONTENT_DEPRELS``): not aux, case, cc, clf, cop, det, mark or punct.
+CONTENT_RELATIONS = frozenset((
+    "nsubj", "obj", "iobj", "csubj", "ccomp", "xcomp", "obl", "vocative", "expl",
+    "dislocated", "advcl", "advmod", "discourse", "nmod", "appos", "nummod", "acl", "amod",
+    "conj", "fixed", "flat", "compound", "list", "parataxis", "orphan", "goeswith",
+    "reparandum", "root", "dep"))
 
 
 def attachment_scores(heads_true, heads_pred, deprels_true=None, deprels_pred=None,
@@ -28,6 +36,22 @@ def attachment_scores(heads_true, heads_pred, deprels_true=None, deprels_pred=No
                                                labels_true=universal[0],
                                                labels_pred=universal[1])
     return scores
+
+
+def content_attachment_score(heads_true, heads_pred, deprels_true, deprels_pred):
+    """CLAS in percent, as CoNLL 2018 counts it: the F1 of the content words' labelled
+    attachments (a word is a content word by its universal relation, in each file)."""
+    n_correct = n_true = n_pred = 0
+    for heads, predicted, relations, predicted_relations in zip(
+            heads_true, heads_pred, deprels_true, deprels_pred):
+        for head, system_head, relation, system_relation in zip(
+                heads, predicted, relations, predicted_relations):
+            relation, system_relation = relation.split(":")[0], system_relation.split(":")[0]
+            content = relation in CONTENT_RELATIONS
+            n_true += content
+            n_pred += system_relation in CONTENT_RELATIONS
+            n_correct += content and head == system_head and relation == system_relation
+    return 100 * precision_recall_f1(n_correct, n_true, n_pred)[2]
 
 
 def evaluate(args):
@@ -131,6 +155,12 @@ def _evaluate_conllu(args):
         right = sum(g == s for gs, ss in zip(gold, system)
                     for g, s in zip(gs.column(name), ss.column(name)))
         print(f"{_TAG_COLUMNS[name] + ':':<8}{100 * right / n_words:6.2f}%")
+    if args.label is None:  # UPOS, XPOS and FEATS all right
+        tags = ("upos", "xpos", "feats")
+        right = sum(all(g[CONLLU_COLUMN_INDEX[t]] == s[CONLLU_COLUMN_INDEX[t]] for t in tags)
+                    for gs, ss in zip(gold, system)
+                    for (_, g), (_, s) in zip(gs.words, ss.words))
+        print(f"AllTags:{100 * right / n_words:6.2f}%")
     if "head" not in labels:
         return
     heads = {path: _heads(path, sentences)
@@ -147,6 +177,9 @@ def _evaluate_conllu(args):
     every = attachment_scores(heads[args.input], heads[args.system], *deprels)
     print(f"UAS:    {every['UAS']:6.2f}%  LAS: {every['LAS']:6.2f}%  (every word, as "
           "CoNLL 2018)")
+    clas = content_attachment_score(heads[args.input], heads[args.system], *deprels)
+    print(f"CLAS:   {clas:6.2f}%  (F1 of the content words' labelled attachments, as CoNLL "
+          "2018)")
     try:
         no_punct = attachment_scores(heads[args.input], heads[args.system], *deprels,
                                      forms=forms)

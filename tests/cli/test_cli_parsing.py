@@ -49,11 +49,15 @@ def test_eval_counts_uas_and_las_as_conll_2018(tmp_path, capsys):
         "7 words in 2 sentences (syntactic words: multiword tokens and empty nodes are not "
         "scored)",
         "UAS:     71.43%  LAS:  57.14%  (every word, as CoNLL 2018)",
+        # content words: gold I, n't, go, Yes, ! (not ca: aux, nor .: punct); system I,
+        # n't, go, Yes (obj), !; right I, go, ! (n't's head and Yes's relation are wrong)
+        "CLAS:    60.00%  (F1 of the content words' labelled attachments, as CoNLL 2018)",
         "UAS:     80.00%  LAS:  60.00%  (punctuation excluded: words of punctuation "
         "characters only, CoNLL-X)"]
     assert main(["eval", str(tmp_path / "gold.conllu"), str(tmp_path / "system.conllu")]) == 0
     report = capsys.readouterr().out
     assert "UPOS:   100.00%" in report and "DEPREL:  71.43%" in report
+    assert "AllTags:100.00%" in report
 
 
 def test_eval_refuses_another_tokenisation(tmp_path, capsys):
