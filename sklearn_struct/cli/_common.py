@@ -65,15 +65,22 @@ def output_file(path):
         yield handle
 
 
+def column_list(option, text, allowed, kind):
+    """The comma-separated columns of ``option``, each one of ``allowed`` (a ``kind``),
+    none named twice."""
+    columns = [name.strip() for name in text.split(",")]
+    unknown = [name for name in columns if name not in allowed]
+    if unknown:
+        raise ValueError(f"{option} {text}: {unknown[0]!r} is not {kind}; expected some of "
+                         f"{', '.join(allowed)}, comma-separated")
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"{option} {text}: a column is named twice")
+    return columns
+
+
 def parse_inputs(text, label):
     """The CoNLL-U columns of ``--inputs`` (comma-separated), checked against the label."""
-    columns = [name.strip() for name in text.split(",")]
-    unknown = [name for name in columns if name not in CONLLU_INPUTS]
-    if unknown:
-        raise ValueError(f"--inputs {text}: {unknown[0]!r} is not a CoNLL-U input column; "
-                         f"expected some of {', '.join(CONLLU_INPUTS)}, comma-separated")
-    if len(set(columns)) != len(columns):
-        raise ValueError(f"--inputs {text}: a column is named twice")
+    columns = column_list("--inputs", text, CONLLU_INPUTS, "a CoNLL-U input column")
     for part in (label or "").split("+"):
         if part in columns:
             raise ValueError(f"--inputs {text}: {part} is the label (--label {label}); a model "

@@ -14,21 +14,14 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..parsing import PREDICTED_TAGS, DependencyPipeline
 from ..persistence import save_model
-from ._common import check_output, make_estimator, output_file, read_conllu
+from ._common import check_output, column_list, make_estimator, output_file, read_conllu
 from ._evaluation import attachment_scores
 from ._parsing import gold_trees
 
 
 def parse_tags(text):
     """The columns of ``--tags`` (comma-separated), checked."""
-    tags = [name.strip() for name in text.split(",")]
-    unknown = [name for name in tags if name not in PREDICTED_TAGS]
-    if unknown:
-        raise ValueError(f"--tags {text}: {unknown[0]!r} is not a column the pipeline tags; "
-                         f"expected some of {', '.join(PREDICTED_TAGS)}, comma-separated")
-    if len(set(tags)) != len(tags):
-        raise ValueError(f"--tags {text}: a column is named twice")
-    return tags
+    return column_list("--tags", text, PREDICTED_TAGS, "a column the pipeline tags")
 
 
 def _annotations(path, tags, columns=("form",)):
