@@ -142,9 +142,8 @@ def _feature_dicts():
             gc.enable()
 
 
-def _tagger_inputs(vectorizer, forms):
-    return vectorizer.transform([conll_token_features(words, window=TAGGER_WINDOW)
-                                 for words in forms])
+def _tagger_features(forms):
+    return [conll_token_features(words, window=TAGGER_WINDOW) for words in forms]
 
 
 def _fit_taggers(tagger, forms, targets, held_out):
@@ -153,18 +152,16 @@ def _fit_taggers(tagger, forms, targets, held_out):
     or, given ``held_out`` sentences, ``(None, None, {column: their predicted tags}, {})``."""
     vectorizer = SequenceDictVectorizer()
     with _feature_dicts():
-        X = vectorizer.fit_transform([conll_token_features(words, window=TAGGER_WINDOW)
-                                      for words in forms])
+        X = vectorizer.fit_transform(_tagger_features(forms))
     taggers, messages = {}, {}
-    for column, labels in targets.items():
-        with warnings.catch_warnings(record=True) as caught:  # (a worker's are lost)
-            warnings.simplefilter("always", ConvergenceWarning)
-            taggers[column] = clone(tagger).fit(X, [np.asarray(y, dtype=str) for y in labels])
-        messages[column] = [str(warning.message) for warning in caught]
+    for column, labels in targets.items():  # (a worker's warnings are lost: returned)
+        taggers[column] = clone(tagger)
+        messages[column] = _fit_recording(taggers[column], X,
+                                          [np.asarray(y, dtype=str) for y in labels])
     if held_out is None:
         return vectorizer, taggers, None, messages
     with _feature_dicts():  # a fold's taggers are thrown away
-        X_held_out = _tagger_inputs(vectorizer, held_out)
+        X_held_out = vectorizer.transform(_tagger_features(held_out))
     return None, None, {column: model.predict(X_held_out) for column, model in taggers.items()}, {}
 
 
@@ -175,13 +172,18 @@ def _warn_for(role, messages):
                       stacklevel=3)
 
 
-def _fit_model(role, estimator, X, y):
-    """``estimator.fit(X, y)``, its convergence warnings naming its role."""
+def _fit_recording(estimator, X, y):
+    """``estimator.fit(X, y)``; the messages of its convergence warnings."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         estimator.fit(X, y)
-    _warn_for(role, [str(warning.message) for warning in caught
-                     if issubclass(warning.category, ConvergenceWarning)])
+    return [str(warning.message) for warning in caught
+            if issubclass(warning.category, ConvergenceWarning)]
+
+
+def _fit_model(role, estimator, X, y):
+    """``estimator.fit(X, y)``, its convergence warnings naming its role."""
+    _warn_for(role, _fit_recording(estimator, X, y))
     return estimator
 
 
@@ -471,7 +473,7 @@ class DependencyPipeline(BaseEstimator):
         check_is_fitted(self, "labeller_")
         forms = self._check_forms(X)
         with _feature_dicts():
-            X_tagger = _tagger_inputs(self.tag_vectorizer_, forms)
+            X_tagger = self.tag_vectorizer_.transform(_tagger_features(forms))
         tagged = {tag: model.predict(X_tagger) for tag, model in self.taggers_.items()}
         names, inputs = self._parser_inputs(forms, tagged)
         sentences, _ = parser_sentences(inputs, names)
@@ -502,8 +504,8 @@ class DependencyPipeline(BaseEstimator):
         score : float
             Words with the right head and relation over all words, in ``[0, 1]``.
         """
-        predicted = self.predict(X)
         true = self._check_targets(y, self._check_forms(X), ["head", "deprel"])
+        predicted = self.predict(X)
 
         def universal(relations):
             return [[label.split(":")[0] for label in sentence] for sentence in relations]

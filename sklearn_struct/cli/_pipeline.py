@@ -24,14 +24,14 @@ def parse_tags(text):
     return column_list("--tags", text, PREDICTED_TAGS, "a column the pipeline tags")
 
 
-def _annotations(path, tags, columns=("form",)):
+def _annotations(path, tags):
     """The forms and the gold annotation (tags, heads, relations) of a CoNLL-U file."""
-    conllu, inputs = read_conllu(path, list(columns))
+    conllu, inputs = read_conllu(path, ["form"])
     heads, deprels = gold_trees(path, conllu, tags)
     words = [sentence for sentence in conllu if sentence.words]
     y = [{"head": h, "deprel": d, **{tag: sentence.column(tag) for tag in tags}}
          for h, d, sentence in zip(heads, deprels, words)]
-    return [columns_i[0] for columns_i in inputs], y
+    return [columns[0] for columns in inputs], y
 
 
 def learn(args):
