@@ -13,7 +13,9 @@ of the budget; every shard's kernel data are built once (one shard alive at a
 time) and written to a scratch folder, and a pass reads them back a window at a
 time, the next window read by a background thread while the kernels work on the
 current one (the kernels release the GIL): MSTParser kept its feature forest on
-disk for the same reason.
+disk for the same reason.  Integer arrays are written in the byte code of
+:mod:`._varint` where it makes them smaller (a parser's feature positions, by half),
+so that more of the files stay in the operating system's page cache between passes.
 
 A pass groups the shards into windows anew, in the order the shards first appear
 in its visits, and visits each window's examples in the visits' own order, first
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._chunks import ExampleChunks
+from ._varint import decode, encode, encoded_size
 
 __all__ = ["KernelShards", "check_cache_dir"]
 
@@ -54,6 +57,9 @@ SHARDS_PER_WINDOW = 16
 #: Arrays read into a window's buffer start at multiples of this many bytes (numba's
 #: kernels take aligned arrays).
 ALIGNMENT = 64
+#: An integer array goes to disk in the code of :mod:`._varint` when the code takes at
+#: most this share of its bytes (decoding costs the reader thread a few ns a value).
+CODED_SHARE = 0.75
 
 
 def check_cache_dir(cache_dir):
@@ -81,10 +87,19 @@ def _nbytes(value):
 
 
 def _write(value, file):
-    """Write the arrays of ``value`` to ``file``; return the layout that :func:`_read`
-    rebuilds ``value`` from (the scalars are kept in it)."""
+    """Write the arrays of ``value`` to ``file``, an integer array in the code of
+    :mod:`._varint` where that takes at most ``CODED_SHARE`` of its bytes; return the
+    layout that :func:`_read` rebuilds ``value`` from (the scalars are kept in it)."""
     if isinstance(value, np.ndarray):
-        np.ascontiguousarray(value).tofile(file)
+        flat = np.ascontiguousarray(value).reshape(-1)
+        if value.dtype.kind == "i" and value.dtype.itemsize >= 4 and flat.size:
+            size = encoded_size(flat)
+            if size <= CODED_SHARE * value.nbytes:
+                code = np.empty(size, dtype=np.uint8)
+                encode(flat, code)
+                code.tofile(file)
+                return ("coded", value.dtype, value.shape, size)
+        flat.tofile(file)
         return ("array", value.dtype, value.shape)
     if isinstance(value, tuple):
         fields = [_write(item, file) for item in value]
@@ -92,13 +107,25 @@ def _write(value, file):
     return ("value", value)
 
 
-def _array_sizes(layout):
-    """Bytes of every array of a layout of :func:`_write`, in the order written."""
-    if layout[0] == "array":
+def _array_sizes(layout, on_disk=False):
+    """Bytes of every array of a layout of :func:`_write` in memory (``on_disk``: in its
+    file, coded or not), in the order written."""
+    if layout[0] == "coded" and on_disk:
+        return [layout[3]]
+    if layout[0] in ("array", "coded"):
         return [int(np.prod(layout[2], dtype=np.int64)) * layout[1].itemsize]
     if layout[0] == "tuple":
-        return [size for field in layout[2] for size in _array_sizes(field)]
+        return [size for field in layout[2] for size in _array_sizes(field, on_disk)]
     return []
+
+
+def _largest_code(layout):
+    """Bytes of the largest coded array of a layout of :func:`_write` (0: none)."""
+    if layout[0] == "coded":
+        return layout[3]
+    if layout[0] == "tuple":
+        return max((_largest_code(field) for field in layout[2]), default=0)
+    return 0
 
 
 def _occurrences(values):
@@ -124,20 +151,30 @@ def _pieces(buffer, sizes):
         start += _aligned(size)
 
 
-def _read(layout, file, buffers):
+def _read_exactly(file, raw):
+    if raw.shape[0] and file.readinto(memoryview(raw)) != raw.shape[0]:
+        raise OSError(f"the feature cache file {file.name} is truncated")
+
+
+def _read(layout, file, buffers, code_buffer):
     """The value that :func:`_write` wrote with ``layout``, read from ``file`` into
-    ``buffers`` (an iterator of byte arrays, one per array, each large enough): reading
+    ``buffers`` (an iterator of byte arrays, one per array, each large enough), coded
+    arrays through ``code_buffer`` (a byte array as large as the largest code): reading
     into pages already faulted in, a pass costs no fresh memory."""
     kind = layout[0]
-    if kind == "array":
+    if kind in ("array", "coded"):
         dtype, shape = layout[1], layout[2]
         size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         raw = next(buffers)[:size]
-        if size and file.readinto(memoryview(raw)) != size:
-            raise OSError(f"the feature cache file {file.name} is truncated")
+        if kind == "array":
+            _read_exactly(file, raw)
+        else:
+            code = code_buffer[:layout[3]]
+            _read_exactly(file, code)
+            decode(code, raw.view(dtype))
         return raw.view(dtype).reshape(shape)
     if kind == "tuple":
-        items = [_read(field, file, buffers) for field in layout[2]]
+        items = [_read(field, file, buffers, code_buffer) for field in layout[2]]
         return layout[1]._make(items) if hasattr(layout[1], "_make") else layout[1](items)
     return layout[1]
 
@@ -190,6 +227,7 @@ class KernelShards:
         self.folder = None
         self.window_bytes = np.inf
         self._buffers = [np.empty(0, dtype=np.uint8)] * 2  # the window in use, the next
+        self._code_buffer = None  # the reader's, for the coded arrays of any shard
         self._last_walk = []
         n, part_offsets = batch.n_samples, batch.part_offsets
         budget = None if cache_size is None else cache_size * MB
@@ -263,6 +301,12 @@ class KernelShards:
     def nbytes(self):
         """Bytes of kernel data over all shards (in memory or on disk)."""
         return sum(shard.nbytes for shard in self.shards)
+
+    @property
+    def disk_bytes(self):
+        """Bytes of the shards' files (0 when everything is in memory)."""
+        return sum(sum(_array_sizes(shard.layout, on_disk=True)) for shard in self.shards
+                   if shard.layout is not None)
 
     @property
     def streamed(self):
@@ -350,13 +394,16 @@ class KernelShards:
             # one for as long as the caller holds the window before
             padding = ALIGNMENT * sum(len(_array_sizes(shard.layout)) for shard in self.shards)
             self._buffers[slot] = np.empty(int(self.window_bytes) + padding, dtype=np.uint8)
+        if self._code_buffer is None:
+            self._code_buffer = np.empty(max(_largest_code(shard.layout)
+                                             for shard in self.shards), dtype=np.uint8)
         loaded, start = [], 0
         for k in window:
             shard = self.shards[k]
             pieces = _pieces(self._buffers[slot][start:], _array_sizes(shard.layout))
             start += sum(_aligned(size) for size in _array_sizes(shard.layout))
             with open(shard.path, "rb", buffering=0) as file:
-                data = _read(shard.layout, file, pieces)
+                data = _read(shard.layout, file, pieces, self._code_buffer)
             loaded.append(Shard(shard.start, shard.stop, shard.parts, shard.units,
                                 shard.part_offsets, shard.unit_offsets, shard.nbytes, data))
         return loaded

@@ -38,6 +38,8 @@ def test_training_feature_cache_gives_the_hashed_features():
     hashed, cached = structure.kernel_data(batch), structure.kernel_data(batch, training=True)
     assert hashed.local_ids.size == 0 and cached.local_ids.size > 0
     assert cached.distinct_ids.size < cached.local_ids.size  # ids repeat within a sentence
+    for a in range(cached.id_offsets.size - 1):  # each arc's positions in order
+        assert np.all(np.diff(cached.local_ids[cached.id_offsets[a]:cached.id_offsets[a + 1]]) >= 0)
     ops = structure.kernel_ops.functions
     w = rng.normal(size=batch.n_weights)
     for scale in (np.empty(0), rng.uniform(0.5, 2.0, size=batch.n_weights)):
