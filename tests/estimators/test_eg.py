@@ -902,6 +902,32 @@ def test_chunks_ship_the_data_once_and_keep_resident_values_on_the_workers(
     assert halves == [value / 2 for value in collected]
 
 
+def test_a_large_shared_array_reaches_the_chunk_tasks_in_memory_of_its_own(
+        process_cluster, every_job_on_the_cluster):
+    """A worker deserializes a shared weight vector into a buffer the array does not own,
+    without the huge pages of numpy's own allocations: each chunk task gets a copy (equal
+    to what was sent) that owns its memory; small arguments arrive as they are."""
+    X, y = make_chains(n=12, seed=3)
+    structure = ChainStructure()
+    chunks = _chunks.ExampleChunks(structure, structure.make_batch(X, n_states=3), n_jobs=2)
+    large = np.random.RandomState(0).normal(size=_chunks.LARGE_ARGUMENT_BYTES // 8 + 1)
+    with joblib.parallel_config(backend="dask"):
+        seen = chunks.map(_shared_arrays_seen, shared=(chunks.share(large), np.ones(3)))
+    assert seen == [(True, float(large.sum()), 3.0)] * 2
+
+
+def test_owned_copies_only_large_arrays_that_do_not_own_their_memory():
+    buffer = bytearray(8 * (_chunks.LARGE_ARGUMENT_BYTES // 8 + 1))
+    borrowed = np.frombuffer(buffer, dtype=np.float64)
+    copied = _chunks._owned(borrowed)
+    assert copied is not borrowed and copied.flags.owndata
+    np.testing.assert_array_equal(copied, borrowed)
+    owned = borrowed.copy()
+    small = np.frombuffer(bytearray(64), dtype=np.float64)
+    assert _chunks._owned(owned) is owned and _chunks._owned(small) is small
+    assert _chunks._owned(3.0) == 3.0
+
+
 def test_small_jobs_stay_in_this_process_on_a_cluster(process_cluster):
     # a round trip to the workers per call costs more than the inference of a
     # small batch: below the threshold nothing is submitted
@@ -999,6 +1025,10 @@ def _doubled_vector(value):
 
 def _chunk_size(sub):
     return sub.n_samples
+
+
+def _shared_arrays_seen(sub, large, small):
+    return large.flags.owndata, float(large.sum()), float(small.sum())
 
 
 def _chunk_size_pair(sub):
