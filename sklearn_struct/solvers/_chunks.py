@@ -44,8 +44,8 @@ def _second(pair):
 def _owned(value):
     """``value``, or a copy where it is a large array in a buffer that it does not own (an
     argument a dask worker deserialized): numpy's own allocations are backed by huge pages,
-    and a kernel that reads a weight vector at random reads such a copy about twice as
-    fast (``benchmarks/results/eg_dask_partitioned.md``)."""
+    on which the kernels' random reads of a weight vector miss the TLB far less often
+    (``benchmarks/results/eg_dask_partitioned.md``)."""
     if isinstance(value, np.ndarray) and not value.flags.owndata and (
             value.nbytes > LARGE_ARGUMENT_BYTES):
         return value.copy()
