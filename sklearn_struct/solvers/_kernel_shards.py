@@ -107,25 +107,23 @@ def _write(value, file):
     return ("value", value)
 
 
-def _array_sizes(layout, on_disk=False):
-    """Bytes of every array of a layout of :func:`_write` in memory (``on_disk``: in its
-    file, coded or not), in the order written."""
-    if layout[0] == "coded" and on_disk:
-        return [layout[3]]
-    if layout[0] in ("array", "coded"):
-        return [int(np.prod(layout[2], dtype=np.int64)) * layout[1].itemsize]
+def _leaves(layout):
+    """The array entries of a layout of :func:`_write` (coded or not), in the order written."""
     if layout[0] == "tuple":
-        return [size for field in layout[2] for size in _array_sizes(field, on_disk)]
-    return []
+        for field in layout[2]:
+            yield from _leaves(field)
+    elif layout[0] in ("array", "coded"):
+        yield layout
 
 
-def _largest_code(layout):
-    """Bytes of the largest coded array of a layout of :func:`_write` (0: none)."""
-    if layout[0] == "coded":
-        return layout[3]
-    if layout[0] == "tuple":
-        return max((_largest_code(field) for field in layout[2]), default=0)
-    return 0
+def _memory_bytes(leaf):
+    """Bytes in memory of an array entry of a layout."""
+    return int(np.prod(leaf[2], dtype=np.int64)) * leaf[1].itemsize
+
+
+def _array_sizes(layout):
+    """Bytes in memory of every array of a layout of :func:`_write`, in the order written."""
+    return [_memory_bytes(leaf) for leaf in _leaves(layout)]
 
 
 def _occurrences(values):
@@ -164,8 +162,7 @@ def _read(layout, file, buffers, code_buffer):
     kind = layout[0]
     if kind in ("array", "coded"):
         dtype, shape = layout[1], layout[2]
-        size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        raw = next(buffers)[:size]
+        raw = next(buffers)[:_memory_bytes(layout)]
         if kind == "array":
             _read_exactly(file, raw)
         else:
@@ -305,8 +302,9 @@ class KernelShards:
     @property
     def disk_bytes(self):
         """Bytes of the shards' files (0 when everything is in memory)."""
-        return sum(sum(_array_sizes(shard.layout, on_disk=True)) for shard in self.shards
-                   if shard.layout is not None)
+        return sum(leaf[3] if leaf[0] == "coded" else _memory_bytes(leaf)
+                   for shard in self.shards if shard.layout is not None
+                   for leaf in _leaves(shard.layout))
 
     @property
     def streamed(self):
@@ -395,13 +393,15 @@ class KernelShards:
             padding = ALIGNMENT * sum(len(_array_sizes(shard.layout)) for shard in self.shards)
             self._buffers[slot] = np.empty(int(self.window_bytes) + padding, dtype=np.uint8)
         if self._code_buffer is None:
-            self._code_buffer = np.empty(max(_largest_code(shard.layout)
-                                             for shard in self.shards), dtype=np.uint8)
+            self._code_buffer = np.empty(max(
+                (leaf[3] for shard in self.shards for leaf in _leaves(shard.layout)
+                 if leaf[0] == "coded"), default=0), dtype=np.uint8)
         loaded, start = [], 0
         for k in window:
             shard = self.shards[k]
-            pieces = _pieces(self._buffers[slot][start:], _array_sizes(shard.layout))
-            start += sum(_aligned(size) for size in _array_sizes(shard.layout))
+            sizes = _array_sizes(shard.layout)
+            pieces = _pieces(self._buffers[slot][start:], sizes)
+            start += sum(_aligned(size) for size in sizes)
             with open(shard.path, "rb", buffering=0) as file:
                 data = _read(shard.layout, file, pieces, self._code_buffer)
             loaded.append(Shard(shard.start, shard.stop, shard.parts, shard.units,
