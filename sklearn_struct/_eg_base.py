@@ -151,7 +151,7 @@ class _BaseEG(StructuredEstimator):
     def _solve(self, batch, Y, sample_weight, state, callback):
         """The solver's result (an ``EGResult``) for ``fit``."""
         return eg_solve(
-            self.structure_.training_structure(), batch, Y, loss=self._loss,
+            self.structure_.output_space().training_structure(), batch, Y, loss=self._loss,
             solver=self.solver, order=self.order, learning_rate=self.learning_rate,
             eta0=self.eta0, max_iter=self.max_iter, annealing=self.annealing,
             smoothing=self._smoothing(), n_jobs=self.n_jobs,
@@ -248,10 +248,10 @@ class _BaseEG(StructuredEstimator):
             raise ValueError(f"{name}: partial labels (None or sets of labels in y) are learnt "
                              f"with solver='online' only; got solver={self.solver!r}.")
         # the first E-step or imputation: the known labels' frequencies, not w = 0's uniform
-        start_scores = self.structure_.output_space().partial_label_start(batch,
-                                                                          constraint_scores)
+        space = self.structure_.output_space()
+        start_scores = space.partial_label_start(batch, constraint_scores)
         result = latent_solve(
-            self.structure_.training_structure(), batch, Y, constraint_scores, loss=self._loss,
+            space.training_structure(), batch, Y, constraint_scores, loss=self._loss,
             C=float(self.C), sample_weight=sample_weight, start_scores=start_scores,
             max_outer_iter=self.max_latent_iter, tol=self.tol, verbose=self.verbose,
             callback=on_pass, solver="online", order=self.order,
@@ -342,7 +342,7 @@ class _BaseEG(StructuredEstimator):
         X, batch, Y, sample_weight = self._validate_partial_fit_data(X, y, classes,
                                                                      sample_weight)
         sample_weight = self._weighted_by_class(batch, Y, sample_weight, balanced=False)
-        structure = self.structure_.training_structure()
+        structure = self.structure_.output_space().training_structure()
         if not self._table_input:
             X = list(X)
         if sample_weight is None:

@@ -294,7 +294,7 @@ class FitValidationMixin:
         the output space's ``for_classes``),
         ``classes_`` and ``n_features_in_`` (and ``feature_names_in_`` for a
         table with column names).  Learners run their inference on
-        ``structure_.training_structure()``; predictions use ``structure_``.
+        ``structure_.output_space().training_structure()``; predictions use ``structure_``.
 
         Returns
         -------
@@ -338,7 +338,7 @@ class FitValidationMixin:
         if allowed is None:  # gold must be an output the fitted model can predict
             structure.check_outputs(batch, Y)
         else:
-            training = structure.training_structure()
+            training = space.training_structure()
             constraint_scores = space.partial_label_scores(batch, allowed, training)
             # the codec's stand-ins at the partial units need not be an output: a consistent one
             Y = training.argmax(batch, constraint_scores)

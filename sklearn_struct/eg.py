@@ -450,7 +450,7 @@ dual_objective_, duality_gap_, latent_objective_
         if self.solver != "working_set":
             return super()._solve(batch, Y, sample_weight, state, callback)
         return working_set_solve(
-            self.structure_.training_structure(), batch, Y,
+            self.structure_.output_space().training_structure(), batch, Y,
             max_iter=int(np.ceil(self.max_iter)), accelerate=self.accelerate,
             **self._solver_arguments(sample_weight, state, callback))
 

@@ -225,7 +225,8 @@ class ElasticNetChainCRF(StructuredEstimator):
         views = self.structure_.output_space().weight_attributes(batch, support)
         views["coef_"][...] = states
         views["transition_"][...] = transitions
-        loss = StructuredLoss(self.structure_.training_structure(), batch, Y, kind="log")
+        loss = StructuredLoss(self.structure_.output_space().training_structure(), batch, Y,
+                              kind="log")
 
         on_pass = self._pass_callback(callback, batch, lambda w: w)
 

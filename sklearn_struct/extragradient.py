@@ -273,7 +273,7 @@ class DualExtragradientMatcher(StructuredEstimator):
 
         previous = getattr(self, "_solver_state", None) if self.warm_start else None
         result = dual_extragradient(
-            structure.training_structure(), batch, Y, radius=float(self.radius),
+            structure.output_space().training_structure(), batch, Y, radius=float(self.radius),
             geometry=self.geometry_, memory=self.memory, max_iter=self.max_iter, tol=self.tol,
             callback=callback, state=previous,
         )

@@ -310,8 +310,8 @@ class L1M3N(StructuredEstimator):
                 f"data needs {batch.n_weights}; use the same features and labels or "
                 "warm_start=False."
             )
-        hinge = StructuredLoss(self.structure_.training_structure(), batch, Y, "hinge",
-                               n_jobs=self.n_jobs)
+        hinge = StructuredLoss(self.structure_.output_space().training_structure(), batch, Y,
+                               "hinge", n_jobs=self.n_jobs)
         result = self._solve(hinge, previous)
         self._set_weights(batch, result.coef)
         space = self.structure_.output_space()

@@ -207,7 +207,7 @@ class StructuredPerceptron(StructuredEstimator):
             lambda state: self.structure_.contract_weights(batch, state.weights(self.average)),
             stopping)
         w, state, history, converged = perceptron_solve(
-            self.structure_.training_structure(), batch, Y, max_iter=self.max_iter,
+            self.structure_.output_space().training_structure(), batch, Y, max_iter=self.max_iter,
             average=self.average, shuffle=self.shuffle, sample_weight=sample_weight, state=state,
             random_state=check_random_state(self.random_state), verbose=self.verbose,
             callback=on_pass, constraint_scores=constraint_scores)
@@ -264,7 +264,7 @@ class StructuredPerceptron(StructuredEstimator):
         fitted = "weights_" in self.__dict__
         _, batch, Y, sample_weight = self._validate_partial_fit_data(X, y, classes,
                                                                      sample_weight)
-        structure = self.structure_.training_structure()
+        structure = self.structure_.output_space().training_structure()
         state = self.__dict__.get("_perceptron_state")
         if state is None and fitted:  # after fit without warm_start: from the fitted weights
             w = structure.kernel_weights(batch, self.weights_)

@@ -52,18 +52,19 @@ methods it overrides and its :attr:`~BaseStructure.kernel_ops`:
   combinatorial inference) from which the batch operations below and the
   generic numba loops of the solvers are compiled (:mod:`._kernel`);
 * when needed: :meth:`~BaseStructure.feature_bounds` (step sizes),
-  :meth:`~BaseStructure.nonnegative_weights` (sign constraints),
-  :meth:`~BaseStructure.training_structure`, and
-  :meth:`~BaseStructure.output_space`, the presentation side (target codec,
-  scores, weight names: :mod:`._output_space`).
+  :meth:`~BaseStructure.nonnegative_weights` (sign constraints), and
+  :meth:`~BaseStructure.output_space`, what only the estimators need (target codec,
+  scores, weight names, the structure that training runs: :mod:`._output_space`).
 
 Everything else is derived: the batch operations of :data:`OPERATIONS` (scores,
 features, encoding, decoding, argmax, marginals, k-best, samples, projection)
 come from the kernels (:mod:`._derived`), ``take`` from the batch's declared fields,
 the acceptance of ``-inf`` scores from :attr:`~BaseStructure.accepts_forbidden_parts`,
 and :meth:`~BaseStructure.supports` reads what is
-provided, so nothing is declared twice.  A hand-written batch method (a chain's
-forward-backward) overrides its derived one, and ``check_structure`` compares them.
+provided, so nothing is declared twice.  A structure's own numba loop over a batch (a
+chain's forward-backward, whose examples share one exponentiated transition matrix)
+replaces the generic one (``KernelOps`` batch loops), and ``check_structure`` compares
+them.
 A structure object is never modified by an operation: what an operation carries to
 its next call (the duals of a warm-started projection) lives in the caller's object.
 """
@@ -155,6 +156,7 @@ _FROM_KERNEL = {
     "project": ("project",),
     "k_best": ("k_best",),
     "sample": ("sample",),
+    "part_losses": ("part_losses",),
 }
 
 
@@ -336,33 +338,6 @@ class BaseStructure(DerivedOperations, ABC):
         return Y.astype(np.int64, copy=False)
 
     # ------------------------------------------------------------------ parts
-    def part_losses(self, batch, Y):
-        """Loss of every part ``l(x_i, y_i, r)`` with respect to the true outputs.
-
-        The loss of any candidate output ``y`` is linear in its encoding,
-        ``loss(Y, y) = encode(batch, y) @ part_losses(batch, Y)``, up to a
-        per-example constant that does not depend on ``y`` (zero for chains
-        and multiclass), which is what loss-augmented inference needs.
-
-        Parameters
-        ----------
-        batch : batch object
-            A batch returned by :meth:`make_batch`.
-        Y : array-like of int of shape (n_units_total,)
-            True encoded outputs of all examples, flat.
-
-        Returns
-        -------
-        losses : ndarray of shape (n_parts_total,)
-            Flat part losses.
-
-        Raises
-        ------
-        UnsupportedOperation
-            If the structure does not implement this operation.
-        """
-        self._unsupported("part_losses")
-
     # ---------------------------------------------------------------- outputs
     def output_space(self):
         """How this structure's outputs and weights look to the user.
@@ -375,20 +350,6 @@ class BaseStructure(DerivedOperations, ABC):
             by default one label per output unit and the weights as ``coef_``.
         """
         return OutputSpace(self)
-
-    def training_structure(self):
-        """The structure whose inference a learner runs while fitting.
-
-        A structure with constraints that only apply to decoding (a chain's
-        allowed transitions without ``constrain_training``) returns a new one
-        without them; predictions use the structure itself.
-
-        Returns
-        -------
-        structure : BaseStructure
-            By default ``self``.  It builds the same batches and weight layout.
-        """
-        return self
 
     # --------------------------------------------------------------- weights
     def nonnegative_weights(self, batch):

@@ -2,7 +2,8 @@
 
 :class:`DerivedOperations` holds the parts operations (``_base.OPERATIONS``) that come
 from a structure's per-example numba operations (``BaseStructure.kernel_ops``): each
-checks its inputs, then runs one numba loop of ``_generic_kernels`` over the examples.
+checks its inputs, then runs one numba loop over the examples: the structure's own
+(``KernelOps.batch_loops``) or that of ``_generic_kernels``.
 ``BaseStructure`` inherits them; a structure overrides one with a hand-written batch
 method (a chain's forward-backward), and ``BaseStructure.supports`` reads which it
 performs.
@@ -12,7 +13,7 @@ import numpy as np
 
 from . import _generic_kernels
 from ._batch import check_part_vector, check_sample_weight
-from ._kernel import empty_scale, kernel_provides, specialize
+from ._kernel import empty_scale, kernel_provides
 from ._semiring import MAX_K
 
 __all__ = ["DerivedOperations"]
@@ -61,7 +62,7 @@ class DerivedOperations:
         ops = self._kernel_for("part_scores")
         w = check_part_vector(w, batch.n_weights, type(self).__name__, "weights w")
         out = np.empty(int(batch.part_offsets[-1]))
-        specialize(_generic_kernels.batch_part_scores, ops)(
+        ops.loop(_generic_kernels.batch_part_scores)(
             self.kernel_data(batch), batch.part_offsets, self.kernel_weights(batch, w),
             empty_scale(), out)
         return out
@@ -100,7 +101,7 @@ class DerivedOperations:
         z = check_part_vector(z, batch.part_offsets[-1], name, "z")
         sample_weight = check_sample_weight(sample_weight, batch.n_samples, name)
         out = np.zeros(batch.n_weights)
-        specialize(_generic_kernels.batch_add_features, ops)(
+        ops.loop(_generic_kernels.batch_add_features)(
             self.kernel_data(batch), batch.part_offsets, z,
             np.zeros(0) if sample_weight is None else sample_weight, empty_scale(), out)
         return self.contract_weights(batch, out)
@@ -133,9 +134,41 @@ class DerivedOperations:
         ops = self._kernel_for("encode")
         Y = self.check_outputs(batch, Y)
         z = np.zeros(int(batch.part_offsets[-1]))
-        specialize(_generic_kernels.batch_encode, ops)(
+        ops.loop(_generic_kernels.batch_encode)(
             self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, Y, z)
         return z
+
+    def part_losses(self, batch, Y):
+        """Loss of every part ``l(x_i, y_i, r)`` with respect to the true outputs.
+
+        The loss of any candidate output ``y`` is linear in its encoding,
+        ``loss(Y, y) = encode(batch, y) @ part_losses(batch, Y)``, up to a
+        per-example constant that does not depend on ``y`` (zero for chains
+        and multiclass), which is what loss-augmented inference needs.
+
+        Parameters
+        ----------
+        batch : batch object
+            A batch returned by :meth:`make_batch`.
+        Y : array-like of int of shape (n_units_total,)
+            True encoded outputs of all examples, flat.
+
+        Returns
+        -------
+        losses : ndarray of shape (n_parts_total,)
+            Flat part losses.
+
+        Raises
+        ------
+        UnsupportedOperation
+            If the structure does not implement this operation.
+        """
+        ops = self._kernel_for("part_losses")
+        Y = self.check_outputs(batch, Y)
+        losses = np.empty(int(batch.part_offsets[-1]))
+        ops.loop(_generic_kernels.batch_part_losses)(
+            self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, Y, losses)
+        return losses
 
     def decode(self, batch, z):
         """Outputs from a part vector (the inverse of :meth:`encode`).
@@ -164,7 +197,7 @@ class DerivedOperations:
         ops = self._kernel_for("decode")
         z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
         Y = np.empty(int(batch.unit_offsets[-1]), dtype=np.int64)
-        specialize(_generic_kernels.batch_decode, ops)(
+        ops.loop(_generic_kernels.batch_decode)(
             self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, z, Y)
         return Y
 
@@ -185,14 +218,22 @@ class DerivedOperations:
 
         Raises
         ------
+        ValueError
+            If an example has no output of finite score (naming it).
         UnsupportedOperation
             If the structure does not implement this operation.
         """
         ops = self._kernel_for("argmax")
         scores = self._check_scores(batch, scores)
         Y = np.zeros(int(batch.unit_offsets[-1]), dtype=np.int64)
-        specialize(_generic_kernels.batch_argmax, ops)(
+        ops.loop(_generic_kernels.batch_argmax)(
             self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, Y)
+        failed = np.flatnonzero(Y < 0)  # (the kernels' mark of an example without an output)
+        if failed.size:
+            i = int(np.searchsorted(batch.unit_offsets, failed[0], side="right") - 1)
+            raise ValueError(f"{type(self).__name__}: example {i} has no output of finite "
+                             "score (under this structure's rules, every output of it crosses "
+                             "a part scored -inf, or there is none).")
         return Y
 
     def _check_scores(self, batch, scores):
@@ -263,7 +304,7 @@ class DerivedOperations:
         scores = self._check_scores(batch, scores)
         mu = np.empty_like(scores)
         log_partition = np.empty(batch.n_samples)
-        specialize(_generic_kernels.batch_marginals, ops)(
+        ops.loop(_generic_kernels.batch_marginals)(
             self.kernel_data(batch), batch.part_offsets, scores, mu, log_partition)
         return mu, log_partition
 
@@ -295,7 +336,7 @@ class DerivedOperations:
             return self.marginals(batch, scores)[1]
         scores = self._check_scores(batch, scores)
         log_partition = np.empty(batch.n_samples)
-        specialize(_generic_kernels.batch_log_partition, self.kernel_ops)(
+        self.kernel_ops.loop(_generic_kernels.batch_log_partition)(
             self.kernel_data(batch), batch.part_offsets, scores, log_partition)
         return log_partition
 
@@ -334,7 +375,7 @@ class DerivedOperations:
         ops = self._kernel_for("k_best")
         k = min(_count(k, "k", type(self).__name__), MAX_K)  # no more can exist
         scores = self._check_scores(batch, scores)
-        return specialize(_generic_kernels.batch_k_best, ops)(
+        return ops.loop(_generic_kernels.batch_k_best)(
             self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, k)
 
     def sample(self, batch, scores, n_draws, random_state=None):
@@ -371,7 +412,7 @@ class DerivedOperations:
         scores = self._check_scores(batch, scores)
         seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
         Y = np.zeros((n_draws, int(batch.unit_offsets[-1])), dtype=np.int64)
-        specialize(_generic_kernels.batch_sample, ops)(
+        ops.loop(_generic_kernels.batch_sample)(
             self.kernel_data(batch), batch.part_offsets, batch.unit_offsets, scores, seed, Y)
         return Y
 
@@ -408,6 +449,6 @@ class DerivedOperations:
         ops = self._kernel_for("project")
         v = check_part_vector(v, batch.part_offsets[-1], type(self).__name__, "v")
         out = np.empty_like(v)
-        specialize(_generic_kernels.batch_project, ops)(
+        ops.loop(_generic_kernels.batch_project)(
             self.kernel_data(batch), batch.part_offsets, v, out)
         return out

@@ -6,7 +6,7 @@ slices of example ``i`` (parts ``part_offsets[i]:part_offsets[i + 1]``,
 output units ``unit_offsets[i]:unit_offsets[i + 1]``).
 :class:`~sklearn_struct.structures.BaseStructure` uses them as the default
 ``part_scores``, ``expected_features``, ``marginals``, ``log_partition``, ``argmax``,
-``encode``, ``decode`` and ``project`` of a structure that gives :class:`._kernel.KernelOps`.
+``encode``, ``decode``, ``project`` and ``part_losses`` of a structure that gives :class:`._kernel.KernelOps`.
 """
 
 import numpy as np
@@ -62,6 +62,12 @@ def batch_argmax(data, part_offsets, unit_offsets, scores, Y):
     for i in range(part_offsets.shape[0] - 1):
         argmax_op(data, i, scores[part_offsets[i]:part_offsets[i + 1]],
                   Y[unit_offsets[i]:unit_offsets[i + 1]])
+
+
+def batch_part_losses(data, part_offsets, unit_offsets, Y, losses):
+    for i in range(part_offsets.shape[0] - 1):
+        part_losses_op(data, i, Y[unit_offsets[i]:unit_offsets[i + 1]],
+                       losses[part_offsets[i]:part_offsets[i + 1]])
 
 
 def batch_encode(data, part_offsets, unit_offsets, Y, z):

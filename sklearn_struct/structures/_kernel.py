@@ -18,9 +18,13 @@ taking the structure's *kernel data* (a tuple of arrays and scalars built by
     (as many numbers as ``theta``) for ``mu``; a structure gives its own when
     ``log Z`` costs less than the marginals (a chain's forward pass alone).
 ``argmax(data, i, scores, y_out)``
-    Highest-scoring output, as encoded output units, into ``y_out``.
+    Highest-scoring output, as encoded output units, into ``y_out``; ``-1`` in every
+    unit when the example has no output of finite score.
 ``encode(data, i, y, z_out)``
     Part vector of the output ``y`` (units of example ``i``) into ``z_out``.
+``part_losses(data, i, y, out)``
+    The loss of every part of example ``i`` against its true output ``y``, for a loss
+    that is not the Hamming loss of labelled parts (which ``LabelledParts`` derives).
 ``project(data, i, v, out)``
     Euclidean projection of ``v`` onto the example's relaxed output polytope.
 ``add_features_norm(data, i, coef, scale, w, w_scratch, part_scratch)``
@@ -39,6 +43,12 @@ taking the structure's *kernel data* (a tuple of arrays and scalars built by
     ``w += scale * sum_j coef[j] phi(x_i, parts[j])``, optional: the default
     scatters ``coef`` into ``scratch`` (the example's parts; zero on entry, and
     left zero) for ``add_features``.
+
+A structure whose whole batch runs faster in one loop of its own than example by example
+(a chain's examples share one exponentiated transition matrix; dense features are one
+matrix product) may also give that loop, with the signature of the generic loop it
+replaces (:data:`BATCH_LOOPS`, :mod:`._generic_kernels`); the batch operations then call
+it, and ``check_structure`` holds it against the generic loop.
 
 Weights inside the kernels are in the structure's *kernel layout*
 (:meth:`BaseStructure.kernel_weights`), which may differ from its public layout
@@ -67,12 +77,18 @@ from numba import njit
 
 from . import _semiring
 
-__all__ = ["KERNEL_OPERATIONS", "KernelOps", "kernel_provides", "specialize"]
+__all__ = ["BATCH_LOOPS", "KERNEL_OPERATIONS", "KernelOps", "kernel_provides", "specialize"]
 
 #: Names of the per-example operations, as the templates call them (with ``_op``).
 KERNEL_OPERATIONS = ("part_scores", "add_features", "marginals", "log_partition", "argmax",
-                     "encode", "project", "add_features_norm", "part_scores_at", "add_features_at",
-                     "hypergraph_size", "hypergraph", "decode", "k_best", "sample")
+                     "encode", "part_losses", "project", "add_features_norm", "part_scores_at",
+                     "add_features_at", "hypergraph_size", "hypergraph", "decode", "k_best",
+                     "sample")
+
+#: The generic batch loops that a structure may replace with its own (same signature),
+#: each with the per-example operation it must give too.
+BATCH_LOOPS = {"batch_part_scores": "part_scores", "batch_add_features": "add_features",
+               "batch_marginals": "marginals", "batch_log_partition": "log_partition"}
 
 #: What a structure's hypergraph gives (:mod:`._semiring`), unless it gives its own.
 _FROM_HYPERGRAPH = {"marginals": _semiring.dp_marginals,
@@ -90,7 +106,7 @@ class KernelOps:
     part_scores, add_features : numba dispatcher
         Required: the maps ``F_i^T`` and ``F_i`` of one example (see the
         module docstring for the signatures).
-    marginals, log_partition, argmax, encode, project, add_features_norm, \
+    marginals, log_partition, argmax, encode, part_losses, project, add_features_norm, \
 part_scores_at, add_features_at : numba dispatcher, optional
         The operations the structure can perform on one example; a missing
         one makes the generic loops that need it unavailable (``log_partition``,
@@ -105,6 +121,10 @@ part_scores_at, add_features_at : numba dispatcher, optional
         writes them (see :mod:`._semiring`) and returns their number.  Marginals,
         log-partition, argmax, k-best outputs and samples follow from them unless
         given (or excluded).
+    batch_part_scores, batch_add_features, batch_marginals, batch_log_partition : \
+numba dispatcher, optional
+        A loop over a whole batch in place of the generic one of the same name in
+        :mod:`._generic_kernels` (same signature), beside the per-example operation.
     exclude : tuple of str, default=()
         Operations not to derive from the hypergraph (see :meth:`without`).
 
@@ -133,12 +153,15 @@ part_scores_at, add_features_at : numba dispatcher, optional
     """
 
     def __init__(self, *, part_scores, add_features, marginals=None, log_partition=None,
-                 argmax=None, encode=None, project=None, add_features_norm=None,
-                 part_scores_at=None, add_features_at=None, hypergraph_size=None,
-                 hypergraph=None, decode=None, exclude=()):
+                 argmax=None, encode=None, part_losses=None, project=None,
+                 add_features_norm=None, part_scores_at=None, add_features_at=None,
+                 hypergraph_size=None, hypergraph=None, decode=None, batch_part_scores=None,
+                 batch_add_features=None, batch_marginals=None, batch_log_partition=None,
+                 exclude=()):
         given = dict(part_scores=part_scores, add_features=add_features, marginals=marginals,
                      log_partition=log_partition, argmax=argmax, encode=encode,
-                     project=project, add_features_norm=add_features_norm,
+                     part_losses=part_losses, project=project,
+                     add_features_norm=add_features_norm,
                      part_scores_at=part_scores_at, add_features_at=add_features_at,
                      hypergraph_size=hypergraph_size, hypergraph=hypergraph, decode=decode)
         self.functions = {name: op for name, op in given.items() if op is not None}
@@ -146,6 +169,14 @@ part_scores_at, add_features_at : numba dispatcher, optional
             if not hasattr(op, "py_func"):
                 raise TypeError(f"KernelOps: {name} must be a numba @njit function, got {op!r}.")
         self.given = tuple(self.functions)
+        loops = dict(batch_part_scores=batch_part_scores, batch_add_features=batch_add_features,
+                     batch_marginals=batch_marginals, batch_log_partition=batch_log_partition)
+        batch_loops = {name: loop for name, loop in loops.items() if loop is not None}
+        for name, loop in batch_loops.items():
+            if not hasattr(loop, "py_func") or BATCH_LOOPS[name] not in self.functions:
+                raise TypeError(f"KernelOps: {name} must be a numba @njit function, given "
+                                f"with the per-example {BATCH_LOOPS[name]}.")
+        self.batch_loops = batch_loops
         dynamic_program = ("hypergraph_size", "hypergraph", "decode")
         if any(name in self.functions for name in dynamic_program[:2]) and not all(
                 name in self.functions for name in dynamic_program):
@@ -208,13 +239,30 @@ part_scores_at, add_features_at : numba dispatcher, optional
         ops : KernelOps
             A new object (its specialized loops are compiled separately).
         """
-        given = {name: op for name, op in self.functions.items()
-                 if name in self.given and name not in names}
+        given = {name: op for name, op in {**self.functions, **self.batch_loops}.items()
+                 if (name in self.given or name in self.batch_loops) and name not in names}
         return KernelOps(**given, exclude=names)
+
+    def loop(self, template):
+        """The batch loop of a template of :mod:`._generic_kernels` for these operations:
+        the structure's own where it gives one, else the template compiled with them.
+
+        Parameters
+        ----------
+        template : function
+            A generic loop, such as ``_generic_kernels.batch_marginals``.
+
+        Returns
+        -------
+        kernel : numba dispatcher
+            The loop, called with the template's arguments.
+        """
+        return self.batch_loops.get(template.__name__) or specialize(template, self)
 
     def generic(self):
         """These operations with the dynamic program's marginals, log-partition and argmax
-        in place of the structure's own (what ``check_structure`` holds them against).
+        in place of the structure's own, and no batch loop of its own (what
+        ``check_structure`` holds them against).
 
         Returns
         -------

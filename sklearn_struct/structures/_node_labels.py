@@ -1,8 +1,7 @@
 """What the structures whose parts label output units share: Hamming losses (the chains,
-the label tree, the monotone alignment, the pruned chain, dependency trees), with a
-part per unit and label, decoding (:class:`NodeLabels`; the multiclass structure uses
-:func:`weighted_zero_one_losses`), and the token kernels' weight layout
-(:class:`NodeWeights`)."""
+multiclass, the label tree, the monotone alignment, the pruned chain, dependency trees),
+with a part per unit and label, decoding (:class:`NodeLabels`), and the token kernels'
+weight layout (:class:`NodeWeights`)."""
 
 import numpy as np
 
@@ -10,7 +9,7 @@ from ._base import BaseStructure
 from ._batch import check_part_vector, check_state_weights
 from ._token_kernels import feature_major, label_major
 
-__all__ = ["LabelledParts", "NodeLabels", "NodeWeights", "weighted_zero_one_losses"]
+__all__ = ["LabelledParts", "NodeLabels", "NodeWeights"]
 
 
 class LabelledParts(BaseStructure):
@@ -66,36 +65,3 @@ class NodeWeights(BaseStructure):
 
     def contract_weights(self, batch, w_kernel):
         return label_major(w_kernel, batch.n_states, batch.n_features)
-
-
-def weighted_zero_one_losses(Y, loss_weights, n_states, owner):
-    """Loss ``loss_weights[Y[i]] * [k != Y[i]]`` of giving unit ``i`` state ``k``.
-
-    Parameters
-    ----------
-    Y : ndarray of int64 of shape (n_units,)
-        True states, already validated.
-    loss_weights : array-like of shape (n_states,) or None
-        Cost of a mistake on a unit of each true state; ``None`` is the 0/1 loss.
-    n_states : int
-        Number of states ``K``.
-    owner : str
-        Name of the structure, quoted in error messages.
-
-    Returns
-    -------
-    losses : ndarray of shape (n_units, n_states)
-        One row of part losses per unit.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_struct.structures._node_labels import weighted_zero_one_losses
-    >>> weighted_zero_one_losses(np.array([0, 2]), [1.0, 1.0, 3.0], 3, "example")
-    array([[0., 1., 1.],
-           [3., 3., 0.]])
-    """
-    weights = check_state_weights(loss_weights, n_states, owner)
-    losses = np.repeat(weights[Y][:, None], n_states, axis=1)
-    losses[np.arange(len(Y)), Y] = 0.0
-    return losses

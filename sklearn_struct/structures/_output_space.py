@@ -146,6 +146,21 @@ class OutputSpace:
         """
         return self.structure
 
+    def training_structure(self):
+        """The structure whose inference a learner runs while fitting.
+
+        A structure with constraints that only apply to decoding (a chain's
+        allowed transitions without ``constrain_training``) gives a new one
+        without them; predictions use the structure itself.
+
+        Returns
+        -------
+        structure : BaseStructure
+            By default the structure itself.  It builds the same batches and weight
+            layout.
+        """
+        return self.structure
+
     def score(self, batch, Y_pred, Y_true, sample_weight=None):
         """Score of predicted outputs against the truth (the estimators' ``score``).
 

@@ -458,7 +458,10 @@ def dp_argmax(data, i, scores, y_out):
     n_nodes, max_edges = hypergraph_size_op(data, i)  # noqa: F821 (bound by specialize)
     edges = np.empty((max_edges, 5), dtype=np.int64)
     edges = edges[:hypergraph_op(data, i, edges)]  # noqa: F821
-    _, back, start, _ = _best_derivations(edges, n_nodes, scores, 1)
+    _, back, start, found = _best_derivations(edges, n_nodes, scores, 1)
+    if found[n_nodes - 1] == 0:  # no derivation of finite score
+        y_out[:] = -1
+        return
     z = np.zeros(scores.shape[0])
     derivation_parts(edges, back, start, n_nodes - 1, 0, np.empty((n_nodes, 2), dtype=np.int64),
                      z)

@@ -40,13 +40,15 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .chain._kernels import (chain_blocks, chain_forward_backward, chain_log_partition,
-                             chain_viterbi)
+from .chain._kernels import (LOG_PARTITION, MARGINALS, chain_batch_inference,
+                             chain_blocks, chain_forward_backward, chain_gather_parts,
+                             chain_log_partition, chain_scatter_parts, chain_viterbi,
+                             csr_add_node_features, csr_node_scores)
 from ._batch import kernel_array
 from ._kernel import KernelOps
 
-__all__ = ["TOKEN_KERNEL_OPS", "TokenData", "feature_major", "label_major", "token_features",
-           "token_kernel_data"]
+__all__ = ["CHAIN_KERNEL_OPS", "MULTICLASS_KERNEL_OPS", "TokenData", "feature_major",
+           "kernel_rows", "label_major", "token_features", "token_kernel_data"]
 
 
 class TokenData(NamedTuple):
@@ -472,13 +474,85 @@ def token_gram(values, indices, indptr, dense_width, n_features, unit_offsets):
     return gram, gram_offsets
 
 
-TOKEN_KERNEL_OPS = KernelOps(
+# ------------------------------------------------------------- batch loops
+# A batch's node scores are one matrix product (dense features) or one pass over its
+# CSR rows, and a chain batch's examples share one exponentiated transition matrix: these
+# loops replace the generic ones of ``_generic_kernels`` (same signatures).
+
+@njit(cache=True, nogil=True, inline="always")
+def _scaled(w, scale):
+    """``w`` times ``scale`` (``w`` itself when ``scale`` is empty), as a loop (an array
+    expression compiles its shape check's message)."""
+    if scale.shape[0] == 0:
+        return w
+    out = np.empty(w.shape[0])
+    for j in range(w.shape[0]):
+        out[j] = w[j] * scale[j]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def token_batch_part_scores(data, part_offsets, w, scale, out):
+    K, d, n_tokens = data.n_states, data.n_features, data.unit_offsets[-1]
+    weights = _scaled(w, scale)
+    W = weights[:d * K].reshape((d, K))
+    node = np.empty((n_tokens, K))
+    if data.dense_width > 0:
+        np.dot(data.values.reshape((n_tokens, d)), W, node)
+    else:
+        csr_node_scores(data.values, data.indices, data.indptr, 0, n_tokens, W, node)
+    chain_scatter_parts(node, weights[d * K:], data.unit_offsets, part_offsets, out)
+
+
+@njit(cache=True, nogil=True)
+def token_batch_add_features(data, part_offsets, z, sample_weight, scale, w):
+    K, d, n_tokens = data.n_states, data.n_features, data.unit_offsets[-1]
+    if sample_weight.shape[0] == 0:
+        sample_weight = np.ones(part_offsets.shape[0] - 1)
+    node = np.empty((n_tokens, K))
+    tail = np.empty(w.shape[0] - d * K)
+    chain_gather_parts(z, data.unit_offsets, part_offsets, sample_weight, node, tail)
+    added = np.zeros(w.shape[0])
+    if data.dense_width > 0:
+        np.dot(data.values.reshape((n_tokens, d)).T, node, added[:d * K].reshape((d, K)))
+    else:
+        csr_add_node_features(data.values, data.indices, data.indptr, 0, n_tokens, node, 1.0,
+                              added[:d * K].reshape((d, K)))
+    for e in range(tail.shape[0]):
+        added[d * K + e] = tail[e]
+    added = _scaled(added, scale)
+    for j in range(w.shape[0]):
+        w[j] += added[j]
+
+
+@njit(cache=True, nogil=True)
+def chain_batch_marginals(data, part_offsets, theta, mu, log_partition):
+    chain_batch_inference(MARGINALS, theta, data.unit_offsets, part_offsets, data.n_states,
+                          data.start_end, data.bias, log_partition, mu)
+
+
+@njit(cache=True, nogil=True)
+def chain_batch_log_partition(data, part_offsets, theta, log_partition):
+    chain_batch_inference(LOG_PARTITION, theta, data.unit_offsets, part_offsets, data.n_states,
+                          data.start_end, data.bias, log_partition, np.empty(0))
+
+
+_PER_EXAMPLE = dict(
     part_scores=token_part_scores, add_features=token_add_features,
     marginals=token_marginals, log_partition=token_log_partition, argmax=token_argmax,
-    encode=token_encode, project=token_project, add_features_norm=token_add_features_norm,
+    encode=token_encode, add_features_norm=token_add_features_norm,
     part_scores_at=token_part_scores_at, add_features_at=token_add_features_at,
     hypergraph_size=token_hypergraph_size, hypergraph=token_hypergraph, decode=token_decode,
-)
+    batch_part_scores=token_batch_part_scores, batch_add_features=token_batch_add_features)
+
+#: The chain's operations: no projection, and its batch inference in one loop.
+CHAIN_KERNEL_OPS = KernelOps(
+    **_PER_EXAMPLE, batch_marginals=chain_batch_marginals,
+    batch_log_partition=chain_batch_log_partition)
+
+#: Multiclass: a sample is a chain of one token without transitions (a softmax), whose
+#: relaxed output polytope is the simplex.
+MULTICLASS_KERNEL_OPS = KernelOps(**_PER_EXAMPLE, project=token_project)
 
 
 #: Dense token features with at most this fraction of non-zero values reach the kernels
@@ -489,23 +563,32 @@ TOKEN_KERNEL_OPS = KernelOps(
 SPARSE_KERNEL_DENSITY = 0.5
 
 
+def kernel_rows(X):
+    """Token features ``X`` (dense or CSR) in the form the kernels read: CSR with writable
+    float64 values and int32 indices (int64 only past 2**31 - 1) when sparse or mostly
+    zero (``SPARSE_KERNEL_DENSITY``), else a C-contiguous float64 matrix.
+
+    numba compiles every kernel again for a read-only array (a memory map) or 64-bit
+    sparse indices; batches keep their rows in this form, so that their kernel data is
+    a view of them.
+    """
+    if not sp.issparse(X) and np.count_nonzero(X) > SPARSE_KERNEL_DENSITY * X.size:
+        return kernel_array(X)
+    # (a dense matrix without columns travels as CSR with empty rows: dense_width == 0
+    # is the kernels' CSR flag)
+    X = sp.csr_matrix(X)
+    index = np.int32 if max(X.nnz, X.shape[1]) <= np.iinfo(np.int32).max else np.int64
+    return sp.csr_matrix((kernel_array(X.data, np.float64), kernel_array(X.indices, index),
+                          kernel_array(X.indptr, index)), shape=X.shape)
+
+
 def token_features(X):
     """``(values, indices, indptr, dense_width)``: token features ``X`` (dense or CSR) as
-    the kernels read them; mostly-zero dense features become CSR (``SPARSE_KERNEL_DENSITY``).
-
-    The arrays have the types that the kernels were compiled for: writable float64 values
-    and int32 indices (int64 only past 2**31 - 1), since numba compiles every kernel
-    again for a read-only array (a memory map) or 64-bit sparse indices.
-    """
-    if sp.issparse(X) or np.count_nonzero(X) <= SPARSE_KERNEL_DENSITY * X.size:
-        # (a dense matrix without columns travels as CSR with empty rows: dense_width == 0
-        # is the kernels' CSR flag)
-        X = sp.csr_matrix(X)
-        index = np.int32 if max(X.nnz, X.shape[1]) <= np.iinfo(np.int32).max else np.int64
-        return (kernel_array(X.data, np.float64), kernel_array(X.indices, index),
-                kernel_array(X.indptr, index), 0)
-    return (kernel_array(X.reshape(-1), np.float64), np.zeros(0, dtype=np.int32),
-            np.zeros(0, dtype=np.int32), X.shape[1])
+    the kernels read them (:func:`kernel_rows`)."""
+    X = kernel_rows(X)
+    if sp.issparse(X):
+        return X.data, X.indices, X.indptr, 0
+    return X.reshape(-1), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), X.shape[1]
 
 
 def token_kernel_data(X, unit_offsets, n_states, chain, start_end, training, bias=None):
@@ -563,5 +646,5 @@ def _blocked_transpose(w, rows, columns, out):
             source = r * columns
             for j in range(first, last):
                 out[j * rows + r] = w[source + j]
-    head = rows * columns
-    out[head:] = w[head:]
+    for j in range(rows * columns, w.shape[0]):  # (a slice assignment compiles a message)
+        out[j] = w[j]

@@ -195,7 +195,7 @@ def test_objective_never_increases(estimator):
     assert model.latent_objective_ == objective[-1]
     assert set(model.history_) >= {"objective", "primal", "dual", "gap", "passes", "seconds"}
     # the recorded objective is the latent objective of the fitted weights
-    chain = model.structure_.training_structure()
+    chain = model.structure_.output_space().training_structure()
     batch = chain.make_batch(X, n_states=3)
     Y, allowed = model._codec.encode_partial(batch, partial)
     bias = chain.output_space().partial_label_scores(batch, allowed)
@@ -224,7 +224,7 @@ def test_latent_solver_with_every_label_known_reaches_the_ordinary_optimum(loss)
     X, y, _ = _data()
     estimator = EGCRF if loss == "log" else EGStructuredSVM
     ordinary = _fit(estimator(C=1.0, random_state=0, tol=1e-6, max_iter=2000), X, y)
-    chain = ordinary.structure_.training_structure()
+    chain = ordinary.structure_.output_space().training_structure()
     batch = chain.make_batch(X, n_states=3)
     Y = ordinary._codec.encode(batch, y)
     allowed = np.zeros((len(Y), 3), bool)
@@ -259,7 +259,7 @@ def test_em_reaches_the_latent_crf_optimum_of_lbfgs():
     C = 3.0
     model = _fit(EGCRF(C=C, random_state=0, tol=1e-6, max_iter=500, max_latent_iter=200),
                  X, partial)
-    chain = model.structure_.training_structure()
+    chain = model.structure_.output_space().training_structure()
     batch = chain.make_batch(X, n_states=3)
     _, allowed = model._codec.encode_partial(batch, partial)
     enumerated = _enumerated(chain, batch)

@@ -162,8 +162,11 @@ def test_needs_argmax_kernels_not_marginals():
         marginals = None
         kernel_ops = MulticlassStructure.kernel_ops.without("marginals")
 
-    class NoArgmaxKernel(MulticlassStructure):
+    class NoArgmaxKernel(MulticlassStructure):  # a batch argmax, but no kernel of it
         kernel_ops = MulticlassStructure.kernel_ops.without("argmax")
+
+        def argmax(self, batch, scores):
+            return scores.reshape(batch.n_samples, -1).argmax(axis=1)
 
     X, y = make_flat(n=40, seed=4)
     reference = EGStructuredSVM(solver="working_set", tol=1e-6, max_iter=300,

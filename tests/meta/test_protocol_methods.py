@@ -9,7 +9,9 @@ derived once, not written again.  ``feature_bounds``, the dual extragradient's o
 step-size geometry, is counted apart.  The kernels (``kernel_ops``) and private helpers
 (``_batch``, ``_labelled_parts``) are not counted.
 
-The exceptions below may shrink but not grow: each names its count and why.
+A structure's fast path is numba too: its own loops over a batch (``KernelOps`` batch
+loops, the chain's forward-backward) and its own kernels (CKY, the labelled-bracket loss of
+a grammar), none of them a protocol method.
 """
 
 import inspect
@@ -24,18 +26,6 @@ MOST = 4
 APART = {"feature_bounds"}
 PROTOCOL = {name for name, _ in inspect.getmembers(BaseStructure, inspect.isfunction)
             if not name.startswith("_")} - {"supports", "check_supports"} - APART
-
-#: Structures above MOST, with their count and why; a count may only go down.
-KNOWN_EXCEPTIONS = {
-    "ChainStructure": (11, "its fast path: hand-written scaled forward-backward and Viterbi "
-                           "(argmax, marginals, log_partition), vectorised scores, features "
-                           "and encoding, constraints that only decoding keeps "
-                           "(training_structure)"),
-    "MulticlassStructure": (12, "a flat classifier, every operation one vectorised matrix "
-                                "product (no per-example loop), and its own projection"),
-    "WeightedCFGStructure": (7, "CKY's own argmax, trees decoded from anchored rules, and the "
-                                "labelled-bracket loss, which is not a Hamming loss over units"),
-}
 
 
 def _dp_structures():
@@ -67,20 +57,11 @@ def test_the_dynamic_programs_are_found():
 @pytest.mark.parametrize("name", sorted(_dp_structures()))
 def test_dp_structure_writes_at_most_four_protocol_methods(name):
     own = _own_protocol_methods(getattr(structures, name))
-    most, why = KNOWN_EXCEPTIONS.get(name, (MOST, None))
-    assert len(own) <= most, (
-        f"{name} writes {len(own)} protocol methods ({', '.join(own)}), at most {most}; "
+    assert len(own) <= MOST, (
+        f"{name} writes {len(own)} protocol methods ({', '.join(own)}), at most {MOST}; "
         "derive what can be derived (take from the batch's declared fields, Hamming losses "
-        "from LabelledParts, make_batch from SequenceInputs)")
-    if why is not None:
-        assert len(own) > MOST, (f"{name} is down to {len(own)} protocol methods: remove it "
-                                 "from KNOWN_EXCEPTIONS")
-        assert len(own) == most, (f"{name} writes {len(own)} protocol methods: lower its "
-                                  f"count in KNOWN_EXCEPTIONS from {most}")
-
-
-def test_exceptions_name_dynamic_programs():
-    assert set(KNOWN_EXCEPTIONS) <= set(_dp_structures())
+        "from LabelledParts, make_batch from SequenceInputs, a fast batch path as a KernelOps "
+        "batch loop)")
 
 
 def test_count_reads_own_methods_only():

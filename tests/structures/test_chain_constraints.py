@@ -247,13 +247,13 @@ def test_scheme_resolution_and_training_structure():
     resolved = structure.output_space().for_classes(np.array(["B-X", "I-X", "O"]))
     assert structure.allowed_transitions == "IOB2"  # not modified
     np.testing.assert_array_equal(resolved.allowed_start, [True, False, True])
-    unconstrained = resolved.training_structure()
+    unconstrained = resolved.output_space().training_structure()
     assert unconstrained.allowed_transitions is None and unconstrained.allowed_start is None
     plain = ChainStructure().output_space().for_classes([0, 1])
-    assert plain.training_structure().allowed_end is None
+    assert plain.output_space().training_structure().allowed_end is None
     kept = ChainStructure(allowed_transitions="IOB2", constrain_training=True
                           ).output_space().for_classes(["B-X", "I-X", "O"])
-    assert kept.training_structure() is kept
+    assert kept.output_space().training_structure() is kept
 
 
 def iob2_instances(rng):

@@ -24,24 +24,21 @@ decoded, and ``check_outputs`` rejects them.
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _kernels as kernels
 from .._output_space import LabelledUnits
-from .._token_kernels import TOKEN_KERNEL_OPS, token_kernel_data
+from .._token_kernels import CHAIN_KERNEL_OPS, kernel_rows, token_kernel_data
 from .._batch import (
     Batch,
     example_column_norms,
     check_encoded_states,
-    check_n_states,
     check_part_vector,
-    check_sample_weight,
     offsets_from_lengths,
     ragged_positions,
-    stack_ragged_rows,
 )
 from ..._chunk_tags import chunk_constraints
 from .._node_labels import NodeLabels, NodeWeights
+from .._sequences import SequenceInputs
 
 __all__ = ["ChainBatch", "ChainStructure"]
 
@@ -114,7 +111,7 @@ class ChainBatch(Batch):
         return np.diff(self.unit_offsets)
 
 
-class ChainStructure(NodeLabels, NodeWeights):
+class ChainStructure(SequenceInputs, NodeLabels, NodeWeights):
     """First-order linear chain with per-token features and label transitions.
 
     The score of a labelling ``y`` of a sequence ``x`` is::
@@ -162,7 +159,8 @@ class ChainStructure(NodeLabels, NodeWeights):
         of the constrained output set, whose training labels must then obey
         the constraints), or only decoding and the marginals of the fitted
         model do (as CRFsuite users usually do; the model is trained as an
-        unconstrained chain).  Estimators ask :meth:`training_structure`.
+        unconstrained chain).  Estimators ask the output space's
+        ``training_structure``.
 
     See Also
     --------
@@ -185,7 +183,7 @@ class ChainStructure(NodeLabels, NodeWeights):
       runs forward-backward.  ``project`` is not supported.
     * With constraints, ``check_outputs`` rejects labellings they forbid
       (naming the sequence and position); ``for_classes`` resolves a scheme
-      name into masks, and ``training_structure`` drops the constraints
+      name into masks, and its ``training_structure`` drops the constraints
       unless ``constrain_training``.
 
     Examples
@@ -235,8 +233,7 @@ class ChainStructure(NodeLabels, NodeWeights):
 allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  True]))
     """
 
-    # every parts operation except the projection
-    kernel_ops = TOKEN_KERNEL_OPS.without("project")
+    kernel_ops = CHAIN_KERNEL_OPS
 
     def __init__(self, start_end=True, loss_weights=None, allowed_transitions=None,
                  allowed_start=None, allowed_end=None, constrain_training=False):
@@ -261,20 +258,6 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
         return f"ChainStructure({', '.join(shown)})"
 
     # ---------------------------------------------------------- constraints
-    def training_structure(self):
-        """The chain that learning runs its inference on: without the constraints
-        unless ``constrain_training``.
-
-        Returns
-        -------
-        structure : ChainStructure
-            ``self`` when unconstrained or with ``constrain_training=True``, else
-            a new chain without constraints.
-        """
-        if self.constrain_training or not self._has_constraints():
-            return self
-        return type(self)(start_end=self.start_end, loss_weights=self.loss_weights)
-
     def _has_constraints(self):
         return any(mask is not None for mask in
                    (self.allowed_transitions, self.allowed_start, self.allowed_end))
@@ -339,48 +322,16 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
                 "allowed_end.")
 
     # ------------------------------------------------------------------ data
-    def make_batch(self, X, n_states=None):
-        """Validate a list of sequences and stack their tokens into a batch.
-
-        Dense sequences are stacked into one C-contiguous float64 array; as
-        soon as one sequence is sparse, all are stacked as one CSR matrix.
-        The inputs are never modified.
-
-        Parameters
-        ----------
-        X : list of array-like or sparse matrices of shape (T_i, n_features)
-            One 2-D matrix per sequence, one row per token, ``T_i >= 1``, all
-            with the same number of columns; finite values.
-        n_states : int
-            Number of labels ``K`` (required despite the default).
-
-        Returns
-        -------
-        batch : ChainBatch
-            The stacked tokens with their token and part offsets.
-
-        Raises
-        ------
-        ValueError
-            If a sequence is empty, has a different number of columns from the
-            first one or holds NaN or infinity (naming the sequence), if
-            ``n_states`` is missing or below 1, if a constraint mask does not
-            have ``n_states`` labels, or if the constraints allow no labelling
-            of some sequence's length (naming it).
-        TypeError
-            If ``X`` is not a list of 2-D numeric matrices, ``n_states`` not an
-            integer, ``start_end`` not a bool or a constraint mask not boolean.
+    def _batch(self, X, unit_offsets, n_states, start_end=None):
+        """The batch of the stacked token rows (``make_batch`` checks the settings and
+        that the constraints allow every length; ``take`` passes the batch's ``start_end``).
         """
-        name = type(self).__name__
-        n_states = check_n_states(n_states, name)
-        if not isinstance(self.start_end, (bool, np.bool_)):
-            raise TypeError(f"{name}: start_end must be a bool, got {self.start_end!r}.")
-        rows, unit_offsets = stack_ragged_rows(X, what="sequence")
-        self._check_feasible(np.diff(unit_offsets), n_states)
-        return self._batch(rows, unit_offsets, n_states, bool(self.start_end))
-
-    @staticmethod
-    def _batch(X, unit_offsets, n_states, start_end):
+        if start_end is None:
+            if not isinstance(self.start_end, (bool, np.bool_)):
+                raise TypeError(f"{type(self).__name__}: start_end must be a bool, got "
+                                f"{self.start_end!r}.")
+            start_end = bool(self.start_end)
+            self._check_feasible(np.diff(unit_offsets), n_states)
         K = n_states
         lengths = np.diff(unit_offsets)
         extra = K * K + (2 * K if start_end else 0)
@@ -388,7 +339,7 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
         owner, positions = ragged_positions(unit_offsets)
         n_features = X.shape[1]
         return ChainBatch(
-            X=X,
+            X=kernel_rows(X),
             n_states=K,
             start_end=start_end,
             n_samples=len(lengths),
@@ -446,46 +397,6 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
             return W, transition, w[p:p + K], w[p + K:p + 2 * K]
         return W, transition, np.zeros(K), np.zeros(K)
 
-    # ------------------------------------------------------- parts operations
-    def part_scores(self, batch, w):
-        W, transition, start, end = self.split_weights(batch, w)
-        node = np.empty((batch.X.shape[0], batch.n_states))
-        if sp.issparse(batch.X):
-            X = batch.X
-            kernels.csr_node_scores(X.data, X.indices, X.indptr, 0, X.shape[0],
-                                    np.ascontiguousarray(W.T), node)
-        else:
-            kernels.dense_node_scores(batch.X, W, node)
-        scores = np.empty(batch.part_offsets[-1])
-        tail = np.concatenate([transition.ravel()] + ([start, end] if batch.start_end else []))
-        kernels.chain_scatter_parts(node, tail, batch.unit_offsets, batch.part_offsets, scores)
-        return scores
-
-    def expected_features(self, batch, z, sample_weight=None):
-        self._check_batch(batch)
-        name = type(self).__name__
-        z = check_part_vector(z, batch.part_offsets[-1], name, "z")
-        sample_weight = check_sample_weight(sample_weight, batch.n_samples, name)
-        K = batch.n_states
-        node = np.empty((batch.X.shape[0], K))
-        tail = np.empty(batch.n_weights - K * batch.n_features)
-        kernels.chain_gather_parts(
-            z, batch.unit_offsets, batch.part_offsets,
-            np.ones(batch.n_samples) if sample_weight is None else sample_weight, node, tail)
-        if sp.issparse(batch.X):
-            X = batch.X
-            W_features = np.zeros((batch.n_features, K))
-            kernels.csr_add_node_features(X.data, X.indices, X.indptr, 0, X.shape[0], node,
-                                          1.0, W_features)
-            W = W_features.T
-        else:
-            W = np.zeros((K, batch.n_features))
-            kernels.dense_add_node_features(batch.X, node, 1.0, W)
-        out = np.empty(batch.n_weights)  # (no W.ravel() copy beside it: one vector less)
-        out[:W.size].reshape(W.shape[0], -1)[...] = W
-        out[W.size:] = tail
-        return out
-
     def check_outputs(self, batch, Y):
         self._check_batch(batch)
         name = type(self).__name__
@@ -511,71 +422,6 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
             raise ValueError(f"{name}: sequence {owner[unit]}, position {positions[unit]}: {what}; "
                              "labels are state indices (positions in classes_).")
         return Y
-
-    def encode(self, batch, Y):
-        Y = self.check_outputs(batch, Y)
-        K = batch.n_states
-        z = np.zeros(int(batch.part_offsets[-1]))
-        z[batch.node_part_starts + Y] = 1.0  # one node part per token
-        # consecutive tokens of the same sequence: every token that is not a sequence's last
-        follows = np.ones(len(Y), dtype=bool)
-        follows[batch.unit_offsets[1:] - 1] = False
-        previous = np.flatnonzero(follows)
-        owner, _ = ragged_positions(batch.unit_offsets)
-        # a transition part counts every position that takes it
-        np.add.at(z, batch.transition_part_starts[owner[previous]] + Y[previous] * K
-                  + Y[previous + 1], 1.0)
-        if batch.start_end:
-            start_index = batch.transition_part_starts + K * K
-            z[start_index + Y[batch.unit_offsets[:-1]]] = 1.0
-            z[start_index + K + Y[batch.unit_offsets[1:] - 1]] = 1.0
-        return z
-
-    def _batch_inference(self, task, batch, scores):
-        """One task of the batch engine over every sequence: per-sequence values (log Z or
-        the best score), the marginals and the best labels (empty unless asked for)."""
-        scores = self._check_scores(batch, scores)
-        values = np.empty(batch.n_samples)
-        mu = np.empty_like(scores) if task == kernels.MARGINALS else np.empty(0)
-        labels = np.empty(batch.unit_offsets[-1] if task == kernels.VITERBI else 0,
-                          dtype=np.int64)
-        kernels.chain_batch_inference(task, scores, batch.unit_offsets, batch.part_offsets,
-                                      batch.n_states, batch.start_end,
-                                      self._constraint_bias(batch.n_states), values, mu, labels)
-        return values, mu, labels
-
-    def argmax(self, batch, scores):
-        return self._batch_inference(kernels.VITERBI, batch, scores)[2]
-
-    def marginals(self, batch, scores):
-        """Part marginals and log-partition of every sequence (forward-backward).
-
-        The chain's distribution is ``p(y) ~ exp(sum_{r in y} scores_r)``, with
-        the transition score counted once per position where the pair occurs.
-        Per-position edge marginals are available from :meth:`edge_marginals`.
-
-        Parameters
-        ----------
-        batch : ChainBatch
-            A batch returned by :meth:`make_batch`.
-        scores : array-like of shape (n_parts_total,)
-            Part scores, flat, e.g. from :meth:`part_scores`.
-
-        Returns
-        -------
-        mu : ndarray of shape (n_parts_total,)
-            Node marginals ``p(y_t = k)``, transition marginals summed over
-            positions (expected transition counts, adding up to ``T_i - 1``
-            per sequence), start/end marginals ``p(y_0 = k)`` /
-            ``p(y_{T-1} = k)``.
-        log_partition : ndarray of shape (n_samples,)
-            ``log Z_i`` of every sequence.
-        """
-        log_z, mu, _ = self._batch_inference(kernels.MARGINALS, batch, scores)
-        return mu, log_z
-
-    def log_partition(self, batch, scores):
-        return self._batch_inference(kernels.LOG_PARTITION, batch, scores)[0]
 
     def edge_marginals(self, batch, scores):
         """Per-position edge marginals ``p(y_t = a, y_{t+1} = b)`` of every sequence.
@@ -701,6 +547,21 @@ class ChainOutputs(LabelledUnits):
         except (TypeError, ValueError) as error:
             raise type(error)(f"{name}(allowed_transitions={scheme!r}): {error}") from None
         return type(chain)(**{**chain._params(), **masks})
+
+    def training_structure(self):
+        """The chain that learning runs its inference on: without the constraints
+        unless ``constrain_training``.
+
+        Returns
+        -------
+        structure : ChainStructure
+            The chain itself when unconstrained or with ``constrain_training=True``,
+            else a new chain without constraints.
+        """
+        chain = self.structure
+        if chain.constrain_training or not chain._has_constraints():
+            return chain
+        return type(chain)(start_end=chain.start_end, loss_weights=chain.loss_weights)
 
     def weight_attributes(self, batch, w):
         W, transition, start, end = self.structure.split_weights(batch, w)

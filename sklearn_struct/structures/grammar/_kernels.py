@@ -386,3 +386,35 @@ def cfg_decode(data, i, z, y_out):
             if z[best] > 0.5 and unit < y_out.shape[0]:
                 y_out[unit] = best
                 unit += 1
+
+
+@njit(cache=True, nogil=True)
+def cfg_part_losses(data, i, y, out):
+    """The paper's loss of each part against the true derivation ``y``: 0 where the part's
+    labelled constituent (its symbol over its span) is one of ``y``'s, else 1."""
+    tok0, n, lex_base = _sentence(data, i)
+    binary_rules, lexical_rules = data.binary_rules, data.lexical_rules
+    lexical_offsets, n_rules = data.lexical_offsets, data.binary_rules.shape[0]
+    gold = np.zeros((n, n + 1, data.n_symbols), dtype=np.bool_)
+    for position in range(n):
+        tag = data.tokens[tok0 + position, 1]
+        rule = y[position] - lex_base[position] + lexical_offsets[tag]
+        gold[position, position + 1, lexical_rules[rule, 0]] = True
+    for length in range(2, n + 1):  # a binary unit's span: the block that holds its part
+        for s in range(0, n - length + 1):
+            first = binary_offset(s, s + length, n, n_rules)
+            for u in range(n, y.shape[0]):
+                local = y[u] - first
+                if 0 <= local < (length - 1) * n_rules:
+                    gold[s, s + length, binary_rules[local % n_rules, 0]] = True
+    for length in range(2, n + 1):
+        for s in range(0, n - length + 1):
+            first = binary_offset(s, s + length, n, n_rules)
+            for local in range((length - 1) * n_rules):
+                known = gold[s, s + length, binary_rules[local % n_rules, 0]]
+                out[first + local] = 0.0 if known else 1.0
+    for position in range(n):
+        tag = data.tokens[tok0 + position, 1]
+        for rule in range(lexical_offsets[tag], lexical_offsets[tag + 1]):
+            known = gold[position, position + 1, lexical_rules[rule, 0]]
+            out[lex_base[position] + rule - lexical_offsets[tag]] = 0.0 if known else 1.0

@@ -7,11 +7,11 @@ import numpy as np
 
 from .._base import BaseStructure
 from .._output_space import OutputSpace
-from .._batch import check_part_vector, offsets_from_lengths
+from .._batch import offsets_from_lengths
 from ._kernels import (
     GrammarData,
     cfg_add_features, cfg_argmax, cfg_decode, cfg_encode, cfg_hypergraph, cfg_hypergraph_size,
-    cfg_marginals, cfg_part_scores, n_binary_parts)
+    cfg_marginals, cfg_part_losses, cfg_part_scores, n_binary_parts)
 from ._grammar import Grammar
 from ._tree import Tree, tree_problem
 from .._kernel import KernelOps
@@ -288,6 +288,7 @@ class WeightedCFGStructure(BaseStructure):
 
     kernel_ops = KernelOps(part_scores=cfg_part_scores, add_features=cfg_add_features,
                            marginals=cfg_marginals, argmax=cfg_argmax, encode=cfg_encode,
+                           part_losses=cfg_part_losses,
                            hypergraph_size=cfg_hypergraph_size, hypergraph=cfg_hypergraph,
                            decode=cfg_decode)
 
@@ -381,55 +382,6 @@ class WeightedCFGStructure(BaseStructure):
                            len(g.nonterminals))
 
     # ----------------------------------------------------------------- parts
-    def part_losses(self, batch, Y):
-        Y = self.check_outputs(batch, Y)
-        g = self.grammar
-        n_rules = len(g.binary_rules)
-        losses = np.ones(int(batch.part_offsets[-1]))
-        for i in range(batch.n_samples):
-            n = batch.token_offsets[i + 1] - batch.token_offsets[i]
-            p0 = batch.part_offsets[i]
-            units = Y[batch.unit_offsets[i]:batch.unit_offsets[i + 1]]
-            tags = batch.tokens[batch.token_offsets[i]:batch.token_offsets[i + 1], 1]
-            gold = set()
-            n_bin = n_binary_parts(n, n_rules)
-            counts = np.diff(g.lexical_offsets)[tags]
-            lexical_base = n_bin + np.concatenate([[0], np.cumsum(counts)])
-            for position in range(n):
-                k = units[position] - lexical_base[position] + g.lexical_offsets[tags[position]]
-                gold.add((g.lexical_rules[k, 0], position, position + 1))
-            for p in units[n:]:
-                s, _, e, rule = _binary_anchor(int(p), n, n_rules)
-                gold.add((g.binary_rules[rule, 0], s, e))
-            for s, e, offset in _span_blocks(n, n_rules):
-                good = np.array([(a, s, e) in gold for a in g.binary_rules[:, 0]])
-                if good.any():
-                    losses[p0 + offset:p0 + offset + (e - s - 1) * n_rules] = np.tile(
-                        np.where(good, 0.0, 1.0), e - s - 1)
-            for position in range(n):
-                first = g.lexical_offsets[tags[position]]
-                last = g.lexical_offsets[tags[position] + 1]
-                for k in range(first, last):
-                    if (g.lexical_rules[k, 0], position, position + 1) in gold:
-                        losses[p0 + lexical_base[position] + k - first] = 0.0
-        return losses
-
-    def argmax(self, batch, scores):
-        Y = super().argmax(batch, scores)
-        failed = np.flatnonzero(Y < 0)
-        if failed.size:
-            i = int(np.searchsorted(batch.unit_offsets, failed[0], side="right") - 1)
-            raise ValueError(f"sentence {i}: no derivation under the grammar (its tag sequence "
-                             f"{batch.words[i][:6]}... cannot be combined by the binary rules "
-                             "into a root symbol).")
-        return Y
-
-    def decode(self, batch, z):
-        # the encoding of a tree scores 2n - 1 and every other tree less: CKY on z
-        # recovers it exactly, and rounds fractional vectors to a tree
-        z = check_part_vector(z, batch.part_offsets[-1], type(self).__name__, "z")
-        return self.argmax(batch, z)
-
     def rule_scores(self, batch, binary, lexical, root=None):
         """Part scores that give every anchored copy of a rule that rule's score.
 

@@ -9,25 +9,21 @@ with feature vector ``phi(x_i, (i, k)) = e_k (x) x_i``.
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
-from .._node_labels import NodeWeights, weighted_zero_one_losses
+from .._node_labels import NodeLabels, NodeWeights
 from .._output_space import LabelledUnits
-from .._token_kernels import TOKEN_KERNEL_OPS, token_kernel_data
+from .._token_kernels import MULTICLASS_KERNEL_OPS, kernel_rows, token_kernel_data
 from .._batch import (
     Batch,
     example_column_norms,
     check_encoded_states,
     check_feature_rows,
     check_n_states,
-    check_part_vector,
-    check_sample_weight,
 )
 
 __all__ = [
     "MulticlassBatch",
     "MulticlassStructure",
-    "project_rows_onto_simplex",
 ]
 
 
@@ -69,7 +65,7 @@ class MulticlassBatch(Batch):
     shared = ("n_states",)
 
 
-class MulticlassStructure(NodeWeights):
+class MulticlassStructure(NodeLabels, NodeWeights):
     """One part per class: a flat ``K``-class linear classifier as a structure.
 
     Parts of sample ``i`` are the ``K`` pairs ``(i, k)``, laid out at
@@ -126,7 +122,8 @@ class MulticlassStructure(NodeWeights):
     array([1. , 0. , 0. , 0.5, 0.5, 0. ])
     """
 
-    kernel_ops = TOKEN_KERNEL_OPS
+    kernel_ops = MULTICLASS_KERNEL_OPS
+    accepts_forbidden_parts = False
 
     def __init__(self, loss_weights=None):
         self.loss_weights = loss_weights
@@ -171,7 +168,7 @@ class MulticlassStructure(NodeWeights):
         n_samples, n_features = X.shape
         units = np.arange(n_samples + 1, dtype=np.int64)
         return MulticlassBatch(
-            X=X,
+            X=kernel_rows(X),
             n_states=n_states,
             n_samples=n_samples,
             n_features=n_features,
@@ -180,51 +177,10 @@ class MulticlassStructure(NodeWeights):
             n_weights=n_states * n_features,
         )
 
-    # ------------------------------------------------------- parts operations
-    def part_scores(self, batch, w):
-        W = self._weight_matrix(batch, w)
-        return np.asarray(batch.X @ W.T).ravel()
-
-    def expected_features(self, batch, z, sample_weight=None):
-        Z = self._part_matrix(batch, z, "z")
-        sample_weight = check_sample_weight(sample_weight, batch.n_samples, type(self).__name__)
-        if sample_weight is not None:
-            Z = Z * sample_weight[:, None]
-        if sp.issparse(batch.X):
-            return np.asarray(batch.X.T @ Z).T.ravel()
-        return (Z.T @ batch.X).ravel()
-
-    def encode(self, batch, Y):
-        Y = self.check_outputs(batch, Y)
-        z = np.zeros((batch.n_samples, batch.n_states))
-        z[np.arange(batch.n_samples), Y] = 1.0
-        return z.ravel()
-
-    def decode(self, batch, z):
-        return self._part_matrix(batch, z, "z").argmax(axis=1)
-
     def check_outputs(self, batch, Y):
         return check_encoded_states(Y, batch.unit_offsets, batch.n_states, type(self).__name__)
 
-    def part_losses(self, batch, Y):
-        Y = self.check_outputs(batch, Y)
-        return weighted_zero_one_losses(
-            Y, self.loss_weights, batch.n_states, type(self).__name__
-        ).ravel()
-
-    def argmax(self, batch, scores):
-        return self._part_matrix(batch, scores, "scores").argmax(axis=1)
-
-    def marginals(self, batch, scores):
-        S = self._part_matrix(batch, scores, "scores")
-        shift = S.max(axis=1, keepdims=True)
-        exp_scores = np.exp(S - shift)
-        total = exp_scores.sum(axis=1, keepdims=True)
-        return (exp_scores / total).ravel(), (shift + np.log(total)).ravel()
-
-    def project(self, batch, v, warm_start=None):
-        return project_rows_onto_simplex(self._part_matrix(batch, v, "v")).ravel()
-
+    # ------------------------------------------------------------ parts
     def feature_bounds(self, batch, geometry):
         if geometry != "entropic":
             self._unsupported("feature_bounds")
@@ -240,51 +196,14 @@ class MulticlassStructure(NodeWeights):
                                  start_end=False, training=training)
 
     # --------------------------------------------------------------- helpers
-    def _part_matrix(self, batch, v, name):
-        v = check_part_vector(v, int(batch.part_offsets[-1]), type(self).__name__, name)
-        return v.reshape(batch.n_samples, batch.n_states)
+    def _check_batch(self, batch):
+        if not isinstance(batch, MulticlassBatch):
+            raise TypeError(f"{type(self).__name__}: expected a MulticlassBatch from "
+                            f"make_batch, got {type(batch).__name__}.")
 
-    def _weight_matrix(self, batch, w):
-        w = check_part_vector(w, batch.n_weights, type(self).__name__, "weights w")
-        return w.reshape(batch.n_states, batch.n_features)
+    _node_index = staticmethod(lambda batch: _sample_parts(batch))
 
 
 def _sample_parts(batch):
     """The part of every sample and label: an ``(n_samples, n_states)`` index."""
     return np.arange(batch.n_samples * batch.n_states).reshape(batch.n_samples, batch.n_states)
-
-
-def project_rows_onto_simplex(V):
-    """Euclidean projection of every row of ``V`` onto the probability simplex.
-
-    Exact sort-based algorithm: for a row ``v`` sorted decreasingly as ``u``,
-    the projection is ``max(v - tau, 0)`` with ``tau = (sum_{j<=rho} u_j - 1) / rho``
-    and ``rho`` the largest ``j`` with ``u_j > (sum_{i<=j} u_i - 1) / j``.
-
-    Parameters
-    ----------
-    V : array-like of shape (n_rows, K)
-        The points to project, one per row.
-
-    Returns
-    -------
-    P : ndarray of shape (n_rows, K)
-        Non-negative rows summing to one: ``P[i]`` is the point of the simplex
-        closest to ``V[i]``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_struct.structures.multiclass.structure import project_rows_onto_simplex
-    >>> project_rows_onto_simplex([[0.75, 0.75, 0.25], [3.0, 0.0, -1.0]])
-    array([[0.5, 0.5, 0. ],
-           [1. , 0. , 0. ]])
-    """
-    V = np.asarray(V, dtype=np.float64)
-    n_rows, K = V.shape
-    U = -np.sort(-V, axis=1)
-    thresholds = (np.cumsum(U, axis=1) - 1.0) / np.arange(1, K + 1)
-    # rho: the last j where the condition holds (it always holds for j = 1)
-    rho = K - np.argmax((U > thresholds)[:, ::-1], axis=1)
-    tau = thresholds[np.arange(n_rows), rho - 1]
-    return np.maximum(V - tau[:, None], 0.0)

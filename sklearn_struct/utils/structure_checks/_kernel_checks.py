@@ -148,18 +148,24 @@ def _feature_ops(inst, op, kdata, training, w_kernel, scale, what, rng):
 
 def _generic_loops_and_inference(inst, op, data, w, rng):
     """The rest of :func:`_kernel_ops`: the generic batch loops against the structure's
-    batch methods, and the kernels' ``encode``, ``argmax``, ``marginals``,
-    ``log_partition`` and ``project``."""
+    batch methods (its own methods or batch loops), and the kernels' ``encode``, ``argmax``,
+    ``marginals``, ``log_partition`` and ``project``."""
     s, b, n = inst.structure, inst.batch, inst.n_samples
-    # the generic batch loops (BaseStructure's defaults) against the structure's batch methods
+    # the generic batch loops (BaseStructure's defaults on the per-example operations alone)
+    # against the structure's batch methods
+    generic = s
+    if s.kernel_ops.batch_loops:  # the same structure, with its batch loops left out
+        generic = copy.copy(s)
+        generic.__class__ = type(type(s).__name__, (type(s),),
+                                 {"kernel_ops": s.kernel_ops.without(*s.kernel_ops.batch_loops)})
     z = rng.randn(inst.n_parts)
     sample_weight = rng.rand(n) + 0.5
     if kernel_provides(s, "part_scores") and s.supports("part_scores"):
-        _assert_close(BaseStructure.part_scores(s, b, w), s.part_scores(b, w),
+        _assert_close(BaseStructure.part_scores(generic, b, w), s.part_scores(b, w),
                       "part_scores of the generic loop")
     if kernel_provides(s, "add_features") and s.supports("expected_features"):
         for weights in (None, sample_weight):
-            _assert_close(BaseStructure.expected_features(s, b, z, sample_weight=weights),
+            _assert_close(BaseStructure.expected_features(generic, b, z, sample_weight=weights),
                           s.expected_features(b, z, sample_weight=weights),
                           "expected_features of the generic loop"
                           + (" with sample_weight" if weights is not None else ""))
@@ -170,7 +176,7 @@ def _generic_loops_and_inference(inst, op, data, w, rng):
                 op("encode", data, i, y_i.copy(), out)
                 _assert_close(out, inst.encodings[i][k],
                               f"kernel encode of output {y_i.tolist()} of example {i}")
-        _assert_close(BaseStructure.encode(s, b, inst.Y), s.encode(b, inst.Y),
+        _assert_close(BaseStructure.encode(generic, b, inst.Y), s.encode(b, inst.Y),
                       "encode of the generic loop")
     draws = inst.score_draws(rng)
     if kernel_provides(s, "argmax"):
@@ -179,7 +185,7 @@ def _generic_loops_and_inference(inst, op, data, w, rng):
                 y_out = np.zeros(inst.n_units_of(i), dtype=np.int64)
                 op("argmax", data, i, scores[inst.parts[i]].copy(), y_out)
                 inst.check_best_of_example(i, y_out, scores, f"kernel argmax ({what})")
-            inst.check_best(BaseStructure.argmax(s, b, scores), scores,
+            inst.check_best(BaseStructure.argmax(generic, b, scores), scores,
                             f"argmax of the generic loop ({what})")
     if kernel_provides(s, "marginals"):
         for what, scores in draws:
@@ -192,16 +198,18 @@ def _generic_loops_and_inference(inst, op, data, w, rng):
                 scratch = np.full(inst.n_parts_of(i), np.nan)
                 value = op("log_partition", data, i, scores[inst.parts[i]].copy(), scratch)
                 _assert_close(value, log_z[i], f"kernel log_partition of example {i} ({what})")
-            generic = BaseStructure.marginals(s, b, scores)
-            _assert_close(generic[0], mu, f"marginals of the generic loop ({what})")
-            _assert_close(generic[1], log_z, f"log-partition of the generic loop ({what})")
+            marginals = BaseStructure.marginals(generic, b, scores)
+            _assert_close(marginals[0], mu, f"marginals of the generic loop ({what})")
+            _assert_close(marginals[1], log_z, f"log-partition of the generic loop ({what})")
+            _assert_close(BaseStructure.log_partition(generic, b, scores), log_z,
+                          f"log_partition of the generic loop ({what})")
     if kernel_provides(s, "project"):
         v = 2.0 * rng.randn(inst.n_parts)
         for i in range(n):
             out = np.full(inst.n_parts_of(i), np.nan)
             op("project", data, i, v[inst.parts[i]].copy(), out)
             inst.check_projection(i, v[inst.parts[i]], out, "kernel project")
-        generic = BaseStructure.project(s, b, v)
+        projected = BaseStructure.project(generic, b, v)
         for i in range(n):
-            inst.check_projection(i, v[inst.parts[i]], generic[inst.parts[i]],
+            inst.check_projection(i, v[inst.parts[i]], projected[inst.parts[i]],
                                   "project of the generic loop")
