@@ -26,7 +26,7 @@ from ..preprocessing import DependencyTokenEncoder, SequenceDictVectorizer, TagD
 from ..sm import SMAdaBoostClassifier, SMLogisticRegression
 from ..structures import (
     BinaryUnitCodec, ChainStructure, DependencyTreeStructure, FlatLabelCodec, Grammar,
-    HeadsCodec, MatchingStructure, MinCutStructure, MonotoneAlignmentStructure,
+    GraphStructure, HeadsCodec, MatchingStructure, MinCutStructure, MonotoneAlignmentStructure,
     MulticlassStructure, PrunedChainStructure, SemiMarkovStructure, SiblingDependencyStructure,
     TreeCodec, TreeStructure, UnitLabelCodec, WeightedCFGStructure)
 from ..structures._targets import LabelIndex
@@ -42,7 +42,7 @@ TRANSFORMERS = (SequenceDictVectorizer, DependencyTokenEncoder, TagDictionary)
 #: Every structure of :mod:`sklearn_struct.structures`.
 STRUCTURES = (ChainStructure, PrunedChainStructure, SemiMarkovStructure, MulticlassStructure,
               TreeStructure, DependencyTreeStructure, SiblingDependencyStructure,
-              WeightedCFGStructure, MatchingStructure, MinCutStructure,
+              WeightedCFGStructure, MatchingStructure, MinCutStructure, GraphStructure,
               MonotoneAlignmentStructure)
 #: What the fitted objects hold: target codecs, label indexes, grammars, weight views.
 _HELD = (UnitLabelCodec, FlatLabelCodec, BinaryUnitCodec, HeadsCodec, TreeCodec, LabelIndex,

@@ -13,6 +13,7 @@ from .chain import ChainBatch, ChainStructure
 from .dependency import (DependencyBatch, DependencyTreeStructure, HeadsCodec,
                          SiblingDependencyStructure)
 from .grammar import Grammar, ParseBatch, TreeCodec, WeightedCFGStructure
+from .graph import GraphBatch, GraphStructure
 from .matching import MatchingBatch, MatchingStructure
 from .mincut import MinCutBatch, MinCutStructure
 from .monotone import MonotoneAlignmentStructure, MonotoneBatch
@@ -29,6 +30,7 @@ STRUCTURES = {
     "pruned_chain": PrunedChainStructure,
     "matching": MatchingStructure,
     "mincut": MinCutStructure,
+    "graph": GraphStructure,
     "dependency": DependencyTreeStructure,
     "sibling_dependency": SiblingDependencyStructure,
     "tree": TreeStructure,
@@ -51,6 +53,8 @@ __all__ = [
     "DependencyTreeStructure",
     "FlatLabelCodec",
     "Grammar",
+    "GraphBatch",
+    "GraphStructure",
     "HeadsCodec",
     "KernelOps",
     "LabelledUnits",

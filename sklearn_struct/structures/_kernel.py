@@ -88,7 +88,8 @@ KERNEL_OPERATIONS = ("part_scores", "add_features", "marginals", "log_partition"
 #: The generic batch loops that a structure may replace with its own (same signature),
 #: each with the per-example operation it must give too.
 BATCH_LOOPS = {"batch_part_scores": "part_scores", "batch_add_features": "add_features",
-               "batch_marginals": "marginals", "batch_log_partition": "log_partition"}
+               "batch_marginals": "marginals", "batch_log_partition": "log_partition",
+               "batch_argmax": "argmax"}
 
 #: What a structure's hypergraph gives (:mod:`._semiring`), unless it gives its own.
 _FROM_HYPERGRAPH = {"marginals": _semiring.dp_marginals,
@@ -121,8 +122,8 @@ part_scores_at, add_features_at : numba dispatcher, optional
         writes them (see :mod:`._semiring`) and returns their number.  Marginals,
         log-partition, argmax, k-best outputs and samples follow from them unless
         given (or excluded).
-    batch_part_scores, batch_add_features, batch_marginals, batch_log_partition : \
-numba dispatcher, optional
+    batch_part_scores, batch_add_features, batch_marginals, batch_log_partition, \
+batch_argmax : numba dispatcher, optional
         A loop over a whole batch in place of the generic one of the same name in
         :mod:`._generic_kernels` (same signature), beside the per-example operation.
     exclude : tuple of str, default=()
@@ -157,7 +158,7 @@ numba dispatcher, optional
                  add_features_norm=None, part_scores_at=None, add_features_at=None,
                  hypergraph_size=None, hypergraph=None, decode=None, batch_part_scores=None,
                  batch_add_features=None, batch_marginals=None, batch_log_partition=None,
-                 exclude=()):
+                 batch_argmax=None, exclude=()):
         given = dict(part_scores=part_scores, add_features=add_features, marginals=marginals,
                      log_partition=log_partition, argmax=argmax, encode=encode,
                      part_losses=part_losses, project=project,
@@ -170,7 +171,8 @@ numba dispatcher, optional
                 raise TypeError(f"KernelOps: {name} must be a numba @njit function, got {op!r}.")
         self.given = tuple(self.functions)
         loops = dict(batch_part_scores=batch_part_scores, batch_add_features=batch_add_features,
-                     batch_marginals=batch_marginals, batch_log_partition=batch_log_partition)
+                     batch_marginals=batch_marginals, batch_log_partition=batch_log_partition,
+                     batch_argmax=batch_argmax)
         batch_loops = {name: loop for name, loop in loops.items() if loop is not None}
         for name, loop in batch_loops.items():
             if not hasattr(loop, "py_func") or BATCH_LOOPS[name] not in self.functions:

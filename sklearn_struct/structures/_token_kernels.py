@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .chain._kernels import (LOG_PARTITION, MARGINALS, chain_batch_inference,
+from .chain._kernels import (LOG_PARTITION, MARGINALS, VITERBI, chain_batch_inference,
                              chain_blocks, chain_forward_backward, chain_gather_parts,
                              chain_log_partition, chain_scatter_parts, chain_viterbi,
                              csr_add_node_features, csr_node_scores)
@@ -528,13 +528,22 @@ def token_batch_add_features(data, part_offsets, z, sample_weight, scale, w):
 @njit(cache=True, nogil=True)
 def chain_batch_marginals(data, part_offsets, theta, mu, log_partition):
     chain_batch_inference(MARGINALS, theta, data.unit_offsets, part_offsets, data.n_states,
-                          data.start_end, data.bias, log_partition, mu)
+                          data.start_end, data.bias, log_partition, mu,
+                          np.empty(0, dtype=np.int64))
 
 
 @njit(cache=True, nogil=True)
 def chain_batch_log_partition(data, part_offsets, theta, log_partition):
     chain_batch_inference(LOG_PARTITION, theta, data.unit_offsets, part_offsets, data.n_states,
-                          data.start_end, data.bias, log_partition, np.empty(0))
+                          data.start_end, data.bias, log_partition, np.empty(0),
+                          np.empty(0, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def chain_batch_argmax(data, part_offsets, unit_offsets, scores, Y):
+    chain_batch_inference(VITERBI, scores, unit_offsets, part_offsets, data.n_states,
+                          data.start_end, data.bias, np.empty(part_offsets.shape[0] - 1),
+                          np.empty(0), Y)
 
 
 _PER_EXAMPLE = dict(
@@ -548,7 +557,7 @@ _PER_EXAMPLE = dict(
 #: The chain's operations: no projection, and its batch inference in one loop.
 CHAIN_KERNEL_OPS = KernelOps(
     **_PER_EXAMPLE, batch_marginals=chain_batch_marginals,
-    batch_log_partition=chain_batch_log_partition)
+    batch_log_partition=chain_batch_log_partition, batch_argmax=chain_batch_argmax)
 
 #: Multiclass: a sample is a chain of one token without transitions (a softmax), whose
 #: relaxed output polytope is the simplex.

@@ -26,8 +26,8 @@ row_max, node_marginals_out, transition_marginals_out) -> log_Z``
 (the CSR ones on feature-major ``(d, K)`` weights).
 
 Batch wrappers run over a whole ragged batch in one call:
-``chain_batch_inference`` (marginals or log Z, chosen by a task argument) and
-``chain_edge_marginals_batch``.  They read each example's scores
+``chain_batch_inference`` (marginals, log Z or Viterbi, chosen by a task
+argument) and ``chain_edge_marginals_batch``.  They read each example's scores
 from the flat part vector of
 :class:`~sklearn_struct.structures.ChainStructure` (node parts, then the
 ``K * K`` tied transition parts, then optionally ``K`` start and ``K`` end parts).
@@ -52,7 +52,7 @@ of their own, whose code every caller would link and optimise again.  The
 ``fastmath`` recursions (``_forward``, ``_forward_backward``) stay functions of
 their own, so that their flags do not spread to the callers' arithmetic.  Every
 function that calls them is a new compilation unit in which LLVM optimises and
-compiles their code again: hence one batch kernel for the two tasks that
+compiles their code again: hence one batch kernel for the three tasks that
 training and prediction need, not one each.  Slice assignments from arrays, array
 expressions and the ``max`` method are written as loops: numba compiles the
 message of their shape check (string formatting) or helpers of their own for
@@ -613,20 +613,22 @@ def _copy_matrix(source, out):
 
 
 #: Tasks of :func:`chain_batch_inference`.
-MARGINALS, LOG_PARTITION = 0, 1
+MARGINALS, LOG_PARTITION, VITERBI = 0, 1, 2
 
 
 @njit(cache=True, nogil=True)
 def chain_batch_inference(task, scores, unit_offsets, part_offsets, n_states, start_end, bias,
-                          values_out, mu_out):
+                          values_out, mu_out, labels_out):
     """One inference task on every chain of a batch, the transition matrix exponentiated
-    once for the examples that share it (a Viterbi pass needs no exponential: the generic
-    loop over examples is as fast).
+    once for the examples that share it.
 
     ``MARGINALS``: log Z into ``values_out`` and part marginals (same layout
     as ``scores``) into ``mu_out``.  ``LOG_PARTITION``: log Z alone (forward
-    recursions only; ``mu_out`` may be empty).  One kernel compiles the loop over
-    examples, the bias and the log-sum-exp once for both tasks.
+    recursions only).  ``VITERBI``: the best scores into ``values_out`` and
+    the Viterbi labels (flat over tokens) into ``labels_out``.  The outputs a
+    task does not use may be empty.  Training and prediction need all three
+    tasks: one kernel compiles the loop over examples, the bias and the
+    log-sum-exp once, where a kernel per task compiled them three times.
     """
     K = n_states
     zeros, no_bias = np.zeros(K), np.zeros(0)
@@ -639,6 +641,10 @@ def chain_batch_inference(task, scores, unit_offsets, part_offsets, n_states, st
         node, transition, start, end = chain_blocks(
             scores[part_offsets[i]:part_offsets[i + 1]], unit_offsets[i + 1] - unit_offsets[i],
             K, start_end, bias, zeros)
+        if task == VITERBI:
+            values_out[i] = chain_viterbi(node, transition, start, end,
+                                          labels_out[unit_offsets[i]:unit_offsets[i + 1]])
+            continue
         if i == 0 or not _same(transition, cached_transition):
             _copy_matrix(transition, cached_transition)
             if task == LOG_PARTITION:

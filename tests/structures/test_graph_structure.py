@@ -1,0 +1,230 @@
+"""GraphStructure: pairwise Markov networks on any graph, MAP by the LP relaxation.
+
+References: enumeration of every labelling, TreeStructure (exact sum-product on trees),
+MinCutStructure (exact min-cut on binary submodular energies) and HiGHS on the same LP.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from sklearn_struct import L1M3N, EGStructuredSVM, StructuredPerceptron
+from sklearn_struct.structures import (GraphStructure, MinCutStructure, STRUCTURES,
+                                       TreeStructure)
+from sklearn_struct.utils import check_structure
+
+
+def random_graph(rng, n, density):
+    pairs = [(u, v) for u in range(n) for v in range(u + 1, n) if rng.rand() < density]
+    return np.array(pairs, dtype=np.int64).reshape(-1, 2)
+
+
+def random_tree(rng, n):
+    return np.array([(rng.randint(v), v) for v in range(1, n)], dtype=np.int64).reshape(-1, 2)
+
+
+def labelling_scores(scores, n, K, edges):
+    """Score of every labelling of one graph (rows in itertools.product order)."""
+    labellings = np.array(list(itertools.product(range(K), repeat=n)))
+    total = scores[np.arange(n) * K + labellings].sum(axis=1)
+    for e, (u, v) in enumerate(edges):
+        total += scores[n * K + (e * K + labellings[:, u]) * K + labellings[:, v]]
+    return labellings, total
+
+
+def highs_lp(scores, n, K, edges):
+    """The local-polytope LP of one graph, solved by HiGHS."""
+    m, KK = len(edges), K * K
+    rows, columns, values, rhs = [], [], [], []
+
+    def constraint(entries, value):
+        for column, coefficient in entries:
+            rows.append(len(rhs))
+            columns.append(column)
+            values.append(coefficient)
+        rhs.append(value)
+
+    for v in range(n):
+        constraint([(v * K + k, 1.0) for k in range(K)], 1.0)
+    for e, (u, v) in enumerate(edges):
+        base = n * K + e * KK
+        for a in range(K):
+            constraint([(base + a * K + b, 1.0) for b in range(K)] + [(u * K + a, -1.0)], 0.0)
+            constraint([(base + b * K + a, 1.0) for b in range(K)] + [(v * K + a, -1.0)], 0.0)
+    A = sp.csr_matrix((values, (rows, columns)), shape=(len(rhs), n * K + m * KK))
+    result = linprog(-scores, A_eq=A, b_eq=rhs, bounds=(0, None), method="highs")
+    assert result.status == 0
+    return -result.fun
+
+
+def graph_instances(rng):
+    """Forests (exact): a path, a star with an isolated node, and a single node."""
+    K = 3
+    X = [(rng.randn(4, 2), np.array([[0, 1], [1, 2], [2, 3]]), rng.rand(3, 2)),
+         (rng.randn(4, 2), np.array([[0, 1], [0, 2]]), rng.rand(2, 2)),
+         (rng.randn(1, 2), np.zeros((0, 2), dtype=int), np.zeros((0, 2)))]
+    y = [rng.randint(K, size=len(x[0])) for x in X]
+    return X, y
+
+
+@pytest.mark.parametrize("associative", [False, True])
+def test_conforms_on_forests(associative):
+    check_structure(GraphStructure(associative=associative), graph_instances)
+
+
+def test_registered():
+    assert STRUCTURES["graph"] is GraphStructure
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_trees_equal_tree_structure(seed):
+    rng = np.random.RandomState(seed)
+    K, n = 3, 9
+    edges = random_tree(rng, n)
+    parents = np.full(n, -1)
+    parents[edges[:, 1]] = edges[:, 0]
+    features = rng.randn(n, 4)
+    graph, tree = GraphStructure(), TreeStructure()
+    graph_batch = graph.make_batch([(features, edges)], n_states=K)
+    tree_batch = tree.make_batch([(features, parents)], n_states=K)
+    w = 2 * rng.randn(graph_batch.n_weights)  # the same layout: W, then (parent, child) pairs
+    assert tree_batch.n_weights == graph_batch.n_weights
+    Y, bound, certified = graph.relaxed_argmax(graph_batch, graph.part_scores(graph_batch, w))
+    expected = tree.argmax(tree_batch, tree.part_scores(tree_batch, w))
+    np.testing.assert_array_equal(Y, expected)
+    assert certified.all()
+    np.testing.assert_allclose(bound, graph.part_scores(graph_batch, w) @ graph.encode(
+        graph_batch, Y), rtol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_binary_submodular_equals_min_cut(seed):
+    rng = np.random.RandomState(seed)
+    n = 12
+    edges = random_graph(rng, n, 0.4)
+    node_features, edge_features = rng.randn(n, 3), rng.rand(len(edges), 2)
+    w_node, w_edge = rng.randn(3), rng.rand(2)
+    cut = MinCutStructure()
+    cut_batch = cut.make_batch([(node_features, edges, edge_features)])
+    expected = cut.argmax(cut_batch, cut.part_scores(cut_batch, np.r_[w_node, w_edge]))
+    graph = GraphStructure()
+    batch = graph.make_batch([(node_features, edges, edge_features)], n_states=2)
+    pairwise = np.zeros((2, 2, 2))
+    pairwise[0, 1] = pairwise[1, 0] = -w_edge  # a cut edge costs w_edge . x_uv
+    w = np.r_[np.zeros(3), w_node, pairwise.ravel()]
+    scores = graph.part_scores(batch, w)
+    Y, bound, certified = graph.relaxed_argmax(batch, scores)
+    assert certified.all()
+    encode = graph.encode
+    assert scores @ encode(batch, Y) == pytest.approx(scores @ encode(batch, expected),
+                                                      rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_graphs_against_highs_and_enumeration(seed):
+    rng = np.random.RandomState(seed)
+    K, n = 3, 6
+    edges = random_graph(rng, n, 0.6)
+    graph = GraphStructure()
+    batch = graph.make_batch([(rng.randn(n, 2), edges)], n_states=K)
+    scores = rng.randn(batch.part_offsets[-1])  # any scores: frustrated cycles included
+    reference = highs_lp(scores, n, K, edges)
+    z, value = graph.lp_solution(batch, scores)
+    assert value[0] == pytest.approx(reference, abs=1e-6)
+    Y, bound, certified = graph.relaxed_argmax(batch, scores)
+    assert bound[0] >= reference - 1e-9  # a dual value bounds the LP from above
+    labellings, totals = labelling_scores(scores, n, K, edges)
+    own = scores @ graph.encode(batch, Y)
+    assert own <= totals.max() + 1e-12
+    if certified[0]:
+        assert own == pytest.approx(totals.max(), abs=1e-9)
+        assert bound[0] == pytest.approx(reference, abs=1e-9)
+    if np.allclose(z, np.round(z), atol=1e-6):  # an integral optimum is the MAP labelling
+        assert reference == pytest.approx(totals.max(), abs=1e-6)
+
+
+def test_a_frustrated_cycle_has_a_fractional_optimum():
+    # three nodes that each want a label unlike their neighbours': no labelling of a
+    # triangle gives all three edges two different binary labels
+    edges = np.array([[0, 1], [1, 2], [0, 2]])
+    graph = GraphStructure()
+    batch = graph.make_batch([(np.zeros((3, 1)), edges)], n_states=2)
+    scores = np.zeros(batch.part_offsets[-1])
+    for e in range(3):
+        scores[6 + 4 * e + 1] = scores[6 + 4 * e + 2] = 1.0  # (0, 1) and (1, 0)
+    z, value = graph.lp_solution(batch, scores)
+    assert value[0] == pytest.approx(3.0, abs=1e-6)  # the LP: every edge half (0,1), half (1,0)
+    np.testing.assert_allclose(z[:6], 0.5, atol=1e-6)
+    Y, bound, certified = graph.relaxed_argmax(batch, scores)
+    assert not certified[0] and bound[0] >= 3.0 - 1e-9
+    assert scores @ graph.encode(batch, Y) == pytest.approx(2.0)  # the best labelling
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("estimator", [
+    EGStructuredSVM(solver="working_set", C=10.0, max_iter=50, random_state=0),
+    StructuredPerceptron(max_iter=20, random_state=0),
+    L1M3N(C=10.0, max_iter=30, random_state=0)])
+def test_learners_denoise_a_grid(estimator):
+    # labels in blocks, node features their one-hot codes plus noise: the edges help
+    rng = np.random.RandomState(0)
+    K, side = 3, 8
+    index = np.arange(side * side).reshape(side, side)
+    edges = np.r_[np.c_[index[:, :-1].ravel(), index[:, 1:].ravel()],
+                  np.c_[index[:-1].ravel(), index[1:].ravel()]]
+
+    def sample():
+        labels = np.repeat(np.repeat(rng.randint(K, size=(2, 2)), 4, axis=0), 4, axis=1).ravel()
+        return (np.eye(K)[labels] + 1.2 * rng.randn(side * side, K), edges), labels
+
+    train = [sample() for _ in range(20)]
+    test = [sample() for _ in range(10)]
+    model = estimator.set_params(structure=GraphStructure()).fit(*zip(*train))
+    X_test, y_test = zip(*test)
+    accuracy = np.mean(np.concatenate(model.predict(list(X_test))) == np.concatenate(y_test))
+    nodes_only = np.mean([np.argmax(x[0], axis=1) == y for x, y in test])
+    assert accuracy > nodes_only + 0.05
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: [(np.ones((3, 1)), np.array([[0, 3]]))], "example 0: edge endpoint 3 is out of "
+                                                      "range for 3 nodes"),
+    (lambda: [(np.ones((3, 1)), np.array([[0, 1]])), (np.ones((3, 1)), np.array([[1, 1]]))],
+     "example 1: edge 0 is a self-loop"),
+    (lambda: [(np.ones((3, 1)), np.array([[0, 1], [2, 1], [1, 0]]))],
+     "example 0: the edge between nodes 0 and 1 is given more than once"),
+    (lambda: [(np.ones((3, 1)), np.array([[0, 1]]), np.ones((1, 2))),
+              (np.ones((2, 1)), np.array([[0, 1]]), np.ones((1, 3)))],
+     "example 1: 3 edge features but example 0 has 2"),
+    (lambda: [(np.ones((3, 1)), np.array([[0, 1]]), np.ones((2, 2)))],
+     "example 0: 1 edges but 2 rows of edge features"),
+])
+def test_bad_graphs_are_refused_naming_the_example(make, message):
+    with pytest.raises(ValueError, match=message):
+        GraphStructure().make_batch(make(), n_states=2)
+
+
+def test_mixed_forms_are_refused():
+    edge = np.array([[0, 1]])
+    X = [(np.ones((2, 1)), edge), (np.ones((2, 1)), edge, np.ones((1, 1)))]
+    with pytest.raises(TypeError, match="example 1: a tuple"):
+        GraphStructure().make_batch(X, n_states=2)
+
+
+def test_graphs_without_edges_are_multiclass_and_disconnected_graphs_are_valid():
+    rng = np.random.RandomState(3)
+    K = 4
+    graph = GraphStructure()
+    lonely = (rng.randn(5, 2), np.zeros((0, 2), dtype=int))
+    split = (rng.randn(6, 2), np.array([[0, 1], [1, 2], [3, 4]]))  # two parts and node 5
+    batch = graph.make_batch([lonely, split], n_states=K)
+    scores = rng.randn(batch.part_offsets[-1])
+    Y, bound, certified = graph.relaxed_argmax(batch, scores)
+    assert certified.all()
+    np.testing.assert_array_equal(Y[:5], scores[:5 * K].reshape(5, K).argmax(axis=1))
+    parts = slice(batch.part_offsets[1], batch.part_offsets[2])
+    _, totals = labelling_scores(scores[parts], 6, K, split[1])
+    assert scores[parts] @ graph.encode(batch, Y)[parts] == pytest.approx(totals.max())
