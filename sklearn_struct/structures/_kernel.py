@@ -45,8 +45,8 @@ taking the structure's *kernel data* (a tuple of arrays and scalars built by
     left zero) for ``add_features``.
 
 A structure whose whole batch runs faster in one loop of its own than example by example
-(a chain's examples share one exponentiated transition matrix; dense features are one
-matrix product) may also give that loop, with the signature of the generic loop it
+(a chain's examples share one exponentiated transition matrix; all of a batch's tokens
+are scored in one pass) may also give that loop, with the signature of the generic loop it
 replaces (:data:`BATCH_LOOPS`, :mod:`._generic_kernels`); the batch operations then call
 it, and ``check_structure`` holds it against the generic loop.
 
@@ -125,7 +125,9 @@ part_scores_at, add_features_at : numba dispatcher, optional
     batch_part_scores, batch_add_features, batch_marginals, batch_log_partition, \
 batch_argmax : numba dispatcher, optional
         A loop over a whole batch in place of the generic one of the same name in
-        :mod:`._generic_kernels` (same signature), beside the per-example operation.
+        :mod:`._generic_kernels` (same signature), beside the per-example operation: a
+        numba function, or a Python function that runs numba kernels (called from
+        Python alone, it adds no compilation of its own).
     exclude : tuple of str, default=()
         Operations not to derive from the hypergraph (see :meth:`without`).
 
@@ -175,9 +177,9 @@ batch_argmax : numba dispatcher, optional
                      batch_argmax=batch_argmax)
         batch_loops = {name: loop for name, loop in loops.items() if loop is not None}
         for name, loop in batch_loops.items():
-            if not hasattr(loop, "py_func") or BATCH_LOOPS[name] not in self.functions:
-                raise TypeError(f"KernelOps: {name} must be a numba @njit function, given "
-                                f"with the per-example {BATCH_LOOPS[name]}.")
+            if not callable(loop) or BATCH_LOOPS[name] not in self.functions:
+                raise TypeError(f"KernelOps: {name} must be a function, given with the "
+                                f"per-example {BATCH_LOOPS[name]}.")
         self.batch_loops = batch_loops
         dynamic_program = ("hypergraph_size", "hypergraph", "decode")
         if any(name in self.functions for name in dynamic_program[:2]) and not all(

@@ -475,74 +475,56 @@ def token_gram(values, indices, indptr, dense_width, n_features, unit_offsets):
 
 
 # ------------------------------------------------------------- batch loops
-# A batch's node scores are one matrix product (dense features) or one pass over its
-# CSR rows, and a chain batch's examples share one exponentiated transition matrix: these
-# loops replace the generic ones of ``_generic_kernels`` (same signatures).
+# A batch's node scores are one pass over all its token rows (one matrix product for dense
+# rows), and a chain batch's examples share one exponentiated transition matrix: these
+# loops replace the generic ones of ``_generic_kernels`` (same signatures).  They are
+# Python drivers of numba kernels, called from Python alone: compiled as numba loops of
+# their own, they added a compilation each, and a second one of chain_batch_inference (its
+# task a literal constant), to the first run of the main job.
 
-@njit(cache=True, nogil=True, inline="always")
-def _scaled(w, scale):
-    """``w`` times ``scale`` (``w`` itself when ``scale`` is empty), as a loop (an array
-    expression compiles its shape check's message)."""
-    if scale.shape[0] == 0:
-        return w
-    out = np.empty(w.shape[0])
-    for j in range(w.shape[0]):
-        out[j] = w[j] * scale[j]
-    return out
-
-
-@njit(cache=True, nogil=True)
 def token_batch_part_scores(data, part_offsets, w, scale, out):
-    K, d, n_tokens = data.n_states, data.n_features, data.unit_offsets[-1]
-    weights = _scaled(w, scale)
-    W = weights[:d * K].reshape((d, K))
+    K, d, n_tokens = data.n_states, data.n_features, int(data.unit_offsets[-1])
+    weights = w if scale.shape[0] == 0 else w * scale
+    W = weights[:d * K].reshape(d, K)
     node = np.empty((n_tokens, K))
     if data.dense_width > 0:
-        np.dot(data.values.reshape((n_tokens, d)), W, node)
+        np.dot(data.values.reshape(n_tokens, d), W, out=node)
     else:
         csr_node_scores(data.values, data.indices, data.indptr, 0, n_tokens, W, node)
-    chain_scatter_parts(node, weights[d * K:], data.unit_offsets, part_offsets, out)
+    chain_scatter_parts(node, np.ascontiguousarray(weights[d * K:]), data.unit_offsets,
+                        part_offsets, out)
 
 
-@njit(cache=True, nogil=True)
 def token_batch_add_features(data, part_offsets, z, sample_weight, scale, w):
-    K, d, n_tokens = data.n_states, data.n_features, data.unit_offsets[-1]
+    K, d, n_tokens = data.n_states, data.n_features, int(data.unit_offsets[-1])
     if sample_weight.shape[0] == 0:
-        sample_weight = np.ones(part_offsets.shape[0] - 1)
+        sample_weight = np.ones(len(part_offsets) - 1)
     node = np.empty((n_tokens, K))
-    tail = np.empty(w.shape[0] - d * K)
-    chain_gather_parts(z, data.unit_offsets, part_offsets, sample_weight, node, tail)
     added = np.zeros(w.shape[0])
+    chain_gather_parts(z, data.unit_offsets, part_offsets, sample_weight, node, added[d * K:])
+    W = added[:d * K].reshape(d, K)
     if data.dense_width > 0:
-        np.dot(data.values.reshape((n_tokens, d)).T, node, added[:d * K].reshape((d, K)))
+        W += data.values.reshape(n_tokens, d).T @ node
     else:
-        csr_add_node_features(data.values, data.indices, data.indptr, 0, n_tokens, node, 1.0,
-                              added[:d * K].reshape((d, K)))
-    for e in range(tail.shape[0]):
-        added[d * K + e] = tail[e]
-    added = _scaled(added, scale)
-    for j in range(w.shape[0]):
-        w[j] += added[j]
+        csr_add_node_features(data.values, data.indices, data.indptr, 0, n_tokens, node, 1.0, W)
+    w += added if scale.shape[0] == 0 else scale * added
 
 
-@njit(cache=True, nogil=True)
 def chain_batch_marginals(data, part_offsets, theta, mu, log_partition):
     chain_batch_inference(MARGINALS, theta, data.unit_offsets, part_offsets, data.n_states,
                           data.start_end, data.bias, log_partition, mu,
                           np.empty(0, dtype=np.int64))
 
 
-@njit(cache=True, nogil=True)
 def chain_batch_log_partition(data, part_offsets, theta, log_partition):
     chain_batch_inference(LOG_PARTITION, theta, data.unit_offsets, part_offsets, data.n_states,
                           data.start_end, data.bias, log_partition, np.empty(0),
                           np.empty(0, dtype=np.int64))
 
 
-@njit(cache=True, nogil=True)
 def chain_batch_argmax(data, part_offsets, unit_offsets, scores, Y):
     chain_batch_inference(VITERBI, scores, unit_offsets, part_offsets, data.n_states,
-                          data.start_end, data.bias, np.empty(part_offsets.shape[0] - 1),
+                          data.start_end, data.bias, np.empty(len(part_offsets) - 1),
                           np.empty(0), Y)
 
 
