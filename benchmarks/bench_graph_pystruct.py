@@ -1,0 +1,166 @@
+"""GraphStructure against pystruct's grid CRFs, on pystruct's own synthetic grids.
+
+Issue 50, item 2, a first record.  Data: ``pystruct.datasets`` generators (blocks,
+checker and crosses, multinomial and explicit), each image a grid of nodes whose features
+are the noisy per-label evidence and whose edges join 4-neighbours.  pystruct (the wheel of
+``../../shared/wheels``) learns ``GridCRF`` with ``OneSlackSSVM`` (cutting planes, cvxopt)
+and ``FrankWolfeSSVM`` (BCFW), with each inference method that installs here
+(``max-product``: loopy max-product on grids; ``lp``: the LP relaxation by cvxopt, on the
+small grids only, where it finishes); ad3 and qpbo do not build on Python 3.11 (see the
+wheel's README).  This package learns ``GraphStructure`` on the same grids (the same node
+features; edges right and down) with ``EGStructuredSVM(solver="working_set")``, whose
+argmax is the LP relaxation's dual by MPLP with a decoding step.  Every learner gets the
+same C; the table gives the test accuracy over nodes and the fit's wall seconds, numba's
+compilation timed apart (a warm-up fit on two images).  Then the inference time of one
+grid, against its side, on random scores (unaries N(0, 1), Potts edges of weight 0.5):
+pystruct's ``GridCRF.inference`` with max-product, and ``GraphStructure.argmax``.
+
+Run from benchmarks/:  python bench_graph_pystruct.py [--C 1.0] [--no-record]
+"""
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _record import markdown_table, record  # noqa: E402
+
+from sklearn_struct.eg import EGStructuredSVM  # noqa: E402
+from sklearn_struct.structures import GraphStructure  # noqa: E402
+
+
+def grid_edges(height, width):
+    index = np.arange(height * width).reshape(height, width)
+    return np.r_[np.c_[index[:, :-1].ravel(), index[:, 1:].ravel()],
+                 np.c_[index[:-1].ravel(), index[1:].ravel()]]
+
+
+def datasets():
+    """``{name: (X, Y)}`` of pystruct's generators: images (h, w, n_states), labels (h, w)."""
+    from pystruct import datasets as ps
+
+    return {
+        "blocks multinomial": ps.generate_blocks_multinomial(n_samples=40, noise=0.5, seed=0),
+        "checker multinomial": ps.generate_checker_multinomial(n_samples=40, noise=1.5, seed=0),
+        "crosses explicit": ps.generate_crosses_explicit(n_samples=40, noise=10, seed=0),
+        "blocks (binary)": ps.generate_blocks(n_samples=40, seed=0),
+    }
+
+
+def as_graphs(images):
+    edges = grid_edges(*images.shape[1:3])
+    return [(image.reshape(-1, image.shape[-1]).astype(np.float64), edges) for image in images]
+
+
+def timed(fit):
+    start = time.perf_counter()
+    model = fit()
+    return model, time.perf_counter() - start
+
+
+def ours(X_train, Y_train, X_test, Y_test, C):
+    graphs, labels = as_graphs(X_train), [y.ravel() for y in Y_train]
+    make = lambda: EGStructuredSVM(structure=GraphStructure(), solver="working_set", C=C,  # noqa
+                                   max_iter=100, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        make().fit(graphs[:2], labels[:2])  # (compiles)
+        model, seconds = timed(lambda: make().fit(graphs, labels))
+    predicted = np.concatenate(model.predict(as_graphs(X_test)))
+    return np.mean(predicted == np.concatenate([y.ravel() for y in Y_test])), seconds
+
+
+def theirs(X_train, Y_train, X_test, Y_test, C, learner, inference):
+    from pystruct.learners import FrankWolfeSSVM, OneSlackSSVM
+    from pystruct.models import GridCRF
+
+    n_states = X_train.shape[-1]
+    model = GridCRF(n_states=n_states, inference_method=inference, neighborhood=4)
+    if learner == "OneSlackSSVM":
+        svm = OneSlackSSVM(model, C=C, inference_cache=50, tol=0.1, max_iter=200)
+    else:
+        svm = FrankWolfeSSVM(model, C=C, max_iter=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, seconds = timed(lambda: svm.fit(list(X_train), list(Y_train)))
+    predicted = np.concatenate([np.ravel(y) for y in svm.predict(list(X_test))])
+    return np.mean(predicted == np.concatenate([y.ravel() for y in Y_test])), seconds
+
+
+def inference_times(sides, repeat):
+    from pystruct.models import GridCRF
+
+    rows = []
+    rng = np.random.RandomState(0)
+    K = 3
+    for side in sides:
+        unaries = rng.randn(side, side, K)
+        structure = GraphStructure()
+        batch = structure.make_batch([(unaries.reshape(-1, K), grid_edges(side, side))], K)
+        w = np.r_[np.eye(K).ravel(), 0.5 * np.eye(K).ravel()]  # unaries as features, Potts
+        scores = structure.part_scores(batch, w)
+        structure.argmax(batch, scores)  # (compiles)
+        ours_seconds = min(timed(lambda: structure.argmax(batch, scores))[1]
+                           for _ in range(repeat))
+        Y, bound, certified = structure.relaxed_argmax(batch, scores)
+        crf = GridCRF(n_states=K, inference_method="max-product", neighborhood=4)
+        crf.initialize([unaries], [np.zeros((side, side), dtype=int)])
+        pairwise = 0.5 * np.eye(K)
+        w_theirs = np.r_[np.eye(K).ravel(), pairwise[np.tril_indices(K)]]
+        theirs_seconds = min(timed(lambda: crf.inference(unaries, w_theirs))[1]
+                             for _ in range(repeat))
+        theirs_labels = np.ravel(crf.inference(unaries, w_theirs))
+        theirs_score = scores @ structure.encode(batch, theirs_labels)
+        rows.append([f"{side}x{side}", f"{1e3 * theirs_seconds:.1f}", f"{1e3 * ours_seconds:.1f}",
+                     f"{theirs_seconds / ours_seconds:.1f}", "yes" if certified[0] else "no",
+                     f"{theirs_score:.2f}", f"{scores @ structure.encode(batch, Y):.2f}",
+                     f"{bound[0]:.2f}"])
+        print(*rows[-1], sep="  ")
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--C", type=float, default=1.0)
+    parser.add_argument("--sides", type=int, nargs="+", default=[10, 30, 100])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-record", action="store_true")
+    args = parser.parse_args()
+
+    load = os.getloadavg()[0]
+    rows = []
+    for name, (X, Y) in datasets().items():
+        X_train, Y_train, X_test, Y_test = X[:20], Y[:20], X[20:], Y[20:]
+        accuracy, seconds = ours(X_train, Y_train, X_test, Y_test, args.C)
+        rows.append([name, "this package", "EGStructuredSVM(working_set)", "LP dual (MPLP)",
+                     f"{100 * accuracy:.2f}", f"{seconds:.1f}"])
+        print(*rows[-1], sep="  ")
+        methods = ["max-product"] + (["lp"] if X.shape[1] * X.shape[2] <= 100 else [])
+        for learner in ("OneSlackSSVM", "FrankWolfeSSVM"):
+            for inference in methods:
+                accuracy, seconds = theirs(X_train, Y_train, X_test, Y_test, args.C, learner,
+                                           inference)
+                rows.append([name, "pystruct", learner, inference, f"{100 * accuracy:.2f}",
+                             f"{seconds:.1f}"])
+                print(*rows[-1], sep="  ")
+    body = markdown_table(["data", "package", "learner", "inference", "test accuracy %",
+                           "fit s"], rows)
+    body += "\n\n" + markdown_table(
+        ["grid", "pystruct max-product ms", "GraphStructure ms", "ratio", "certified",
+         "max-product score", "our score", "LP bound"],
+        inference_times(args.sides, args.repeat))
+    body += (f"\n\n20 training and 20 test images of each generator (seed 0), C = {args.C}. "
+             "Our fit's compilation is excluded (a warm-up fit first). Load average when "
+             f"the run started: {load:.2f} (2 cores).")
+    if not args.no_record:
+        record("Grid CRFs against pystruct", body,
+               f"python bench_graph_pystruct.py --C {args.C}")
+
+
+if __name__ == "__main__":
+    main()
