@@ -18,12 +18,11 @@ Run from benchmarks/:  python bench_batch_loops.py [--repeat N]
 import argparse
 import copy
 import os
-import time
 
 import numpy as np
 
 from _record import markdown_table, record
-from bench_core_inference_ab import chain_batches
+from bench_core_inference_ab import best_seconds, chain_batches
 
 OPERATIONS = ("part_scores", "expected_features", "argmax", "marginals", "log_partition")
 
@@ -35,16 +34,6 @@ def without_batch_loops(structure):
     plain.__class__ = type(type(structure).__name__, (type(structure),),
                            {"kernel_ops": ops.without(*ops.batch_loops)})
     return plain
-
-
-def best_seconds(function, repeat):
-    function()  # (compiles)
-    best = np.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main():
@@ -71,6 +60,7 @@ def main():
             given = arguments.get(operation, scores)
             own = getattr(structure, operation)
             plain = getattr(generic, operation)
+            own(batch, given), plain(batch, given)  # (compile)
             seconds = best_seconds(lambda: own(batch, given), args.repeat)
             generic_seconds = best_seconds(lambda: plain(batch, given), args.repeat)
             loop = ("yes" if f"batch_{operation}" in structure.kernel_ops.batch_loops

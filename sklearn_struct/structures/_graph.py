@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from ._base import UnsupportedOperation
+from ._batch import check_same_width, stack_rows
 
 __all__ = [
     "MAX_NEWTON_ITER",
@@ -23,6 +24,7 @@ __all__ = [
     "feature_arrays",
     "newton_projection",
     "projection_tolerance",
+    "stack_graphs",
 ]
 
 #: KKT residual the projections reach, relative to max(1, max |v|) (see
@@ -91,6 +93,21 @@ def check_edge_list(edges, n_edges, where):
     if edges.size and edges.min() < 0:
         raise ValueError(f"{where}: edge endpoints must be non-negative node indices.")
     return edges
+
+
+def stack_graphs(graphs):
+    """Stack validated graphs, each ``(where, node_rows, edges, edge_rows)``.
+
+    Refuses node or edge features of another width than graph 0's (naming the graph by
+    ``where``), then returns ``(node_X, edge_X, edges, node_offsets, edge_offsets)``.
+    """
+    for where, node_rows, _, edge_rows in graphs[1:]:
+        check_same_width(node_rows, graphs[0][1], where, "node features")
+        check_same_width(edge_rows, graphs[0][3], where, "edge features")
+    node_X, node_offsets = stack_rows([graph[1] for graph in graphs])
+    edge_X, edge_offsets = stack_rows([graph[3] for graph in graphs])
+    edges = np.concatenate([graph[2] for graph in graphs]).reshape(-1, 2)
+    return node_X, edge_X, edges, node_offsets, edge_offsets
 
 
 def feature_arrays(X):

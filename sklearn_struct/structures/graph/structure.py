@@ -6,9 +6,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._batch import (Batch, check_encoded_states, check_example_tuples, check_feature_rows,
-                      check_n_states, check_same_width, offsets_from_lengths,
-                      ragged_positions, stack_rows)
-from .._graph import check_edge_list, feature_arrays
+                      check_n_states, offsets_from_lengths, ragged_positions)
+from .._graph import check_edge_list, feature_arrays, stack_graphs
 from .._node_labels import NodeLabels
 from .._output_space import LabelledUnits
 from ._kernels import GRAPH_KERNEL_OPS, GraphData, lp_solve, mplp
@@ -167,7 +166,7 @@ class GraphStructure(NodeLabels):
         n_states = check_n_states(n_states, name)
         self._check_settings()
         check_example_tuples(X, name, _FORMS)
-        nodes, edge_lists, edge_rows = [], [], []
+        graphs = []
         for i, example in enumerate(X):
             where = f"{name}: example {i}"
             if len(example) != len(X[0]):
@@ -181,16 +180,8 @@ class GraphStructure(NodeLabels):
                                            allow_empty=True))
             edges = check_edge_list(example[1], features.shape[0], where)
             _check_edges(edges, node_rows.shape[0], where)
-            if nodes:
-                check_same_width(node_rows, nodes[0], where, "node features")
-                check_same_width(features, edge_rows[0], where, "edge features")
-            nodes.append(node_rows)
-            edge_lists.append(edges)
-            edge_rows.append(features)
-        node_X, unit_offsets = stack_rows(nodes)
-        edge_X, edge_offsets = stack_rows(edge_rows)
-        return self._batch(node_X, edge_X, np.concatenate(edge_lists).reshape(-1, 2),
-                           unit_offsets, edge_offsets, n_states)
+            graphs.append((where, node_rows, edges, features))
+        return self._batch(*stack_graphs(graphs), n_states)
 
     def _batch(self, node_X, edge_X, edges, unit_offsets, edge_offsets, n_states):
         K = n_states

@@ -11,9 +11,10 @@ from ._projection import mincut_project_batch
 from .._base import BaseStructure
 from .._batch import (
     check_binary_outputs, check_example_tuples, check_feature_rows, check_part_vector,
-    check_same_width, check_sample_weight, example_column_norms, ragged_positions, stack_rows)
+    check_sample_weight, example_column_norms, ragged_positions)
 from .._graph import (
-    MAX_NEWTON_ITER, PROJECTION_TOL, check_edge_list, check_geometry, newton_projection)
+    MAX_NEWTON_ITER, PROJECTION_TOL, check_edge_list, check_geometry, newton_projection,
+    stack_graphs)
 from ._kernels import MINCUT_KERNEL_OPS, mincut_kernel_data
 from .._output_space import OutputSpace
 from .._targets import BinaryUnitCodec
@@ -194,7 +195,7 @@ class MinCutStructure(BaseStructure):
             non-integer endpoints.
         """
         check_example_tuples(X, "MinCutStructure", {3: "(node_features, edges, edge_features)"})
-        nodes, edge_lists, edge_rows = [], [], []
+        graphs = []
         for i, example in enumerate(X):
             where = f"MinCutStructure: example {i}"
             node_rows = check_feature_rows(example[0], where=f"{where} node_features")
@@ -215,16 +216,8 @@ class MinCutStructure(BaseStructure):
                     f"{where}: edge features must be non-negative (they keep the edge "
                     "potentials submodular)."
                 )
-            if nodes:
-                check_same_width(node_rows, nodes[0], where, "node features")
-                check_same_width(features, edge_rows[0], where, "edge features")
-            nodes.append(node_rows)
-            edge_lists.append(edges)
-            edge_rows.append(features)
-        node_X, node_offsets = stack_rows(nodes)
-        edge_X, edge_offsets = stack_rows(edge_rows)
-        return self._batch(node_X, edge_X, np.concatenate(edge_lists).reshape(-1, 2),
-                           node_offsets, edge_offsets)
+            graphs.append((where, node_rows, edges, features))
+        return self._batch(*stack_graphs(graphs))
 
     @staticmethod
     def _batch(node_X, edge_X, edges, unit_offsets, edge_offsets):
