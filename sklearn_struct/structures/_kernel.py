@@ -231,7 +231,8 @@ batch_argmax : numba dispatcher, optional
         return digest.hexdigest()[:16]
 
     def without(self, *names):
-        """The same operations but the named ones, which are not derived either.
+        """The same operations but the named ones, which are not derived either (nor given
+        as a batch loop: leaving out ``argmax`` leaves out ``batch_argmax``).
 
         Parameters
         ----------
@@ -243,8 +244,10 @@ batch_argmax : numba dispatcher, optional
         ops : KernelOps
             A new object (its specialized loops are compiled separately).
         """
-        given = {name: op for name, op in {**self.functions, **self.batch_loops}.items()
-                 if (name in self.given or name in self.batch_loops) and name not in names}
+        given = {name: op for name, op in self.functions.items()
+                 if name in self.given and name not in names}
+        given.update({name: loop for name, loop in self.batch_loops.items()
+                      if name not in names and BATCH_LOOPS[name] not in names})
         return KernelOps(**given, exclude=names)
 
     def loop(self, template):

@@ -475,20 +475,22 @@ def token_gram(values, indices, indptr, dense_width, n_features, unit_offsets):
 
 
 # ------------------------------------------------------------- batch loops
-# A batch's node scores are one pass over all its token rows (one matrix product for dense
-# rows), and a chain batch's examples share one exponentiated transition matrix: these
-# loops replace the generic ones of ``_generic_kernels`` (same signatures).  They are
-# Python drivers of numba kernels, called from Python alone: compiled as numba loops of
-# their own, they added a compilation each, and a second one of chain_batch_inference (its
-# task a literal constant), to the first run of the main job.
+# A batch's node scores are one pass over all its token rows, and a chain batch's examples
+# share one exponentiated transition matrix: these loops replace the generic ones of
+# ``_generic_kernels`` (same signatures).  They are Python drivers of numba kernels, called
+# from Python alone: compiled as numba loops of their own, they added a compilation each,
+# and a second one of chain_batch_inference (its task a literal constant), to the first run
+# of the main job.  Dense rows go through the per-example kernels' row helpers, so that a
+# fit's sums are the same, bit for bit, whether its rows are dense or CSR.
 
 def token_batch_part_scores(data, part_offsets, w, scale, out):
     K, d, n_tokens = data.n_states, data.n_features, int(data.unit_offsets[-1])
     weights = w if scale.shape[0] == 0 else w * scale
     W = weights[:d * K].reshape(d, K)
     node = np.empty((n_tokens, K))
-    if data.dense_width > 0:
-        np.dot(data.values.reshape(n_tokens, d), W, out=node)
+    if data.dense_width > 0:  # (the per-example kernels' sums, bit for bit)
+        _node_scores(data.values, data.indices, data.indptr, data.dense_width, 0, n_tokens, K,
+                     weights, scale[:0], node)
     else:
         csr_node_scores(data.values, data.indices, data.indptr, 0, n_tokens, W, node)
     chain_scatter_parts(node, np.ascontiguousarray(weights[d * K:]), data.unit_offsets,
@@ -504,7 +506,8 @@ def token_batch_add_features(data, part_offsets, z, sample_weight, scale, w):
     chain_gather_parts(z, data.unit_offsets, part_offsets, sample_weight, node, added[d * K:])
     W = added[:d * K].reshape(d, K)
     if data.dense_width > 0:
-        W += data.values.reshape(n_tokens, d).T @ node
+        _add_node_features(data.values, data.indices, data.indptr, data.dense_width, 0, n_tokens,
+                           K, node, scale[:0], added)
     else:
         csr_add_node_features(data.values, data.indices, data.indptr, 0, n_tokens, node, 1.0, W)
     w += added if scale.shape[0] == 0 else scale * added

@@ -180,10 +180,11 @@ def test_mostly_zero_dense_features_reach_the_kernels_as_csr(flat, loss, monkeyp
     def fit():
         return Model(C=0.5, structure=structure, tol=0, max_iter=6, random_state=0).fit(X, y)
 
-    batch = structure.make_batch(X, n_states=3)
+    batch = structure.make_batch(X, n_states=3)  # (a batch keeps its rows in kernel form)
     assert structure.kernel_data(batch).dense_width == 0  # CSR
     through_csr = fit()
     monkeypatch.setattr(_token_kernels, "SPARSE_KERNEL_DENSITY", 0.0)
+    batch = structure.make_batch(X, n_states=3)
     assert structure.kernel_data(batch).dense_width == batch.X.shape[1]
     through_dense = fit()
     np.testing.assert_array_equal(through_csr.coef_, through_dense.coef_)
