@@ -262,7 +262,7 @@ class GraphStructure(NodeLabels):
         value = np.empty(batch.n_samples)
         for i, (n, m, parts, _, edges) in enumerate(self._graphs(batch)):
             x = np.empty(parts.stop - parts.start)
-            upper, value[i], violation, _ = lp_solve(
+            _, value[i], _, _ = lp_solve(
                 scores[parts], n, batch.n_states, edges[:, 0].copy(), edges[:, 1].copy(),
                 int(max_iter), float(tol), x)
             z[parts] = x
