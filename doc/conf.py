@@ -56,6 +56,7 @@ if os.environ.get("SKLEARN_STRUCT_DOCS_OFFLINE", "1") == "1":
 EXECUTED_EXAMPLES = (
     "plot_eg_ocr",
     "plot_eg_regularization_path",
+    "plot_graph_denoising",
     "plot_l1m3n_feature_selection",
     "plot_sm_methods",
 )

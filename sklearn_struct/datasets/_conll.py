@@ -43,8 +43,10 @@ def load_conll(path, columns=None, target=None, tag_scheme=None, encoding="utf-8
     -------
     data : :class:`~sklearn.utils.Bunch`
         One key per column name holding a list (one per sentence) of lists of str, plus
-        ``tags`` (the ``target`` column, converted to ``tag_scheme``), ``column_names``
-        and ``target_name``.  The target column (and ``tags``, the same list) holds one
+        ``tags`` (the ``target`` column, converted to ``tag_scheme``), ``column_names``,
+        ``target_name`` and ``document``: an int array giving each sentence's document,
+        numbered from 0 in file order (a ``-DOCSTART-`` line after a sentence starts the
+        next one).  The target column (and ``tags``, the same list) holds one
         1-D array of str per sentence: the label form that scikit-learn's
         cross-validation accepts for a classifier (it refuses ragged lists of lists).
 
@@ -77,13 +79,17 @@ def load_conll(path, columns=None, target=None, tag_scheme=None, encoding="utf-8
         raise ValueError(f"tag_scheme must be None, 'iob1' or 'iob2', got {tag_scheme!r}")
     path = check_file(path)
     sentences, lines = [], []  # lines: first line number of each sentence
+    documents, document = [], 0  # each sentence's document
     current, n_columns = [], None
     for line_number, line in iter_lines(path, encoding=encoding):
         fields = line.split()
         if not fields or fields[0] == "-DOCSTART-":
             if current:
                 sentences.append(current)
+                documents.append(document)
                 current = []
+            if fields and documents and documents[-1] == document:
+                document += 1  # a -DOCSTART- line after sentences of the current document
             continue
         if n_columns is None:
             n_columns = len(fields)
@@ -97,13 +103,15 @@ def load_conll(path, columns=None, target=None, tag_scheme=None, encoding="utf-8
         current.append(fields)
     if current:
         sentences.append(current)
+        documents.append(document)
     if n_columns is None:  # no token at all
         column_names = tuple(columns) if columns is not None else _DEFAULT_COLUMNS[3]
     target_name = column_names[-1] if target is None else target
     if target_name not in column_names:
         raise ValueError(f"target {target_name!r} is not one of the columns {column_names}")
 
-    data = Bunch(column_names=tuple(column_names), target_name=target_name)
+    data = Bunch(column_names=tuple(column_names), target_name=target_name,
+                 document=np.asarray(documents, dtype=np.int64))
     for index, name in enumerate(column_names):
         data[name] = [[fields[index] for fields in sentence] for sentence in sentences]
     tags = data[target_name]

@@ -205,6 +205,10 @@ def test_conll_shared_counts_match_readme(conll_shared):
     assert len(tag_counts) == 22 and tag_counts["I-NP"] == 63307 and tag_counts["B-UCP"] == 2
     assert len({tag for sentence in chunking.pos for tag in sentence}) == 44
     ner = conll_shared["conll2003_ner_en/eng.train.gz"]
+    # the published document counts (Tjong Kim Sang and De Meulder 2003, table 1)
+    assert [conll_shared[f"conll2003_ner_en/eng.{part}.gz"].document.max() + 1
+            for part in ("train", "testa", "testb")] == [946, 216, 231]
+    assert np.all(np.diff(ner.document) >= 0)
     assert ner.column_names == ("word", "pos", "chunk", "ne") and ner.tags is ner.ne
     assert (ner.word[0][0], ner.pos[0][0], ner.chunk[0][0], ner.ne[0][0]) == (
         "EU",
@@ -260,6 +264,8 @@ def test_conll_small_file(tmp_path):
         data = load_conll(path)
         assert data.word == [["EU", "rejects", "German"], ["Peter", "Blackburn"], ["Bonn", "Paris"]]
         assert data.pos[1] == ["NNP", "NNP"]
+        # the leading -DOCSTART- opens document 0; the one after "Blackburn" starts 1
+        assert data.document.tolist() == [0, 0, 1]
         assert _lists(data.tags) == [
             ["I-ORG", "O", "I-MISC"], ["I-PER", "I-PER"], ["I-LOC", "B-LOC"]]
     iob2 = load_conll(tmp_path / "plain.txt", tag_scheme="iob2")

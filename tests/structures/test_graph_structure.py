@@ -167,7 +167,8 @@ def test_a_frustrated_cycle_has_a_fractional_optimum():
 @pytest.mark.parametrize("estimator", [
     EGStructuredSVM(solver="working_set", C=10.0, max_iter=50, random_state=0),
     StructuredPerceptron(max_iter=20, random_state=0),
-    L1M3N(C=10.0, max_iter=30, random_state=0)])
+    L1M3N(C=10.0, max_iter=30, random_state=0),
+    L1M3N(C=10.0, solver="subgradient", max_iter=300, random_state=0)])
 def test_learners_denoise_a_grid(estimator):
     # labels in blocks, node features their one-hot codes plus noise: the edges help
     rng = np.random.RandomState(0)
