@@ -2,8 +2,9 @@
 
 Kernel data (a ``GraphData``, built by ``GraphStructure.kernel_data``): the node and edge
 feature rows (as :func:`.._graph.feature_arrays` gives them), the node and edge offsets of
-the examples, the edges' endpoints (``tails``, ``heads``, local to their graph), the number
-of labels ``K``, whether the edges are associative, and the inference's sweep cap and
+the examples, the edges' endpoints (``tails``, ``heads``, local to their graph) and
+appearance probabilities in spanning forests (``edge_appearance``, see ``_trw.py``), the
+number of labels ``K``, whether the edges are associative, and the inference's sweep cap and
 tolerance.
 
 Parts of a graph of ``n`` nodes and ``m`` edges: ``n * K`` node parts (node ``v``, label
@@ -21,6 +22,9 @@ decodes each node's best reparametrized label; where the decoded labelling score
 it is certified optimal.  :func:`lp_solve` reaches the LP's optimum itself, fractional where
 the relaxation is not tight, by the primal-dual hybrid gradient (Chambolle and Pock 2011) on
 the same Lagrangian: many more iterations, for when a certificate fails.
+
+The marginals are tree-reweighted sum-product's (``_trw.py``): pseudo-marginals in the local
+polytope, and an upper bound on log Z for the log partition; both exact on a forest.
 """
 
 from collections import namedtuple
@@ -30,13 +34,15 @@ from numba import njit
 
 from .._graph_kernels import _row_add, _row_dot
 from .._kernel import KernelOps
+from ._trw import trw
 
 __all__ = ["GRAPH_KERNEL_OPS", "GraphData", "lp_solve", "mplp"]
 
 GraphData = namedtuple("GraphData", (
     "node_values", "node_indices", "node_indptr", "node_width", "edge_values", "edge_indices",
     "edge_indptr", "edge_width", "n_node_features", "n_edge_features", "node_offsets",
-    "edge_offsets", "tails", "heads", "n_states", "associative", "max_iter", "tol"))
+    "edge_offsets", "tails", "heads", "edge_appearance", "n_states", "associative", "max_iter",
+    "tol"))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -340,5 +346,14 @@ def graph_argmax(data, i, scores, y_out):
          data.tol, y_out)
 
 
+@njit(cache=True, nogil=True)
+def graph_marginals(data, i, theta, mu):
+    """Tree-reweighted pseudo-marginals into ``mu``; returns the tree-reweighted upper bound
+    on log Z (both exact on a forest)."""
+    n0, e0, n, m, K = _graph(data, i)
+    return trw(theta, n, K, data.tails[e0:e0 + m], data.heads[e0:e0 + m],
+               data.edge_appearance[e0:e0 + m], data.max_iter, data.tol, mu)
+
+
 GRAPH_KERNEL_OPS = KernelOps(part_scores=graph_part_scores, add_features=graph_add_features,
-                             argmax=graph_argmax, encode=graph_encode)
+                             marginals=graph_marginals, argmax=graph_argmax, encode=graph_encode)

@@ -1,16 +1,20 @@
 """Pairwise Markov networks on any graph, cycles included: labels per node, MAP inference
-by the linear-programming relaxation over the local polytope (see ``_kernels.py``)."""
+by the linear-programming relaxation over the local polytope (see ``_kernels.py``), marginals
+by tree-reweighted sum-product (``_trw.py``)."""
 
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._batch import (Batch, check_encoded_states, check_example_tuples, check_feature_rows,
-                      check_n_states, offsets_from_lengths, ragged_positions)
+                      check_n_states, example_column_norms, offsets_from_lengths,
+                      ragged_positions)
 from .._graph import check_edge_list, feature_arrays, stack_graphs
 from .._node_labels import NodeLabels
 from .._output_space import LabelledUnits
 from ._kernels import GRAPH_KERNEL_OPS, GraphData, lp_solve, mplp
+from ._trw import appearance_probabilities
 
 __all__ = ["GraphBatch", "GraphStructure"]
 
@@ -36,6 +40,10 @@ class GraphBatch(Batch):
         Each edge's (tail, head), node indices local to its graph.
     edge_offsets : ndarray of int64 of shape (n_samples + 1,)
         Graph ``i`` owns edges ``edge_offsets[i]:edge_offsets[i + 1]``.
+    edge_appearance : ndarray of shape (n_edges_total,)
+        Each edge's weight in tree-reweighted sum-product: the fraction of a set of
+        spanning forests of its graph that hold it, in ``(0, 1]`` (1 for an edge on no
+        cycle), a function of its graph alone.
     n_states : int
         The number of labels ``K``.
 
@@ -53,9 +61,11 @@ class GraphBatch(Batch):
     edge_X: object
     edges: np.ndarray
     edge_offsets: np.ndarray
+    edge_appearance: np.ndarray
     n_states: int
 
-    ragged = {"node_X": "unit_offsets", "edge_X": "edge_offsets", "edges": "edge_offsets"}
+    ragged = {"node_X": "unit_offsets", "edge_X": "edge_offsets", "edges": "edge_offsets",
+              "edge_appearance": "edge_offsets"}
     shared = ("n_states",)
 
 
@@ -83,6 +93,30 @@ class GraphStructure(NodeLabels):
     graphs.  Elsewhere the labelling is the best one decoded, and :meth:`lp_solution`
     gives the relaxation's optimum, fractional where it is not tight.
 
+    Marginals and the log partition, which :class:`~sklearn_struct.EGCRF` trains on, come
+    from tree-reweighted sum-product (Wainwright, Jaakkola and Willsky 2005): message
+    passing in log space, damped once it oscillates, each edge weighted by its appearance
+    probability in a set of spanning forests of its graph (``GraphBatch.edge_appearance``).
+    What they certify depends on the graph:
+
+    * on a forest (a graph without cycles) every edge appears in every spanning forest,
+      and the method is exact sum-product: the marginals and log Z are the CRF's, and
+      EGCRF's objective and duality gap certify the CRF's optimum as on a chain;
+    * on a graph with cycles, the log partition is the tree-reweighted upper bound on log
+      Z, and the marginals are pseudo-marginals (node and edge beliefs that agree on every
+      edge, the gradient of the bound), not the CRF's marginals.  EGCRF then solves the
+      problem with log Z replaced by that bound: its reported objective at the weights
+      learnt bounds the CRF's objective there from above, but its duality gap certifies
+      the approximated problem only, not the CRF's optimum.  Both hold at the message
+      passing's fixed point, reached within ``tol`` or stopped after ``max_iter`` sweeps.
+
+    There is no Euclidean projection (``project``): projecting onto the local polytope is
+    a general quadratic program, with no combinatorial algorithm such as min-cut's or a
+    matching's.  :class:`~sklearn_struct.DualExtragradientMatcher` runs with
+    ``geometry="entropic"`` (and a finite ``radius``), whose proximal step onto the local
+    polytope, for the tree-reweighted entropy, is tree-reweighted sum-product itself; its
+    objective and gap use MPLP's loss-augmented argmax, exact where MPLP certifies it.
+
     Parameters
     ----------
     associative : bool, default=False
@@ -91,10 +125,12 @@ class GraphStructure(NodeLabels):
         Cost of a wrong label on a node whose true label is ``k``; ``None`` is the plain
         Hamming loss.
     max_iter : int, default=500
-        The most MPLP sweeps (each visits every edge once) of one graph's inference.
+        The most sweeps (each visits every edge once) of one graph's inference: MPLP's for
+        the MAP labelling, tree-reweighted message passing's for the marginals.
     tol : float, default=1e-9
-        The certificate: MPLP stops when the decoded labelling's score reaches the bound
-        within ``tol`` relative to it.
+        When inference stops: MPLP when the decoded labelling's score reaches the bound
+        within ``tol`` relative to it (the certificate); message passing when a sweep
+        changes no message's logarithm by more than ``tol``.
 
     See Also
     --------
@@ -183,12 +219,19 @@ class GraphStructure(NodeLabels):
             graphs.append((where, node_rows, edges, features))
         return self._batch(*stack_graphs(graphs), n_states)
 
-    def _batch(self, node_X, edge_X, edges, unit_offsets, edge_offsets, n_states):
+    def _batch(self, node_X, edge_X, edges, unit_offsets, edge_offsets, n_states,
+               edge_appearance=None):
         K = n_states
         pairs = K if self.associative else K * K
+        edges = np.ascontiguousarray(edges, dtype=np.int64)
+        if edge_appearance is None:  # a new batch (take keeps its graphs')
+            edge_appearance = appearance_probabilities(
+                np.ascontiguousarray(edges[:, 0]), np.ascontiguousarray(edges[:, 1]),
+                np.asarray(unit_offsets, dtype=np.int64),
+                np.asarray(edge_offsets, dtype=np.int64))
         return GraphBatch(
-            node_X=node_X, edge_X=edge_X, edges=np.ascontiguousarray(edges, dtype=np.int64),
-            edge_offsets=edge_offsets, n_states=K, n_samples=len(unit_offsets) - 1,
+            node_X=node_X, edge_X=edge_X, edges=edges, edge_offsets=edge_offsets,
+            edge_appearance=edge_appearance, n_states=K, n_samples=len(unit_offsets) - 1,
             n_features=node_X.shape[1], unit_offsets=unit_offsets,
             part_offsets=offsets_from_lengths(np.diff(unit_offsets) * K
                                               + np.diff(edge_offsets) * K * K),
@@ -268,6 +311,21 @@ class GraphStructure(NodeLabels):
             z[parts] = x
         return z, value
 
+    # KL steps only (the entropic geometry): there is no Euclidean projection.  The
+    # tree-reweighted entropy is the rho-average of spanning forests' entropies, and an edge's
+    # marginal enters a forest's features divided by its rho_e: B_i bounds a node weight's
+    # feature by the 1-norm of its column over the node rows, an edge weight's by that of its
+    # column over the edge rows, each row divided by rho_e (on a forest, where rho_e = 1,
+    # the bound of the exact entropy).
+    def feature_bounds(self, batch, geometry):
+        self._check_batch(batch)
+        if geometry != "entropic":
+            self._unsupported("feature_bounds")
+        edge_rows = batch.edge_X.multiply(1.0 / batch.edge_appearance[:, None]).tocsr() \
+            if sp.issparse(batch.edge_X) else batch.edge_X / batch.edge_appearance[:, None]
+        return np.maximum(example_column_norms(batch.node_X, batch.unit_offsets, 1),
+                          example_column_norms(edge_rows, batch.edge_offsets, 1))
+
     # ---------------------------------------------------------------- outputs
     def output_space(self):
         return GraphOutputs(self, self._node_index, unit="node")
@@ -281,7 +339,9 @@ class GraphStructure(NodeLabels):
                          np.ascontiguousarray(batch.unit_offsets, dtype=np.int64),
                          np.ascontiguousarray(batch.edge_offsets, dtype=np.int64),
                          np.ascontiguousarray(batch.edges[:, 0]),
-                         np.ascontiguousarray(batch.edges[:, 1]), int(batch.n_states),
+                         np.ascontiguousarray(batch.edges[:, 1]),
+                         np.ascontiguousarray(batch.edge_appearance, dtype=np.float64),
+                         int(batch.n_states),
                          bool(self.associative), int(self.max_iter), float(self.tol))
 
     # --------------------------------------------------------------- helpers
