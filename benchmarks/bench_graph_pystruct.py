@@ -7,8 +7,9 @@ are the noisy per-label evidence and whose edges join 4-neighbours.  pystruct (t
 and ``FrankWolfeSSVM`` (BCFW), with each inference method that installs here
 (``max-product``: loopy max-product on grids; ``lp``: the LP relaxation by cvxopt, on the
 small grids only, where it finishes); ad3 and qpbo do not build on Python 3.11 (see the
-wheel's README).  This package learns ``GraphStructure`` on the same grids (the same node
-features; edges right and down) with ``EGStructuredSVM(solver="working_set")``, whose
+wheel's README).  This package learns ``GraphStructure(symmetric=True)`` on the same grids
+(the same node features; edges right and down, with pairwise weights tied over the two
+directions of an edge, as ``GridCRF``'s) with ``EGStructuredSVM(solver="working_set")``, whose
 argmax is the LP relaxation's dual by MPLP with a decoding step.  Our C is chosen by
 cross-validation on the training images; pystruct's learners run at C = 1 and at that C.
 The table gives the test accuracy over nodes and the fit's wall seconds, numba's
@@ -74,8 +75,8 @@ def ours(X_train, Y_train, X_test, Y_test, Cs):
     from sklearn.model_selection import GridSearchCV, KFold
 
     graphs, labels = as_graphs(X_train), [y.ravel() for y in Y_train]
-    svm = EGStructuredSVM(structure=GraphStructure(), solver="working_set", max_iter=100,
-                          random_state=0)
+    svm = EGStructuredSVM(structure=GraphStructure(symmetric=True), solver="working_set",
+                          max_iter=100, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         svm.fit(graphs[:2], labels[:2])  # (compiles)

@@ -92,9 +92,36 @@ def graph_instances(rng):
     return X, y
 
 
-@pytest.mark.parametrize("associative", [False, True])
-def test_conforms_on_forests(associative):
-    check_structure(GraphStructure(associative=associative), graph_instances)
+@pytest.mark.parametrize("options", [{}, {"symmetric": True}, {"associative": True}])
+def test_conforms_on_forests(options):
+    check_structure(GraphStructure(**options), graph_instances)
+
+
+def test_symmetric_weights_tie_the_two_directions_of_an_edge():
+    rng = np.random.RandomState(0)
+    K, d_edge = 3, 2
+    X = [(rng.randn(4, 2), np.array([[0, 1], [1, 2], [3, 2], [0, 3]]), rng.randn(4, d_edge))]
+    symmetric, full = GraphStructure(symmetric=True), GraphStructure()
+    batch, full_batch = symmetric.make_batch(X, n_states=K), full.make_batch(X, n_states=K)
+    assert batch.n_weights == K * 2 + K * (K + 1) // 2 * d_edge
+    w = rng.randn(batch.n_weights)
+    packed = w[K * 2:].reshape(-1, d_edge)
+    rows = {pair: row for row, pair in enumerate(
+        (a, b) for a in range(K) for b in range(a, K))}
+    pairwise = np.array([[packed[rows[min(a, b), max(a, b)]] for b in range(K)]
+                         for a in range(K)])
+    # the scores of the full model whose P is the symmetric matrix of the packed rows
+    np.testing.assert_allclose(symmetric.part_scores(batch, w),
+                               full.part_scores(full_batch, np.r_[w[:K * 2], pairwise.ravel()]))
+    reversed_X = [(X[0][0], X[0][1][:, ::-1].copy(), X[0][2])]
+    reversed_batch = symmetric.make_batch(reversed_X, n_states=K)
+    Y = np.array([0, 1, 2, 2])  # every label, so that the fit below sees K of them
+    assert (symmetric.part_scores(batch, w) @ symmetric.encode(batch, Y) == pytest.approx(
+        symmetric.part_scores(reversed_batch, w) @ symmetric.encode(reversed_batch, Y)))
+    model = EGStructuredSVM(structure=GraphStructure(symmetric=True), solver="working_set",
+                            max_iter=5, random_state=0).fit(X, [Y])
+    assert model.pairwise_.shape == (K * (K + 1) // 2, d_edge)
+    assert np.shares_memory(model.pairwise_, model.weights_)
 
 
 def test_registered():

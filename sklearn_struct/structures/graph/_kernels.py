@@ -4,13 +4,15 @@ Kernel data (a ``GraphData``, built by ``GraphStructure.kernel_data``): the node
 feature rows (as :func:`.._graph.feature_arrays` gives them), the node and edge offsets of
 the examples, the edges' endpoints (``tails``, ``heads``, local to their graph) and
 appearance probabilities in spanning forests (``edge_appearance``, see ``_trw.py``), the
-number of labels ``K``, whether the edges are associative, and the inference's sweep cap and
+number of labels ``K``, whether the pairwise weights are symmetric or associative, and the
+inference's sweep cap and
 tolerance.
 
 Parts of a graph of ``n`` nodes and ``m`` edges: ``n * K`` node parts (node ``v``, label
 ``k`` at ``v * K + k``), then ``m * K * K`` edge parts (edge ``e``, labels ``(a, b)`` of its
 tail and head at ``n * K + e * K * K + a * K + b``).  Weights: ``W`` (K, d) label-major, then
-the pairwise weights, ``(K, K, d_edge)`` or, associative, ``(K, d_edge)`` (a pair of equal
+the pairwise weights, ``(K, K, d_edge)``, or, symmetric, one row per pair ``a <= b`` in
+order (``(K (K + 1) / 2, d_edge)``), or, associative, ``(K, d_edge)`` (a pair of equal
 labels alone is scored).
 
 MAP inference is the linear program over the local polytope (marginals of nodes and edges
@@ -41,7 +43,8 @@ __all__ = ["GRAPH_KERNEL_OPS", "GraphData", "lp_solve", "mplp"]
 GraphData = namedtuple("GraphData", (
     "node_values", "node_indices", "node_indptr", "node_width", "edge_values", "edge_indices",
     "edge_indptr", "edge_width", "n_node_features", "n_edge_features", "node_offsets",
-    "edge_offsets", "tails", "heads", "edge_appearance", "n_states", "associative", "max_iter",
+    "edge_offsets", "tails", "heads", "edge_appearance", "n_states", "symmetric", "associative",
+    "max_iter",
     "tol"))
 
 
@@ -59,6 +62,9 @@ def _pair_weight(data, a, b):
     K, d, f = data.n_states, data.n_node_features, data.n_edge_features
     if data.associative:
         return K * d + a * f if a == b else -1
+    if data.symmetric:  # the upper triangle's row of the pair, rows a <= b in order
+        low, high = min(a, b), max(a, b)
+        return K * d + (low * K - low * (low - 1) // 2 + high - low) * f
     return K * d + (a * K + b) * f
 
 

