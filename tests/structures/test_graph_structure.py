@@ -29,6 +29,20 @@ def random_tree(rng, n):
     return np.array([(rng.randint(v), v) for v in range(1, n)], dtype=np.int64).reshape(-1, 2)
 
 
+def tree_pair(rng, n, K):
+    """A random tree as a GraphStructure batch and a TreeStructure batch, with weights in
+    their shared layout (W, then the (parent, child) pairs)."""
+    edges = random_tree(rng, n)
+    parents = np.full(n, -1)
+    parents[edges[:, 1]] = edges[:, 0]
+    features = rng.randn(n, 4)
+    graph, tree = GraphStructure(), TreeStructure()
+    graph_batch = graph.make_batch([(features, edges)], n_states=K)
+    tree_batch = tree.make_batch([(features, parents)], n_states=K)
+    assert tree_batch.n_weights == graph_batch.n_weights
+    return graph, graph_batch, tree, tree_batch, 2 * rng.randn(graph_batch.n_weights)
+
+
 def grid(side):
     index = np.arange(side * side).reshape(side, side)
     return np.r_[np.c_[index[:, :-1].ravel(), index[:, 1:].ravel()],
@@ -130,17 +144,7 @@ def test_registered():
 
 @pytest.mark.parametrize("seed", range(5))
 def test_trees_equal_tree_structure(seed):
-    rng = np.random.RandomState(seed)
-    K, n = 3, 9
-    edges = random_tree(rng, n)
-    parents = np.full(n, -1)
-    parents[edges[:, 1]] = edges[:, 0]
-    features = rng.randn(n, 4)
-    graph, tree = GraphStructure(), TreeStructure()
-    graph_batch = graph.make_batch([(features, edges)], n_states=K)
-    tree_batch = tree.make_batch([(features, parents)], n_states=K)
-    w = 2 * rng.randn(graph_batch.n_weights)  # the same layout: W, then (parent, child) pairs
-    assert tree_batch.n_weights == graph_batch.n_weights
+    graph, graph_batch, tree, tree_batch, w = tree_pair(np.random.RandomState(seed), 9, 3)
     Y, bound, certified = graph.relaxed_argmax(graph_batch, graph.part_scores(graph_batch, w))
     expected = tree.argmax(tree_batch, tree.part_scores(tree_batch, w))
     np.testing.assert_array_equal(Y, expected)
@@ -238,16 +242,7 @@ def test_marginals_are_exact_on_forests(seed):
 def test_marginals_on_trees_equal_tree_structure(seed):
     # the same weights: log Z and the expected features (W, then the (parent, child)
     # pairs summed over the edges) of the two structures agree
-    rng = np.random.RandomState(seed)
-    K, n = 3, 30
-    edges = random_tree(rng, n)
-    parents = np.full(n, -1)
-    parents[edges[:, 1]] = edges[:, 0]
-    features = rng.randn(n, 4)
-    graph, tree = GraphStructure(), TreeStructure()
-    graph_batch = graph.make_batch([(features, edges)], n_states=K)
-    tree_batch = tree.make_batch([(features, parents)], n_states=K)
-    w = 2 * rng.randn(graph_batch.n_weights)
+    graph, graph_batch, tree, tree_batch, w = tree_pair(np.random.RandomState(seed), 30, 3)
     graph_mu, graph_log_z = graph.marginals(graph_batch, graph.part_scores(graph_batch, w))
     tree_mu, tree_log_z = tree.marginals(tree_batch, tree.part_scores(tree_batch, w))
     np.testing.assert_allclose(graph_log_z, tree_log_z, rtol=1e-12, atol=1e-9)
