@@ -72,7 +72,8 @@ print(f"test pixel accuracy: logistic regression "
 # decoded labelling reaches it: then it is the exact MAP labelling.
 structure = model.structure_
 batch = structure.make_batch(X_test, n_states=K)
-_, bound, certified = structure.relaxed_argmax(batch, structure.part_scores(batch, model.weights_))
+scores = structure.part_scores(batch, model.weights_)
+_, bound, certified = structure.relaxed_argmax(batch, scores)
 print(f"certified optimal: {certified.sum()} of {len(X_test)} test images")
 print("learned pairwise weights (rows: a pixel's label, columns: its right or lower "
       "neighbour's):")
