@@ -62,8 +62,9 @@ def document_graphs(corpus, rows, skip):
     """One ``(node_features, edges, edge_features)`` per document, its tags, its sentences'
     lengths, and the numbers of chain and skip edges."""
     graphs, tags, lengths, counts = [], [], [], Counter()
-    for document in range(corpus.document.max() + 1):
-        sentences = np.flatnonzero(corpus.document == document)
+    # a document's sentences are consecutive in the file
+    starts_of_documents = np.flatnonzero(np.diff(corpus.document)) + 1
+    for sentences in np.split(np.arange(len(corpus.word)), starts_of_documents):
         sizes = [len(corpus.word[s]) for s in sentences]
         starts = np.cumsum([0] + sizes)
         chain = [(t, t + 1) for a, b in zip(starts[:-1], starts[1:]) for t in range(a, b - 1)]

@@ -1,4 +1,5 @@
-"""Log-space numerics shared by the chain's and the label tree's recursions (numba).
+"""Log-space numerics shared by the chain's and the label tree's recursions and by
+tree-reweighted sum-product on graphs (numba).
 
 Sums of exponentials are scaled by their largest term; an entry whose scaled sum is too
 small to be accurate falls back to an exact log-sum-exp (see the chain's kernels,

@@ -24,6 +24,8 @@ of its tail and head at ``n * K + e * K * K + a * K + b``.
 import numpy as np
 from numba import njit
 
+from .._log_space import logsumexp
+
 __all__ = ["DAMPING", "MIN_FORESTS", "appearance_probabilities", "trw"]
 
 #: The share of its old value that a message keeps at each update, once a sweep's largest
@@ -106,15 +108,6 @@ def _forest_average(tails, heads, n, rho):
         rho[e] = taken[e] / forests
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _log_sum_exp(values):
-    top = values.max()
-    total = 0.0
-    for k in range(values.shape[0]):
-        total += np.exp(values[k] - top)
-    return top + np.log(total)
-
-
 @njit(cache=True, nogil=True)
 def _send(scores, n, K, tails, heads, rho, e, into_head, messages, belief, keep, update):
     """Update edge ``e``'s message into its head (``into_head``) or its tail, damped by
@@ -143,14 +136,14 @@ def _send(scores, n, K, tails, heads, rho, e, into_head, messages, belief, keep,
             total += np.exp(scores[pair] * inverse_rho + belief[sender, s]
                             - messages[e, back, s] - top)
         update[r] = top + np.log(total)
-    norm = _log_sum_exp(update)
+    norm = logsumexp(update)
     residual = 0.0
     for r in range(K):
         update[r] -= norm
         residual = max(residual, abs(update[r] - messages[e, out, r]))
         update[r] = keep * messages[e, out, r] + (1.0 - keep) * update[r]
     # messages are kept normalized (their log-sum-exp 0) for the residual to compare them
-    norm = _log_sum_exp(update) if keep > 0.0 else 0.0
+    norm = logsumexp(update) if keep > 0.0 else 0.0
     for r in range(K):
         new = update[r] - norm
         belief[receiver, r] += rho[e] * (new - messages[e, out, r])
@@ -208,7 +201,7 @@ def _free_energy(scores, n, K, tails, heads, rho, messages, belief, mu):
     log_node = np.empty((n, K))
     value = 0.0
     for v in range(n):
-        norm = _log_sum_exp(belief[v])
+        norm = logsumexp(belief[v])
         for k in range(K):
             log_node[v, k] = belief[v, k] - norm
             mu[v * K + k] = np.exp(log_node[v, k])
@@ -221,7 +214,7 @@ def _free_energy(scores, n, K, tails, heads, rho, messages, belief, mu):
                 log_pair[a * K + b] = (scores[base + a * K + b] / rho[e]
                                        + belief[u, a] - messages[e, 0, a]
                                        + belief[v, b] - messages[e, 1, b])
-        norm = _log_sum_exp(log_pair)
+        norm = logsumexp(log_pair)
         for a in range(K):
             for b in range(K):
                 log_tau = log_pair[a * K + b] - norm
