@@ -126,10 +126,17 @@ class _BaseEG(StructuredEstimator):
         """Whether EG anneals the hinge's temperature (the log loss has none)."""
         return False
 
-    def _check_cache_arguments(self):
-        """Refuse, before any work, a cache folder that cannot be written and a cache bound
-        that the solver cannot keep."""
+    def _start(self):
+        """A cold fit's dual point (``eg_solve``'s ``start``)."""
+        return "uniform"
+
+    def _check_solver_arguments(self):
+        """Refuse, before any work, a cache folder that cannot be written, a cache bound
+        that the solver cannot keep, and a start that it cannot make."""
         check_cache_dir(self.cache_dir)
+        if self._start() == "truth" and self.solver != "online":
+            raise ValueError(f"{type(self).__name__}: start='truth' needs solver='online' "
+                             f"(solver={self.solver!r} starts from the uniform distributions).")
         if isinstance(self.cache_size, (bool, np.bool_)):  # (a Real to scikit-learn)
             raise TypeError(f"{type(self).__name__}: cache_size must be a number of megabytes "
                             f"or None, got {self.cache_size!r}.")
@@ -154,7 +161,7 @@ class _BaseEG(StructuredEstimator):
             self.structure_.output_space().training_structure(), batch, Y, loss=self._loss,
             solver=self.solver, order=self.order, learning_rate=self.learning_rate,
             eta0=self.eta0, max_iter=self.max_iter, annealing=self.annealing,
-            smoothing=self._smoothing(), n_jobs=self.n_jobs,
+            start=self._start(), smoothing=self._smoothing(), n_jobs=self.n_jobs,
             keep_dual=bool(self.warm_start), **self._cache_arguments(),
             **self._solver_arguments(sample_weight, state, callback))
 
@@ -194,7 +201,7 @@ class _BaseEG(StructuredEstimator):
         self : object
             The fitted estimator.
         """
-        self._check_cache_arguments()
+        self._check_solver_arguments()
         batch, Y, sample_weight, constraint_scores = self._validate_fit_data(
             X, y, sample_weight, partial=True)
         if constraint_scores is not None and self.class_weight is not None:
@@ -338,7 +345,7 @@ class _BaseEG(StructuredEstimator):
             The estimator, fitted on everything seen so far.
         """
         fitted = "weights_" in self.__dict__
-        self._check_cache_arguments()
+        self._check_solver_arguments()
         X, batch, Y, sample_weight = self._validate_partial_fit_data(X, y, classes,
                                                                      sample_weight)
         sample_weight = self._weighted_by_class(batch, Y, sample_weight, balanced=False)

@@ -122,6 +122,17 @@ class EGCRF(_BaseEG):
         finish an interrupted annealing).  Without it, at
         large ``C`` the uniform start gives ``w(alpha)`` of size
         ``C * n_samples``, every example saturates and EG crawls.
+    start : {"uniform", "truth"}, default="uniform"
+        The dual point a cold fit starts from.  "uniform": uniform
+        distributions over each example's outputs, the paper's start, with
+        ``C`` annealed (``annealing``).  "truth": distributions concentrated on
+        the true outputs, the dual point of ``w = 0`` (the perceptron's start),
+        sensible at any ``C`` and therefore not annealed; needs
+        ``solver="online"``.  Where annealing takes many passes (``C`` far
+        above :func:`~sklearn_struct.solvers.eg.uniform_start_C`, as in
+        dependency parsing), "truth" reaches a given gap, and accuracy, in a
+        fraction of the passes; see :ref:`eg_start`.  Partially labelled
+        fits start from their own first E-step whatever ``start``.
     partial_fit_memory : int or None, default=1000
         The number of most recent examples whose inputs and dual variables
         :meth:`partial_fit` keeps and revisits with each new chunk (the dual
@@ -254,6 +265,31 @@ class EGCRF(_BaseEG):
 
     _loss = "log"
     _probabilistic = True
+    _parameter_constraints = {
+        **_BaseEG._parameter_constraints,
+        "start": [StrOptions({"uniform", "truth"})],
+    }
+
+    def __init__(
+        self, *, C=1.0, structure=None, solver="online", order="gap",
+        learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100, early_stopping=False,
+        validation_fraction=0.1, n_iter_no_change=5, class_weight=None, warm_start=False,
+        annealing=True, start="uniform", partial_fit_memory=1000, max_latent_iter=30,
+        n_jobs=None, cache_size=None, cache_dir=None, random_state=None, verbose=0,
+    ):
+        super().__init__(
+            C=C, structure=structure, solver=solver, order=order, learning_rate=learning_rate,
+            eta0=eta0, tol=tol, max_iter=max_iter, early_stopping=early_stopping,
+            validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change,
+            class_weight=class_weight, warm_start=warm_start, annealing=annealing,
+            partial_fit_memory=partial_fit_memory, max_latent_iter=max_latent_iter,
+            n_jobs=n_jobs, cache_size=cache_size, cache_dir=cache_dir,
+            random_state=random_state, verbose=verbose,
+        )
+        self.start = start
+
+    def _start(self):
+        return self.start
 
 
 class EGStructuredSVM(_BaseEG):

@@ -64,8 +64,11 @@ from ._eg_schedule import (ANNEALING_GROWTH, ANNEALING_MAX_GROWTH, ORDERS, gap_r
 from .loss import StructuredLoss
 
 
-__all__ = ["EGResult", "EGState", "FLOAT32_MIN_TOL", "check_cache_dir", "eg_solve",
+__all__ = ["EGResult", "EGState", "FLOAT32_MIN_TOL", "STARTS", "check_cache_dir", "eg_solve",
            "new_examples_state", "next_annealed_C", "uniform_start_C"]
+
+#: A cold start's dual points (:func:`eg_solve`'s ``start``).
+STARTS = ("uniform", "truth")
 
 
 @dataclass
@@ -81,9 +84,9 @@ class EGResult:
 def eg_solve(
     structure, batch, Y, *, loss="log", C=1.0, sample_weight=None, solver="online",
     order="shuffle", learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100,
-    annealing=False, smoothing=False, state=None, random_state=None, n_jobs=None, verbose=0,
-    callback=None,
-    feature_scale=None, keep_dual=True, center=None, truth=None, part_losses=None,
+    annealing=False, start="uniform", smoothing=False, state=None, random_state=None,
+    n_jobs=None, verbose=0, callback=None, feature_scale=None, keep_dual=True, center=None,
+    truth=None, part_losses=None,
     cache_size=None, cache_dir=None, dual_dtype=None,
 ):
     """Minimise ``1/2||w - center||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
@@ -122,9 +125,11 @@ def eg_solve(
     max_iter : float
         Maximum number of effective passes (step sizes tried / n_samples).
     annealing : bool
-        Anneal ``C`` (section 7.1.1), for a cold start: begin at
-        ``min(C, uniform_start_C)`` (see :func:`uniform_start_C`) and move ``C``
-        to its target as in :func:`next_annealed_C`.
+        Anneal ``C`` (section 7.1.1) from a uniform cold start: begin at ``min(C,
+        uniform_start_C)`` and move ``C`` to its target as in :func:`next_annealed_C`.
+    start : {"uniform", "truth"}
+        A cold start's dual point: uniform (annealed if ``annealing``), or near the truth,
+        the dual point of ``w = 0``, sensible at any ``C`` (online solver only).
     smoothing : bool
         For the hinge with the online solver: anneal the temperature of the
         smoothed hinge instead, from a start near the truth (see the module
@@ -172,7 +177,8 @@ def eg_solve(
     -------
     EGResult
     """
-    _check_arguments(structure, loss, order, solver, truth is not None or part_losses is not None)
+    _check_arguments(structure, loss, order, solver, truth is not None or part_losses is not None,
+                     start)
     check_cache_dir(cache_dir)
     dual_dtype = _dual_dtype(dual_dtype, solver, loss, tol)  # (refused before any work)
     datafit = StructuredLoss(structure, batch, Y, loss, sample_weight, feature_scale, n_jobs,
@@ -180,7 +186,7 @@ def eg_solve(
     annealing = annealing and center is None  # w(alpha) is not linear in C about a center
     smoothed = smoothing and loss == "hinge" and solver == "online"
     state, epoch_runner, schedule = _starting_point(
-        datafit, state, solver, C, eta0, annealing, smoothed,
+        datafit, state, solver, C, eta0, annealing, smoothed, start,
         online_threads(n_jobs, datafit.n_samples), (cache_size, cache_dir), dual_dtype)
     history = {k: [] for k in ("passes", "C", "dual", "primal", "gap", "seconds",
                                "eval_seconds", "beta")}
@@ -316,11 +322,16 @@ def _finish(state, epoch_runner, keep_dual, C_now, schedule):
     state.schedule = schedule
 
 
-def _check_arguments(structure, loss, order, solver, given_targets):
+def _check_arguments(structure, loss, order, solver, given_targets, start):
     """The errors :func:`eg_solve` raises before any work (``given_targets``: ``truth`` or
     ``part_losses`` given)."""
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}.")
+    if start not in STARTS:
+        raise ValueError(f"start must be one of {sorted(STARTS)}, got {start!r}.")
+    if start == "truth" and solver != "online":
+        raise ValueError("eg_solve: start='truth' needs solver='online' (batch EG starts from "
+                         "the uniform distributions).")
     if order not in ORDERS:
         raise ValueError(f"order must be one of {sorted(ORDERS)}, got {order!r}.")
     if given_targets and solver != "online":
@@ -371,17 +382,19 @@ def _dual_dtype(dual_dtype, solver, loss, tol):
     return dual_dtype
 
 
-def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, threads, cache,
+def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, start, threads, cache,
                     dual_dtype=np.float64):
     """The dual point a fit starts from, the runner of its passes and its ``C`` schedule.
 
     ``cache`` is ``(cache_size, cache_dir)`` of the online runner's kernel data;
     ``dual_dtype`` that of a cold start's ``theta`` and ``mu`` (a warm start keeps its own).
     Returns ``(state, epoch_runner, schedule)``, the schedule an :class:`_Annealing`.
-    Annealing starts a cold fit (uniform duals) where they make sense; a warm start already
+    Annealing starts a cold fit (uniform duals) where they make sense; a cold start near the
+    truth (``start``, the smoothed hinge, a center) needs none, and a warm start already
     has a good dual point, unless it stopped while annealing.
     """
     batch, cold_start = datafit.batch, state is None
+    near_truth = smoothed or start == "truth" or datafit.center is not None
     epoch_runner = None
     expected = None  # scale * F mu of the state's marginals, when known
     if cold_start and solver == "batch":  # created where batch EG keeps it, on the chunks
@@ -389,8 +402,7 @@ def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, thread
         state = initial_state(datafit, eta0, terms=terms)
     elif cold_start:
         # with F mu once, for both the annealing's start and w
-        state, expected = initial_state(datafit, eta0,
-                                        near_truth=smoothed or datafit.center is not None,
+        state, expected = initial_state(datafit, eta0, near_truth=near_truth,
                                         dtype=dual_dtype, features=True)
         if smoothed:
             state.beta = min(1.0, BETA_START_C / C)
@@ -403,7 +415,7 @@ def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, thread
         )
     C_now = C_next = C_start = C
     epoch0 = 0
-    if annealing and cold_start and not smoothed:
+    if annealing and cold_start and not near_truth:
         C_now = C_next = C_start = min(C, uniform_start_C(datafit, state, expected))
     elif annealing and state.schedule is not None and state.schedule[0] == C:
         _, C_start, epoch0, C_next = state.schedule

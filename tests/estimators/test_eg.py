@@ -279,7 +279,8 @@ def test_solvers_and_orders_reach_the_same_optimum():
     fits = [
         EGCRF(C=2.0, tol=1e-10, max_iter=5000, random_state=0, **kw).fit(X, y)
         for kw in ({"annealing": False}, {"order": "cyclic"}, {"order": "shuffle"},
-                   {"order": "random"}, {"solver": "batch"}, {"learning_rate": 0.2}, {})
+                   {"order": "random"}, {"solver": "batch"}, {"learning_rate": 0.2},
+                   {"start": "truth"}, {})
     ]
     for other in fits[1:]:
         assert other.primal_objective_ == pytest.approx(fits[0].primal_objective_, rel=1e-8)
@@ -294,6 +295,29 @@ def test_solvers_and_orders_reach_the_same_optimum():
     assert fits[-1].history_["C"][0] == pytest.approx(C0, rel=1e-12)
     assert fits[-1].history_["C"][-1] == 2.0
     assert np.all(fits[0].history_["C"] == 2.0)
+    assert np.all(fits[-2].history_["C"] == 2.0)  # the start at the truth is not annealed
+
+
+def test_start_at_the_truth_is_the_dual_point_of_zero_weights():
+    """start="truth": every example's distribution on its true output up to e^-10 per unit
+    of loss, the dual point of w = 0, whose dual is about 0 (the point mass's) at any C;
+    the uniform start's is -C^2 ||g0||^2 / 2 + O(C), far below it at large C.  One visit
+    (max_iter of one example) shows each start."""
+    X, y = make_chains(n=20, seed=6)
+    starts = {}
+    for start in ("truth", "uniform"):
+        model = EGCRF(C=50.0, start=start, annealing=False, max_iter=1e-9, tol=0,
+                      random_state=0)
+        with pytest.warns(ConvergenceWarning):
+            model.fit(X, y)
+        assert model.history_["passes"][-1] == pytest.approx(1 / 20)
+        starts[start] = model
+    truth, uniform = starts["truth"], starts["uniform"]
+    assert 0.0 <= truth.dual_objective_ < 10.0  # (the visit can only raise the dual)
+    assert uniform.dual_objective_ < -1e5
+    assert np.abs(truth.coef_).max() < 0.01 * np.abs(uniform.coef_).max()
+    with pytest.raises(ValueError, match=r"EGCRF: start='truth' needs solver='online'"):
+        EGCRF(start="truth", solver="batch").fit(X, y)
 
 
 @pytest.mark.parametrize("loss", ["log", "hinge"])
