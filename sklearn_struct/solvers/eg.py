@@ -128,8 +128,7 @@ def eg_solve(
         Anneal ``C`` (section 7.1.1) from a uniform cold start: begin at ``min(C,
         uniform_start_C)`` and move ``C`` to its target as in :func:`next_annealed_C`.
     start : {"uniform", "truth"}
-        A cold start's dual point: uniform (annealed if ``annealing``), or near the truth,
-        the dual point of ``w = 0``, sensible at any ``C`` (online solver only).
+        A cold start's dual point: uniform, or near the truth (``w = 0``; online solver only).
     smoothing : bool
         For the hinge with the online solver: anneal the temperature of the
         smoothed hinge instead, from a start near the truth (see the module
