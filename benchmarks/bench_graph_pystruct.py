@@ -69,24 +69,33 @@ def timed(fit):
     return model, time.perf_counter() - start
 
 
-def ours(X_train, Y_train, X_test, Y_test, Cs):
-    """C chosen by 4-fold cross-validation over the training images, then the fit on all
-    of them: the test accuracy, the chosen C and the seconds of the search and of the fit."""
+def our_model():
+    return EGStructuredSVM(structure=GraphStructure(symmetric=True), solver="working_set",
+                           max_iter=100, random_state=0)
+
+
+def ours(X_train, Y_train, Cs):
+    """C chosen by 4-fold cross-validation over the training images: the C and the
+    seconds of the search."""
     from sklearn.model_selection import GridSearchCV, KFold
 
     graphs, labels = as_graphs(X_train), [y.ravel() for y in Y_train]
-    svm = EGStructuredSVM(structure=GraphStructure(symmetric=True), solver="working_set",
-                          max_iter=100, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        svm.fit(graphs[:2], labels[:2])  # (compiles)
+        our_model().fit(graphs[:2], labels[:2])  # (compiles)
         search, search_seconds = timed(lambda: GridSearchCV(
-            svm, {"C": list(Cs)}, cv=KFold(4), refit=False).fit(graphs, labels))
-        C = search.best_params_["C"]
-        model, seconds = timed(lambda: svm.set_params(C=C).fit(graphs, labels))
+            our_model(), {"C": list(Cs)}, cv=KFold(4), refit=False).fit(graphs, labels))
+    return search.best_params_["C"], search_seconds
+
+
+def ours_at(X_train, Y_train, X_test, Y_test, C):
+    """The fit on all the training images at ``C``: its test accuracy and seconds."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model, seconds = timed(lambda: our_model().set_params(C=C).fit(
+            as_graphs(X_train), [y.ravel() for y in Y_train]))
     predicted = np.concatenate(model.predict(as_graphs(X_test)))
-    accuracy = np.mean(predicted == np.concatenate([y.ravel() for y in Y_test]))
-    return accuracy, C, search_seconds, seconds
+    return np.mean(predicted == np.concatenate([y.ravel() for y in Y_test])), seconds
 
 
 def theirs(X_train, Y_train, X_test, Y_test, C, learner, inference):
@@ -193,10 +202,17 @@ def learning(args):
     rows, summary = [], []
     for name, (X, Y) in datasets().items():
         X_train, Y_train, X_test, Y_test = X[:20], Y[:20], X[20:], Y[20:]
-        accuracy, C, search_seconds, seconds = ours(X_train, Y_train, X_test, Y_test, args.C)
-        rows.append([name, "this package", "EGStructuredSVM(working_set)", "LP dual (MPLP)",
-                     f"{C:g}", f"{100 * accuracy:.2f}", f"{seconds:.1f}"])
-        print(*rows[-1], sep="  ")
+        C, search_seconds = ours(X_train, Y_train, args.C)
+        # ours at the C values pystruct runs, the chosen one first (pystruct's best is the
+        # best of its runs on the test images; ours at the same C values are its match)
+        runs = {}  # C: (test accuracy, fit seconds)
+        for C_ours in [C] + sorted({1.0} - {C}):
+            runs[C_ours] = ours_at(X_train, Y_train, X_test, Y_test, C_ours)
+            rows.append([name, "this package", "EGStructuredSVM(working_set)",
+                         "LP dual (MPLP)", f"{C_ours:g}", f"{100 * runs[C_ours][0]:.2f}",
+                         f"{runs[C_ours][1]:.1f}"])
+            print(*rows[-1], sep="  ")
+        accuracy, seconds = runs[C]
         methods = ["max-product"] + (["lp"] if X.shape[1] * X.shape[2] <= 100 else [])
         fits = []
         for learner in ("OneSlackSSVM", "FrankWolfeSSVM"):
@@ -208,19 +224,24 @@ def learning(args):
                                  f"{100 * fits[-1][0]:.2f}", f"{fits[-1][1]:.1f}"])
                     print(*rows[-1], sep="  ")
         best, fastest = max(f[0] for f in fits), min(f[1] for f in fits)
-        summary.append([name, f"{100 * accuracy:.2f}", f"{100 * best:.2f}",
-                        f"{seconds:.1f}", f"{search_seconds:.1f}", f"{fastest:.1f}",
+        our_best = max(a for a, _ in runs.values())
+        summary.append([name, f"{100 * accuracy:.2f}", f"{100 * our_best:.2f}",
+                        f"{100 * best:.2f}", f"{seconds:.1f}", f"{search_seconds:.1f}",
+                        f"{fastest:.1f}",
                         f"{seconds / fastest:.3f}", f"{(seconds + search_seconds) / fastest:.3f}"])
     body = markdown_table(["data", "package", "learner", "inference", "C", "test accuracy %",
                            "fit s"], rows)
     body += "\n\n" + markdown_table(
-        ["data", "our accuracy %", "pystruct's best %", "our fit s", "our C search s",
+        ["data", "our accuracy % (C by CV)", "our best % (pystruct's C values)",
+         "pystruct's best %", "our fit s", "our C search s",
          "pystruct's fastest fit s", "fit ratio", "ratio with the search"], summary)
     Cs = " ".join(f"{C:g}" for C in args.C)
     body += (f"\n\n20 training and 20 test images of each generator (numpy seed 0). Our C "
              f"is chosen among {Cs} by 4-fold cross-validation on the training images "
-             "(GridSearchCV, node accuracy); pystruct's learners run at C = 1 and at the C "
-             "chosen for ours. 'fit s' is one fit on the 20 training images; our "
+             "(GridSearchCV, node accuracy); pystruct's learners, and ours too, run at C = 1 "
+             "and at the C chosen for ours. 'Our best' and 'pystruct's best' are the best "
+             "test accuracies over those runs (a choice made on the test images, alike for "
+             "both). 'fit s' is one fit on the 20 training images (ours at the chosen C); our "
              "compilation is excluded (a warm-up fit first). Load average when the run "
              f"started: {load:.2f} (2 cores).")
     if not args.no_record:

@@ -70,7 +70,7 @@ class _CompileNotice(event.Listener):
     def on_start(self, event):
         if not self.said:
             self.said = True
-            print("compiling numba kernels (first run only, about 10 s)...", file=sys.stderr,
+            print("compiling numba kernels (first run only, about 15 s)...", file=sys.stderr,
                   flush=True)
 
     def on_end(self, event):
