@@ -519,7 +519,7 @@ def _draw_scaling(plt, data):
     -------
     fig : matplotlib.figure.Figure
     """
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, (left, middle, right) = plt.subplots(1, 3, figsize=(13, 3.6))
     for memory, points in data["sizes"].items():
         edges, seconds = zip(*points)
         left.plot([e / 1000 for e in edges], seconds, "o-", label=f'memory="{memory}"')
