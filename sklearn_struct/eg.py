@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from ._eg_base import _BaseEG
 from .base import check_path_arguments, fit_path_point, path_point_score
+from .solvers.eg import STARTS
 from .solvers.working_set import working_set_solve
 
 __all__ = ["EGCRF", "EGStructuredSVM", "eg_path"]
@@ -267,7 +268,7 @@ class EGCRF(_BaseEG):
     _probabilistic = True
     _parameter_constraints = {
         **_BaseEG._parameter_constraints,
-        "start": [StrOptions({"uniform", "truth"})],
+        "start": [StrOptions(set(STARTS))],
     }
 
     def __init__(

@@ -86,8 +86,7 @@ def eg_solve(
     order="shuffle", learning_rate="adaptive", eta0=0.5, tol=1e-4, max_iter=100,
     annealing=False, start="uniform", smoothing=False, state=None, random_state=None,
     n_jobs=None, verbose=0, callback=None, feature_scale=None, keep_dual=True, center=None,
-    truth=None, part_losses=None,
-    cache_size=None, cache_dir=None, dual_dtype=None,
+    truth=None, part_losses=None, cache_size=None, cache_dir=None, dual_dtype=None,
 ):
     """Minimise ``1/2||w - center||^2 + C sum_i s_i loss_i(w)`` by EG on the dual.
 
