@@ -80,11 +80,16 @@ class EGCRF(_BaseEG):
         Initial adaptive rate.
     tol : float, default=1e-4
         Stop when the duality gap is at most ``tol`` times the primal objective.
-        The gap costs one inference per example: it is evaluated after the
+        The gap costs one inference per example: it is checked after the
         passes 1, 2, 3, ... spaced geometrically (every quarter of the passes
         done), sooner when its rate predicts ``tol`` sooner, after every pass
         while ``C`` is annealed, after the last pass, and after every pass
-        when ``tol=0`` (a training curve).
+        when ``tol=0`` (a training curve).  With the online solver, an
+        ``order`` other than "gap" and a structure with its own log partition,
+        the visits of a pass that ends on a check give their examples' shares
+        of the gap (one log partition each), and the gap is evaluated only when
+        they say it is near ``tol``; see :ref:`when the gap is evaluated
+        <eg_gap_schedule>`.
     max_iter : float, default=100
         Maximum number of effective passes over the data (examples visited /
         n_samples, every tried step size counting as a visit).

@@ -19,6 +19,8 @@ from ._objective import DOT_BLOCK_PARTS, score_losses
 ONLINE_KERNEL_OPERATIONS = ("part_scores", "add_features", "marginals")
 #: ... and those that let it evaluate the hinge primal inside numba too.
 HINGE_KERNEL_OPERATIONS = ("argmax", "encode")
+#: The epoch kernel's ``gaps`` when its visits do not report their gaps.
+NO_GAPS = np.zeros(0)
 
 
 def online_threads(n_jobs, n_samples):
@@ -73,6 +75,9 @@ class OnlineEpoch:
         # the gap evaluations' per-example losses in numba as well, on the epoch's
         # threads: called on a shard as (examples, data, offsets, vectors, w, scale, out, mu,
         # margins), the vectors those of ``_loss_vectors``
+        # whether the visits can give their examples' gaps (log loss), for the price of the
+        # structure's own log-partition (not a whole marginals computation)
+        self.visit_gaps = datafit.kind == "log" and kernel_provides(structure, "log_partition")
         self.loss_kernel = None
         if datafit.kind == "log":  # (online EG has marginals, hence log_partition)
             self.loss_kernel = specialize(_eg_kernels.log_losses, structure.kernel_ops)
@@ -119,7 +124,10 @@ class OnlineEpoch:
         primal = p.primal(w, C, losses=losses)
         return primal if margins_of is None else (primal, losses, margins)
 
-    def run(self, state, order, budget, loss, adaptive, eta, C):
+    def run(self, state, order, budget, loss, adaptive, eta, C, gaps=None):
+        """Visit the examples of ``order`` (at most ``budget`` steps tried) at ``C``; returns
+        the steps tried.  With ``gaps`` (log loss), each visit writes its example's share of
+        the duality gap at the weights it finds there."""
         p = self.datafit
         w_kernel = p.structure.kernel_weights(p.batch, state.w)
         smoothed = loss == "hinge" and state.beta is not None
@@ -153,6 +161,7 @@ class OnlineEpoch:
                         self.w_scratch[thread], self.scale, state.theta[parts],
                         state.mu[parts], shard.examples(state.terms),
                         shard.examples(state.etas), state.beta if smoothed else 0.0,
+                        shard.examples(gaps) if gaps is not None else NO_GAPS,
                     )
                 return done
 

@@ -68,7 +68,7 @@ MIN_RATE_FACTOR = 0.05
 
 def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, part_offsets,
                  part_losses, sample_weight, C, w, w_scratch, scale, theta, mu, terms, etas,
-                 beta):
+                 beta, gaps):
     """Visit the examples of ``order`` in turn until ``budget`` steps were tried.
 
     Updates ``w`` (kernel layout), ``theta``, ``mu`` (float64 or float32: :func:`_stored`),
@@ -77,6 +77,8 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
     ``phi'(x, r) = scale * phi(x, r)``; ``beta``: ``SMOOTHED_HINGE``'s inverse temperature.
     ``w_scratch`` (zero, of ``w``'s length) is ``add_features_norm_op``'s scratch, zero again
     on return: the caller keeps it across epochs (a fresh one would zero a whole weight vector).
+    Unless ``gaps`` is empty (log loss only), each visit first writes its example's share of
+    the duality gap at the weights it finds into ``gaps`` (:func:`_visit_gap`).
     """
     max_parts = 0
     for i in range(part_offsets.shape[0] - 1):
@@ -100,6 +102,9 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
         mu_new = mu_buf[:n_parts]
         dmu = dmu_buf[:n_parts]
         part_scores_op(data, i, w, scale, scores)
+        if gaps.shape[0] > 0:
+            log_z = log_partition_op(data, i, scores, part_scratch[:n_parts])
+            gaps[i] = _visit_gap(cs, log_z, scores, mu, p0, terms[i])
         eta = etas[i] if adaptive else eta_fixed
         n_tried = 0
         accepted = False
@@ -170,6 +175,19 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
             mu[p0 + r] = mu_new[r]
         terms[i] = term
     return tries
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _visit_gap(cs, log_z, scores, mu, p0, term):
+    """An example's share of the log loss's duality gap at the weights whose part scores
+    are ``scores`` (``log_z``: their log-partition; ``cs``: ``C s_i``; ``term``: the entropy
+    of ``alpha_i``, whose marginals start at ``mu[p0]``): ``C s_i KL(alpha_i || p_w(. | x_i))
+    = C s_i (log Z_i(w) - scores . mu_i - H(alpha_i))``, as :func:`._eg_dual.example_gaps`
+    computes it from an evaluation; at least 0 but for rounding."""
+    expected = 0.0
+    for r in range(scores.shape[0]):
+        expected += scores[r] * mu[p0 + r]
+    return max(cs * (log_z - expected - term), 0.0)
 
 
 @njit(cache=True, nogil=True, inline="always")

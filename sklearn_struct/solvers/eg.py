@@ -69,6 +69,16 @@ __all__ = ["EGResult", "EGState", "FLOAT32_MIN_TOL", "STARTS", "check_cache_dir"
 
 #: A cold start's dual points (:func:`eg_solve`'s ``start``).
 STARTS = ("uniform", "truth")
+#: Where the visits can give their examples' gaps (the online log loss on a structure whose
+#: kernel operations provide ``log_partition``, in an order other than "gap", at the target
+#: ``C``), a pass on which the geometric schedule checks the gap has its visits give them,
+#: and the gap is evaluated exactly only if their sum, the lagged gap, divided by this
+#: factor is at most ``tol`` (see :func:`_lagged_relative_gap`); otherwise that estimate
+#: stands in for the evaluation in the schedule.  After an evaluation, the factor is the
+#: lagged gap's ratio to the exact one then, kept between 1 and this value (a gap that
+#: falls slowly falls little in the pass that the lagged one lags, and the exact gap of
+#: the online weights is noisy).
+LAGGED_GAP_FACTOR = 2.0
 
 
 @dataclass
@@ -119,8 +129,9 @@ def eg_solve(
         Initial adaptive rate.
     tol : float
         Stop when ``(primal - dual) <= tol * |primal|``.  The gap (one inference per
-        example) is evaluated on a geometric schedule (see ``CHECK_SPACING``), after every
-        pass while ``C`` is annealed, and after every pass when ``tol=0`` (a training curve).
+        example) is checked on a geometric schedule (``CHECK_SPACING``), where the visits can
+        by their own gaps first (``LAGGED_GAP_FACTOR``); after every pass while ``C`` is
+        annealed or when ``tol=0``.
     max_iter : float
         Maximum number of effective passes (step sizes tried / n_samples).
     annealing : bool
@@ -248,6 +259,13 @@ def _passes(datafit, state, epoch_runner, schedule, history, *, solver, order, r
     budget_total = int(np.ceil(max_iter * n))
     check_at, last_check, rate, pass_seconds = 0, None, None, 0.0  # check_at: steps tried
     gap_sampling = order == "gap" and solver == "online"
+    # where the visits can give their examples' gaps, they decide whether a check needs an
+    # evaluation (see LAGGED_GAP_FACTOR), unless gap sampling needs the evaluations' own
+    # fresh gaps (drawn from the visits' lagged gaps, or from rare evaluations, fits took
+    # more passes than in a new permutation every pass)
+    lagged = solver == "online" and epoch_runner.visit_gaps and not gap_sampling and tol > 0
+    visit_gaps = np.zeros(n) if lagged else None
+    factor = LAGGED_GAP_FACTOR  # the lagged gap over the exact one
     part_counts = np.diff(datafit.batch.part_offsets)
     visit_probabilities = (gap_visit_probabilities(state.gaps, part_counts)
                            if gap_sampling and state.gaps is not None else None)
@@ -255,16 +273,26 @@ def _passes(datafit, state, epoch_runner, schedule, history, *, solver, order, r
     while total_tries < budget_total:
         epoch += 1
         schedule.move(state)
+        # (a pass tries n steps at most: this one ends on a check if it tries n)
+        asked = lagged and schedule.now == schedule.target and total_tries + n >= check_at
         start = time.perf_counter()
         total_tries += _run_pass(epoch_runner, solver, state, budget_total - total_tries, n,
                                  order, rng, visit_probabilities, loss, adaptive, eta,
-                                 schedule.now)
+                                 schedule.now, visit_gaps if asked else None)
         pass_seconds += time.perf_counter() - start
         passes = total_tries / n
         if _after_pass(state, epoch, batch_passes, callback):
             return epoch, False
-        if not (tol == 0 or schedule.now != schedule.target or total_tries >= budget_total
+        last_pass = total_tries >= budget_total
+        if not (tol == 0 or schedule.now != schedule.target or last_pass
                 or total_tries >= check_at):
+            continue
+        lagged_gap = _lagged_relative_gap(datafit, state, visit_gaps) if asked else None
+        if lagged_gap is not None and lagged_gap > factor * tol and not last_pass:
+            check = (passes, lagged_gap / factor)  # far from tol: the estimate stands in
+            rate = gap_rate(last_check, check, rate)
+            check_at = total_tries + n * passes_to_next_check(passes, check[1], rate, tol)
+            last_check = check
             continue
         primal, gap, entropy_term = _evaluate(datafit, state, epoch_runner, schedule.target,
                                               schedule.now, gap_sampling, history, passes,
@@ -277,6 +305,8 @@ def _passes(datafit, state, epoch_runner, schedule, history, *, solver, order, r
         if state.beta is not None and entropy_term >= BETA_GATE * gap:
             _sharpen(datafit, state)
         check = (passes, gap / max(abs(primal), 1e-300))
+        if lagged_gap:
+            factor = min(max(lagged_gap / max(check[1], 1e-300), 1.0), LAGGED_GAP_FACTOR)
         rate = gap_rate(last_check, check, rate)
         check_at = total_tries + n * passes_to_next_check(passes, check[1], rate, tol)
         last_check = check
@@ -285,14 +315,22 @@ def _passes(datafit, state, epoch_runner, schedule, history, *, solver, order, r
 
 
 def _run_pass(epoch_runner, solver, state, budget, n, order, rng, visit_probabilities, loss,
-              adaptive, eta, C):
+              adaptive, eta, C, gaps=None):
     """One pass over the ``n`` examples, of at most ``budget`` steps tried; returns how many
-    were.  Online EG visits them in an order of :func:`visit_order`; batch EG steps on all
-    of them at once."""
+    were.  Online EG visits them in an order of :func:`visit_order` (writing their gaps into
+    ``gaps``, if given); batch EG steps on all of them at once."""
     if solver == "online":
         visits = visit_order(order, n, rng, visit_probabilities)
-        return epoch_runner.run(state, visits, min(budget, n), loss, adaptive, eta, C)
+        return epoch_runner.run(state, visits, min(budget, n), loss, adaptive, eta, C, gaps)
     return epoch_runner.run(state, budget // n, loss, adaptive, eta, C)
+
+
+def _lagged_relative_gap(datafit, state, visit_gaps):
+    """The relative duality gap that the visits' gaps (each example's at the weights its
+    last visit found) add up to: the lagged gap over the primal it implies, dual plus gap."""
+    gap = float(visit_gaps.sum())
+    primal = l2_dual(datafit, state.terms, state.w, state.C) + gap
+    return gap / max(abs(primal), 1e-300)
 
 
 def _after_pass(state, epoch, batch_passes, callback):

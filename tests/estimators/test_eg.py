@@ -260,16 +260,24 @@ def test_multiclass_svm_matches_scipy_qp():
 @pytest.mark.parametrize("solver", ["online", "batch"])
 def test_dual_monotone_primal_above_dual_gap_vanishes(estimator, solver):
     X, y = make_chains(n=25, n_states=3, max_len=5, seed=5)
-    tol = 1e-6 if estimator is EGCRF else 1e-3
-    # the guarantee holds at a fixed C: no annealing
+    # (EGCRF's tol below FLOAT32_MIN_TOL: float64 duals both for it and for tol=0 below)
+    tol = 1e-9 if estimator is EGCRF else 1e-3
+    # the guarantee holds at a fixed C: no annealing; visits in an order that the
+    # evaluations do not steer (the hinge's gap sampling draws from them)
     plain = {"smoothing": False} if estimator is EGStructuredSVM else {}
     model = estimator(C=1.0, solver=solver, tol=tol, max_iter=5000, annealing=False,
-                      random_state=0, **plain).fit(X, y)
-    h = model.history_
+                      order="shuffle", random_state=0, **plain).fit(X, y)
+    assert model.history_["gap"][-1] <= tol * model.history_["primal"][-1]
+    # the same fit evaluated after every pass (when it evaluates does not steer it)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        curve = clone(model).set_params(tol=0, max_iter=model.history_["passes"][-1]).fit(X, y)
+    h = curve.history_
+    assert h["passes"][-1] == model.history_["passes"][-1]
     scale = np.abs(h["primal"]).max()
     assert np.all(np.diff(h["dual"]) >= -1e-10 * scale)
     assert np.all(h["primal"] - h["dual"] >= -1e-10 * scale)
-    assert h["gap"][-1] <= tol * h["primal"][-1]
+    assert h["gap"][-1] == pytest.approx(model.history_["gap"][-1], rel=1e-9)
     assert h["gap"][0] > 100 * h["gap"][-1]
     assert np.all(np.diff(h["passes"]) > 0)
 
@@ -444,9 +452,10 @@ def test_gap_evaluations_follow_the_geometric_schedule():
     assert passes_to_next_check(41, 2.2e-3, None, 1e-3) == 10
     X, y = make_chains(n=20, seed=17)
     # a fixed rate: one step per visit, so that effective passes are whole numbers
-    # (uniform orders: gap sampling draws from the gaps of the last evaluation)
-    crf = EGCRF(C=1.0, annealing=False, learning_rate=0.3, tol=1e-14, max_iter=40,
-                order="shuffle", random_state=0)
+    # (uniform orders: gap sampling draws from the gaps of the last evaluation); the
+    # hinge, whose visits do not give their gaps (see test_lagged_gaps_schedule_...)
+    crf = EGStructuredSVM(C=1.0, smoothing=False, annealing=False, learning_rate=0.3,
+                          tol=1e-14, max_iter=40, order="shuffle", random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         crf.fit(X, y)
@@ -454,8 +463,7 @@ def test_gap_evaluations_follow_the_geometric_schedule():
     assert passes[:8].tolist() == [1, 2, 3, 4, 5, 6, 7, 8]
     assert np.all(np.diff(passes) <= np.maximum(1, np.floor(passes[:-1] / 4)))
     assert len(passes) < 25 and passes[-1] == 40  # the last pass is always evaluated
-    trace = EGCRF(C=1.0, annealing=False, learning_rate=0.3, tol=0, max_iter=40,
-                  order="shuffle", random_state=0)
+    trace = clone(crf).set_params(tol=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         trace.fit(X, y)
@@ -463,6 +471,33 @@ def test_gap_evaluations_follow_the_geometric_schedule():
     # the schedule only decides when to look: the steps are those of the traced fit
     np.testing.assert_allclose(trace.history_["dual"][passes.astype(int) - 1],
                                crf.history_["dual"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("start", ["uniform", "truth"])
+def test_lagged_gaps_schedule_the_evaluations_of_the_log_loss(start):
+    """Where the visits give their examples' gaps (log loss, a chain, a uniform order), the
+    gap is evaluated once they add up to about ``tol``: the fit certifies ``tol`` at the
+    first pass whose exact gap is below it, or the pass after, with three evaluations or
+    fewer, and the evaluations do not steer the passes."""
+    X, y = make_chains(n=30, seed=12)
+    structure = ChainStructure()
+    batch = structure.make_batch(X, n_states=3)
+    Y = np.concatenate(y).astype(np.int64)
+
+    def fit(tol, max_iter):
+        return eg_solve(structure, batch, Y, C=2.0, tol=tol, max_iter=max_iter,
+                        order="shuffle", start=start, dual_dtype=np.float64,
+                        random_state=np.random.RandomState(0))
+
+    certified = fit(1e-6, 500)
+    assert certified.converged and len(certified.history["passes"]) <= 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        curve = fit(0, certified.history["passes"][-1])  # evaluated after every pass
+    below = curve.history["gap"] <= 1e-6 * np.abs(curve.history["primal"])
+    first = int(np.argmax(below)) + 1  # (passes counted from 1)
+    assert below.any() and first <= certified.n_iter <= first + 1
+    assert certified.history["dual"][-1] == curve.history["dual"][certified.n_iter - 1]
 
 
 def test_gap_evaluations_come_after_whole_scheduled_passes(monkeypatch):
@@ -479,8 +514,8 @@ def test_gap_evaluations_come_after_whole_scheduled_passes(monkeypatch):
     monkeypatch.setattr(eg_module, "passes_to_next_check", lambda *args: 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        crf = EGCRF(C=1.0, annealing=False, learning_rate=0.3, tol=1e-14, max_iter=40,
-                    order="shuffle", random_state=0).fit(X, y)
+        crf = EGStructuredSVM(C=1.0, smoothing=False, annealing=False, learning_rate=0.3,
+                              tol=1e-14, max_iter=40, order="shuffle", random_state=0).fit(X, y)
     passes = crf.history_["passes"]
     np.testing.assert_allclose(passes, np.r_[np.arange(1, 40) + 1 / 11, 40], rtol=1e-12)
 

@@ -358,3 +358,34 @@ def test_online_log_loss_keeps_no_part_vector_of_the_targets(structure):
     np.testing.assert_allclose(losses, expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(margins, expected_margins, rtol=1e-12, atol=1e-12)
     assert primal == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
+
+
+@pytest.mark.parametrize("structure", [ChainStructure(), MulticlassStructure(),
+                                       DependencyTreeStructure(hash_bits=8)], ids=repr)
+def test_each_visit_gives_its_examples_gap_at_the_weights_it_found(structure):
+    """A visit's gap is its example's share of the exact duality gap (``example_gaps``, from
+    an evaluation) at the weights before the visit: checked for visits in turn, each
+    against the evaluation of the state that visit started from."""
+    problem, _, _ = _evaluation_problem(structure, "log", 8, scaled=True)
+    C = 0.7
+    state = _eg_dual.initial_state(problem, 0.5)
+    _eg_dual.attach_state(problem, state, C)
+    epoch = _eg_execution.OnlineEpoch(problem)
+    assert epoch.visit_gaps
+    gaps = np.full(problem.n_samples, np.nan)
+    for i in np.random.RandomState(0).permutation(problem.n_samples):
+        _, losses, margins = epoch.primal(state.w, C, margins_of=state.mu)
+        exact = _eg_dual.example_gaps(problem, state, C, losses, margins)
+        epoch.run(state, np.array([i]), _eg_dual.MAX_HALVINGS + 1, "log", True, 0.5, C, gaps)
+        assert gaps[i] == pytest.approx(exact[i], rel=1e-9, abs=1e-12)
+    assert np.sum(gaps > 1e-3) >= problem.n_samples // 2  # (not all examples at their optimum)
+
+
+def test_visits_give_no_gaps_without_a_log_partition_of_their_own():
+    """The hinge, and a structure whose log partition is its marginals', keep the geometric
+    schedule: a log partition per visit would cost a whole inference."""
+    problem, _, _ = _evaluation_problem(DependencyTreeStructure(hash_bits=8, projective=False),
+                                        "log", 8, scaled=False)
+    assert not _eg_execution.OnlineEpoch(problem).visit_gaps
+    problem, _, _ = _evaluation_problem(ChainStructure(), "hinge", 8, scaled=False)
+    assert not _eg_execution.OnlineEpoch(problem).visit_gaps
