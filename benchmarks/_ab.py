@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -38,6 +39,24 @@ def run_worker(script, source, args, **env):
     result = subprocess.run(command, env=environment, cwd=str(source), capture_output=True,
                             text=True, check=True)
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def alternate(script, baseline, rounds, args):
+    """Run ``script``'s worker with ``baseline`` checked out and with this tree, in turn,
+    ``rounds`` times each; return ``(baseline's short hash, {"baseline": runs,
+    "candidate": runs})``, the runs the workers' JSON results."""
+    with tempfile.TemporaryDirectory() as tmp:
+        base_dir = Path(tmp) / "baseline"
+        try:
+            base_rev = checkout(baseline, base_dir)
+            results = {"baseline": [], "candidate": []}
+            for round_ in range(rounds):
+                for side, source in (("baseline", base_dir), ("candidate", REPO)):
+                    results[side].append(run_worker(script, source, args))
+                    print(f"round {round_ + 1} {side}: {results[side][-1]}", flush=True)
+        finally:
+            remove(base_dir)
+    return base_rev, results
 
 
 def least_and_median(results, values):

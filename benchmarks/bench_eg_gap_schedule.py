@@ -32,7 +32,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -116,22 +115,12 @@ def main():
         return worker(json.loads(cli.worker))
 
     sys.path.insert(0, str(HERE))
-    from _ab import checkout, least_and_median, remove, run_worker
+    from _ab import alternate, least_and_median
     from _record import markdown_table, record
 
     args = dict(ewt_sentences=cli.ewt_sentences)
     load = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory() as tmp:
-        base_dir = Path(tmp) / "baseline"
-        try:
-            base_rev = checkout(cli.baseline, base_dir)
-            results = {"baseline": [], "candidate": []}
-            for round_ in range(cli.rounds):
-                for side, source in (("baseline", base_dir), ("candidate", REPO)):
-                    results[side].append(run_worker(__file__, source, args))
-                    print(f"round {round_ + 1} {side}: {results[side][-1]}", flush=True)
-        finally:
-            remove(base_dir)
+    base_rev, results = alternate(__file__, cli.baseline, cli.rounds, args)
     rows = []
     for name in results["candidate"][0]:
         least, _ = least_and_median(results, lambda run: [run[name]["seconds"]])
