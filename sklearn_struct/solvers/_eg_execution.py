@@ -72,12 +72,12 @@ class OnlineEpoch:
         layout = structure.kernel_weights(batch, np.zeros(batch.n_weights))
         self.w_scratch = [np.zeros(layout.shape, layout.dtype) for _ in range(n_threads)]
         del layout
-        # the gap evaluations' per-example losses in numba as well, on the epoch's
-        # threads: called on a shard as (examples, data, offsets, vectors, w, scale, out, mu,
-        # margins), the vectors those of ``_loss_vectors``
         # whether the visits can give their examples' gaps (log loss), for the price of the
         # structure's own log-partition (not a whole marginals computation)
         self.visit_gaps = datafit.kind == "log" and kernel_provides(structure, "log_partition")
+        # the gap evaluations' per-example losses in numba as well, on the epoch's
+        # threads: called on a shard as (examples, data, offsets, vectors, w, scale, out, mu,
+        # margins), the vectors those of ``_loss_vectors``
         self.loss_kernel = None
         if datafit.kind == "log":  # (online EG has marginals, hence log_partition)
             self.loss_kernel = specialize(_eg_kernels.log_losses, structure.kernel_ops)

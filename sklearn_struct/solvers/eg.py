@@ -129,9 +129,9 @@ def eg_solve(
         Initial adaptive rate.
     tol : float
         Stop when ``(primal - dual) <= tol * |primal|``.  The gap (one inference per
-        example) is checked on a geometric schedule (``CHECK_SPACING``), where the visits can
-        by their own gaps first (``LAGGED_GAP_FACTOR``); after every pass while ``C`` is
-        annealed or when ``tol=0``.
+        example) is checked on a geometric schedule (``CHECK_SPACING``), first from the
+        visits' own gaps where they give them (``LAGGED_GAP_FACTOR``); after every pass
+        while ``C`` is annealed or when ``tol=0``.
     max_iter : float
         Maximum number of effective passes (step sizes tried / n_samples).
     annealing : bool
