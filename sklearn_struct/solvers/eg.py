@@ -290,27 +290,24 @@ def _passes(datafit, state, epoch_runner, schedule, history, *, solver, order, r
         lagged_gap = _lagged_relative_gap(datafit, state, visit_gaps) if asked else None
         if lagged_gap is not None and lagged_gap > factor * tol and not last_pass:
             check = (passes, lagged_gap / factor)  # far from tol: the estimate stands in
-            rate = gap_rate(last_check, check, rate)
-            check_at = total_tries + n * passes_to_next_check(passes, check[1], rate, tol)
-            last_check = check
-            continue
-        primal, gap, entropy_term = _evaluate(datafit, state, epoch_runner, schedule.target,
-                                              schedule.now, gap_sampling, history, passes,
-                                              pass_seconds, verbose)
-        if gap_sampling:
-            visit_probabilities = gap_visit_probabilities(state.gaps, part_counts)
-        pass_seconds = 0.0
-        if schedule.now == schedule.target and gap <= tol * abs(primal):
-            return epoch, True
-        if state.beta is not None and entropy_term >= BETA_GATE * gap:
-            _sharpen(datafit, state)
-        check = (passes, gap / max(abs(primal), 1e-300))
-        if lagged_gap:
-            factor = min(max(lagged_gap / max(check[1], 1e-300), 1.0), LAGGED_GAP_FACTOR)
+        else:
+            primal, gap, entropy_term = _evaluate(datafit, state, epoch_runner, schedule.target,
+                                                  schedule.now, gap_sampling, history, passes,
+                                                  pass_seconds, verbose)
+            if gap_sampling:
+                visit_probabilities = gap_visit_probabilities(state.gaps, part_counts)
+            pass_seconds = 0.0
+            if schedule.now == schedule.target and gap <= tol * abs(primal):
+                return epoch, True
+            if state.beta is not None and entropy_term >= BETA_GATE * gap:
+                _sharpen(datafit, state)
+            check = (passes, gap / max(abs(primal), 1e-300))
+            if lagged_gap:
+                factor = min(max(lagged_gap / max(check[1], 1e-300), 1.0), LAGGED_GAP_FACTOR)
+            schedule.plan(epoch, primal, gap, loss)
         rate = gap_rate(last_check, check, rate)
         check_at = total_tries + n * passes_to_next_check(passes, check[1], rate, tol)
         last_check = check
-        schedule.plan(epoch, primal, gap, loss)
     return epoch, False
 
 
