@@ -140,8 +140,7 @@ def l2_dual(datafit, terms, w, C):
     return dual if center is None else dual + 0.5 * float(center @ center)
 
 
-def initial_state(datafit, eta0, near_truth=False, terms=None, dtype=np.float64,
-                  features=False):
+def initial_state(datafit, eta0, near_truth=False, terms=None, dtype=np.float64):
     """Uniform dual distributions (``theta = 0``), the paper's starting point.
 
     With ``near_truth``, ``theta = -TRUTH_LOGIT * part_losses`` instead: the
@@ -154,8 +153,7 @@ def initial_state(datafit, eta0, near_truth=False, terms=None, dtype=np.float64,
     holds ``theta`` rounded, and the marginals of the rounded ``theta``, rounded; the
     dual terms are those of the stored values, as the online epoch computes them.
     It is made a block of examples at a time (:func:`_narrow_initial_state`), so that no
-    float64 vector over all the parts is made.  ``features``: also return ``scale * sum_i
-    s_i F_i mu_i`` of the state's marginals, as ``(state, expected)``.
+    float64 vector over all the parts is made.
     """
     dtype = check_dual_dtype(dtype)
     etas = np.full(datafit.n_samples, float(eta0))
@@ -164,20 +162,17 @@ def initial_state(datafit, eta0, near_truth=False, terms=None, dtype=np.float64,
         return EGState(theta=None, mu=None, terms=terms, etas=etas, eta=float(eta0),
                        part_offsets=part_offsets)
     if dtype != np.float64:
-        return _narrow_initial_state(datafit, eta0, etas, near_truth, dtype, features)
+        return _narrow_initial_state(datafit, eta0, etas, near_truth, dtype)
     theta = (-TRUTH_LOGIT * datafit.part_losses if near_truth
              else np.zeros(int(datafit.batch.part_offsets[-1])))
     mu, log_partition = batch_marginals(datafit.structure, datafit.chunks, theta)
-    state = EGState(
+    return EGState(
         theta=theta, mu=mu,
         terms=dual_terms(datafit.kind, mu, log_partition, theta,
                          datafit.part_losses if datafit.kind == "hinge" else None,
                          datafit.batch.part_offsets),
         etas=etas, eta=float(eta0), part_offsets=part_offsets,
     )
-    if not features:
-        return state
-    return state, datafit.features(datafit.batch, mu, datafit.sample_weight)
 
 
 #: Parts per block of the examples whose marginals :func:`initial_state` computes at once
@@ -186,10 +181,9 @@ def initial_state(datafit, eta0, near_truth=False, terms=None, dtype=np.float64,
 NARROW_START_BLOCK_PARTS = 1 << 23
 
 
-def _narrow_initial_state(datafit, eta0, etas, near_truth, dtype, features):
+def _narrow_initial_state(datafit, eta0, etas, near_truth, dtype):
     """:func:`initial_state` in ``dtype`` (float32): the marginals of blocks of consecutive
-    examples in turn, each block's rounded into the state, with its dual terms and its
-    share of ``F mu``."""
+    examples in turn, each block's rounded into the state, with its dual terms."""
     structure, batch = datafit.structure, datafit.batch
     part_offsets = batch.part_offsets.copy()
     n_parts = int(part_offsets[-1])
@@ -197,7 +191,6 @@ def _narrow_initial_state(datafit, eta0, etas, near_truth, dtype, features):
     theta = np.zeros(n_parts, dtype)
     mu = np.empty(n_parts, dtype)
     terms = np.empty(datafit.n_samples)
-    expected = None
     blocks = ExampleChunks(structure, batch, max_parts=NARROW_START_BLOCK_PARTS)
     for (sub, parts, _), (a, b) in zip(blocks, blocks.bounds):
         theta_block = np.zeros(parts.stop - parts.start)
@@ -210,13 +203,9 @@ def _narrow_initial_state(datafit, eta0, etas, near_truth, dtype, features):
         terms[a:b] = dual_terms(datafit.kind, mu_block, log_partition, theta_block,
                                 datafit.part_losses[parts] if datafit.kind == "hinge" else None,
                                 sub.part_offsets)
-        if features:
-            share = datafit.features(sub, mu_block, datafit.sample_weight[a:b])
-            expected = share if expected is None else np.add(expected, share, out=expected)
         del sub, mu_block, theta_block
-    state = EGState(theta=theta, mu=mu, terms=terms, etas=etas, eta=float(eta0),
-                    part_offsets=part_offsets)
-    return (state, expected) if features else state
+    return EGState(theta=theta, mu=mu, terms=terms, etas=etas, eta=float(eta0),
+                   part_offsets=part_offsets)
 
 
 def _rounded(values, dtype):

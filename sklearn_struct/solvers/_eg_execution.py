@@ -131,8 +131,6 @@ class OnlineEpoch:
         p = self.datafit
         w_kernel = p.structure.kernel_weights(p.batch, state.w)
         smoothed = loss == "hinge" and state.beta is not None
-        if self.w_scratch is None:
-            self.w_scratch = [np.zeros_like(w_kernel) for _ in range(self.n_threads)]
         # (the log loss's step reads no part losses: they are not even computed for it)
         part_losses = np.empty(0) if loss == "log" else p.part_losses
         plan = self.shards.windows(order)
@@ -169,7 +167,7 @@ class OnlineEpoch:
         if self.n_threads == 1:
             state.w = p.structure.contract_weights(p.batch, w_kernel)
         else:
-            state.w = self.rebuilt_weights(state.mu, C, w_kernel.shape[0])
+            state.w = self.rebuilt_weights(state.mu, C)
         return tries
 
     def _on_threads(self, work, examples):
@@ -181,25 +179,33 @@ class OnlineEpoch:
             return sum(pool.map(work, [examples[examples % self.n_threads == k]
                                        for k in range(self.n_threads)]))
 
-    def rebuilt_weights(self, mu, C, n_weights):
-        """``w(alpha)`` from the marginals, ``F mu`` summed on the epoch's threads
-        (``n_weights``: the length of the kernel layout)."""
+    def rebuilt_weights(self, mu, C):
+        """``w(alpha)`` from the marginals (:meth:`expected_features`)."""
+        return dual_weights(self.datafit, None, C, self.expected_features(mu))
+
+    def expected_features(self, mu):
+        """``scale * sum_i s_i F_i mu_i`` in the structure's layout, summed on the epoch's
+        threads from the passes' own kernel data (a structure may cache features for
+        training there: a dependency parser's sibling templates are not hashed again)."""
         p = self.datafit
         if self.features_kernel is None:
             self.features_kernel = specialize(_eg_kernels.add_expected_features,
                                               p.structure.kernel_ops)
-        expected = 0.0
+        expected = np.zeros(self.w_scratch[0].shape[0])
         for shard in (shard for window in self.shards.walk() for shard in window):
             def share(examples, shard=shard):
-                w = np.zeros(n_weights)
+                # one thread adds to the sum itself, example after example: a fit streamed
+                # from shards then starts from the weights of the fit in memory, bit for bit
+                w = expected if self.n_threads == 1 else np.zeros_like(expected)
                 self.features_kernel(examples, shard.data, shard.part_offsets,
                                      shard.unit_offsets, mu[shard.parts],
                                      shard.examples(p.sample_weight), self.scale, w)
                 return w
 
-            expected = expected + self._on_threads(
-                share, np.arange(shard.stop - shard.start, dtype=np.int64))
-        return dual_weights(p, None, C, p.structure.contract_weights(p.batch, expected))
+            added = self._on_threads(share, np.arange(shard.stop - shard.start, dtype=np.int64))
+            if added is not expected:
+                expected += added
+        return p.structure.contract_weights(p.batch, expected)
 
     def close(self):
         """Remove the shards written to disk, if any."""

@@ -428,24 +428,25 @@ def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, start,
     """
     batch, cold_start = datafit.batch, state is None
     near_truth = smoothed or start == "truth" or datafit.center is not None
-    epoch_runner = None
-    expected = None  # scale * F mu of the state's marginals, when known
-    if cold_start and solver == "batch":  # created where batch EG keeps it, on the chunks
-        epoch_runner, terms, expected = BatchPasses.uniform(datafit)
-        state = initial_state(datafit, eta0, terms=terms)
-    elif cold_start:
-        # with F mu once, for both the annealing's start and w
-        state, expected = initial_state(datafit, eta0, near_truth=near_truth,
-                                        dtype=dual_dtype, features=True)
-        if smoothed:
-            state.beta = min(1.0, BETA_START_C / C)
-    elif not np.array_equal(state.part_offsets, batch.part_offsets):
+    if not cold_start and not np.array_equal(state.part_offsets, batch.part_offsets):
         raise ValueError(
             f"warm start: the stored dual variables cover {len(state.part_offsets) - 1} "
             f"examples with {state.part_offsets[-1]} parts but this training set has "
             f"{datafit.n_samples} examples with {batch.part_offsets[-1]} parts; fit on the same "
             "examples or set warm_start=False."
         )
+    # (the online runner's kernel data serve the start's F mu as well as the passes)
+    epoch_runner = OnlineEpoch(datafit, threads, *cache) if solver == "online" else None
+    expected = None  # scale * F mu of the state's marginals, when known
+    if cold_start and solver == "batch":  # created where batch EG keeps it, on the chunks
+        epoch_runner, terms, expected = BatchPasses.uniform(datafit)
+        state = initial_state(datafit, eta0, terms=terms)
+    elif cold_start:
+        # with F mu once, for both the annealing's start and w
+        state = initial_state(datafit, eta0, near_truth=near_truth, dtype=dual_dtype)
+        expected = epoch_runner.expected_features(state.mu)
+        if smoothed:
+            state.beta = min(1.0, BETA_START_C / C)
     C_now = C_next = C_start = C
     epoch0 = 0
     if annealing and cold_start and not near_truth:
@@ -455,9 +456,7 @@ def _starting_point(datafit, state, solver, C, eta0, annealing, smoothed, start,
         C_now = state.C
     attach_state(datafit, state, C_now, expected)
     state.w_average = state.w.copy() if state.beta is not None and AVERAGE_WINDOW > 0 else None
-    if solver == "online":
-        epoch_runner = OnlineEpoch(datafit, threads, *cache)
-    elif not cold_start:
+    if solver == "batch" and not cold_start:
         epoch_runner = BatchPasses.from_state(datafit, state)
     return state, epoch_runner, _Annealing(C, C_now, C_next, C_start, epoch0)
 

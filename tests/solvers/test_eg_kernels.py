@@ -12,8 +12,10 @@ import scipy.sparse as sp
 
 from sklearn_struct.solvers import _eg_dual, _eg_execution, _eg_kernels
 from sklearn_struct.solvers.loss import StructuredLoss
+from sklearn_struct.solvers._kernel_shards import KernelShards
 from sklearn_struct.solvers._objective import example_losses
-from sklearn_struct.structures import ChainStructure, DependencyTreeStructure, MulticlassStructure
+from sklearn_struct.structures import (ChainStructure, DependencyTreeStructure, MulticlassStructure,
+                                       SiblingDependencyStructure)
 from sklearn_struct.structures._kernel import empty_scale, kernel_provides, specialize
 from sklearn_struct.structures.mincut.structure import MinCutStructure
 
@@ -358,6 +360,35 @@ def test_online_log_loss_keeps_no_part_vector_of_the_targets(structure):
     np.testing.assert_allclose(losses, expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(margins, expected_margins, rtol=1e-12, atol=1e-12)
     assert primal == pytest.approx(problem.primal(w, 0.7), rel=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("structure", [ChainStructure(), DependencyTreeStructure(hash_bits=8),
+                                       SiblingDependencyStructure(hash_bits=8)], ids=repr)
+def test_the_passes_kernel_data_give_the_expected_features(structure, dtype, tmp_path):
+    """``F mu`` from the online runner's training data (the dependency structures' cached
+    feature ids), on one thread, on two and from shards on disk, is the structure's own
+    ``expected_features`` (scaled, weighted), for float64 and float32 marginals."""
+    rng = np.random.RandomState(9)
+    if isinstance(structure, DependencyTreeStructure):  # (enough sentences for 2+ shards)
+        lengths = rng.randint(2, 6, 16)
+        batch = structure.make_batch([rng.randint(4, 9, size=(n, 3)) for n in lengths])
+        Y = np.concatenate([np.r_[0, np.arange(1, n)] for n in lengths])
+    else:
+        batch = structure.make_batch(_chains(12, seed=4)[0], n_states=3)
+        Y = structure.argmax(batch, rng.randn(batch.part_offsets[-1]))
+    problem = StructuredLoss(structure, batch, Y, "log", rng.uniform(0.5, 2.0, batch.n_samples),
+                             rng.uniform(0.2, 2.0, batch.n_weights))
+    mu = rng.uniform(0.0, 1.0, batch.part_offsets[-1]).astype(dtype)
+    reference = problem.features(problem.batch, mu.astype(np.float64), problem.sample_weight)
+    assert np.count_nonzero(reference) > 10
+    whole = KernelShards(problem.structure, problem.batch).nbytes / 2 ** 20
+    for n_threads, cache in ((1, (None, None)), (2, (None, None)), (1, (0.9 * whole, tmp_path))):
+        epoch = _eg_execution.OnlineEpoch(problem, n_threads, *cache)
+        assert len(epoch.shards) > 1 or cache[0] is None
+        np.testing.assert_allclose(epoch.expected_features(mu), reference, rtol=1e-12,
+                                   atol=1e-12)
+        epoch.close()
 
 
 @pytest.mark.parametrize("structure", [ChainStructure(), MulticlassStructure(),
