@@ -232,13 +232,16 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--n-test", type=int, default=N_TEST,
                         help=f"test images of each generator (default {N_TEST})")
-    parser.add_argument("--datasets", nargs="+", choices=DATASETS,
-                        help="learn on these generators' images only (default: all)")
+    parser.add_argument("--datasets", nargs="+", choices=DATASETS, metavar="NAME",
+                        help="learn on these generators' images only (default: all): "
+                        + ", ".join(repr(name) for name in DATASETS))
     parser.add_argument("--sweeps", type=int, default=50)
     parser.add_argument("--experiment", choices=("learning", "inference", "scale", "all"),
                         default="all")
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args()
+    if args.n_test < 1:
+        parser.error(f"--n-test must be at least 1, got {args.n_test}")
     if args.experiment in ("learning", "all"):
         learning(args)
     if args.experiment in ("inference", "all"):
