@@ -184,9 +184,9 @@ def resolve_structure(structure, X=None):
     >>> import numpy as np
     >>> from sklearn_struct.base import resolve_structure
     >>> resolve_structure(None, np.ones((3, 2)))
-    MulticlassStructure(loss_weights=None)
+    MulticlassStructure()
     >>> resolve_structure(None, [np.ones((3, 2))])
-    ChainStructure(start_end=True, loss_weights=None)
+    ChainStructure()
     """
     if isinstance(structure, BaseStructure):
         return structure

@@ -69,6 +69,7 @@ A structure object is never modified by an operation: what an operation carries 
 its next call (the duals of a warm-started projection) lives in the caller's object.
 """
 
+import inspect
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -476,6 +477,17 @@ class BaseStructure(DerivedOperations, ABC):
         return w_kernel
 
     # --------------------------------------------------------------- helpers
+    def __repr__(self):
+        """The class and the constructor arguments that differ from their defaults."""
+        defaults = _constructor_defaults(type(self))
+        shown = [f"{name}={_brief(value)}" for name, value in self._params().items()
+                 if not _is_default(value, defaults[name])]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def _params(self):
+        """The constructor's arguments as this structure holds them."""
+        return {name: getattr(self, name) for name in _constructor_defaults(type(self))}
+
     def supports(self, operation):
         """Whether this structure performs a parts operation.
 
@@ -538,3 +550,30 @@ class BaseStructure(DerivedOperations, ABC):
         if not kernel_provides(self, *_FROM_KERNEL[operation]):
             self._unsupported(operation)
         return self.kernel_ops
+
+
+def _constructor_defaults(cls):
+    """``{name: default}`` of the keyword arguments of ``cls.__init__``."""
+    return {name: parameter.default
+            for name, parameter in inspect.signature(cls.__init__).parameters.items()
+            if name != "self" and parameter.kind not in (parameter.VAR_POSITIONAL,
+                                                         parameter.VAR_KEYWORD)}
+
+
+def _is_default(value, default):
+    if value is default:
+        return True
+    # Only plain values compare by equality: an array equal to a default is still shown.
+    plain = (bool, int, float, str)
+    return type(value) is type(default) and isinstance(value, plain) and value == default
+
+
+def _brief(value):
+    """``repr(value)``, with matrices and long values abbreviated."""
+    if (isinstance(value, np.ndarray) and value.ndim > 1) or hasattr(value, "toarray"):
+        return "array(...)"
+    text = repr(value)
+    if len(text) <= 80:
+        return text
+    size = f" of {len(value)}" if hasattr(value, "__len__") else ""
+    return f"<{type(value).__name__}{size}>"

@@ -194,9 +194,6 @@ class SubsetStructure(BaseStructure):
     def __init__(self, k=2):
         self.k = k
 
-    def __repr__(self):
-        return f"SubsetStructure(k={self.k!r})"
-
     def make_batch(self, X, n_states=None):
         if not isinstance(X, (list, tuple)) or not X:
             raise TypeError("SubsetStructure: X must be a non-empty list of (m_i, n_features) "

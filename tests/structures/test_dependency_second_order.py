@@ -215,8 +215,7 @@ def test_arc_block_is_the_first_order_one():
 def test_parameters_and_registry():
     assert STRUCTURES["sibling_dependency"] is SiblingDependencyStructure
     structure = SiblingDependencyStructure(single_root=False, hash_bits=9)
-    assert repr(structure) == ("SiblingDependencyStructure(single_root=False, hash_bits=9, "
-                               "punctuation_weight=1.0)")
+    assert repr(structure) == "SiblingDependencyStructure(single_root=False, hash_bits=9)"
     with pytest.raises(TypeError):
         SiblingDependencyStructure(projective=False)
     with pytest.raises(ValueError, match="sentence 0: the arcs"):

@@ -332,7 +332,7 @@ def test_registered_by_name():
     X, y = planted_trees(10, seed=2)
     model = _fit(EGCRF(structure="tree", max_iter=5, random_state=0),
                  [x[:2] for x in X], y)
-    assert repr(model.structure_) == "TreeStructure(n_edge_types=1, loss_weights=None)"
+    assert repr(model.structure_) == "TreeStructure()"
     assert model.transition_.shape == (1, 3, 3)
 
 

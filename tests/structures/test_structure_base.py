@@ -50,3 +50,23 @@ def test_supports_reads_overrides_and_withdrawals():
     assert not _ArgmaxOnly().supports("marginals")
     assert not WithoutArgmax().supports("argmax")
     assert not WithoutArgmax().supports("loss_augmented_argmax")
+
+
+def test_repr_shows_the_arguments_that_differ_from_their_defaults():
+    from sklearn_struct.structures import (ChainStructure, DependencyTreeStructure,
+                                           PrunedChainStructure, STRUCTURES)
+    for cls in set(STRUCTURES.values()):
+        try:
+            structure = cls()
+        except TypeError:  # a required argument (the grammar)
+            continue
+        assert repr(structure) == f"{cls.__name__}()"
+        assert repr(cls(**structure._params())) == f"{cls.__name__}()"
+    chain = ChainStructure(start_end=False, allowed_transitions=np.ones((2, 2), bool))
+    assert repr(chain) == "ChainStructure(start_end=False, allowed_transitions=array(...))"
+    # an equal value of the default's type is the default; 1 for 1.0 is shown
+    assert repr(DependencyTreeStructure(hash_bits=20, punctuation_weight=1)) == \
+        "DependencyTreeStructure(punctuation_weight=1)"
+    words = [f"w{k}" for k in range(40)]
+    assert repr(PrunedChainStructure(word_features=words)) == \
+        "PrunedChainStructure(word_features=<list of 40>)"

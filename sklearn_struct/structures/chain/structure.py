@@ -42,9 +42,6 @@ from .._sequences import SequenceInputs
 
 __all__ = ["ChainBatch", "ChainStructure"]
 
-_PARAMETERS = ("start_end", "loss_weights", "allowed_transitions", "allowed_start",
-               "allowed_end", "constrain_training")
-
 
 @dataclass(frozen=True)
 class ChainBatch(Batch):
@@ -229,8 +226,8 @@ class ChainStructure(SequenceInputs, NodeLabels, NodeWeights):
 
     >>> chain = ChainStructure(allowed_transitions="IOB2")
     >>> chain.output_space().for_classes(["B-PER", "I-PER", "O"])
-    ChainStructure(start_end=True, loss_weights=None, allowed_transitions=array(...), \
-allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  True]))
+    ChainStructure(allowed_transitions=array(...), allowed_start=array([ True, False,  True]), \
+allowed_end=array([ True,  True,  True]))
     """
 
     kernel_ops = CHAIN_KERNEL_OPS
@@ -243,19 +240,6 @@ allowed_start=array([ True, False,  True]), allowed_end=array([ True,  True,  Tr
         self.allowed_start = allowed_start
         self.allowed_end = allowed_end
         self.constrain_training = constrain_training
-
-    def _params(self):
-        return {name: getattr(self, name) for name in _PARAMETERS}
-
-    def __repr__(self):
-        shown = [f"start_end={self.start_end!r}", f"loss_weights={self.loss_weights!r}"]
-        for name in _PARAMETERS[2:]:  # the constraints, when set
-            value = getattr(self, name)
-            if value is not None and value is not False:
-                text = repr(value) if not isinstance(value, np.ndarray) or value.ndim < 2 \
-                    else "array(...)"
-                shown.append(f"{name}={text}")
-        return f"ChainStructure({', '.join(shown)})"
 
     # ---------------------------------------------------------- constraints
     def _has_constraints(self):

@@ -95,10 +95,6 @@ class SiblingDependencyStructure(DependencyTreeStructure):
         self.hash_bits = hash_bits
         self.punctuation_weight = punctuation_weight
 
-    def __repr__(self):
-        return (f"SiblingDependencyStructure(single_root={self.single_root!r}, "
-                f"hash_bits={self.hash_bits!r}, punctuation_weight={self.punctuation_weight!r})")
-
     def _batch(self, attrs, unit_offsets):
         batch = super()._batch(attrs, unit_offsets)
         lengths = np.diff(unit_offsets)

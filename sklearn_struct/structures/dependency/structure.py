@@ -318,11 +318,6 @@ class DependencyTreeStructure(LabelledParts):
         self.hash_bits = hash_bits
         self.punctuation_weight = punctuation_weight
 
-    def __repr__(self):
-        return (f"DependencyTreeStructure(projective={self.projective!r}, "
-                f"single_root={self.single_root!r}, hash_bits={self.hash_bits!r}, "
-                f"punctuation_weight={self.punctuation_weight!r})")
-
     # ------------------------------------------------------------------ data
     def make_batch(self, X, n_states=None):
         """Validate the token attribute arrays of sentences and stack them.

@@ -296,9 +296,6 @@ class WeightedCFGStructure(BaseStructure):
         self.grammar = grammar
         self.hash_bits = hash_bits
 
-    def __repr__(self):
-        return f"WeightedCFGStructure({self.grammar!r}, hash_bits={self.hash_bits!r})"
-
     # ------------------------------------------------------------------ data
     def make_batch(self, X, n_states=None):
         """Sentences of ``(word, tag)`` pairs to a batch.

@@ -172,12 +172,6 @@ class GraphStructure(NodeLabels):
         self.max_iter = max_iter
         self.tol = tol
 
-    def __repr__(self):
-        return (f"GraphStructure(symmetric={self.symmetric!r}, "
-                f"associative={self.associative!r}, "
-                f"loss_weights={self.loss_weights!r}, max_iter={self.max_iter!r}, "
-                f"tol={self.tol!r})")
-
     # ------------------------------------------------------------------ data
     def make_batch(self, X, n_states=None):
         """Validate a list of graphs and stack their nodes and edges into a batch.

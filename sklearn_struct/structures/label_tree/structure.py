@@ -191,10 +191,6 @@ class TreeStructure(NodeLabels, NodeWeights):
         self.n_edge_types = n_edge_types
         self.loss_weights = loss_weights
 
-    def __repr__(self):
-        return (f"TreeStructure(n_edge_types={self.n_edge_types!r}, "
-                f"loss_weights={self.loss_weights!r})")
-
     # ------------------------------------------------------------------ data
     def make_batch(self, X, n_states=None):
         """Validate a list of forests and stack their nodes into a batch.

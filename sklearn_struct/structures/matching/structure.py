@@ -138,12 +138,6 @@ class MatchingStructure(BaseStructure):
         self.false_positive_cost = false_positive_cost
         self.false_negative_cost = false_negative_cost
 
-    def __repr__(self):
-        return (
-            f"MatchingStructure(false_positive_cost={self.false_positive_cost!r}, "
-            f"false_negative_cost={self.false_negative_cost!r})"
-        )
-
     # ------------------------------------------------------------------ data
     def make_batch(self, X, n_states=None):
         """Validate a list of bipartite graphs and stack their edges into a batch.

@@ -153,9 +153,6 @@ class MinCutStructure(BaseStructure):
     # marginals of min-cut models are #P-hard and there is no dynamic program: no k-best, no samples
     kernel_ops = MINCUT_KERNEL_OPS
 
-    def __repr__(self):
-        return "MinCutStructure()"
-
     # ------------------------------------------------------------------ data
     def make_batch(self, X, n_states=None):
         """Validate a list of graphs and stack their nodes and edges into a batch.

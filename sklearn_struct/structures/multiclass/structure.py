@@ -128,9 +128,6 @@ class MulticlassStructure(NodeLabels, NodeWeights):
     def __init__(self, loss_weights=None):
         self.loss_weights = loss_weights
 
-    def __repr__(self):
-        return f"MulticlassStructure(loss_weights={self.loss_weights!r})"
-
     # ------------------------------------------------------------------ data
     def make_batch(self, X, n_states=None):
         """Validate a feature matrix, dense or sparse, and build its batch.

@@ -141,12 +141,6 @@ class PrunedChainStructure(SequenceInputs, LabelledParts):
         self.start_end = start_end
         self.loss_weights = loss_weights
 
-    def __repr__(self):
-        words = None if self.word_features is None else f"<{len(self.word_features)} columns>"
-        fitted = "" if self.allowed_labels is None else ", allowed_labels=array(...)"
-        return (f"PrunedChainStructure(word_features={words}, min_count={self.min_count!r}"
-                f"{fitted}, start_end={self.start_end!r})")
-
     # ------------------------------------------------------------ dictionary
     def word_index(self, X):
         """Every token's row of ``allowed_labels``: its word's, else the last one.
@@ -241,11 +235,6 @@ class PrunedChainStructure(SequenceInputs, LabelledParts):
             keys.append(_distinct(block.indices[entry].astype(np.int64) * n_states
                                   + labels[first[entry] + within]))
         return _distinct(np.concatenate(keys))
-
-    def _params(self):
-        return {name: getattr(self, name) for name in
-                ("word_features", "min_count", "fallback_coverage", "allowed_labels",
-                 "weight_support", "start_end", "loss_weights")}
 
     def _allowed(self, n_states):
         name = type(self).__name__

@@ -139,10 +139,6 @@ class SemiMarkovStructure(SequenceInputs):
         self.loss = loss
         self.labels = labels
 
-    def __repr__(self):
-        return (f"SemiMarkovStructure(max_length={self.max_length!r}, scheme={self.scheme!r}, "
-                f"loss={self.loss!r})")
-
     def output_space(self):
         return SegmentOutputs(self, unit="token")
 
