@@ -298,3 +298,15 @@ def test_marginals_of_confident_part_scores_match_enumeration(projective, scale)
         p = np.exp(tree_scores - log_z[i])
         np.testing.assert_allclose(mu[batch.part_offsets[i]:batch.part_offsets[i + 1]], p @ Z,
                                    atol=1e-10)
+
+
+def test_localize_numbers_distinct_ids_in_order_of_appearance():
+    from sklearn_struct.structures.dependency._arc_features import localize
+    rng = np.random.RandomState(0)
+    for n, high in ((0, 5), (1, 5), (7, 3), (1000, 50), (4096, 1 << 23), (5000, 1 << 31)):
+        ids = rng.randint(0, high, size=n).astype(np.int32)
+        local = np.full(n, -1, dtype=np.int32)
+        distinct = localize(ids, local)
+        _, first = np.unique(ids, return_index=True)
+        np.testing.assert_array_equal(distinct, ids[np.sort(first)])
+        np.testing.assert_array_equal(distinct[local], ids)

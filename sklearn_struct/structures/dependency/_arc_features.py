@@ -246,25 +246,31 @@ def _hash_arcs(attrs, tok0, n, hash_bits, id_offsets, a0, out):
 
 @njit(cache=True, nogil=True)
 def localize(ids, local_out):
-    """The distinct values of ``ids`` in order of appearance; each id's position among
-    them into ``local_out`` (an open-addressing table: sorting cost 20 times as long)."""
+    """The distinct values of ``ids`` (non-negative) in order of appearance; each id's
+    position among them into ``local_out``.
+
+    An open-addressing table (sorting cost 20 times as long) of one int64 per slot, the
+    id above its position, so that a probe reads one cache line; it has at least as many
+    slots as ``ids`` has values, hence more than the distinct ones (a sentence's ids are
+    about half distinct: a table twice that size was 13% slower, its probes missing the
+    processor's cache more often than they collided).
+    """
     size = 1
-    while size < 2 * ids.shape[0]:
+    while size < ids.shape[0]:
         size *= 2
-    keys = np.full(size, -1, dtype=np.int32)
-    slots = np.empty(size, dtype=np.int32)
+    table = np.full(size, -1, dtype=np.int64)
     distinct = np.empty(ids.shape[0], dtype=np.int32)
     count = 0
     for j in range(ids.shape[0]):
-        slot = (ids[j] * 2654435761) & (size - 1)  # Knuth's multiplicative hash
-        while keys[slot] != -1 and keys[slot] != ids[j]:
+        key = np.int64(ids[j])
+        slot = (key * 2654435761) & (size - 1)  # Knuth's multiplicative hash
+        while table[slot] != -1 and (table[slot] >> 32) != key:
             slot = (slot + 1) & (size - 1)
-        if keys[slot] == -1:
-            keys[slot] = ids[j]
-            slots[slot] = count
+        if table[slot] == -1:
+            table[slot] = (key << 32) | count
             distinct[count] = ids[j]
             count += 1
-        local_out[j] = slots[slot]
+        local_out[j] = table[slot] & 0xFFFFFFFF
     return distinct[:count].copy()
 
 
