@@ -1,0 +1,106 @@
+"""A parser's training feature cache, built by a baseline commit and by this tree.
+
+Every fit of a dependency parser first hashes the features of every arc (and, at second
+order, of every pair of adjacent siblings) of its training sentences once, into the cache
+that its passes read (``kernel_data(batch, training=True)``).  On UD English-EWT train that
+build is a large share of a perceptron's fit.  This script times it for
+:class:`DependencyTreeStructure` (first order) and :class:`SiblingDependencyStructure`
+(second order) with ``2 ** 23`` hashed weights, on the projective training sentences with
+gold UPOS+XPOS (the loading of ``bench_dependency_second_order.py``), in fresh processes
+that alternate between the baseline (checked out by ``git worktree``) and this tree.  Each
+process builds each cache once, after a build on five sentences that compiles or loads the
+kernels.  The table gives the least and the median seconds over the rounds, and whether
+both versions built the same cache (a checksum of its arrays).
+
+Run from benchmarks/ (about 10 minutes)::
+
+    python bench_feature_cache_ab.py --baseline 333613b [--rounds 3] [--n-train N]
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+HASH_BITS = 23
+
+
+def worker(args):
+    """Build each order's cache with the imported version; print JSON ``{order: [s, sum]}``."""
+    sys.path.insert(0, str(HERE))
+    import bench_dependency_second_order as setup
+
+    options = types.SimpleNamespace(data=Path(args["data"]), n_train=args["n_train"])
+    _, X_train, _, _, _ = setup.load(options)
+    out = {}
+    for order in (1, 2):
+        structure = setup.structure_of(order, HASH_BITS)
+        structure.kernel_data(structure.make_batch(X_train[:5]), training=True)
+        batch = structure.make_batch(X_train)
+        start = time.perf_counter()
+        data = structure.kernel_data(batch, training=True)
+        seconds = time.perf_counter() - start
+        checksum = sum(int(np.sum(value, dtype=np.int64)) for value in data
+                       if isinstance(value, np.ndarray) and value.dtype.kind == "i")
+        out[f"order {order}"] = [seconds, checksum]
+        del data
+    print(json.dumps(out))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    default = Path(__file__).resolve().parents[2] / "shared" / "data"
+    parser.add_argument("--data", type=Path,
+                        default=Path(os.environ.get("SKLEARN_STRUCT_SHARED_DATA", default))
+                        / "ud_en_ewt_r2.16")
+    parser.add_argument("--baseline", default="HEAD")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--n-train", type=int, default=None,
+                        help="the first N training sentences (default: all)")
+    parser.add_argument("--no-record", action="store_true")
+    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    cli = parser.parse_args()
+    if cli.worker is not None:
+        return worker(json.loads(cli.worker))
+
+    sys.path.insert(0, str(HERE))
+    from _ab import alternate, least_and_median
+    from _record import markdown_table, record
+
+    args = dict(data=str(cli.data.resolve()), n_train=cli.n_train)
+    load = os.getloadavg()[0]
+    base_rev, results = alternate(__file__, cli.baseline, cli.rounds, args)
+    rows = []
+    for name in results["candidate"][0]:
+        least, median = least_and_median(results, lambda run: [run[name][0]])
+        same = all(run[name][1] == results["baseline"][0][name][1]
+                   for side in results.values() for run in side)
+        rows.append([name, f"{least['baseline']:.2f}", f"{least['candidate']:.2f}",
+                     f"{least['candidate'] / least['baseline']:.3f}",
+                     f"{median['candidate'] / median['baseline']:.3f}",
+                     "yes" if same else "no"])
+    table = markdown_table(["structure", f"s {base_rev}", "s working tree", "ratio (least)",
+                            "ratio (median)", "same cache"], rows)
+    subset = "all" if cli.n_train is None else f"the first {cli.n_train}"
+    body = (f"{table}\n\nSeconds to build the training feature cache of EWT train ({subset} "
+            f"training sentences, the projective ones kept), the least over {cli.rounds} "
+            "alternating fresh processes (ratios: of the least, and of the medians).  'same "
+            "cache': the sum of the cache's integer arrays equal in every process.  Load "
+            f"average at the start: {load:.2f}, at the end: {os.getloadavg()[0]:.2f}.")
+    print(body)
+    if cli.no_record:
+        return
+    record("A parser's training feature cache against a baseline", body,
+           "cd benchmarks && python bench_feature_cache_ab.py" + "".join(
+               f" {a}" for a in sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()
