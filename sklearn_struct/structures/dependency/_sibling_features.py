@@ -472,16 +472,25 @@ def sibling_part_scores(data, i, w, scale, out):
     _hashed_cell_scores(attrs, tok0, n, False, hash_bits, w, scale, ids, pair.T[1:])
     head = np.zeros((n + 1, n + 1))  # head[h, head_cell(h, s, m)]
     _hashed_cell_scores(attrs, tok0, n, True, hash_bits, w, scale, ids, head)
+    # an arc's parts hashed first, then their weights read: the reads of a part no longer
+    # wait behind the hashing of the next, and more of them are in flight at once
+    arc_ids = np.empty(n * MAX_SIBLING_FEATURES, dtype=np.int64)
     r = 0
     for m in range(1, n + 1):  # the order of sibling_index
         for h in range(n + 1):
             if h == m:
                 continue
             step = 1 if h < m else -1
+            count = 0
             for s in range(h, m, step):
-                count = triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits, ids)
-                out[r] = (_dot(w, scale, ids, count) + pair[pair_row(h, s, m), m]
+                count += triple_feature_ids(attrs, tok0, n, h, s, m, hash_bits,
+                                            arc_ids[count:])
+            width = count // abs(m - h)  # (8 per part, or 10 with a second tag set)
+            k = 0
+            for s in range(h, m, step):
+                out[r] = (_dot(w, scale, arc_ids[k:], width) + pair[pair_row(h, s, m), m]
                           + head[h, head_cell(h, s, m)])
+                k += width
                 r += 1
 
 

@@ -1,20 +1,24 @@
-"""A parser's training feature cache, built by a baseline commit and by this tree.
+"""A parser's hashed features, by a baseline commit and by this tree: cache and prediction.
 
 Every fit of a dependency parser first hashes the features of every arc (and, at second
-order, of every pair of adjacent siblings) of its training sentences once, into the cache
-that its passes read (``kernel_data(batch, training=True)``).  On UD English-EWT train that
-build is a large share of a perceptron's fit.  This script times it for
+order, of every part of adjacent siblings) of its training sentences once, into the cache
+that its passes read (``kernel_data(batch, training=True)``); on UD English-EWT train that
+build is a large share of a perceptron's fit.  Prediction hashes every part of every
+sentence again and reads its weights (``part_scores`` on the kernel data without the
+cache), nearly all of a second-order parser's time.  This script times both for
 :class:`DependencyTreeStructure` (first order) and :class:`SiblingDependencyStructure`
-(second order) with ``2 ** 23`` hashed weights, on the projective training sentences with
-gold UPOS+XPOS (the loading of ``bench_dependency_second_order.py``), in fresh processes
-that alternate between the baseline (checked out by ``git worktree``) and this tree.  Each
-process builds each cache once, after a build on five sentences that compiles or loads the
-kernels.  The table gives the least and the median seconds over the rounds, and whether
-both versions built the same cache (a checksum of its arrays).
+(second order) with ``2 ** 23`` hashed weights (random normal weights for the part
+scores), with gold UPOS+XPOS (the loading of ``bench_dependency_second_order.py``: the
+projective training sentences, all test sentences), in fresh processes that alternate
+between the baseline (checked out by ``git worktree``) and this tree.  Each process builds
+each cache once, and scores the test set three times (the least is kept), after a run on
+five sentences that compiles or loads the kernels.  The table gives the least and the
+median seconds over the rounds, and whether both versions gave the same result (a
+checksum of the cache's arrays, or the sum of the scores).
 
 Run from benchmarks/ (about 10 minutes)::
 
-    python bench_feature_cache_ab.py --baseline 333613b [--rounds 3] [--n-train N]
+    python bench_parser_features_ab.py --baseline 333613b [--rounds 3] [--n-train N]
 """
 
 import argparse
@@ -32,12 +36,13 @@ HASH_BITS = 23
 
 
 def worker(args):
-    """Build each order's cache with the imported version; print JSON ``{order: [s, sum]}``."""
+    """Time each order's cache and test part scores with the imported version; print JSON
+    ``{row: [s, checksum]}``."""
     sys.path.insert(0, str(HERE))
     import bench_dependency_second_order as setup
 
     options = types.SimpleNamespace(data=Path(args["data"]), n_train=args["n_train"])
-    _, X_train, _, _, _ = setup.load(options)
+    _, X_train, _, _, X_eval = setup.load(options)
     out = {}
     for order in (1, 2):
         structure = setup.structure_of(order, HASH_BITS)
@@ -48,8 +53,17 @@ def worker(args):
         seconds = time.perf_counter() - start
         checksum = sum(int(np.sum(value, dtype=np.int64)) for value in data
                        if isinstance(value, np.ndarray) and value.dtype.kind == "i")
-        out[f"order {order}"] = [seconds, checksum]
-        del data
+        out[f"training cache, order {order} (EWT train)"] = [seconds, checksum]
+        del data, batch
+        test = structure.make_batch(X_eval["test"])
+        w = np.random.RandomState(0).randn(test.n_weights)
+        structure.part_scores(structure.make_batch(X_eval["test"][:5]), w)
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            scores = structure.part_scores(test, w)
+            times.append(time.perf_counter() - start)
+        out[f"part scores, order {order} (EWT test)"] = [min(times), float(scores.sum())]
     print(json.dumps(out))
 
 
@@ -86,19 +100,21 @@ def main():
                      f"{least['candidate'] / least['baseline']:.3f}",
                      f"{median['candidate'] / median['baseline']:.3f}",
                      "yes" if same else "no"])
-    table = markdown_table(["structure", f"s {base_rev}", "s working tree", "ratio (least)",
-                            "ratio (median)", "same cache"], rows)
+    table = markdown_table(["work", f"s {base_rev}", "s working tree", "ratio (least)",
+                            "ratio (median)", "same result"], rows)
     subset = "all" if cli.n_train is None else f"the first {cli.n_train}"
     body = (f"{table}\n\nSeconds to build the training feature cache of EWT train ({subset} "
-            f"training sentences, the projective ones kept), the least over {cli.rounds} "
-            "alternating fresh processes (ratios: of the least, and of the medians).  'same "
-            "cache': the sum of the cache's integer arrays equal in every process.  Load "
-            f"average at the start: {load:.2f}, at the end: {os.getloadavg()[0]:.2f}.")
+            "training sentences, the projective ones kept), and to score every part of EWT "
+            f"test as prediction does; the least over {cli.rounds} alternating fresh "
+            "processes (ratios: of the least, and of the medians).  'same result': the sum of "
+            "the cache's integer arrays, or of the part scores, equal to the last digit in "
+            f"every process.  Load average at the start: {load:.2f}, at the end: "
+            f"{os.getloadavg()[0]:.2f}.")
     print(body)
     if cli.no_record:
         return
-    record("A parser's training feature cache against a baseline", body,
-           "cd benchmarks && python bench_feature_cache_ab.py" + "".join(
+    record("A parser's hashed features against a baseline", body,
+           "cd benchmarks && python bench_parser_features_ab.py" + "".join(
                f" {a}" for a in sys.argv[1:]))
 
 
