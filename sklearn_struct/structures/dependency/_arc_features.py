@@ -252,7 +252,7 @@ def localize(ids, local_out):
     An open-addressing table (sorting cost 20 times as long) of one int64 per slot, the
     id above its position, so that a probe reads one cache line; it has at least as many
     slots as ``ids`` has values, hence more than the distinct ones (a sentence's ids are
-    about half distinct: a table twice that size was 13% slower, its probes missing the
+    about half distinct: a table twice that size was slower, its probes missing the
     processor's cache more often than they collided).
     """
     size = 1
