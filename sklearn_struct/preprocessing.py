@@ -302,8 +302,17 @@ def _sequence_lengths(X):
 
 
 def _split_rows(stacked, lengths):
-    offsets = np.concatenate([[0], np.cumsum(lengths)])
-    return [stacked[start:stop] for start, stop in zip(offsets[:-1], offsets[1:])]
+    """``stacked`` (CSR) cut into consecutive blocks of ``lengths`` rows, each a CSR matrix on
+    views of its arrays (scipy's row slicing copies them, at several times the cost)."""
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).tolist()
+    indptr, indices, data = stacked.indptr, stacked.indices, stacked.data
+    blocks = []
+    for start, stop in zip(offsets[:-1], offsets[1:]):
+        first, last = indptr[start], indptr[stop]
+        blocks.append(sp.csr_matrix((data[first:last], indices[first:last],
+                                     indptr[start:stop + 1] - first),
+                                    shape=(stop - start, stacked.shape[1])))
+    return blocks
 
 
 def _renumbered_columns(stacked, rank, n_columns):
@@ -404,6 +413,10 @@ def _token_items(token, sequence_index, token_index, separator, dense):
             items.append((name, float(value)))
         elif kind is float and value - value == 0.0:  # finite
             items.append((name, value))
+        elif kind is list and value and all(type(v) is str for v in value):
+            items.extend((name + separator + v, 1.0) for v in value)
+        elif isinstance(value, str):  # a subclass: numpy.str_, a label from an array
+            items.append((name + separator + value, 1.0))
         else:
             _other_items(items, name, value, f"X[{sequence_index}][{token_index}]",
                          separator, dense)

@@ -86,7 +86,8 @@ def check_feature_rows(X, where="X", allow_empty=False):
     if sp.issparse(X):
         if X.ndim != 2:
             raise ValueError(f"{where}: expected a 2-D sparse matrix, got shape {X.shape}.")
-        X = sp.csr_matrix(X)
+        if not isinstance(X, sp.csr_matrix):  # (a CSR matrix is taken as it is, unmodified)
+            X = sp.csr_matrix(X)
         if not (np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)
                 or X.dtype == np.bool_):
             raise TypeError(f"{where}: expected real numeric features, got dtype {X.dtype}.")
@@ -238,7 +239,8 @@ def stack_rows(matrices):
     """
     offsets = offsets_from_lengths([x.shape[0] for x in matrices])
     if any(sp.issparse(x) for x in matrices):
-        rows = sp.vstack([sp.csr_matrix(x) for x in matrices], format="csr")
+        rows = sp.vstack([x if isinstance(x, sp.csr_matrix) else sp.csr_matrix(x)
+                          for x in matrices], format="csr")
     else:
         rows = np.concatenate(matrices, axis=0)
     return rows, offsets

@@ -120,3 +120,34 @@ def test_a_block_of_another_width_at_transform_names_the_token():
 def test_other_types_are_refused(value, kind):
     with pytest.raises(TypeError, match=f"has a value of type {kind}; expected str, bytes"):
         SequenceDictVectorizer().fit([[{"f": value}]])
+
+
+@pytest.mark.parametrize("n_features", [None, 64])
+def test_numpy_strings_and_lists_of_words_are_read_as_str(n_features):
+    """numpy.str_ values (labels taken from an array) and lists of words take the fast path;
+    they give the features of the same values as str, and of a tuple of words."""
+    plain = [[{"tag": "NOUN", "ch": ["L:a", "R:b"], "x": 1.5}, {"tag": "VERB", "ch": []}],
+             [{"tag": "DET", "ch": ["R:c"]}]]
+    numpy = [[{"tag": np.str_(t["tag"]), "ch": tuple(t["ch"]),
+               **({"x": t["x"]} if "x" in t else {})} for t in s] for s in plain]
+    first = SequenceDictVectorizer(n_features=n_features).fit(plain)
+    second = SequenceDictVectorizer(n_features=n_features).fit(numpy)
+    if n_features is None:
+        assert first.vocabulary_ == second.vocabulary_
+    for a, b in zip(first.transform(plain), second.transform(numpy)):
+        assert a.shape == b.shape and (a != b).nnz == 0
+        assert a.has_canonical_format
+
+
+def test_sequences_are_cut_from_the_stacked_rows():
+    rng = np.random.RandomState(0)
+    X = [[{f"w={rng.randint(20)}": 1.0, "v": float(rng.randn())}
+          for _ in range(rng.randint(0, 6))] for _ in range(30)]
+    vectorizer = SequenceDictVectorizer().fit(X)
+    blocks = vectorizer.transform(X)
+    stacked = sp.vstack(blocks).tocsr()
+    assert [b.shape[0] for b in blocks] == [len(s) for s in X]
+    offsets = np.cumsum([0] + [len(s) for s in X])
+    for block, start, stop in zip(blocks, offsets[:-1], offsets[1:]):
+        assert sp.isspmatrix_csr(block) and block.dtype == np.float64
+        assert (block != stacked[start:stop]).nnz == 0
