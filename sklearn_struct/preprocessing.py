@@ -413,7 +413,7 @@ def _token_items(token, sequence_index, token_index, separator, dense):
             items.append((name, float(value)))
         elif kind is float and value - value == 0.0:  # finite
             items.append((name, value))
-        elif kind is list and value and all(type(v) is str for v in value):
+        elif kind is list and all(type(v) is str for v in value):  # (empty: no feature)
             items.extend((name + separator + v, 1.0) for v in value)
         elif isinstance(value, str):  # a subclass: numpy.str_, a label from an array
             items.append((name + separator + value, 1.0))
