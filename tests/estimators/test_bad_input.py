@@ -424,6 +424,14 @@ CASES = {
     "dependency: float attribute ids": Case(
         "dependency", "wrong container", lambda X, y: ([X[0] + 0.5, X[1]], y), ValueError,
         r"sentence 0: expected .*integer token attribute ids.*float64"),
+    "dependency: a negative attribute id": Case(
+        "dependency", "wrong container", lambda X, y: ([X[0], -1 - X[1]], y), ValueError,
+        r"sentence 1: attribute ids must be non-negative"),
+    "dependency: a punctuation flag of 2": Case(
+        "dependency", "wrong container",
+        lambda X, y: ([np.column_stack([X[0], np.full(len(X[0]), 2)]),
+                       np.column_stack([X[1], np.zeros(len(X[1]), int)])], y), ValueError,
+        r"sentence 0: the fourth column flags punctuation with 0 or 1"),
     "dependency: a head out of range": Case(
         "dependency", "invalid outputs", lambda X, y: (X, [[0, 1, 9], y[1]]), ValueError,
         r"sentence 0: word 3 has head 9; expected a head in 0..3"),

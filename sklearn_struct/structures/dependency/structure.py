@@ -368,7 +368,7 @@ class DependencyTreeStructure(LabelledParts):
                 raise ValueError(f"sentence {i}: attribute ids must be non-negative.")
             if array.shape[1] == 3:  # no punctuation flags
                 array = np.column_stack([array, np.zeros(len(array), dtype=np.int64)])
-            elif not np.isin(array[:, PUNCTUATION], (0, 1)).all():
+            elif ((array[:, PUNCTUATION] != 0) & (array[:, PUNCTUATION] != 1)).any():
                 raise ValueError(f"sentence {i}: the fourth column flags punctuation with 0 or "
                                  "1.")
             if rows and array.shape[1] != rows[0].shape[1]:
