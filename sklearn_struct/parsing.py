@@ -81,21 +81,23 @@ def relation_features(columns, names, heads):
     for m, h in enumerate(heads):
         if h > 0:
             children[h - 1].append(m)
+    keys = [(name, value, f"h.{name}", f"{name}|h.{name}", f"{name}|h.{name}|arc",
+             f"-1.{name}", f"+1.{name}", f"ch.{name}") for name, value in values.items()]
     tokens = []
     for m in range(n):
         h = int(heads[m]) - 1
         arc = "root" if h < 0 else ("L" if m < h else "R") + _distance_bucket(abs(m - h))
         token = {"bias": 1.0, "arc": arc}
-        for name, value in values.items():
+        for name, value, head_key, pair_key, arc_key, before_key, after_key, child_key in keys:
             word = value[m]
             head = "<root>" if h < 0 else value[h]
             token[name] = word
-            token[f"h.{name}"] = head
-            token[f"{name}|h.{name}"] = f"{word}|{head}"
-            token[f"{name}|h.{name}|arc"] = f"{word}|{head}|{arc}"
-            token[f"-1.{name}"] = value[m - 1] if m > 0 else "<s>"
-            token[f"+1.{name}"] = value[m + 1] if m + 1 < n else "</s>"
-            token[f"ch.{name}"] = [("L:" if c < m else "R:") + value[c] for c in children[m]]
+            token[head_key] = head
+            token[pair_key] = f"{word}|{head}"
+            token[arc_key] = f"{word}|{head}|{arc}"
+            token[before_key] = value[m - 1] if m > 0 else "<s>"
+            token[after_key] = value[m + 1] if m + 1 < n else "</s>"
+            token[child_key] = [("L:" if c < m else "R:") + value[c] for c in children[m]]
         tokens.append(token)
     return tokens
 
