@@ -488,15 +488,18 @@ def _mark_boundaries(features, t, n_tokens, first, last):
 
 
 def _word_features(word, pos, prefix):
-    features = {
-        f"{prefix}word.lower": word.lower(),
-        f"{prefix}word.istitle": word.istitle(),
-        f"{prefix}word.isupper": word.isupper(),
-    }
+    keys = _WORD_KEYS.get(prefix)
+    if keys is None:  # (named once per prefix, not once per word)
+        keys = _WORD_KEYS[prefix] = tuple(f"{prefix}{name}" for name in (
+            "word.lower", "word.istitle", "word.isupper", "pos", "pos[:2]"))
+    features = {keys[0]: word.lower(), keys[1]: word.istitle(), keys[2]: word.isupper()}
     if pos is not None:
-        features[f"{prefix}pos"] = pos
-        features[f"{prefix}pos[:2]"] = pos[:2]
+        features[keys[3]] = pos
+        features[keys[4]] = pos[:2]
     return features
+
+
+_WORD_KEYS = {}
 
 
 def conll_token_features(words, pos_tags=None, window=1):
