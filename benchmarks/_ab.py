@@ -67,3 +67,34 @@ def least_and_median(results, values):
     pooled = {side: [v for run in runs for v in values(run)] for side, runs in results.items()}
     return ({side: min(v) for side, v in pooled.items()},
             {side: float(np.median(v)) for side, v in pooled.items()})
+
+
+def fastest(function, repeat=3):
+    """``(least wall seconds of repeat calls of function, the last call's result)``."""
+    import time
+
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = function()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def ewt_arguments(description, n_train_help):
+    """The options of a script that compares versions on UD English-EWT: ``--data``,
+    ``--baseline``, ``--rounds``, ``--n-train``, ``--no-record`` and the worker's own."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    default = REPO.parent / "shared" / "data"
+    parser.add_argument("--data", type=Path,
+                        default=Path(os.environ.get("SKLEARN_STRUCT_SHARED_DATA", default))
+                        / "ud_en_ewt_r2.16")
+    parser.add_argument("--baseline", default="HEAD")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--n-train", type=int, default=None, help=n_train_help)
+    parser.add_argument("--no-record", action="store_true")
+    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    return parser.parse_args()

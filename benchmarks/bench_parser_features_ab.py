@@ -21,7 +21,6 @@ Run from benchmarks/ (about 10 minutes)::
     python bench_parser_features_ab.py --baseline 333613b [--rounds 3] [--n-train N]
 """
 
-import argparse
 import json
 import os
 import sys
@@ -40,6 +39,7 @@ def worker(args):
     ``{row: [s, checksum]}``."""
     sys.path.insert(0, str(HERE))
     import bench_dependency_second_order as setup
+    from _ab import fastest
 
     options = types.SimpleNamespace(data=Path(args["data"]), n_train=args["n_train"])
     _, X_train, _, _, X_eval = setup.load(options)
@@ -58,35 +58,19 @@ def worker(args):
         test = structure.make_batch(X_eval["test"])
         w = np.random.RandomState(0).randn(test.n_weights)
         structure.part_scores(structure.make_batch(X_eval["test"][:5]), w)
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            scores = structure.part_scores(test, w)
-            times.append(time.perf_counter() - start)
-        out[f"part scores, order {order} (EWT test)"] = [min(times), float(scores.sum())]
+        seconds, scores = fastest(lambda: structure.part_scores(test, w))
+        out[f"part scores, order {order} (EWT test)"] = [seconds, float(scores.sum())]
     print(json.dumps(out))
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    default = Path(__file__).resolve().parents[2] / "shared" / "data"
-    parser.add_argument("--data", type=Path,
-                        default=Path(os.environ.get("SKLEARN_STRUCT_SHARED_DATA", default))
-                        / "ud_en_ewt_r2.16")
-    parser.add_argument("--baseline", default="HEAD")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--n-train", type=int, default=None,
-                        help="the first N training sentences (default: all)")
-    parser.add_argument("--no-record", action="store_true")
-    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
-    cli = parser.parse_args()
+    sys.path.insert(0, str(HERE))
+    from _ab import alternate, ewt_arguments, least_and_median
+    from _record import markdown_table, record
+
+    cli = ewt_arguments(__doc__, "the first N training sentences (default: all)")
     if cli.worker is not None:
         return worker(json.loads(cli.worker))
-
-    sys.path.insert(0, str(HERE))
-    from _ab import alternate, least_and_median
-    from _record import markdown_table, record
 
     args = dict(data=str(cli.data.resolve()), n_train=cli.n_train)
     load = os.getloadavg()[0]

@@ -15,13 +15,11 @@ Run from benchmarks/ (about 10 minutes)::
     python bench_pipeline_prediction_ab.py --baseline 333613b [--rounds 3] [--n-train N]
 """
 
-import argparse
 import hashlib
 import json
 import os
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -61,6 +59,9 @@ def fit_models(data, folder, n_train):
 
 def worker(args):
     """Predict EWT test with each saved model; print JSON ``{order: [s, digest]}``."""
+    sys.path.insert(0, str(HERE))
+    from _ab import fastest
+
     from sklearn_struct.persistence import load
 
     forms, _ = _treebank(args["data"], "test")
@@ -68,38 +69,22 @@ def worker(args):
     for name, path in args["models"].items():
         pipeline = load(path)
         pipeline.predict(forms[:5])
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            predicted = pipeline.predict(forms)
-            times.append(time.perf_counter() - start)
+        seconds, predicted = fastest(lambda: pipeline.predict(forms))
         digest = hashlib.sha256(json.dumps(
             [{key: [str(v) for v in value] for key, value in sorted(p.items())}
              for p in predicted]).encode()).hexdigest()[:16]
-        out[name] = [min(times), digest, len(forms)]
+        out[name] = [seconds, digest, len(forms)]
     print(json.dumps(out))
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    default = Path(__file__).resolve().parents[2] / "shared" / "data"
-    parser.add_argument("--data", type=Path,
-                        default=Path(os.environ.get("SKLEARN_STRUCT_SHARED_DATA", default))
-                        / "ud_en_ewt_r2.16")
-    parser.add_argument("--baseline", default="HEAD")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--n-train", type=int, default=None,
-                        help="fit on the first N training sentences (default: all)")
-    parser.add_argument("--no-record", action="store_true")
-    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
-    cli = parser.parse_args()
+    sys.path.insert(0, str(HERE))
+    from _ab import alternate, ewt_arguments, least_and_median
+    from _record import markdown_table, record
+
+    cli = ewt_arguments(__doc__, "fit on the first N training sentences (default: all)")
     if cli.worker is not None:
         return worker(json.loads(cli.worker))
-
-    sys.path.insert(0, str(HERE))
-    from _ab import alternate, least_and_median
-    from _record import markdown_table, record
 
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as folder:
