@@ -69,6 +69,11 @@ def least_and_median(results, values):
             {side: float(np.median(v)) for side, v in pooled.items()})
 
 
+def agree(results, name):
+    """Whether every run of both sides gave the same check (``run[name][1]``) for ``name``."""
+    return len({run[name][1] for runs in results.values() for run in runs}) == 1
+
+
 def fastest(function, repeat=3):
     """``(least wall seconds of repeat calls of function, the last call's result)``."""
     import time

@@ -65,7 +65,7 @@ def worker(args):
 
 def main():
     sys.path.insert(0, str(HERE))
-    from _ab import alternate, ewt_arguments, least_and_median
+    from _ab import agree, alternate, ewt_arguments, least_and_median
     from _record import markdown_table, record
 
     cli = ewt_arguments(__doc__, "the first N training sentences (default: all)")
@@ -78,12 +78,10 @@ def main():
     rows = []
     for name in results["candidate"][0]:
         least, median = least_and_median(results, lambda run: [run[name][0]])
-        same = all(run[name][1] == results["baseline"][0][name][1]
-                   for side in results.values() for run in side)
         rows.append([name, f"{least['baseline']:.2f}", f"{least['candidate']:.2f}",
                      f"{least['candidate'] / least['baseline']:.3f}",
                      f"{median['candidate'] / median['baseline']:.3f}",
-                     "yes" if same else "no"])
+                     "yes" if agree(results, name) else "no"])
     table = markdown_table(["work", f"s {base_rev}", "s working tree", "ratio (least)",
                             "ratio (median)", "same result"], rows)
     subset = "all" if cli.n_train is None else f"the first {cli.n_train}"

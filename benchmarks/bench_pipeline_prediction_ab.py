@@ -79,7 +79,7 @@ def worker(args):
 
 def main():
     sys.path.insert(0, str(HERE))
-    from _ab import alternate, ewt_arguments, least_and_median
+    from _ab import agree, alternate, ewt_arguments, least_and_median
     from _record import markdown_table, record
 
     cli = ewt_arguments(__doc__, "fit on the first N training sentences (default: all)")
@@ -95,11 +95,10 @@ def main():
     for name in models:
         least, median = least_and_median(results, lambda run: [run[name][0]])
         n = results["candidate"][0][name][2]
-        same = len({run[name][1] for side in results.values() for run in side}) == 1
         rows.append([name, f"{n / least['baseline']:.0f}", f"{n / least['candidate']:.0f}",
                      f"{least['baseline'] / least['candidate']:.3f}",
                      f"{median['baseline'] / median['candidate']:.3f}",
-                     "yes" if same else "no"])
+                     "yes" if agree(results, name) else "no"])
     table = markdown_table(["pipeline", f"sentences/s {base_rev}", "sentences/s working tree",
                             "speed-up (least)", "speed-up (median)", "same output"], rows)
     fitted = "" if cli.n_train is None else f" (fitted on the first {cli.n_train} sentences)"
