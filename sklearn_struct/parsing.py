@@ -24,7 +24,7 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .datasets import check_heads, filter_projective
@@ -33,8 +33,8 @@ from .perceptron import StructuredPerceptron
 from .preprocessing import DependencyTokenEncoder, SequenceDictVectorizer, conll_token_features
 from .structures import DependencyTreeStructure, SiblingDependencyStructure, TreeStructure
 
-__all__ = ["DependencyPipeline", "PARSER_TAGS", "PREDICTED_TAGS", "parser_sentences",
-           "relation_features", "relation_inputs"]
+__all__ = ["DependencyPipeline", "PARSER_TAGS", "PREDICTED_TAGS", "TAG_FEATURES",
+           "parser_sentences", "pos_token_features", "relation_features", "relation_inputs"]
 
 #: The tag columns the parser's templates read (as ``DependencyTokenEncoder(pos=...)``).
 PARSER_TAGS = ("upos", "xpos")
@@ -42,6 +42,11 @@ PARSER_TAGS = ("upos", "xpos")
 PREDICTED_TAGS = ("upos", "xpos", "feats")
 #: Neighbours on each side in the taggers' features.
 TAGGER_WINDOW = 2
+#: The taggers' token features (:class:`DependencyPipeline`'s ``tag_features``).
+TAG_FEATURES = ("pos", "conll")
+#: Key of each neighbour's 3-letter suffix in the "pos" features (named once).
+_NEIGHBOUR_SUFFIX_KEYS = {offset: f"{offset:+d}:suffix3"
+                          for offset in range(-TAGGER_WINDOW, TAGGER_WINDOW + 1) if offset}
 
 
 def _distance_bucket(distance):
@@ -144,17 +149,65 @@ def _feature_dicts():
             gc.enable()
 
 
-def _tagger_features(forms):
+def pos_token_features(words):
+    """The "pos" token features of the taggers: :func:`conll_token_features` (two
+    neighbours on each side) with the cues of part-of-speech taggers (Ratnaparkhi 1996;
+    Toutanova et al. 2003).
+
+    Added for each word, lower-cased: its prefixes of 1 to 3 letters and its suffixes
+    of 1 and 4 (those of 2 and 3 are there), whether it holds a hyphen or a digit, each
+    neighbour's 3-letter suffix, and the word paired with the previous and the next one.
+
+    Parameters
+    ----------
+    words : sequence of str
+        The word forms of one sentence.
+
+    Returns
+    -------
+    features : list of dict
+        One dict per word, for :class:`~sklearn_struct.preprocessing.SequenceDictVectorizer`.
+
+    Examples
+    --------
+    >>> from sklearn_struct.parsing import pos_token_features
+    >>> features = pos_token_features(["Well-known", "dogs", "bark"])
+    >>> features[1]["prefix3"], features[1]["-1:suffix3"], features[1]["word|+1:word"]
+    ('dog', 'own', 'dogs|bark')
+    >>> features[0]["hyphen"], features[0]["suffix4"]
+    (True, 'nown')
+    """
+    sentence = conll_token_features(words, window=TAGGER_WINDOW)
+    lower = [word.lower() for word in words]
+    n_words = len(lower)
+    for t, (word, features) in enumerate(zip(lower, sentence)):
+        features.update(prefix1=word[:1], prefix2=word[:2], prefix3=word[:3],
+                        suffix1=word[-1:], suffix4=word[-4:], hyphen="-" in word,
+                        digit=any(character.isdigit() for character in word))
+        for offset, key in _NEIGHBOUR_SUFFIX_KEYS.items():
+            if 0 <= t + offset < n_words:
+                features[key] = lower[t + offset][-3:]
+        if t > 0:
+            features["-1:word|word"] = f"{lower[t - 1]}|{word}"
+        if t + 1 < n_words:
+            features["word|+1:word"] = f"{word}|{lower[t + 1]}"
+    return sentence
+
+
+def _tagger_features(forms, kind):
+    if kind == "pos":
+        return [pos_token_features(words) for words in forms]
     return [conll_token_features(words, window=TAGGER_WINDOW) for words in forms]
 
 
-def _fit_taggers(tagger, forms, targets, held_out):
-    """One vectorizer of ``forms`` and a tagger per column of ``targets`` (per-sentence
-    labels) on it: ``(vectorizer, {column: tagger}, None, {column: convergence warnings})``;
-    or, given ``held_out`` sentences, ``(None, None, {column: their predicted tags}, {})``."""
+def _fit_taggers(tagger, kind, forms, targets, held_out):
+    """One vectorizer of ``forms``' features of ``kind`` and a tagger per column of
+    ``targets`` (per-sentence labels) on it: ``(vectorizer, {column: tagger}, None,
+    {column: convergence warnings})``; or, given ``held_out`` sentences, ``(None, None,
+    {column: their predicted tags}, {})``."""
     vectorizer = SequenceDictVectorizer()
     with _feature_dicts():
-        X = vectorizer.fit_transform(_tagger_features(forms))
+        X = vectorizer.fit_transform(_tagger_features(forms, kind))
     taggers, messages = {}, {}
     for column, labels in targets.items():  # (a worker's warnings are lost: returned)
         taggers[column] = clone(tagger)
@@ -163,7 +216,7 @@ def _fit_taggers(tagger, forms, targets, held_out):
     if held_out is None:
         return vectorizer, taggers, None, messages
     with _feature_dicts():  # a fold's taggers are thrown away
-        X_held_out = vectorizer.transform(_tagger_features(held_out))
+        X_held_out = vectorizer.transform(_tagger_features(held_out, kind))
     return None, None, {column: model.predict(X_held_out) for column, model in taggers.items()}, {}
 
 
@@ -204,9 +257,15 @@ class DependencyPipeline(BaseEstimator):
     ----------
     tags : tuple of {"upos", "xpos", "feats"}, default=("upos", "xpos")
         The CoNLL-U columns to tag, each by a tagger of its own reading the
-        word forms (:func:`~sklearn_struct.preprocessing.conll_token_features`
-        with two neighbours on each side).  The parser reads the predicted
+        word forms' features (``tag_features``).  The parser reads the predicted
         UPOS and XPOS; FEATS is predicted for the output only.
+    tag_features : {"pos", "conll"}, default="pos"
+        The taggers' token features: ``"conll"``,
+        :func:`~sklearn_struct.preprocessing.conll_token_features` with two
+        neighbours on each side (the CoNLL chunking and NER set, which pipelines
+        of model files before layout 7 read); ``"pos"``, those with the affixes,
+        neighbour suffixes and word pairs of part-of-speech taggers
+        (:func:`pos_token_features`).
     tagger : estimator, default=None
         The taggers' estimator (cloned for each column and fold); None is an
         averaged :class:`~sklearn_struct.StructuredPerceptron` of 10 epochs
@@ -269,6 +328,7 @@ class DependencyPipeline(BaseEstimator):
 
     _parameter_constraints = {
         "tags": [tuple, list],
+        "tag_features": [StrOptions(set(TAG_FEATURES))],
         "tagger": [None, HasMethods(["fit", "predict"])],
         "parser": [None, HasMethods(["fit", "predict"])],
         "labeller": [None, HasMethods(["fit", "predict"])],
@@ -280,10 +340,11 @@ class DependencyPipeline(BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, tags=("upos", "xpos"), *, tagger=None, parser=None, labeller=None,
-                 second_order=False, non_projective=False, hash_bits=20, n_folds=5,
-                 n_jobs=None, random_state=None):
+    def __init__(self, tags=("upos", "xpos"), *, tag_features="pos", tagger=None, parser=None,
+                 labeller=None, second_order=False, non_projective=False, hash_bits=20,
+                 n_folds=5, n_jobs=None, random_state=None):
         self.tags = tags
+        self.tag_features = tag_features
         self.tagger = tagger
         self.parser = parser
         self.labeller = labeller
@@ -382,7 +443,7 @@ class DependencyPipeline(BaseEstimator):
         jobs = [(None, None)] + list(folds)
         results = Parallel(n_jobs=self.n_jobs)(
             delayed(_fit_taggers)(
-                tagger, forms if train is None else [forms[i] for i in train],
+                tagger, self.tag_features, forms if train is None else [forms[i] for i in train],
                 {tag: targets[tag] if train is None else [targets[tag][i] for i in train]
                  for tag in tags},
                 None if test is None else [forms[i] for i in test])
@@ -475,7 +536,8 @@ class DependencyPipeline(BaseEstimator):
         check_is_fitted(self, "labeller_")
         forms = self._check_forms(X)
         with _feature_dicts():
-            X_tagger = self.tag_vectorizer_.transform(_tagger_features(forms))
+            X_tagger = self.tag_vectorizer_.transform(_tagger_features(forms,
+                                                                       self.tag_features))
         tagged = {tag: model.predict(X_tagger) for tag, model in self.taggers_.items()}
         names, inputs = self._parser_inputs(forms, tagged)
         sentences, _ = parser_sentences(inputs, names)

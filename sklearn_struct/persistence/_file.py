@@ -25,12 +25,12 @@ from ._schema import MAX_DEPTH, DamagedModelFile, check_fields, check_state, hea
 
 __all__ = ["MODEL_FORMAT", "READ_FORMATS", "load_model", "save_model"]
 
-#: Version of the file layout that is written (6: EGCRF's ``start``; 5: the EG estimators'
-#: ``class_weight``; 4: dicts with keys other than strings, and every estimator and structure
-#: of the package; 3 was the command line's).
-MODEL_FORMAT = 6
+#: Version of the file layout that is written (7: DependencyPipeline's ``tag_features``;
+#: 6: EGCRF's ``start``; 5: the EG estimators' ``class_weight``; 4: dicts with keys other than
+#: strings, and every estimator and structure of the package; 3 was the command line's).
+MODEL_FORMAT = 7
 #: The layouts that are read; a file of another layout is refused.
-READ_FORMATS = (3, 4, 5, 6)
+READ_FORMATS = (3, 4, 5, 6, 7)
 _EARLY_STOPPING_DEFAULTS = {"early_stopping": False, "validation_fraction": 0.1,
                             "n_iter_no_change": 5}
 #: Constructor parameters added in a layout, by class, with the defaults that a fit without
@@ -40,6 +40,7 @@ _PARAMETERS_ADDED = {
         for name in ("EGCRF", "EGStructuredSVM", "StructuredPerceptron")},
     5: {name: {"class_weight": None} for name in ("EGCRF", "EGStructuredSVM")},
     6: {"EGCRF": {"start": "uniform"}},
+    7: {"DependencyPipeline": {"tag_features": "conll"}},
 }
 #: Keys marking an encoded non-JSON value; a dict of the state may not use them.
 _MARKERS = ("__array__", "__object__", "__tuple__", "__csr__", "__items__", "__objects__")

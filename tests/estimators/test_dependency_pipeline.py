@@ -2,6 +2,7 @@
 
 import copy
 import gzip
+import json
 
 import numpy as np
 import pytest
@@ -12,7 +13,8 @@ from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 from sklearn_struct import EGCRF, StructuredPerceptron
 from sklearn_struct.datasets import filter_projective, load_conllu
 from sklearn_struct.metrics import attachment_score
-from sklearn_struct.parsing import DependencyPipeline, relation_features, relation_inputs
+from sklearn_struct.parsing import (DependencyPipeline, pos_token_features, relation_features,
+                                    relation_inputs)
 from sklearn_struct.persistence import dump, load
 from sklearn_struct.preprocessing import (DependencyTokenEncoder, SequenceDictVectorizer,
                                           conll_token_features)
@@ -42,30 +44,56 @@ def _small(**params):
                               n_folds=3, random_state=0, **params)
 
 
-def _tagger(forms, tags):
+#: Each ``tag_features`` by hand.
+TOKEN_FEATURES = {"conll": lambda words: conll_token_features(words, window=2),
+                  "pos": pos_token_features}
+
+
+def _tagger(forms, tags, features):
     vectorizer = SequenceDictVectorizer()
-    X = vectorizer.fit_transform([conll_token_features(f, window=2) for f in forms])
+    X = vectorizer.fit_transform([features(f) for f in forms])
     model = StructuredPerceptron(max_iter=2, random_state=0).fit(
         X, [np.asarray(t, dtype=str) for t in tags])
-    return vectorizer, model
+    return vectorizer, model, features
 
 
 def _tag(tagger, forms):
-    vectorizer, model = tagger
-    return model.predict(vectorizer.transform([conll_token_features(f, window=2)
-                                               for f in forms]))
+    vectorizer, model, features = tagger
+    return model.predict(vectorizer.transform([features(f) for f in forms]))
 
 
-def test_the_parser_learns_from_jackknifed_tags_as_built_by_hand(ewt):
+def test_pos_token_features_add_the_cues_of_part_of_speech_taggers():
+    words = ["Well-Known", "dogs", "bark", "at", "3pm"]
+    features = pos_token_features(words)
+    for conll, pos in zip(conll_token_features(words, window=2), features):
+        assert conll.items() <= pos.items()
+    assert {key: features[0][key] for key in features[0].keys()
+            - conll_token_features(words, window=2)[0].keys()} == {
+        "prefix1": "w", "prefix2": "we", "prefix3": "wel", "suffix1": "n", "suffix4": "nown",
+        "hyphen": True, "digit": False, "+1:suffix3": "ogs", "+2:suffix3": "ark",
+        "word|+1:word": "well-known|dogs"}
+    assert {key: features[2][key] for key in features[2].keys()
+            - conll_token_features(words, window=2)[2].keys()} == {
+        "prefix1": "b", "prefix2": "ba", "prefix3": "bar", "suffix1": "k", "suffix4": "bark",
+        "hyphen": False, "digit": False, "-2:suffix3": "own", "-1:suffix3": "ogs",
+        "+1:suffix3": "at", "+2:suffix3": "3pm", "-1:word|word": "dogs|bark",
+        "word|+1:word": "bark|at"}
+    assert features[4]["digit"] and "word|+1:word" not in features[4]
+    assert pos_token_features([]) == []
+
+
+@pytest.mark.parametrize("tag_features", ["pos", "conll"])
+def test_the_parser_learns_from_jackknifed_tags_as_built_by_hand(ewt, tag_features):
     X, y = ewt
-    pipeline = _small().fit(X, y)
+    pipeline = _small(tag_features=tag_features).fit(X, y)
+    features = TOKEN_FEATURES[tag_features]
 
     # by hand: each fold's tags from taggers fitted on the other folds
     folds = KFold(3, shuffle=True, random_state=0).split(np.arange(len(X)))
     tagged = {tag: [None] * len(X) for tag in ("upos", "xpos")}
     for train, test in folds:
         for tag in tagged:
-            tagger = _tagger([X[i] for i in train], [y[i][tag] for i in train])
+            tagger = _tagger([X[i] for i in train], [y[i][tag] for i in train], features)
             for i, labels in zip(test, _tag(tagger, [X[i] for i in test])):
                 tagged[tag][i] = labels
     assert sum(np.sum(tagged["upos"][i] != y[i]["upos"]) for i in range(len(X))) > 0
@@ -87,7 +115,7 @@ def test_the_parser_learns_from_jackknifed_tags_as_built_by_hand(ewt):
     np.testing.assert_array_equal(pipeline.labeller_.weights_, labeller.weights_)
 
     # the taggers kept are fitted on every sentence; prediction chains the four models
-    final = {tag: _tagger(X, [a[tag] for a in y]) for tag in ("upos", "xpos")}
+    final = {tag: _tagger(X, [a[tag] for a in y], features) for tag in ("upos", "xpos")}
     test = X[:20]
     predicted = pipeline.predict(test)
     tags = {tag: _tag(final[tag], test) for tag in final}
@@ -141,6 +169,23 @@ def test_dump_and_load_predict_the_same(ewt, tmp_path):
             np.testing.assert_array_equal(ours[key], theirs[key])
 
 
+def test_a_file_of_layout_6_is_read_with_the_conll_tag_features(ewt, tmp_path):
+    X, y = ewt
+    pipeline = _small(tags=("upos",), tag_features="conll").fit(X[:60], y[:60])
+    dump(pipeline, tmp_path / "pipeline.npz")
+    with np.load(tmp_path / "pipeline.npz", allow_pickle=False) as archive:
+        arrays = dict(archive)
+    header = json.loads(str(arrays.pop("header")))
+    header["sklearn_struct_model"] = 6  # written before tag_features was a parameter
+    del header["objects"]["estimator"]["state"]["tag_features"]
+    with open(tmp_path / "layout6.npz", "wb") as handle:
+        np.savez(handle, header=np.array(json.dumps(header)), **arrays)
+    loaded = load(tmp_path / "layout6.npz")
+    assert loaded.tag_features == "conll"
+    for ours, theirs in zip(pipeline.predict(X[60:]), loaded.predict(X[60:])):
+        np.testing.assert_array_equal(ours["upos"], theirs["upos"])
+
+
 def test_fit_leaves_the_input_alone_and_warns_naming_the_model(ewt):
     X, y = ewt
     X_before, y_before = copy.deepcopy(X[:40]), copy.deepcopy(y[:40])
@@ -187,6 +232,8 @@ def test_bad_input_is_refused_naming_the_sentence(X, y, error, match):
                                   r"upos, xpos, feats; 'lemma' is not one"),
     ({"tags": ("upos", "upos")}, r"expected distinct columns"),
     ({"second_order": True, "non_projective": True}, r"set non_projective=False"),
+    ({"tag_features": "words"}, r"'tag_features' parameter of DependencyPipeline must be a "
+                                r"str among \{.*'conll'.*\}\. Got 'words' instead"),
 ])
 def test_bad_parameters_are_refused(params, match):
     with pytest.raises(ValueError, match=match):
