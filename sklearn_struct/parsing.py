@@ -44,9 +44,6 @@ PREDICTED_TAGS = ("upos", "xpos", "feats")
 TAGGER_WINDOW = 2
 #: The taggers' token features (:class:`DependencyPipeline`'s ``tag_features``).
 TAG_FEATURES = ("pos", "conll")
-#: Key of each neighbour's 3-letter suffix in the "pos" features (named once).
-_NEIGHBOUR_SUFFIX_KEYS = {offset: f"{offset:+d}:suffix3"
-                          for offset in range(-TAGGER_WINDOW, TAGGER_WINDOW + 1) if offset}
 
 
 def _distance_bucket(distance):
@@ -155,8 +152,9 @@ def pos_token_features(words):
     Toutanova et al. 2003).
 
     Added for each word, lower-cased: its prefixes of 1 to 3 letters and its suffixes
-    of 1 and 4 (those of 2 and 3 are there), whether it holds a hyphen or a digit, each
-    neighbour's 3-letter suffix, and the word paired with the previous and the next one.
+    of 1 and 4 (those of 2 and 3 are there), whether it holds a hyphen or a digit, and
+    the word paired with the previous and the next one.  (The neighbours' 3-letter
+    suffixes, tried too, did not tag EWT dev better.)
 
     Parameters
     ----------
@@ -172,8 +170,8 @@ def pos_token_features(words):
     --------
     >>> from sklearn_struct.parsing import pos_token_features
     >>> features = pos_token_features(["Well-known", "dogs", "bark"])
-    >>> features[1]["prefix3"], features[1]["-1:suffix3"], features[1]["word|+1:word"]
-    ('dog', 'own', 'dogs|bark')
+    >>> features[1]["prefix3"], features[1]["-1:word|word"], features[1]["word|+1:word"]
+    ('dog', 'well-known|dogs', 'dogs|bark')
     >>> features[0]["hyphen"], features[0]["suffix4"]
     (True, 'nown')
     """
@@ -184,9 +182,6 @@ def pos_token_features(words):
         features.update(prefix1=word[:1], prefix2=word[:2], prefix3=word[:3],
                         suffix1=word[-1:], suffix4=word[-4:], hyphen="-" in word,
                         digit=any(character.isdigit() for character in word))
-        for offset, key in _NEIGHBOUR_SUFFIX_KEYS.items():
-            if 0 <= t + offset < n_words:
-                features[key] = lower[t + offset][-3:]
         if t > 0:
             features["-1:word|word"] = f"{lower[t - 1]}|{word}"
         if t + 1 < n_words:
@@ -263,9 +258,8 @@ class DependencyPipeline(BaseEstimator):
         The taggers' token features: ``"conll"``,
         :func:`~sklearn_struct.preprocessing.conll_token_features` with two
         neighbours on each side (the CoNLL chunking and NER set, which pipelines
-        of model files before layout 7 read); ``"pos"``, those with the affixes,
-        neighbour suffixes and word pairs of part-of-speech taggers
-        (:func:`pos_token_features`).
+        of model files before layout 7 read); ``"pos"``, those with the affixes
+        and word pairs of part-of-speech taggers (:func:`pos_token_features`).
     tagger : estimator, default=None
         The taggers' estimator (cloned for each column and fold); None is an
         averaged :class:`~sklearn_struct.StructuredPerceptron` of 10 epochs
