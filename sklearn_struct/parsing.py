@@ -42,8 +42,6 @@ PARSER_TAGS = ("upos", "xpos")
 PREDICTED_TAGS = ("upos", "xpos", "feats")
 #: Neighbours on each side in the taggers' features.
 TAGGER_WINDOW = 2
-#: The taggers' token features (:class:`DependencyPipeline`'s ``tag_features``).
-TAG_FEATURES = ("pos", "conll")
 
 
 def _distance_bucket(distance):
@@ -176,7 +174,7 @@ def pos_token_features(words):
     (True, 'nown')
     """
     sentence = conll_token_features(words, window=TAGGER_WINDOW)
-    lower = [word.lower() for word in words]
+    lower = [features["word.lower"] for features in sentence]
     n_words = len(lower)
     for t, (word, features) in enumerate(zip(lower, sentence)):
         features.update(prefix1=word[:1], prefix2=word[:2], prefix3=word[:3],
@@ -189,10 +187,17 @@ def pos_token_features(words):
     return sentence
 
 
+def _conll_tagger_features(words):
+    return conll_token_features(words, window=TAGGER_WINDOW)
+
+
+#: The taggers' token features by :class:`DependencyPipeline`'s ``tag_features``.
+_TOKEN_FEATURES = {"pos": pos_token_features, "conll": _conll_tagger_features}
+TAG_FEATURES = tuple(_TOKEN_FEATURES)
+
+
 def _tagger_features(forms, kind):
-    if kind == "pos":
-        return [pos_token_features(words) for words in forms]
-    return [conll_token_features(words, window=TAGGER_WINDOW) for words in forms]
+    return [_TOKEN_FEATURES[kind](words) for words in forms]
 
 
 def _fit_taggers(tagger, kind, forms, targets, held_out):
