@@ -24,6 +24,7 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -291,7 +292,9 @@ class DependencyPipeline(BaseEstimator):
     n_jobs : int, default=None
         Processes for the taggers' fits (folds and columns run side by side).
     random_state : int, RandomState instance or None, default=None
-        Seeds the folds.
+        Seeds the folds, and the tagger, the parser and the labeller whose own
+        ``random_state`` is None (each gets a seed drawn from it), so that a fit
+        repeats exactly.
 
     Attributes
     ----------
@@ -420,11 +423,19 @@ class DependencyPipeline(BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def _estimators(self):
-        """Unfitted clones of the tagger, parser and labeller, with their structures."""
+        """Unfitted clones of the tagger, parser and labeller, with their structures, and
+        seeded from ``random_state`` where they have no seed of their own."""
         default = StructuredPerceptron(max_iter=10)
-        tagger = clone(default if self.tagger is None else self.tagger)
-        parser = clone(default if self.parser is None else self.parser)
-        labeller = clone(default if self.labeller is None else self.labeller)
+        tagger, parser, labeller = models = [
+            clone(default if model is None else model)
+            for model in (self.tagger, self.parser, self.labeller)]
+        if self.random_state is not None:
+            rng = check_random_state(self.random_state)
+            for model in models:
+                # drawn for every role, so that a role's seed does not depend on the others'
+                seed = rng.randint(np.iinfo(np.int32).max)
+                if model.get_params().get("random_state", 0) is None:
+                    model.set_params(random_state=seed)
         if parser.get_params().get("structure") is None:
             parser.set_params(structure=(
                 SiblingDependencyStructure(hash_bits=self.hash_bits) if self.second_order

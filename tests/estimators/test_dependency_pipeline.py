@@ -156,6 +156,26 @@ def test_processes_give_the_same_pipeline(ewt):
     np.testing.assert_array_equal(one.parser_.weights_, two.parser_.weights_)
 
 
+def test_random_state_seeds_the_models_without_a_seed_of_their_own(ewt):
+    X, y = ewt
+    default = DependencyPipeline(tags=("upos",), hash_bits=14, n_folds=2, random_state=0)
+    one = default.fit(X[:40], y[:40])
+    seeds = [model.random_state for model in (one.taggers_["upos"], one.parser_, one.labeller_)]
+    assert all(isinstance(seed, int) for seed in seeds) and len(set(seeds)) == 3
+    assert default.tagger is None  # (clones were seeded)
+    two = clone(default).set_params(n_jobs=2).fit(X[:40], y[:40])
+    for ours, theirs in [(one.taggers_["upos"], two.taggers_["upos"]),
+                         (one.parser_, two.parser_), (one.labeller_, two.labeller_)]:
+        np.testing.assert_array_equal(ours.weights_, theirs.weights_)
+
+    own = StructuredPerceptron(random_state=7)
+    seeded = clone(default).set_params(tagger=own).fit(X[:40], y[:40])
+    assert seeded.taggers_["upos"].random_state == 7 and own.random_state == 7
+    assert [seeded.parser_.random_state, seeded.labeller_.random_state] == seeds[1:]
+    unseeded = clone(default).set_params(random_state=None).fit(X[:40], y[:40])
+    assert unseeded.parser_.random_state is None
+
+
 def test_dump_and_load_predict_the_same(ewt, tmp_path):
     X, y = ewt
     pipeline = _small(tags=("xpos",)).set_params(tagger=EGCRF(max_iter=2)).fit(X[:60], y[:60])
