@@ -9,9 +9,12 @@ its universal part; the UAS and LAS without punctuation (CoNLL-X) are given too.
 
 * **sklearn_struct**: :class:`~sklearn_struct.parsing.DependencyPipeline` (UPOS
   and XPOS taggers, then a parser and a relation labeller on their 5-fold
-  jackknifed tags), averaged perceptrons of 10 epochs, first and second order,
-  ``n_jobs=2`` (the taggers' fits in two processes).  Its training time is the
-  whole ``fit``, featurising included.
+  jackknifed tags), ``n_jobs=2`` (the taggers' fits in two processes),
+  ``random_state=0``.  Each of ``--pipelines`` is a parser and an order: ``perceptron``
+  (the default, averaged perceptrons of 10 epochs throughout) or ``svm`` (the parser
+  an ``EGStructuredSVM(C=--svm-C)`` of 10 passes, the rest the default), first or
+  second order.  Its training time is the whole ``fit``, featurising included; its
+  dev scores are given too, by which ``--svm-C`` is chosen.
 * **spaCy 3.8** (a benchmark dependency, never the package's): ``spacy init
   config --lang en --pipeline tagger,morphologizer,parser`` (the default CPU
   config, no pretrained vectors), data from ``spacy convert --converter conllu
@@ -25,7 +28,8 @@ Parsing speed is the whole pipeline from word forms (taggers, parser, relations)
 over EWT test, in sentences per second, in this process.
 
 Run from benchmarks/:
-    python bench_tokens_to_trees.py [--spacy-minutes 60] [--orders 1 2]
+    python bench_tokens_to_trees.py [--spacy-minutes 60]
+        [--pipelines perceptron:1 perceptron:2 svm:2] [--svm-C 0.01]
 """
 
 import argparse
@@ -47,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _record import markdown_table, record  # noqa: E402
 
 from sklearn_struct.datasets import load_conllu  # noqa: E402
+from sklearn_struct.eg import EGStructuredSVM  # noqa: E402
 from sklearn_struct.metrics import attachment_score  # noqa: E402
 from sklearn_struct.parsing import DependencyPipeline  # noqa: E402
 
@@ -82,24 +87,40 @@ def scores(test, predicted):
                                                      **relations)}
 
 
-def ours(order):
-    """Fit and score :class:`DependencyPipeline` of one order."""
+def ours(learner, order, svm_C):
+    """Fit and score :class:`DependencyPipeline` with one parser (``learner``) and order;
+    its test row, and its dev scores."""
     forms, train = treebank("train")
     y = [{"upos": u, "xpos": x, "head": h, "deprel": d}
          for u, x, h, d in zip(train.upos, train.xpos, train.head, train.deprel)]
-    test_forms, test = treebank("test")
-    pipeline = DependencyPipeline(tags=("upos", "xpos"), second_order=order == 2,
+    parser = (None if learner == "perceptron"
+              else EGStructuredSVM(C=svm_C, max_iter=10, random_state=0))
+    pipeline = DependencyPipeline(tags=("upos", "xpos"), parser=parser, second_order=order == 2,
                                   hash_bits=23, n_jobs=2, random_state=0)
     started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         pipeline.fit(forms, y)
     fit_seconds = time.perf_counter() - started
+    test_forms, test = treebank("test")
     started = time.perf_counter()
     predicted = pipeline.predict(test_forms)
     speed = len(test_forms) / (time.perf_counter() - started)
-    return {"system": f"DependencyPipeline, order {order}", **scores(test, predicted),
-            "training s": fit_seconds, "to best s": fit_seconds, "sentences/s": speed}
+    system = f"DependencyPipeline, order {order}" + (
+        "" if parser is None else f", EGStructuredSVM(C={svm_C:g}) parser")
+    dev_forms, dev = treebank("dev")
+    return ({"system": system, **scores(test, predicted), "training s": fit_seconds,
+             "to best s": fit_seconds, "sentences/s": speed},
+            {"system": system, **scores(dev, pipeline.predict(dev_forms))})
+
+
+def pipeline_spec(text):
+    """``LEARNER:ORDER`` of ``--pipelines``, checked."""
+    learner, _, order = text.partition(":")
+    if learner not in ("perceptron", "svm") or order not in ("1", "2"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected perceptron or svm, a colon, "
+                                         "and the order 1 or 2 (e.g. svm:2)")
+    return learner, int(order)
 
 
 def spacy_training(folder, minutes):
@@ -178,12 +199,18 @@ def spacy_side(minutes):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--spacy-minutes", type=float, default=60.0)
-    parser.add_argument("--orders", type=int, nargs="+", default=[1, 2], choices=(1, 2))
+    parser.add_argument("--pipelines", type=pipeline_spec, nargs="+",
+                        default=[("perceptron", 1), ("perceptron", 2), ("svm", 2)],
+                        metavar="LEARNER:ORDER")
+    parser.add_argument("--svm-C", type=float, default=0.01)
     args = parser.parse_args()
     load = os.getloadavg()[0]
-    systems = [ours(order) for order in args.orders]
-    for row in systems:
-        print(row, flush=True)
+    systems, dev_rows = [], []
+    for learner, order in args.pipelines:
+        row, dev_row = ours(learner, order, args.svm_C)
+        print(row, dev_row, flush=True)
+        systems.append(row)
+        dev_rows.append(dev_row)
     spacy_row, curve = spacy_side(args.spacy_minutes)
     systems.append(spacy_row)
     names = ("UPOS", "XPOS", "UAS", "LAS", "UAS, no punct.", "LAS, no punct.", "training s",
@@ -192,6 +219,10 @@ def main():
                            [[row["system"]] + [f"{row[name]:.2f}" if name[0].isupper() else
                                                f"{row[name]:.0f}" for name in names]
                             for row in systems])
+    dev_names = ("UPOS", "XPOS", "UAS", "LAS", "UAS, no punct.", "LAS, no punct.")
+    dev_table = markdown_table(["system", *dev_names],
+                               [[row["system"]] + [f"{row[name]:.2f}" for name in dev_names]
+                                for row in dev_rows])
     evaluations = markdown_table(
         ["spaCy: s since start", *SPACY_COLUMNS],
         [[f"{at:.0f}"] + [f"{row.get(name, float('nan')):.2f}" for name in SPACY_COLUMNS]
@@ -204,6 +235,8 @@ def main():
             "latest; its `model-best` is scored, and \"to best s\" is the time from the start "
             "of `spacy train` to the evaluation whose model spaCy kept as `model-best`. Load "
             f"average {load:.2f} at the start and {os.getloadavg()[0]:.2f} at the end.\n\n"
+            "Our pipelines on EWT dev from its word forms (counted as above):\n\n"
+            f"{dev_table}\n\n"
             "spaCy's dev evaluations during training (its own scores):\n\n"
             f"{evaluations}\n")
     print(body)
