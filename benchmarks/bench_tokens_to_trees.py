@@ -36,6 +36,7 @@ Run from benchmarks/:
 """
 
 import argparse
+import functools
 import gzip
 import json
 import os
@@ -66,6 +67,7 @@ WARM_UP = 30
 SPACY_COLUMNS = ("TAG_ACC", "POS_ACC", "MORPH_ACC", "DEP_UAS", "DEP_LAS", "SENTS_F", "SCORE")
 
 
+@functools.lru_cache(maxsize=None)  # (read once for all the pipelines and spaCy)
 def treebank(name):
     data = load_conllu(DATA / f"en_ewt-ud-{name}.conllu.gz")
     return [list(form) for form in data.form], data
