@@ -131,9 +131,9 @@ class EGCRF(_BaseEG):
     start : {"uniform", "truth"}, default="uniform"
         The dual point a cold fit starts from.  "uniform": uniform
         distributions over each example's outputs, the paper's start, with
-        ``C`` annealed (``annealing``).  "truth": distributions concentrated on
-        the true outputs, the dual point of ``w = 0`` (the perceptron's start),
-        sensible at any ``C`` and therefore not annealed; needs
+        ``C`` annealed (``annealing``).  "truth": each distribution all on its
+        true output, the dual point of ``w = 0`` (the perceptron's start), found
+        without inference, sensible at any ``C`` and therefore not annealed; needs
         ``solver="online"``.  Where annealing takes many passes (``C`` far
         above :func:`~sklearn_struct.solvers.eg.uniform_start_C`, as in
         dependency parsing), "truth" reaches a given gap, and accuracy, in a
@@ -379,7 +379,7 @@ class EGStructuredSVM(_BaseEG):
         The latent objective never increases (see :class:`EGCRF`).
     smoothing : bool, default=True
         With the online solver: anneal a temperature instead.  A cold fit
-        starts near the truth (``w`` near 0) and ascends the dual of the hinge
+        starts on the truth (``w = 0``) and ascends the dual of the hinge
         smoothed by ``H(alpha_i) / beta`` (the softmax-margin loss at inverse
         temperature ``beta``, from ``min(1, 0.1 / C)``), whose EG steps
         converge fast, and doubles ``beta`` whenever the smoothing makes up

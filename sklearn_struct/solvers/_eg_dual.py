@@ -208,6 +208,32 @@ def _narrow_initial_state(datafit, eta0, etas, near_truth, dtype):
                    part_offsets=part_offsets)
 
 
+def truth_state(datafit, eta0, dtype=np.float64):
+    """The dual point on the truth itself, without inference: each ``alpha_i`` all on its
+    target, its marginals the target's encoding, so ``w(alpha)`` is the center.
+
+    The dual terms are those of a point mass: no entropy, the expected loss of the target.
+    A point mass has no finite ``theta``; the state holds ``-TRUTH_LOGIT * part_losses``
+    as the point its first step moves from, and that step is kept only if the dual (of
+    the point mass) improves.  For targets given as part vectors (``datafit.soft_truth``:
+    not a point mass) use :func:`initial_state` near the truth.
+    """
+    dtype = check_dual_dtype(dtype)
+    structure, batch = datafit.structure, datafit.batch
+    n_parts = int(batch.part_offsets[-1])
+    theta, mu = np.empty(n_parts, dtype), np.empty(n_parts, dtype)
+    # block by block: no float64 vector over all the parts
+    blocks = ExampleChunks(structure, batch, max_parts=NARROW_START_BLOCK_PARTS)
+    for sub, parts, units in blocks:
+        mu[parts] = structure.encode(sub, datafit.Y[units])
+        theta[parts] = -TRUTH_LOGIT * datafit.part_losses[parts]
+        del sub
+    terms = (datafit.expected_losses(mu) if datafit.kind == "hinge"
+             else np.zeros(datafit.n_samples))
+    return EGState(theta=theta, mu=mu, terms=terms, etas=np.full(datafit.n_samples, float(eta0)),
+                   eta=float(eta0), part_offsets=batch.part_offsets.copy())
+
+
 def _rounded(values, dtype):
     """Float64 ``values`` rounded to ``dtype`` and back, in place, a block at a time."""
     for start in range(0, len(values), DOT_BLOCK_PARTS):
@@ -235,7 +261,7 @@ def check_dual_dtype(dtype):
     return resolved.type
 
 
-def attach_state(datafit, state, C, expected=None):
+def attach_state(datafit, state, C, expected=None, point_masses=False):
     """Make a (possibly warm) state consistent with this datafit and ``C``.
 
     The marginals and entropies depend on ``theta`` alone, so a warm start
@@ -243,10 +269,11 @@ def attach_state(datafit, state, C, expected=None):
     for the hinge, the expected losses under the current labels (and, smoothed,
     the entropies, from one inference per example).  ``expected``: ``F mu`` of
     the state's marginals, when known (see :func:`dual_weights`).
+    ``point_masses``: the state is :func:`truth_state`'s, whose entropies are 0.
     """
     if datafit.kind == "hinge" and state.mu is not None:  # (None: on batch EG's chunks,
         state.terms = datafit.expected_losses(state.mu)  # which computed the terms)
-    if datafit.kind == "hinge" and state.beta is not None:
+    if datafit.kind == "hinge" and state.beta is not None and not point_masses:
         mu, log_partition = batch_marginals(datafit.structure, datafit.chunks, state.theta)
         state.terms += dual_terms("log", mu, log_partition, state.theta, None,
                                   datafit.batch.part_offsets) / state.beta

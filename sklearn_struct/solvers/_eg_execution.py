@@ -126,8 +126,8 @@ class OnlineEpoch:
 
     def run(self, state, order, budget, loss, adaptive, eta, C, gaps=None):
         """Visit the examples of ``order`` (at most ``budget`` steps tried) at ``C``; returns
-        the steps tried.  With ``gaps`` (log loss), each visit writes its example's share of
-        the duality gap at the weights it finds there."""
+        the steps tried.  With ``gaps`` (log loss), each visit to an example whose entry is
+        negative writes there the example's share of the duality gap at the weights it finds."""
         p = self.datafit
         w_kernel = p.structure.kernel_weights(p.batch, state.w)
         smoothed = loss == "hinge" and state.beta is not None

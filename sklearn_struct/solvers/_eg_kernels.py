@@ -77,8 +77,9 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
     ``phi'(x, r) = scale * phi(x, r)``; ``beta``: ``SMOOTHED_HINGE``'s inverse temperature.
     ``w_scratch`` (zero, of ``w``'s length) is ``add_features_norm_op``'s scratch, zero again
     on return: the caller keeps it across epochs (a fresh one would zero a whole weight vector).
-    Unless ``gaps`` is empty (log loss only), each visit first writes its example's share of
-    the duality gap at the weights it finds into ``gaps`` (:func:`_visit_gap`).
+    A visit to an example whose entry in ``gaps`` (log loss only; or empty) is negative
+    first writes there its example's share of the duality gap at the weights it finds
+    (:func:`_visit_gap`): the caller asks for the gaps it needs, as each costs a log partition.
     """
     max_parts = 0
     for i in range(part_offsets.shape[0] - 1):
@@ -102,7 +103,7 @@ def online_epoch(order, budget, loss, adaptive, eta_fixed, max_halvings, data, p
         mu_new = mu_buf[:n_parts]
         dmu = dmu_buf[:n_parts]
         part_scores_op(data, i, w, scale, scores)
-        if gaps.shape[0] > 0:
+        if gaps.shape[0] > 0 and gaps[i] < 0.0:
             log_z = log_partition_op(data, i, scores, part_scratch[:n_parts])
             gaps[i] = _visit_gap(cs, log_z, scores, mu, p0, terms[i])
         eta = etas[i] if adaptive else eta_fixed

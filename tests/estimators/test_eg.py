@@ -473,13 +473,17 @@ def test_gap_evaluations_follow_the_geometric_schedule():
                                crf.history_["dual"], rtol=1e-12)
 
 
+@pytest.mark.parametrize("n, min_gap_visits", [(30, 1000), (400, 100)])
 @pytest.mark.parametrize("start", ["uniform", "truth"])
-def test_lagged_gaps_schedule_the_evaluations_of_the_log_loss(start):
+def test_lagged_gaps_schedule_the_evaluations_of_the_log_loss(monkeypatch, start, n,
+                                                              min_gap_visits):
     """Where the visits give their examples' gaps (log loss, a chain, a uniform order), the
     gap is evaluated once they add up to about ``tol``: the fit certifies ``tol`` at the
     first pass whose exact gap is below it, or the pass after, with three evaluations or
-    fewer, and the evaluations do not steer the passes."""
-    X, y = make_chains(n=30, seed=12)
+    fewer, and the evaluations do not steer the passes.  So too when only a quarter of the
+    visits give theirs (100 of 400 examples)."""
+    monkeypatch.setattr(eg_module, "MIN_GAP_VISITS", min_gap_visits)
+    X, y = make_chains(n=n, seed=12)
     structure = ChainStructure()
     batch = structure.make_batch(X, n_states=3)
     Y = np.concatenate(y).astype(np.int64)
@@ -498,6 +502,32 @@ def test_lagged_gaps_schedule_the_evaluations_of_the_log_loss(start):
     first = int(np.argmax(below)) + 1  # (passes counted from 1)
     assert below.any() and first <= certified.n_iter <= first + 1
     assert certified.history["dual"][-1] == curve.history["dual"][certified.n_iter - 1]
+
+
+def test_the_lagged_gap_is_estimated_from_the_first_quarter_of_a_pass(monkeypatch):
+    """A random order's first quarter of visits (at least ``MIN_GAP_VISITS``) is asked for
+    its gaps, a cyclic order's every visit; the lagged gap scales the asked examples' gaps
+    to all the examples, a zero-weight example's (left negative) counting 0."""
+    n = 4 * eg_module.MIN_GAP_VISITS + 2
+    visits = np.random.RandomState(0).permutation(n)
+    gaps = np.zeros(n)
+    eg_module._ask_gaps(gaps, visits, "shuffle")
+    asked = eg_module.MIN_GAP_VISITS + 1  # ceil(n / 4)
+    assert np.all(gaps[visits[:asked]] == -1.0) and np.isnan(gaps[visits[asked:]]).all()
+    eg_module._ask_gaps(gaps, visits, "cyclic")
+    assert np.all(gaps == -1.0)
+    few = np.zeros(10)
+    eg_module._ask_gaps(few, np.array([3, 3, 1, 0, 2, 5, 4, 9, 8, 7]), "random")
+    # fewer examples than MIN_GAP_VISITS: every visit asks (6, drawn by none, is not asked)
+    assert np.isnan(few[6]) and np.all(np.delete(few, 6) == -1.0)
+    monkeypatch.setattr(eg_module, "l2_dual", lambda *args: 10.0)
+    gaps = np.full(8, np.nan)
+    gaps[[1, 4, 6]] = [0.5, 1.5, -1.0]
+    estimate = 2.0 * 8 / 3
+    state = eg_module.EGState(theta=None, mu=None, terms=None, etas=None, eta=0.5,
+                              part_offsets=None)
+    assert eg_module._lagged_relative_gap(None, state, gaps) == pytest.approx(
+        estimate / (10.0 + estimate), rel=1e-15)
 
 
 def test_gap_evaluations_come_after_whole_scheduled_passes(monkeypatch):

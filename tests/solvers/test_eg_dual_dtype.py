@@ -162,6 +162,45 @@ def test_float32_start_block_by_block(monkeypatch, near_truth):
     assert state.eta == 0.5 and np.all(state.etas == 0.5)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kind", ["log", "hinge"])
+def test_the_truth_start_is_the_targets_point_masses(monkeypatch, kind, dtype):
+    """``truth_state``, made a block of examples at a time: the marginals are the targets'
+    encodings, the dual terms a point mass's (no entropy; the hinge's expected loss of the
+    target), theta the near-truth start's, and no inference runs; the fit's start from it
+    has ``w = 0`` exactly, also for the smoothed hinge, whose entropies stay 0."""
+    structure, batch, Y = _chain_problem(seed=4, n=25)
+    datafit = StructuredLoss(structure, batch, Y, kind,
+                             sample_weight=np.random.RandomState(5).rand(batch.n_samples))
+    truth = structure.encode(batch, Y)
+
+    def no_inference(*args):
+        raise AssertionError("the truth's start runs no inference")
+
+    monkeypatch.setattr(_eg_dual, "NARROW_START_BLOCK_PARTS", 150)
+    monkeypatch.setattr(type(structure), "marginals", no_inference)
+    state = _eg_dual.truth_state(datafit, 0.5, dtype=dtype)
+    assert state.theta.dtype == dtype and state.mu.dtype == dtype
+    np.testing.assert_array_equal(state.mu, truth)
+    theta = -_eg_dual.TRUTH_LOGIT * datafit.part_losses
+    np.testing.assert_array_equal(state.theta, theta.astype(dtype))
+    expected_terms = (datafit.expected_losses(truth) if kind == "hinge"
+                      else np.zeros(batch.n_samples))
+    np.testing.assert_array_equal(state.terms, expected_terms)
+    np.testing.assert_array_equal(state.part_offsets, batch.part_offsets)
+    assert state.eta == 0.5 and np.all(state.etas == 0.5)
+    result = eg_solve(structure, batch, Y, loss=kind, C=3.0, start="truth", max_iter=1e-9,
+                      smoothing=kind == "hinge", tol=0, random_state=np.random.RandomState(0),
+                      dual_dtype=dtype,
+                      sample_weight=datafit.sample_weight)
+    assert result.history["passes"][-1] == pytest.approx(1 / 25)
+    # one visit raised the dual from the point masses' (the targets' losses; 0 for the log
+    # loss, at w = 0) and changed its example's term alone
+    dual_at_truth = 3.0 * float(datafit.sample_weight @ (expected_terms + datafit.loss_offsets))
+    assert result.history["dual"][-1] >= dual_at_truth - 1e-12
+    assert np.sum(result.state.terms != expected_terms) == 1
+
+
 def test_observed_features_block_by_block(monkeypatch):
     """Past ``OBSERVED_BLOCK_PARTS`` the observed features are summed over blocks of
     examples: the same vector, and bad targets are refused naming the whole batch's

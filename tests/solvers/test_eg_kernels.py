@@ -396,7 +396,8 @@ def test_the_passes_kernel_data_give_the_expected_features(structure, dtype, tmp
 def test_each_visit_gives_its_examples_gap_at_the_weights_it_found(structure):
     """A visit's gap is its example's share of the exact duality gap (``example_gaps``, from
     an evaluation) at the weights before the visit: checked for visits in turn, each
-    against the evaluation of the state that visit started from."""
+    against the evaluation of the state that visit started from.  Only the examples asked
+    (a negative entry) write theirs."""
     problem, _, _ = _evaluation_problem(structure, "log", 8, scaled=True)
     C = 0.7
     state = _eg_dual.initial_state(problem, 0.5)
@@ -407,9 +408,16 @@ def test_each_visit_gives_its_examples_gap_at_the_weights_it_found(structure):
     for i in np.random.RandomState(0).permutation(problem.n_samples):
         _, losses, margins = epoch.primal(state.w, C, margins_of=state.mu)
         exact = _eg_dual.example_gaps(problem, state, C, losses, margins)
+        gaps[i] = -1.0
         epoch.run(state, np.array([i]), _eg_dual.MAX_HALVINGS + 1, "log", True, 0.5, C, gaps)
         assert gaps[i] == pytest.approx(exact[i], rel=1e-9, abs=1e-12)
     assert np.sum(gaps > 1e-3) >= problem.n_samples // 2  # (not all examples at their optimum)
+    before = gaps.copy()
+    gaps[:2] = np.nan
+    epoch.run(state, np.arange(problem.n_samples), problem.n_samples, "log", True, 0.5, C,
+              gaps)
+    assert np.isnan(gaps[:2]).all()
+    np.testing.assert_array_equal(gaps[2:], before[2:])  # answered already: not asked again
 
 
 def test_visits_give_no_gaps_without_a_log_partition_of_their_own():
