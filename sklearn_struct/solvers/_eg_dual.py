@@ -214,9 +214,9 @@ def truth_state(datafit, eta0, dtype=np.float64):
 
     The dual terms are those of a point mass: no entropy, the expected loss of the target.
     A point mass has no finite ``theta``; the state holds ``-TRUTH_LOGIT * part_losses``
-    as the point its first step moves from, and that step is kept only if the dual (of
-    the point mass) improves.  For targets given as part vectors (``datafit.soft_truth``:
-    not a point mass) use :func:`initial_state` near the truth.
+    as the point its first step moves from; the adaptive rate keeps that step only if the
+    dual (of the point mass) improves.  For targets given as part vectors
+    (``datafit.soft_truth``: not a point mass) use :func:`initial_state` near the truth.
     """
     dtype = check_dual_dtype(dtype)
     structure, batch = datafit.structure, datafit.batch
