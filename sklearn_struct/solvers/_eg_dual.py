@@ -269,11 +269,13 @@ def attach_state(datafit, state, C, expected=None, point_masses=False):
     for the hinge, the expected losses under the current labels (and, smoothed,
     the entropies, from one inference per example).  ``expected``: ``F mu`` of
     the state's marginals, when known (see :func:`dual_weights`).
-    ``point_masses``: the state is :func:`truth_state`'s, whose entropies are 0.
+    ``point_masses``: the state is :func:`truth_state`'s, whose terms are exact already
+    (its entropies are 0).
     """
-    if datafit.kind == "hinge" and state.mu is not None:  # (None: on batch EG's chunks,
+    hinge_terms = datafit.kind == "hinge" and not point_masses
+    if hinge_terms and state.mu is not None:  # (None: on batch EG's chunks,
         state.terms = datafit.expected_losses(state.mu)  # which computed the terms)
-    if datafit.kind == "hinge" and state.beta is not None and not point_masses:
+    if hinge_terms and state.beta is not None:
         mu, log_partition = batch_marginals(datafit.structure, datafit.chunks, state.theta)
         state.terms += dual_terms("log", mu, log_partition, state.theta, None,
                                   datafit.batch.part_offsets) / state.beta

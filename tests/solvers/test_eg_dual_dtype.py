@@ -191,8 +191,7 @@ def test_the_truth_start_is_the_targets_point_masses(monkeypatch, kind, dtype):
     assert state.eta == 0.5 and np.all(state.etas == 0.5)
     result = eg_solve(structure, batch, Y, loss=kind, C=3.0, start="truth", max_iter=1e-9,
                       smoothing=kind == "hinge", tol=0, random_state=np.random.RandomState(0),
-                      dual_dtype=dtype,
-                      sample_weight=datafit.sample_weight)
+                      dual_dtype=dtype, sample_weight=datafit.sample_weight)
     assert result.history["passes"][-1] == pytest.approx(1 / 25)
     # one visit raised the dual from the point masses' (the targets' losses; 0 for the log
     # loss, at w = 0) and changed its example's term alone
