@@ -12,7 +12,7 @@ same trees and tags.
 
 Run from benchmarks/ (about 10 minutes)::
 
-    python bench_pipeline_prediction_ab.py --baseline 333613b [--rounds 3] [--n-train N]
+    python bench_pipeline_prediction_ab.py --baseline bf646ae [--rounds 3] [--n-train N]
 """
 
 import hashlib
@@ -111,7 +111,7 @@ def main():
     print(body)
     if cli.no_record:
         return
-    record("A pipeline's prediction against a baseline", body,
+    record(f"A pipeline's prediction against {base_rev}", body,
            "cd benchmarks && python bench_pipeline_prediction_ab.py" + "".join(
                f" {a}" for a in sys.argv[1:]))
 
