@@ -60,6 +60,28 @@ def test_unknown_features_are_ignored_at_transform():
     np.testing.assert_array_equal(Xt[2].toarray(), [[0, 0, 0, 0, 1, 0, 0]])
 
 
+def test_unknown_features_anywhere_leave_each_row_its_known_ones():
+    """Unseen names dropped from any place in any row: every row equals the transform of
+    its token with only the fitted names (the rows' bounds move with what is dropped)."""
+    rng = np.random.RandomState(0)
+    known = [{"w": str(w), "n": float(rng.randint(1, 4)), "f": bool(rng.randint(2))}
+             for w in rng.randint(0, 5, size=40)]
+    vec = SequenceDictVectorizer().fit([known])
+    noisy = []
+    for token in known:
+        items = list(token.items()) + [(f"new{k}", "x") for k in range(rng.randint(0, 3))]
+        items += [("w2", "y")] * rng.randint(0, 2) + [("tags", ["a", str(rng.randint(3))])]
+        rng.shuffle(items)
+        noisy.append(dict(items))
+    sequences = [noisy[:7], [], noisy[7:8], noisy[8:]]
+    for rows, sequence in zip(vec.transform(sequences), sequences):
+        assert rows.shape == (len(sequence), len(vec.vocabulary_))
+        for row, token in zip(rows.toarray(), sequence):
+            alone = {name: value for name, value in token.items() if name in ("w", "n", "f")}
+            np.testing.assert_array_equal(row, vec.transform([[alone]])[0].toarray()[0])
+        assert rows.nnz == sum(2 + bool(token["f"]) for token in sequence)
+
+
 def _expected_hash(name, n_features, alternate_sign):
     h = murmurhash3_32(name, seed=0)
     sign = (1.0 if h >= 0 else -1.0) if alternate_sign else 1.0
