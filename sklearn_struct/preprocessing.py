@@ -427,13 +427,13 @@ def _token_items(token, sequence_index, token_index, separator, dense, keys, val
             for v in value:
                 keys.append(name + separator + v)
                 values.append(1.0)
+        elif isinstance(value, str):  # a subclass: numpy.str_, a label from an array
+            keys.append(name + separator + value)
+            values.append(1.0)
         else:
             items = []
-            if isinstance(value, str):  # a subclass: numpy.str_, a label from an array
-                items.append((name + separator + value, 1.0))
-            else:
-                _other_items(items, name, value, f"X[{sequence_index}][{token_index}]",
-                             separator, dense)
+            _other_items(items, name, value, f"X[{sequence_index}][{token_index}]",
+                         separator, dense)
             for key, item_value in items:
                 keys.append(key)
                 values.append(item_value)
