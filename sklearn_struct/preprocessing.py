@@ -431,16 +431,13 @@ def _token_items(token, sequence_index, token_index, separator, dense, keys, val
             keys.append(name + separator + value)
             values.append(1.0)
         else:
-            items = []
-            _other_items(items, name, value, f"X[{sequence_index}][{token_index}]",
+            _other_items(keys, values, name, value, f"X[{sequence_index}][{token_index}]",
                          separator, dense)
-            for key, item_value in items:
-                keys.append(key)
-                values.append(item_value)
 
 
-def _other_items(items, name, value, token, separator, dense):
-    """The features of a value of a type other than str, bool, int or finite float."""
+def _other_items(keys, values, name, value, token, separator, dense):
+    """Append the features of a value of a type other than str, bool, int or finite float
+    to ``keys`` and ``values`` (its dense blocks to ``dense``)."""
     where = f"{token}: feature {name!r}"
     if isinstance(value, bytes):
         try:
@@ -448,25 +445,29 @@ def _other_items(items, name, value, token, separator, dense):
         except UnicodeDecodeError:
             raise ValueError(f"{where} holds bytes that are not UTF-8") from None
     if isinstance(value, str):
-        items.append((name + separator + value, 1.0))
+        keys.append(name + separator + value)
+        values.append(1.0)
     elif isinstance(value, Number) and not isinstance(value, complex):
         value = float(value)
         if not math.isfinite(value):
             raise ValueError(f"{where} has the non-finite value {value}")
-        items.append((name, value))
+        keys.append(name)
+        values.append(value)
     elif isinstance(value, dict):  # nested: CRFsuite's "name:key" features
         for key, inner in value.items():
             if not isinstance(key, str):
                 raise TypeError(f"{where}: nested feature names must be str, got {key!r}")
-            _other_items(items, f"{name}:{key}", inner, token, separator, dense)
+            _other_items(keys, values, f"{name}:{key}", inner, token, separator, dense)
     elif isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
         if value.size:
             dense.add(name, value, where)
     elif isinstance(value, (set, frozenset)) and all(isinstance(v, str) for v in value):
-        items.extend((name + separator + v, 1.0) for v in value)
+        keys.extend(name + separator + v for v in value)
+        values.extend([1.0] * len(value))
     elif isinstance(value, (list, tuple, np.ndarray)) and len(value) and all(
             isinstance(v, str) for v in value):
-        items.extend((name + separator + v, 1.0) for v in value)
+        keys.extend(name + separator + v for v in value)
+        values.extend([1.0] * len(value))
     elif isinstance(value, (list, tuple, np.ndarray)) and all(
             isinstance(v, Number) and not isinstance(v, complex) for v in value):
         if len(value):
