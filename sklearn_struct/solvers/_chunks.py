@@ -21,6 +21,8 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from joblib.parallel import get_active_backend
 
+from .._memory import random_access_zeros
+
 __all__ = ["ExampleChunks", "WorkerLostError"]
 
 #: Below this many parts per chunk a cluster costs more than it saves (a round
@@ -43,12 +45,14 @@ def _second(pair):
 
 def _owned(value):
     """``value``, or a copy where it is a large array in a buffer that it does not own (an
-    argument a dask worker deserialized): numpy's own allocations are backed by huge pages,
-    on which the kernels' random reads of a weight vector miss the TLB far less often
-    (``benchmarks/results/eg_dask_partitioned.md``)."""
+    argument a dask worker deserialized): a copy in memory backed by huge pages, on which the
+    kernels' random reads of a weight vector miss the TLB far less often
+    (``benchmarks/results/eg_dask_partitioned.md``, :mod:`sklearn_struct._memory`)."""
     if isinstance(value, np.ndarray) and not value.flags.owndata and (
             value.nbytes > LARGE_ARGUMENT_BYTES):
-        return value.copy()
+        copy = random_access_zeros(value.shape, value.dtype)
+        copy[...] = value
+        return copy
     return value
 
 

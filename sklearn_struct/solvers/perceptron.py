@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._memory import random_access_zeros
 from ..structures._base import require_kernel
 from ..structures._kernel import specialize
 from . import _perceptron_kernels
@@ -106,7 +107,7 @@ def perceptron_solve(structure, batch, Y, *, max_iter=10, average=True, shuffle=
     sample_weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
     if state is None:
         w0 = structure.kernel_weights(batch, np.zeros(batch.n_weights))
-        state = PerceptronState(w=w0, w_sum=np.zeros_like(w0))
+        state = PerceptronState(w=w0, w_sum=random_access_zeros(w0.shape[0]))
     epoch_kernel = specialize(_perceptron_kernels.perceptron_epoch, structure.kernel_ops)
     if constraint_scores is None:
         true_parts, constraint_scores = structure.encode(batch, Y), np.empty(0)

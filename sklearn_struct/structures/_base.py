@@ -74,6 +74,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from .._memory import random_access_zeros
 from ._batch import check_take_indices, take_fields
 from ._derived import DerivedOperations
 from ._kernel import kernel_provides
@@ -453,9 +454,13 @@ class BaseStructure(DerivedOperations, ABC):
         Returns
         -------
         w_kernel : ndarray of float64 of shape (batch.n_weights,)
-            A new array; by default a copy of ``w``.
+            A new array; by default a copy of ``w``, in memory for random access
+            (:func:`sklearn_struct._memory.random_access_zeros`).
         """
-        return np.array(w, dtype=np.float64)
+        w = np.asarray(w, dtype=np.float64)
+        w_kernel = random_access_zeros(w.shape[0])
+        w_kernel[:] = w
+        return w_kernel
 
     def contract_weights(self, batch, w_kernel):
         """Weights in the structure's layout, from the kernels' layout.

@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from .._memory import random_access_zeros
 from .chain._kernels import (LOG_PARTITION, MARGINALS, VITERBI, chain_batch_inference,
                              chain_blocks, chain_forward_backward, chain_gather_parts,
                              chain_log_partition, chain_scatter_parts, chain_viterbi,
@@ -607,20 +608,21 @@ def token_kernel_data(X, unit_offsets, n_states, chain, start_end, training, bia
 
 
 def feature_major(w, n_states, n_features):
-    """Public layout ``W.ravel()`` (K, d) first -> feature-major (d, K) first (a copy)."""
-    return _transposed_head(w, n_states, n_features)
+    """Public layout ``W.ravel()`` (K, d) first -> feature-major (d, K) first (a copy, in
+    memory for the kernels' random access: :func:`sklearn_struct._memory.random_access_zeros`)."""
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    return _transposed_head(w, n_states, n_features, random_access_zeros(w.shape[0]))
 
 
 def label_major(w, n_states, n_features):
     """The inverse of :func:`feature_major` (a copy)."""
-    return _transposed_head(w, n_features, n_states)
-
-
-def _transposed_head(w, rows, columns):
-    """A copy of ``w`` whose first ``rows * columns`` numbers, an ``(rows, columns)``
-    matrix, are transposed: one new vector, written once (no temporary of its size)."""
     w = np.ascontiguousarray(w, dtype=np.float64)
-    out = np.empty(w.shape[0])
+    return _transposed_head(w, n_features, n_states, np.empty(w.shape[0]))
+
+
+def _transposed_head(w, rows, columns, out):
+    """``out``: ``w`` with its first ``rows * columns`` numbers, an ``(rows, columns)``
+    matrix, transposed; one new vector, written once (no temporary of its size)."""
     _blocked_transpose(w, rows, columns, out)
     return out
 

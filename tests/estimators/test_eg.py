@@ -1005,18 +1005,6 @@ def test_a_large_shared_array_reaches_the_chunk_tasks_in_memory_of_its_own(
     assert seen == [(True, float(large.sum()), 3.0)] * 2
 
 
-def test_owned_copies_only_large_arrays_that_do_not_own_their_memory():
-    buffer = bytearray(8 * (_chunks.LARGE_ARGUMENT_BYTES // 8 + 1))
-    borrowed = np.frombuffer(buffer, dtype=np.float64)
-    copied = _chunks._owned(borrowed)
-    assert copied is not borrowed and copied.flags.owndata
-    np.testing.assert_array_equal(copied, borrowed)
-    owned = borrowed.copy()
-    small = np.frombuffer(bytearray(64), dtype=np.float64)
-    assert _chunks._owned(owned) is owned and _chunks._owned(small) is small
-    assert _chunks._owned(3.0) == 3.0
-
-
 def test_small_jobs_stay_in_this_process_on_a_cluster(process_cluster):
     # a round trip to the workers per call costs more than the inference of a
     # small batch: below the threshold nothing is submitted
