@@ -4,8 +4,8 @@ A visit of a hashed-feature model touches tens of thousands of scattered weights
 vector of 2**20 to 2**23 (8 to 64 MB): with 4 KB pages nearly every touch also misses the
 address translation cache, and with 2 MB pages nearly none does.  numpy advises the kernel
 to use huge pages for large arrays, but a new array often reuses memory that the process
-freed, already mapped in 4 KB pages, and then the advice changes nothing (in a fit, EG's
-weights landed there on every other pass; ``benchmarks/results/weight_pages.md``).
+freed, already mapped in 4 KB pages, and then the advice changes nothing (in an EG fit,
+on some passes and not on others; what it costs a pass: ``benchmarks/results/weight_pages.md``).
 Fresh anonymous memory, advised before it is touched, gets huge pages wherever Linux's
 transparent huge pages are enabled (``always`` or ``madvise``); elsewhere this is numpy's.
 """

@@ -621,8 +621,8 @@ def label_major(w, n_states, n_features):
 
 
 def _transposed_head(w, rows, columns, out):
-    """``out``: ``w`` with its first ``rows * columns`` numbers, an ``(rows, columns)``
-    matrix, transposed; one new vector, written once (no temporary of its size)."""
+    """``out``, filled with ``w`` whose first ``rows * columns`` numbers, an ``(rows,
+    columns)`` matrix, are transposed: written once, with no temporary of its size."""
     _blocked_transpose(w, rows, columns, out)
     return out
 
