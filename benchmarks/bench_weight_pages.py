@@ -11,7 +11,7 @@ UPOS+XPOS on the first ``--n-train`` EWT training sentences (the protocol of
 ``bench_time_to_accuracy.py``), ``EGCRF(C=0.05, start="truth", order="shuffle")`` at first
 and second order: one fit each, whose passes alternate the memory of the weights that
 the kernels work on (``kernel_weights``, copied at every pass): odd passes
-:func:`~sklearn_struct._memory.random_access_zeros`, even passes a numpy copy made with
+:func:`~sklearn_struct._memory.random_access_copy`, even passes a numpy copy made with
 numpy's huge-page advice off.  Alternating pass by pass within one process pairs the
 two against the machine's slow drifts, which moved whole fits by 15% between processes.
 ``/proc/self/smaps`` tells how much of each pass's weights huge pages hold.  The first
@@ -67,7 +67,7 @@ def paired_fit(order, n_train, passes, data):
     import bench_dependency_second_order as setup
     from bench_time_to_accuracy import HASH_BITS, build
 
-    from sklearn_struct._memory import random_access_zeros
+    from sklearn_struct._memory import random_access_copy
     from sklearn_struct.solvers import _eg_execution
     from sklearn_struct.structures import _base
 
@@ -79,12 +79,8 @@ def paired_fit(order, n_train, passes, data):
     huge = {"now": True}
 
     def kernel_weights(self, batch, w):
-        if not huge["now"]:
-            return small_page_copy(w)
         w = np.asarray(w, dtype=np.float64)
-        out = random_access_zeros(w.shape[0])
-        out[:] = w
-        return out
+        return random_access_copy(w) if huge["now"] else small_page_copy(w)
 
     rows, run = [], _eg_execution.OnlineEpoch.run
 

@@ -10,11 +10,12 @@ Fresh anonymous memory, advised before it is touched, gets huge pages wherever L
 transparent huge pages are enabled (``always`` or ``madvise``); elsewhere this is numpy's.
 """
 
+import math
 import mmap
 
 import numpy as np
 
-__all__ = ["random_access_zeros"]
+__all__ = ["random_access_copy", "random_access_zeros"]
 
 #: Below this size a vector is reached through few ordinary pages: numpy's own memory.
 HUGE_PAGE_MIN_BYTES = 1 << 22
@@ -27,13 +28,20 @@ def random_access_zeros(shape, dtype=np.float64):
     array does.
     """
     advice = getattr(mmap, "MADV_HUGEPAGE", None)
-    shape, dtype = np.atleast_1d(shape).astype(np.int64), np.dtype(dtype)
-    nbytes = int(np.prod(shape)) * dtype.itemsize
+    shape, dtype = tuple(np.atleast_1d(shape)), np.dtype(dtype)
+    nbytes = math.prod(shape) * dtype.itemsize
     if advice is None or nbytes < HUGE_PAGE_MIN_BYTES:
-        return np.zeros(tuple(shape), dtype)
+        return np.zeros(shape, dtype)
     memory = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     try:
         memory.madvise(advice)
     except OSError:  # (a kernel without transparent huge pages: ordinary pages)
         pass
-    return np.frombuffer(memory, dtype=dtype).reshape(tuple(shape))
+    return np.frombuffer(memory, dtype=dtype).reshape(shape)
+
+
+def random_access_copy(array):
+    """A copy of ``array`` (same shape and dtype) in memory of :func:`random_access_zeros`."""
+    copy = random_access_zeros(array.shape, array.dtype)
+    copy[...] = array
+    return copy

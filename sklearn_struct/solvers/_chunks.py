@@ -21,7 +21,7 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from joblib.parallel import get_active_backend
 
-from .._memory import random_access_zeros
+from .._memory import random_access_copy
 
 __all__ = ["ExampleChunks", "WorkerLostError"]
 
@@ -50,9 +50,7 @@ def _owned(value):
     (``benchmarks/results/eg_dask_partitioned.md``, :mod:`sklearn_struct._memory`)."""
     if isinstance(value, np.ndarray) and not value.flags.owndata and (
             value.nbytes > LARGE_ARGUMENT_BYTES):
-        copy = random_access_zeros(value.shape, value.dtype)
-        copy[...] = value
-        return copy
+        return random_access_copy(value)
     return value
 
 

@@ -74,7 +74,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from .._memory import random_access_zeros
+from .._memory import random_access_copy
 from ._batch import check_take_indices, take_fields
 from ._derived import DerivedOperations
 from ._kernel import kernel_provides
@@ -455,12 +455,9 @@ class BaseStructure(DerivedOperations, ABC):
         -------
         w_kernel : ndarray of float64 of shape (batch.n_weights,)
             A new array; by default a copy of ``w``, in memory for random access
-            (:func:`sklearn_struct._memory.random_access_zeros`).
+            (:func:`sklearn_struct._memory.random_access_copy`).
         """
-        w = np.asarray(w, dtype=np.float64)
-        w_kernel = random_access_zeros(w.shape[0])
-        w_kernel[:] = w
-        return w_kernel
+        return random_access_copy(np.asarray(w, dtype=np.float64))
 
     def contract_weights(self, batch, w_kernel):
         """Weights in the structure's layout, from the kernels' layout.

@@ -12,7 +12,7 @@ import pytest
 
 from sklearn_struct._memory import HUGE_PAGE_MIN_BYTES, random_access_zeros
 from sklearn_struct.solvers import _chunks
-from sklearn_struct.structures import DependencyTreeStructure, ChainStructure
+from sklearn_struct.structures import ChainStructure, DependencyTreeStructure
 
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 huge_pages = pytest.mark.skipif(
